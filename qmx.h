@@ -1,0 +1,1314 @@
+/* qmx.h - quantization core: dtypes, fp8, quantize/dequantize, fixed-point requantization.
+ *         Header-only, allocation-free, freestanding C99. Part of qmx (qmx.h, qmx_kernels.h,
+ *         qmx_calib.h). MIT licensed, see the end of this file.
+ *
+ * ============================================================================================
+ * BUILD
+ *   In exactly one C or C++ file of your program:
+ *       #define QMX_IMPLEMENTATION
+ *       #include "qmx.h"
+ *   Every other file includes "qmx.h" without the define and sees only declarations.
+ *   Define QMX_STATIC as well to make every function static to that one file.
+ *   The core needs no libc and no libm: <stddef.h>, <stdint.h>, <limits.h> and <float.h>
+ *   only, so it builds with -ffreestanding for Cortex-M. It never allocates and keeps no
+ *   static state; the deepest stack frame is documented beside each function (all < 1 KiB).
+ *
+ * CONFIGURATION (define before including the implementation)
+ *   QMX_NO_SIMD        scalar code only (every SIMD path gives the same bits anyway)
+ *   QMX_NO_AVX2, QMX_NO_AVX512, QMX_NO_NEON
+ *                      disable one instruction set; by default a path is compiled when the
+ *                      compiler targets it (-mavx2, -mavx512f/bw/vl, -march=native, NEON on
+ *                      ARM). There is no run-time CPU detection: build for the CPU you run on.
+ *   QMX_ASSERT(x)      internal invariant check; defaults to nothing. Bad *input* never
+ *                      asserts: it returns a status.
+ *   QMX_STATIC         all functions static (private copy in one translation unit).
+ *   Do not build qmx with -ffast-math / -Ofast: the bit-exact contracts below rely on IEEE
+ *   single-precision arithmetic (FMA contraction and x87 excess precision are handled).
+ *
+ * A FIVE-LINE EXAMPLE (int8, per-channel weights [N=4][K=64], AQT recipe)
+ *       qmx_qconfig c = QMX_ZERO_INIT;        // int8, per tensor, AQT, nearest-even
+ *       c.granularity = QMX_PER_CHANNEL; c.outer = 1; c.axis_len = 4; c.inner = 64;
+ *       float s[4]; int8_t q[256];
+ *       qmx_status st = qmx_compute_qparams(&c, w, 256, s, 4, NULL);
+ *       if (st == QMX_OK) st = qmx_quantize(&c, w, 256, s, 4, NULL, q, sizeof q);
+ *
+ * ERROR CONTRACT
+ *   Every function that can fail returns qmx_status (QMX_OK == 0, errors < 0) and checks all
+ *   of its arguments before it writes anything: on error every output is left untouched.
+ *   NULL pointers, zero sizes, size_t overflow, shapes that disagree, buffers too small,
+ *   non-finite or non-positive scales and invalid enum values all return a status; nothing
+ *   reads or writes past a buffer. qmx_status_str() names each status.
+ *
+ * DTYPES AND BIT LAYOUTS
+ *   QMX_INT8 / QMX_UINT8   one value per byte, two's complement / unsigned.
+ *   QMX_INT16              native-endian int16_t array.
+ *   QMX_INT4 / QMX_UINT4   two values per byte. Element 2i is the LOW nibble of byte i,
+ *                          element 2i+1 the HIGH nibble (the order of ggml, CMSIS-NN s4 and
+ *                          ml_dtypes' packed int4). int4 nibbles are two's complement
+ *                          [-8, 7]; uint4 nibbles are [0, 15]. An odd count needs
+ *                          (n + 1) / 2 bytes and the unused high nibble of the last byte is
+ *                          written as 0 and ignored on read. Packing follows the flat element
+ *                          index of the whole tensor, so rows need not start on a byte.
+ *   fp8 (one uint8_t code each; s = sign, e = exponent, m = mantissa, bits s eeee mmm / s eeeee mm)
+ *     QMX_FP8_E4M3FN    bias 7,  no Inf, NaN = s.1111.111,  max 448,   min subnormal 2^-9
+ *     QMX_FP8_E5M2      bias 15, IEEE-like: Inf = s.11111.00, NaN = s.11111.{01,10,11},
+ *                       max 57344, min subnormal 2^-16
+ *     QMX_FP8_E4M3FNUZ  bias 8,  no Inf, no -0, the single NaN is 0x80, max 240, min sub 2^-10
+ *     QMX_FP8_E5M2FNUZ  bias 16, no Inf, no -0, the single NaN is 0x80, max 57344, min 2^-17
+ *
+ * FP8 CONVERSION (qmx_fp8_from_f32 / qmx_fp8_to_f32)
+ *   Round to nearest, ties to even, subnormals included (exact integer arithmetic, no FPU).
+ *   saturate != 0: finite values beyond +-max and +-Inf become +-max; NaN stays NaN.
+ *     This is "clip to +-max, then cast", as AQT and Flax fp8_ops do. It equals CUDA's
+ *     __NV_SATFINITE. NOTE: ml_dtypes' own saturating cast keeps Inf (E5M2) or turns Inf
+ *     into NaN (E4M3FN, FNUZ); qmx follows AQT/Flax/CUDA instead.
+ *   saturate == 0: the OCP / ml_dtypes astype cast: overflow (after rounding) and Inf become
+ *     NaN for E4M3FN and both FNUZ formats, +-Inf for E5M2. This equals CUDA's __NV_NOSAT.
+ *   NaN input: E4M3FN -> 0x7F with the input's sign (0xFF when negative), E5M2 -> 0x7F with
+ *     the input's sign, FNUZ -> 0x80. (CUDA writes 0x7F for every NaN; ml_dtypes keeps the
+ *     sign; both are NaN.) -0.0 -> 0x80 except FNUZ (-0 does not exist there: 0x00).
+ *   Verified against NVIDIA cuda_fp8.h for all 2^32 float inputs (make test-exhaustive) and
+ *   against ml_dtypes tables for the FNUZ formats.
+ *
+ * INTEGER QUANTIZATION (qmx_qconfig; qmx_compute_qparams, qmx_quantize, qmx_dequantize)
+ *   dequant:  x' = (q - zero_point) * scale    (scale multiplies, as in AQT/Qwix/TFLite)
+ *   The tensor is viewed as [outer][axis_len][inner] (row-major). Granularity:
+ *     QMX_PER_TENSOR   one scale
+ *     QMX_PER_CHANNEL  one scale per index of the middle axis (axis_len scales), e.g. per
+ *                      output row of a [N,K] weight: outer=1, axis_len=N, inner=K
+ *     QMX_PER_BLOCK    sub-channel: the middle axis is cut into blocks of block_size; one
+ *                      scale per (outer, block, inner) = outer * ceil(axis_len/block_size) *
+ *                      inner scales, stored in that row-major order. Every other axis is
+ *                      channelwise (AQT tiling / Qwix tiled_axes). A ragged tail (axis_len not
+ *                      a multiple of block_size) is its own, shorter block with its own scale.
+ *   Recipes (qmx_recipe) reproduce each origin exactly, in float32:
+ *     QMX_RECIPE_AQT    (default) symmetric only. s = absmax / (qmax + 0.5), or absmax / qmax
+ *                       with preserve_max_val; absmax == 0 -> absmax = 1. quantize:
+ *                       t = x * (1/s) (reciprocal, an infinite 1/s -> 1), clip to +-qmax,
+ *                       round. int8 range [-127, 127]. (google/aqt int_numerics.py)
+ *     QMX_RECIPE_QWIX   symmetric: s = absmax / B, B = 127.5 (int8), 7.5 (int4), 255.5 (uint8),
+ *                       15.5 (uint4), 32768 (int16); asymmetric ("minmax"): lo = min(x, 0),
+ *                       hi = max(x, 0), s = (hi - lo) / (qmax - qmin), zp = sat(RNE(qmin - lo/s)).
+ *                       Guard: s < sqrt(FLT_MIN) -> s = 1. quantize: t = x / s (+ zp, in float,
+ *                       before rounding), round, saturate to the full range [-128, 127].
+ *                       (google/qwix qarray.py, numerics.py)
+ *     QMX_RECIPE_TFLITE symmetric: s = absmax / qmax, narrow range [-127, 127]; asymmetric:
+ *                       s = (hi - lo) / (qmax - qmin), zp as Qwix. absmax == 0 -> s = 1.
+ *                       quantize: t = x / s, round half away from zero, + zp after rounding,
+ *                       clamp (TFLite AffineQuantize / QUANTIZE op).
+ *   Rounding (qmx_round): QMX_ROUND_DEFAULT is the recipe's own (AQT, Qwix: nearest-even;
+ *     TFLite: half away from zero). QMX_ROUND_NEAREST_EVEN, QMX_ROUND_HALF_AWAY force one.
+ *     QMX_ROUND_STOCHASTIC adds u - 0.5 with u uniform in [0,1) (24 random bits) to the
+ *     scaled value before the clip and a nearest-even round (AQT's order); the caller's
+ *     qmx_rng supplies one draw per element in flat element order: the same stream and the
+ *     same bits on every target.
+ *   Non-finite input: NaN quantizes to the zero point; +-Inf to the ends of the range.
+ *     qmx_compute_qparams returns QMX_ERR_NONFINITE when a group contains NaN or Inf.
+ *   fp8 dtypes use the same calls: s = absmax / fp8_max (AQT: absmax 0 -> 1; Qwix/TFLite: the
+ *     guard above); quantize t = x / s (AQT: x * (1/s)), clip to +-max, cast nearest-even.
+ *
+ * FIXED-POINT REQUANTIZATION
+ *   qmx_quantize_multiplier(real, &m, &shift) gives TFLite's QuantizeMultiplier exactly (no
+ *   libm): real = m * 2^(shift - 31), m in [2^30, 2^31) (or 0).
+ *   qmx_requantize(acc, m, shift) is TFLite's MultiplyByQuantizedMultiplier with gemmlowp's
+ *   double rounding (SaturatingRoundingDoublingHighMul, then RoundingDivideByPOT), bit-exact
+ *   for every int32 acc, every int32 m and shift in [-31, 30] (acc << shift wraps mod 2^32
+ *   like TFLite's). Other contracts (qmx_requant_mode): single rounding (TFLite
+ *   TFLITE_SINGLE_ROUNDING / CMSIS-NN option; saturates where TFLite's DCHECK would fire) and
+ *   float round-to-nearest-even (XNNPACK "fp32" requantization).
+ *
+ * SECTIONS: 1 config  2 status  3 dtypes  4 fp8  5 rng  6 quantize  7 requantize
+ *           8 implementation (scalar reference, then SIMD paths that give the same bits)
+ * ============================================================================================ */
+#ifndef QMX_H
+#define QMX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <limits.h>
+#include <float.h>
+
+#define QMX_VERSION_MAJOR 0
+#define QMX_VERSION_MINOR 1
+#define QMX_VERSION_PATCH 0
+
+/* ---- 1. configuration ---------------------------------------------------------------------- */
+#ifndef QMX_API
+#  ifdef QMX_STATIC
+#    define QMX_API static
+#  else
+#    define QMX_API extern
+#  endif
+#endif
+#ifndef QMX_ASSERT
+#  define QMX_ASSERT(x) ((void)0)
+#endif
+
+/* Zero-initialiser for qmx option structs in both C ({0}) and C++ ({}). */
+#ifdef __cplusplus
+#  define QMX_ZERO_INIT {}
+#else
+#  define QMX_ZERO_INIT {0}
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- 2. status ------------------------------------------------------------------------------ */
+typedef enum qmx_status {
+    QMX_OK = 0,
+    QMX_ERR_NULL = -1,             /* a required pointer is NULL */
+    QMX_ERR_SIZE = -2,             /* a size or count is zero or out of range */
+    QMX_ERR_SHAPE = -3,            /* shapes, counts or granularity disagree */
+    QMX_ERR_BUFFER_TOO_SMALL = -4, /* an output or workspace buffer is smaller than required */
+    QMX_ERR_OVERFLOW = -5,         /* size_t arithmetic or int32 accumulation would overflow */
+    QMX_ERR_DTYPE = -6,            /* the dtype is unknown or not valid for this operation */
+    QMX_ERR_ARG = -7,              /* an argument value is invalid (enum, shift, scale, ...) */
+    QMX_ERR_NONFINITE = -8,        /* NaN or Inf where a finite value is required */
+    QMX_ERR_PARSE = -9,            /* a spec, config or string is malformed */
+    QMX_ERR_UNSUPPORTED = -10      /* a valid combination that qmx does not implement */
+} qmx_status;
+
+/* A short English name of a status ("ok", "NULL pointer", ...); never NULL. */
+QMX_API const char *qmx_status_str(qmx_status status);
+
+/* ---- 3. dtypes ------------------------------------------------------------------------------ */
+typedef enum qmx_dtype {
+    QMX_DTYPE_INVALID = 0,
+    QMX_INT8 = 1,
+    QMX_UINT8 = 2,
+    QMX_INT4 = 3,          /* packed two per byte, low nibble first */
+    QMX_UINT4 = 4,         /* packed two per byte, low nibble first */
+    QMX_INT16 = 5,
+    QMX_FP8_E4M3FN = 6,
+    QMX_FP8_E5M2 = 7,
+    QMX_FP8_E4M3FNUZ = 8,
+    QMX_FP8_E5M2FNUZ = 9,
+    QMX_FLOAT32 = 10
+} qmx_dtype;
+
+QMX_API const char *qmx_dtype_name(qmx_dtype dtype);   /* "int8", "fp8_e4m3fn", ...; "invalid" */
+QMX_API int qmx_dtype_bits(qmx_dtype dtype);           /* 8, 4, 16, 32; 0 when invalid */
+QMX_API int qmx_dtype_is_fp8(qmx_dtype dtype);
+QMX_API int qmx_dtype_is_int(qmx_dtype dtype);         /* int4/uint4/int8/uint8/int16 */
+/* Integer range of an integer dtype (int4 -> [-8, 7]); QMX_ERR_DTYPE otherwise. */
+QMX_API qmx_status qmx_dtype_int_range(qmx_dtype dtype, int32_t *qmin, int32_t *qmax);
+/* Bytes needed to store count elements (int4: (count + 1) / 2). QMX_ERR_OVERFLOW when that
+ * does not fit size_t; count 0 gives 0 bytes and QMX_OK. */
+QMX_API qmx_status qmx_dtype_storage_bytes(qmx_dtype dtype, size_t count, size_t *bytes);
+/* Product of dims[0..rank-1] with overflow detection; rank 0 is a scalar (count 1). */
+QMX_API qmx_status qmx_shape_count(const size_t *dims, int rank, size_t *count);
+/* Pack int8 values in [-8, 7] (int4) or [0, 15] (uint4) into nibbles and back. */
+QMX_API qmx_status qmx_pack_int4(qmx_dtype dtype, const int8_t *values, size_t count,
+                                 uint8_t *packed, size_t packed_bytes);
+QMX_API qmx_status qmx_unpack_int4(qmx_dtype dtype, const uint8_t *packed, size_t packed_bytes,
+                                   size_t count, int8_t *values);
+
+/* ---- 4. fp8 --------------------------------------------------------------------------------- */
+/* Scalar conversions. fmt must be one of the four fp8 dtypes; any other fmt returns 0 / NaN. */
+QMX_API uint8_t qmx_fp8_from_f32(float x, qmx_dtype fmt, int saturate);
+QMX_API float qmx_fp8_to_f32(uint8_t code, qmx_dtype fmt);
+/* Largest finite value of an fp8 format (448, 57344, 240, 57344); 0 for other dtypes. */
+QMX_API float qmx_fp8_max(qmx_dtype fmt);
+/* Scaled arrays, as AQT/Qwix/Flax use fp8: out[i] = fp8(x[i] / scale) (saturate as above),
+ * and y[i] = f32(code[i]) * scale. scale must be finite and > 0. */
+QMX_API qmx_status qmx_fp8_quantize_array(qmx_dtype fmt, const float *x, size_t n, float scale,
+                                          int saturate, uint8_t *out);
+QMX_API qmx_status qmx_fp8_dequantize_array(qmx_dtype fmt, const uint8_t *codes, size_t n,
+                                            float scale, float *y);
+
+/* ---- 5. portable random numbers (stochastic rounding) --------------------------------------- */
+/* xoshiro128** over four 32-bit words, seeded through splitmix64: 32-bit arithmetic only, the
+ * same stream on every target. The caller owns the state; qmx never keeps one. */
+typedef struct qmx_rng { uint32_t s[4]; } qmx_rng;
+QMX_API void qmx_rng_seed(qmx_rng *rng, uint64_t seed);
+QMX_API uint32_t qmx_rng_next_u32(qmx_rng *rng);
+/* u - 0.5 for u = (next_u32 >> 8) * 2^-24: a float in [-0.5, 0.5), exactly representable. */
+QMX_API float qmx_rng_next_noise(qmx_rng *rng);
+
+/* ---- 6. quantize / dequantize --------------------------------------------------------------- */
+typedef enum qmx_granularity {
+    QMX_PER_TENSOR = 0,
+    QMX_PER_CHANNEL = 1,
+    QMX_PER_BLOCK = 2
+} qmx_granularity;
+
+typedef enum qmx_recipe {
+    QMX_RECIPE_AQT = 0,     /* default */
+    QMX_RECIPE_QWIX = 1,
+    QMX_RECIPE_TFLITE = 2
+} qmx_recipe;
+
+typedef enum qmx_round {
+    QMX_ROUND_DEFAULT = 0,      /* the recipe's own rounding */
+    QMX_ROUND_NEAREST_EVEN = 1,
+    QMX_ROUND_HALF_AWAY = 2,
+    QMX_ROUND_STOCHASTIC = 3
+} qmx_round;
+
+/* How a tensor is quantized. Zero-initialise and set what you need: {0} is int8, per tensor,
+ * symmetric, AQT recipe, nearest-even, over count elements as one run. */
+typedef struct qmx_qconfig {
+    qmx_dtype dtype;             /* 0 (invalid) is read as QMX_INT8 */
+    qmx_granularity granularity;
+    size_t outer, axis_len, inner; /* the [outer][axis_len][inner] view; all 0 = [1][count][1] */
+    size_t block_size;           /* QMX_PER_BLOCK: block length along axis_len */
+    qmx_recipe recipe;
+    qmx_round rounding;
+    int asymmetric;              /* 1: zero points (Qwix/TFLite, integer dtypes only) */
+    int narrow_range;            /* 1: force [-qmax, qmax] (e.g. [-127, 127]) for any recipe */
+    int preserve_max_val;        /* AQT: scale = absmax / qmax instead of absmax / (qmax + 0.5) */
+    qmx_rng *rng;                /* required with QMX_ROUND_STOCHASTIC */
+} qmx_qconfig;
+
+/* Number of scales (and zero points) the config needs for count elements. Validates the
+ * config against count (the view must multiply to count). */
+QMX_API qmx_status qmx_qparams_count(const qmx_qconfig *cfg, size_t count, size_t *n_params);
+/* Scale (and zero point when cfg->asymmetric; zero_points may be NULL otherwise) of every
+ * group, by the config's recipe. QMX_ERR_NONFINITE when a group holds NaN or Inf. */
+QMX_API qmx_status qmx_compute_qparams(const qmx_qconfig *cfg, const float *x, size_t count,
+                                       float *scales, size_t n_scales, int32_t *zero_points);
+/* q (storage of cfg->dtype, q_bytes long) = quantize(x) with the given parameters. Scales
+ * must be finite and > 0; zero points within the dtype range. zero_points may be NULL
+ * (symmetric). */
+QMX_API qmx_status qmx_quantize(const qmx_qconfig *cfg, const float *x, size_t count,
+                                const float *scales, size_t n_scales, const int32_t *zero_points,
+                                void *q, size_t q_bytes);
+QMX_API qmx_status qmx_dequantize(const qmx_qconfig *cfg, const void *q, size_t q_bytes,
+                                  size_t count, const float *scales, size_t n_scales,
+                                  const int32_t *zero_points, float *y);
+
+/* ---- 7. fixed-point requantization ---------------------------------------------------------- */
+typedef enum qmx_requant_mode {
+    QMX_REQUANT_DOUBLE_ROUNDING = 0, /* TFLite default / gemmlowp (default) */
+    QMX_REQUANT_SINGLE_ROUNDING = 1, /* TFLITE_SINGLE_ROUNDING, CMSIS-NN option */
+    QMX_REQUANT_FLOAT = 2            /* XNNPACK fp32: RNE((float)acc * scale) */
+} qmx_requant_mode;
+
+/* TFLite QuantizeMultiplier (default build). NaN/Inf -> QMX_ERR_NONFINITE. A multiplier
+ * whose shift would fall below -31 gives (0, 0) as in TFLite. */
+QMX_API qmx_status qmx_quantize_multiplier(double real_multiplier, int32_t *multiplier, int *shift);
+/* The TFLITE_SINGLE_ROUNDING build of the same: shift > 30 saturates to (2^31 - 1, 30). */
+QMX_API qmx_status qmx_quantize_multiplier_single_rounding(double real_multiplier,
+                                                           int32_t *multiplier, int *shift);
+/* Double rounding (see the top). Total: a shift outside [-31, 30] is clamped into it. */
+QMX_API int32_t qmx_requantize(int32_t acc, int32_t multiplier, int shift);
+/* Single rounding: (acc * m + 2^(30 - shift)) >> (31 - shift), saturated to int32. A negative
+ * multiplier is treated as 0 and the shift clamped, as qmx_requantize_check rejects both. */
+QMX_API int32_t qmx_requantize_single_rounding(int32_t acc, int32_t multiplier, int shift);
+/* XNNPACK-style: RNE((float)acc * scale), saturated to int32 (NaN scale gives 0). */
+QMX_API int32_t qmx_requantize_float(int32_t acc, float scale);
+/* QMX_OK when (multiplier, shift) is valid for the mode: shift in [-31, 30]; single rounding
+ * also needs multiplier >= 0. */
+QMX_API qmx_status qmx_requantize_check(qmx_requant_mode mode, int32_t multiplier, int shift);
+
+/* The output stage of a quantized layer (CMSIS-NN / TFLite fully-connected):
+ *   out[r][c] = clamp(requant(acc[r][c] + bias[c]) + output_zero_point, act_min, act_max)
+ * acc is [rows][channels]. Parameters are per channel when per_channel, else element 0. */
+typedef struct qmx_requant_config {
+    qmx_requant_mode mode;
+    int per_channel;
+    const int32_t *multipliers;   /* fixed-point modes */
+    const int *shifts;            /* fixed-point modes */
+    const float *scales;          /* QMX_REQUANT_FLOAT */
+    const int32_t *bias;          /* optional, per channel, added to acc (wrapping, as int32) */
+    int32_t output_zero_point;
+    int32_t act_min, act_max;     /* both 0: the output dtype's full range */
+    qmx_dtype out_dtype;          /* QMX_INT8 (default when 0) or QMX_INT16 */
+} qmx_requant_config;
+QMX_API qmx_status qmx_requantize_array(const qmx_requant_config *cfg, const int32_t *acc,
+                                        size_t rows, size_t channels, void *out, size_t out_bytes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* QMX_H */
+
+/* ============================================================================================
+ * 8. IMPLEMENTATION
+ * ============================================================================================ */
+#if defined(QMX_IMPLEMENTATION) && !defined(QMX_IMPLEMENTATION_DONE)
+#define QMX_IMPLEMENTATION_DONE
+
+/* Compile-time SIMD selection: a path is built when the compiler targets its ISA. */
+#if !defined(QMX_NO_SIMD)
+#  if !defined(QMX_NO_AVX512) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#    define QMX__AVX512 1
+#  endif
+#  if !defined(QMX_NO_AVX2) && defined(__AVX2__)
+#    define QMX__AVX2 1
+#  endif
+#  if !defined(QMX_NO_NEON) && (defined(__ARM_NEON) || defined(__ARM_NEON__)) && defined(__aarch64__)
+#    define QMX__NEON64 1
+#  endif
+#endif
+#if defined(QMX__AVX512) || defined(QMX__AVX2)
+#  include <immintrin.h>
+#endif
+#if defined(QMX__NEON64)
+#  include <arm_neon.h>
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define QMX__DEF QMX_API
+
+/* ---- bit casts (no libc): memcpy builtins where available, a union otherwise ---- */
+static uint32_t qmx__f32_bits(float f) {
+#if defined(__GNUC__) || defined(__clang__)
+    uint32_t u; __builtin_memcpy(&u, &f, 4); return u;
+#else
+    union { float f; uint32_t u; } v; v.f = f; return v.u;
+#endif
+}
+static float qmx__bits_f32(uint32_t u) {
+#if defined(__GNUC__) || defined(__clang__)
+    float f; __builtin_memcpy(&f, &u, 4); return f;
+#else
+    union { float f; uint32_t u; } v; v.u = u; return v.f;
+#endif
+}
+static uint64_t qmx__f64_bits(double d) {
+#if defined(__GNUC__) || defined(__clang__)
+    uint64_t u; __builtin_memcpy(&u, &d, 8); return u;
+#else
+    union { double d; uint64_t u; } v; v.d = d; return v.u;
+#endif
+}
+
+static int qmx__isfinite(float x) { return (qmx__f32_bits(x) & 0x7F800000u) != 0x7F800000u; }
+static int qmx__isnan(float x) { return (qmx__f32_bits(x) & 0x7FFFFFFFu) > 0x7F800000u; }
+static float qmx__fabs(float x) { return qmx__bits_f32(qmx__f32_bits(x) & 0x7FFFFFFFu); }
+
+/* ---- 2. status ---- */
+QMX__DEF const char *qmx_status_str(qmx_status status) {
+    switch (status) {
+    case QMX_OK: return "ok";
+    case QMX_ERR_NULL: return "NULL pointer";
+    case QMX_ERR_SIZE: return "invalid size";
+    case QMX_ERR_SHAPE: return "shape mismatch";
+    case QMX_ERR_BUFFER_TOO_SMALL: return "buffer too small";
+    case QMX_ERR_OVERFLOW: return "overflow";
+    case QMX_ERR_DTYPE: return "invalid dtype";
+    case QMX_ERR_ARG: return "invalid argument";
+    case QMX_ERR_NONFINITE: return "NaN or Inf";
+    case QMX_ERR_PARSE: return "parse error";
+    case QMX_ERR_UNSUPPORTED: return "unsupported";
+    }
+    return "unknown status";
+}
+
+/* ---- 3. dtypes ---- */
+QMX__DEF const char *qmx_dtype_name(qmx_dtype d) {
+    switch (d) {
+    case QMX_INT8: return "int8";
+    case QMX_UINT8: return "uint8";
+    case QMX_INT4: return "int4";
+    case QMX_UINT4: return "uint4";
+    case QMX_INT16: return "int16";
+    case QMX_FP8_E4M3FN: return "fp8_e4m3fn";
+    case QMX_FP8_E5M2: return "fp8_e5m2";
+    case QMX_FP8_E4M3FNUZ: return "fp8_e4m3fnuz";
+    case QMX_FP8_E5M2FNUZ: return "fp8_e5m2fnuz";
+    case QMX_FLOAT32: return "float32";
+    case QMX_DTYPE_INVALID: break;
+    }
+    return "invalid";
+}
+QMX__DEF int qmx_dtype_bits(qmx_dtype d) {
+    switch (d) {
+    case QMX_INT4: case QMX_UINT4: return 4;
+    case QMX_INT8: case QMX_UINT8: case QMX_FP8_E4M3FN: case QMX_FP8_E5M2:
+    case QMX_FP8_E4M3FNUZ: case QMX_FP8_E5M2FNUZ: return 8;
+    case QMX_INT16: return 16;
+    case QMX_FLOAT32: return 32;
+    case QMX_DTYPE_INVALID: break;
+    }
+    return 0;
+}
+QMX__DEF int qmx_dtype_is_fp8(qmx_dtype d) {
+    return d == QMX_FP8_E4M3FN || d == QMX_FP8_E5M2 || d == QMX_FP8_E4M3FNUZ || d == QMX_FP8_E5M2FNUZ;
+}
+QMX__DEF int qmx_dtype_is_int(qmx_dtype d) {
+    return d == QMX_INT8 || d == QMX_UINT8 || d == QMX_INT4 || d == QMX_UINT4 || d == QMX_INT16;
+}
+QMX__DEF qmx_status qmx_dtype_int_range(qmx_dtype d, int32_t *qmin, int32_t *qmax) {
+    int32_t lo, hi;
+    switch (d) {
+    case QMX_INT8: lo = -128; hi = 127; break;
+    case QMX_UINT8: lo = 0; hi = 255; break;
+    case QMX_INT4: lo = -8; hi = 7; break;
+    case QMX_UINT4: lo = 0; hi = 15; break;
+    case QMX_INT16: lo = -32768; hi = 32767; break;
+    default: return QMX_ERR_DTYPE;
+    }
+    if (!qmin || !qmax) return QMX_ERR_NULL;
+    *qmin = lo; *qmax = hi;
+    return QMX_OK;
+}
+QMX__DEF qmx_status qmx_dtype_storage_bytes(qmx_dtype d, size_t count, size_t *bytes) {
+    size_t b;
+    if (!bytes) return QMX_ERR_NULL;
+    switch (qmx_dtype_bits(d)) {
+    case 4: b = count / 2 + (count & 1); break;
+    case 8: b = count; break;
+    case 16: if (count > SIZE_MAX / 2) return QMX_ERR_OVERFLOW; b = count * 2; break;
+    case 32: if (count > SIZE_MAX / 4) return QMX_ERR_OVERFLOW; b = count * 4; break;
+    default: return QMX_ERR_DTYPE;
+    }
+    *bytes = b;
+    return QMX_OK;
+}
+QMX__DEF qmx_status qmx_shape_count(const size_t *dims, int rank, size_t *count) {
+    size_t n = 1;
+    int i;
+    if (!count || (rank > 0 && !dims)) return QMX_ERR_NULL;
+    if (rank < 0) return QMX_ERR_SIZE;
+    for (i = 0; i < rank; i++) {
+        if (dims[i] != 0 && n > SIZE_MAX / dims[i]) return QMX_ERR_OVERFLOW;
+        n *= dims[i];
+    }
+    *count = n;
+    return QMX_OK;
+}
+static void qmx__set_nibble(uint8_t *p, size_t i, int32_t v) {
+    uint8_t *b = p + i / 2;
+    uint8_t nib = (uint8_t)((uint32_t)v & 0xFu);
+    if (i & 1) *b = (uint8_t)((*b & 0x0Fu) | (nib << 4));
+    else *b = (uint8_t)((*b & 0xF0u) | nib);
+}
+static int32_t qmx__get_nibble(const uint8_t *p, size_t i, int is_signed) {
+    int32_t nib = (int32_t)((p[i / 2] >> ((i & 1) * 4)) & 0xFu);
+    return is_signed ? (nib ^ 8) - 8 : nib;
+}
+QMX__DEF qmx_status qmx_pack_int4(qmx_dtype d, const int8_t *v, size_t n, uint8_t *packed,
+                                  size_t packed_bytes) {
+    size_t i;
+    int32_t lo = d == QMX_INT4 ? -8 : 0, hi = d == QMX_INT4 ? 7 : 15;
+    if (d != QMX_INT4 && d != QMX_UINT4) return QMX_ERR_DTYPE;
+    if (!v || !packed) return QMX_ERR_NULL;
+    if (n == 0) return QMX_ERR_SIZE;
+    if (packed_bytes < n / 2 + (n & 1)) return QMX_ERR_BUFFER_TOO_SMALL;
+    for (i = 0; i < n; i++)
+        if (v[i] < lo || v[i] > hi) return QMX_ERR_ARG;
+    for (i = 0; i + 1 < n; i += 2)
+        packed[i / 2] = (uint8_t)(((uint32_t)v[i] & 0xFu) | (((uint32_t)v[i + 1] & 0xFu) << 4));
+    if (n & 1) packed[n / 2] = (uint8_t)((uint32_t)v[n - 1] & 0xFu);
+    return QMX_OK;
+}
+QMX__DEF qmx_status qmx_unpack_int4(qmx_dtype d, const uint8_t *packed, size_t packed_bytes,
+                                    size_t n, int8_t *v) {
+    size_t i;
+    if (d != QMX_INT4 && d != QMX_UINT4) return QMX_ERR_DTYPE;
+    if (!v || !packed) return QMX_ERR_NULL;
+    if (n == 0) return QMX_ERR_SIZE;
+    if (packed_bytes < n / 2 + (n & 1)) return QMX_ERR_BUFFER_TOO_SMALL;
+    for (i = 0; i < n; i++) v[i] = (int8_t)qmx__get_nibble(packed, i, d == QMX_INT4);
+    return QMX_OK;
+}
+
+/* ---- 4. fp8 ---- */
+typedef struct qmx__fp8fmt {
+    int mbits;          /* mantissa bits */
+    int bias;
+    uint32_t max_code;  /* largest finite positive code */
+    int fnuz;           /* 0x80 is the only NaN, no -0, no Inf */
+    int has_inf;        /* E5M2 */
+} qmx__fp8fmt;
+
+static int qmx__fp8_format(qmx_dtype fmt, qmx__fp8fmt *f) {
+    switch (fmt) {
+    case QMX_FP8_E4M3FN: f->mbits = 3; f->bias = 7; f->max_code = 0x7E; f->fnuz = 0; f->has_inf = 0; return 1;
+    case QMX_FP8_E5M2: f->mbits = 2; f->bias = 15; f->max_code = 0x7B; f->fnuz = 0; f->has_inf = 1; return 1;
+    case QMX_FP8_E4M3FNUZ: f->mbits = 3; f->bias = 8; f->max_code = 0x7F; f->fnuz = 1; f->has_inf = 0; return 1;
+    case QMX_FP8_E5M2FNUZ: f->mbits = 2; f->bias = 16; f->max_code = 0x7F; f->fnuz = 1; f->has_inf = 0; return 1;
+    default: return 0;
+    }
+}
+
+/* Encode from the float32 bit pattern with integer arithmetic only (exact RNE). */
+static uint8_t qmx__fp8_encode(uint32_t bits, const qmx__fp8fmt *f, int saturate) {
+    uint32_t sign = (bits >> 24) & 0x80u;
+    uint32_t a = bits & 0x7FFFFFFFu;
+    uint32_t code;
+    int e = (int)(a >> 23) - 127;            /* unbiased exponent (f32 normals) */
+    int emin = 1 - f->bias;                  /* smallest normal fp8 exponent */
+    uint8_t nan_code = f->fnuz ? 0x80u : (uint8_t)(sign | 0x7Fu);
+    uint8_t ovf_code = saturate ? (uint8_t)(sign | f->max_code)
+                                : (f->has_inf ? (uint8_t)(sign | 0x7Cu) : nan_code);
+    if (a > 0x7F800000u) return nan_code;
+    if (a == 0x7F800000u) return ovf_code;   /* Inf: clip (saturate) or the overflow code */
+    if (a < 0x00800000u) {
+        code = 0;                            /* f32 zero or subnormal: far below fp8's range */
+    } else if (e >= emin) {                  /* lands on the fp8 normal grid */
+        int drop = 23 - f->mbits;
+        uint32_t half = (1u << (drop - 1)) - 1u + ((a >> drop) & 1u);
+        uint32_t r = (a + half) >> drop;     /* RNE; a carry moves into the exponent */
+        code = r - ((uint32_t)(127 - f->bias) << f->mbits);
+        if (code > f->max_code) return ovf_code;
+    } else {                                 /* fp8 subnormal: count 2^(emin - mbits) quanta */
+        int sh = 23 + emin - f->mbits - e;   /* >= 24 - mbits */
+        uint32_t sig = (a & 0x7FFFFFu) | 0x800000u;
+        if (sh >= 25) {
+            code = 0;
+        } else {
+            uint32_t q = sig >> sh, rem = sig & ((1u << sh) - 1u), half = 1u << (sh - 1);
+            if (rem > half || (rem == half && (q & 1u))) q++;
+            code = q;                        /* q == 2^mbits is exactly the smallest normal */
+        }
+    }
+    if (code == 0 && f->fnuz) return 0;      /* FNUZ has no -0 */
+    return (uint8_t)(sign | code);
+}
+
+static uint32_t qmx__fp8_decode_bits(uint8_t c, const qmx__fp8fmt *f) {
+    uint32_t sign = (uint32_t)(c & 0x80u) << 24;
+    uint32_t a = c & 0x7Fu;
+    uint32_t e = a >> f->mbits, m = a & ((1u << f->mbits) - 1u);
+    uint32_t emax_field = (1u << (7 - f->mbits)) - 1u;
+    if (f->fnuz) {
+        if (c == 0x80u) return 0x7FC00000u;
+    } else if (f->has_inf) {
+        if (e == emax_field) return sign | (m ? 0x7FC00000u : 0x7F800000u);
+    } else if (a == 0x7Fu) {
+        return sign | 0x7FC00000u;
+    }
+    if (e == 0) {
+        int sh;
+        if (m == 0) return sign;
+        /* subnormal: m * 2^(1 - bias - mbits); normalise m to 1.xxx */
+        sh = 0;
+        while (!(m & (1u << f->mbits))) { m <<= 1; sh++; }
+        m &= (1u << f->mbits) - 1u;
+        return sign | ((uint32_t)(1 - f->bias - sh + 127) << 23) | (m << (23 - f->mbits));
+    }
+    return sign | ((e - (uint32_t)f->bias + 127u) << 23) | (m << (23 - f->mbits));
+}
+
+QMX__DEF uint8_t qmx_fp8_from_f32(float x, qmx_dtype fmt, int saturate) {
+    qmx__fp8fmt f;
+    if (!qmx__fp8_format(fmt, &f)) return 0;
+    return qmx__fp8_encode(qmx__f32_bits(x), &f, saturate);
+}
+QMX__DEF float qmx_fp8_to_f32(uint8_t code, qmx_dtype fmt) {
+    qmx__fp8fmt f;
+    if (!qmx__fp8_format(fmt, &f)) return qmx__bits_f32(0x7FC00000u);
+    return qmx__bits_f32(qmx__fp8_decode_bits(code, &f));
+}
+QMX__DEF float qmx_fp8_max(qmx_dtype fmt) {
+    qmx__fp8fmt f;
+    if (!qmx__fp8_format(fmt, &f)) return 0.0f;
+    return qmx__bits_f32(qmx__fp8_decode_bits((uint8_t)f.max_code, &f));
+}
+
+/* ---- 5. rng ---- */
+QMX__DEF void qmx_rng_seed(qmx_rng *rng, uint64_t seed) {
+    int i;
+    if (!rng) return;
+    for (i = 0; i < 2; i++) {                /* splitmix64, two outputs -> four words */
+        uint64_t z = (seed += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        z ^= z >> 31;
+        rng->s[2 * i] = (uint32_t)z;
+        rng->s[2 * i + 1] = (uint32_t)(z >> 32);
+    }
+    if (!(rng->s[0] | rng->s[1] | rng->s[2] | rng->s[3])) rng->s[0] = 1u; /* never all zero */
+}
+static uint32_t qmx__rotl32(uint32_t x, int k) { return (x << k) | (x >> (32 - k)); }
+QMX__DEF uint32_t qmx_rng_next_u32(qmx_rng *rng) {
+    uint32_t *s = rng->s;
+    uint32_t result = qmx__rotl32(s[1] * 5u, 7) * 9u;
+    uint32_t t = s[1] << 9;
+    s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = qmx__rotl32(s[3], 11);
+    return result;
+}
+QMX__DEF float qmx_rng_next_noise(qmx_rng *rng) {
+    /* (r >> 8) * 2^-24 is exact; subtracting 0.5 is exact too (both in [0, 1) on a 2^-24 grid) */
+    float u = (float)(int32_t)(qmx_rng_next_u32(rng) >> 8) * (1.0f / 16777216.0f);
+    return u - 0.5f;
+}
+
+/* ---- 6. quantize ---- */
+/* Rounding of a float already clamped to |t| <= 2^24. Written with a truncating conversion
+ * and an exact fraction so that it needs no libm, no FPU rounding mode and no magic constant
+ * (which -ffast-math or x87 excess precision could break). */
+static int32_t qmx__round_rne(float t) {
+    int32_t i = (int32_t)t;                  /* toward zero; exact fraction below */
+    float fr = t - (float)i;
+    if (fr > 0.5f || (fr == 0.5f && (i & 1))) i++;
+    else if (fr < -0.5f || (fr == -0.5f && (i & 1))) i--;
+    return i;
+}
+static int32_t qmx__round_half_away(float t) {
+    int32_t i = (int32_t)t;
+    float fr = t - (float)i;
+    if (fr >= 0.5f) i++;
+    else if (fr <= -0.5f) i--;
+    return i;
+}
+
+/* Everything one run of elements sharing a scale needs; filled by qmx__run_params. */
+typedef struct qmx__run {
+    float scale;          /* divide by this (use_div) ... */
+    float inv;            /* ... or multiply by this */
+    int use_div;
+    float zp_f;           /* zero point added in float before rounding (Qwix) */
+    int32_t zp_i;         /* zero point added after rounding (TFLite, AQT none) */
+    float lo_f, hi_f;     /* clamp bounds of the rounded value, before zp_i */
+    int32_t lo, hi;       /* final integer range */
+    qmx_round round;      /* resolved: never QMX_ROUND_DEFAULT */
+    qmx_rng *rng;
+} qmx__run;
+
+static int32_t qmx__quant_one(float x, const qmx__run *p) {
+    float t;
+    int32_t r;
+    if (p->use_div) t = x / p->scale;
+    else t = x * p->inv;
+    if (p->zp_f != 0.0f) t = t + p->zp_f;
+    if (p->round == QMX_ROUND_STOCHASTIC) {
+        float u = qmx_rng_next_noise(p->rng);
+        t = t + u;
+    }
+    if (qmx__isnan(t)) return p->zp_i + (int32_t)p->zp_f;
+    if (t < p->lo_f) t = p->lo_f;
+    if (t > p->hi_f) t = p->hi_f;
+    r = p->round == QMX_ROUND_HALF_AWAY ? qmx__round_half_away(t) : qmx__round_rne(t);
+    return r + p->zp_i;
+}
+
+/* Scalar reference kernels for one run; SIMD versions below must match them bit for bit. */
+static void qmx__quant_run_s8_scalar(const float *x, size_t n, const qmx__run *p, int8_t *q) {
+    size_t i;
+    for (i = 0; i < n; i++) q[i] = (int8_t)qmx__quant_one(x[i], p);
+}
+static void qmx__dequant_run_s8_scalar(const int8_t *q, size_t n, int32_t zp, float s, float *y) {
+    size_t i;
+    for (i = 0; i < n; i++) y[i] = (float)((int32_t)q[i] - zp) * s;
+}
+static void qmx__fp8_quant_run_scalar(const float *x, size_t n, float scale, int use_div,
+                                      const qmx__fp8fmt *f, int saturate, uint8_t *out) {
+    size_t i;
+    for (i = 0; i < n; i++) {
+        float t = use_div ? x[i] / scale : x[i] * scale;
+        out[i] = qmx__fp8_encode(qmx__f32_bits(t), f, saturate);
+    }
+}
+static void qmx__fp8_dequant_run_scalar(const uint8_t *c, size_t n, float scale,
+                                        const qmx__fp8fmt *f, float *y) {
+    size_t i;
+    for (i = 0; i < n; i++) y[i] = qmx__bits_f32(qmx__fp8_decode_bits(c[i], f)) * scale;
+}
+
+/* SIMD paths (defined in the SIMD section at the end); each returns how many leading elements
+ * it handled, the scalar kernel finishes the rest. */
+static size_t qmx__quant_run_s8_simd(const float *x, size_t n, const qmx__run *p, int8_t *q);
+static size_t qmx__dequant_run_s8_simd(const int8_t *q, size_t n, int32_t zp, float s, float *y);
+static size_t qmx__fp8_quant_run_simd(const float *x, size_t n, float scale, int use_div,
+                                      const qmx__fp8fmt *f, int saturate, uint8_t *out);
+static size_t qmx__fp8_dequant_run_simd(const uint8_t *c, size_t n, float scale,
+                                        const qmx__fp8fmt *f, float *y);
+
+static void qmx__quant_run_s8(const float *x, size_t n, const qmx__run *p, int8_t *q) {
+    size_t done = p->round == QMX_ROUND_STOCHASTIC ? 0 : qmx__quant_run_s8_simd(x, n, p, q);
+    qmx__quant_run_s8_scalar(x + done, n - done, p, q + done);
+}
+
+/* The config with defaults applied and the view resolved. */
+typedef struct qmx__view {
+    qmx_dtype dtype;
+    size_t outer, len, inner;   /* [outer][len][inner] */
+    size_t block, nblocks;      /* per block: block length and blocks per axis */
+    size_t n_params;
+    int32_t qmin, qmax;         /* full integer range of the dtype */
+    int fp8;
+    qmx__fp8fmt f;
+} qmx__view;
+
+static int qmx__mul_ok(size_t a, size_t b, size_t *r) {
+    if (a != 0 && b > SIZE_MAX / a) return 0;
+    *r = a * b;
+    return 1;
+}
+
+static qmx_status qmx__resolve(const qmx_qconfig *c, size_t count, qmx__view *v) {
+    size_t prod;
+    if (!c) return QMX_ERR_NULL;
+    if (count == 0) return QMX_ERR_SIZE;
+    v->dtype = c->dtype == QMX_DTYPE_INVALID ? QMX_INT8 : c->dtype;
+    v->fp8 = qmx_dtype_is_fp8(v->dtype);
+    if (v->fp8) {
+        qmx__fp8_format(v->dtype, &v->f);
+        v->qmin = v->qmax = 0;
+        if (c->asymmetric) return QMX_ERR_ARG;
+    } else if (qmx_dtype_int_range(v->dtype, &v->qmin, &v->qmax) != QMX_OK) {
+        return QMX_ERR_DTYPE;
+    }
+    if (c->recipe != QMX_RECIPE_AQT && c->recipe != QMX_RECIPE_QWIX && c->recipe != QMX_RECIPE_TFLITE)
+        return QMX_ERR_ARG;
+    if ((unsigned)c->rounding > (unsigned)QMX_ROUND_STOCHASTIC) return QMX_ERR_ARG;
+    if (c->rounding == QMX_ROUND_STOCHASTIC && !c->rng) return QMX_ERR_NULL;
+    if (v->fp8 && c->rounding != QMX_ROUND_DEFAULT && c->rounding != QMX_ROUND_NEAREST_EVEN)
+        return QMX_ERR_UNSUPPORTED;
+    if (c->asymmetric && c->recipe == QMX_RECIPE_AQT) return QMX_ERR_ARG; /* AQT is symmetric */
+    if (c->outer == 0 && c->axis_len == 0 && c->inner == 0) {
+        v->outer = 1; v->len = count; v->inner = 1;
+    } else {
+        v->outer = c->outer; v->len = c->axis_len; v->inner = c->inner;
+        if (!v->outer || !v->len || !v->inner) return QMX_ERR_SIZE;
+        if (!qmx__mul_ok(v->outer, v->len, &prod) || !qmx__mul_ok(prod, v->inner, &prod))
+            return QMX_ERR_OVERFLOW;
+        if (prod != count) return QMX_ERR_SHAPE;
+    }
+    v->block = v->len; v->nblocks = 1;
+    switch (c->granularity) {
+    case QMX_PER_TENSOR: v->n_params = 1; break;
+    case QMX_PER_CHANNEL: v->n_params = v->len; break;
+    case QMX_PER_BLOCK:
+        if (c->block_size == 0) return QMX_ERR_SIZE;
+        v->block = c->block_size < v->len ? c->block_size : v->len;
+        v->nblocks = v->len / v->block + (v->len % v->block != 0);
+        if (!qmx__mul_ok(v->outer, v->nblocks, &prod) || !qmx__mul_ok(prod, v->inner, &prod))
+            return QMX_ERR_OVERFLOW;
+        v->n_params = prod;
+        break;
+    default: return QMX_ERR_ARG;
+    }
+    return QMX_OK;
+}
+
+QMX__DEF qmx_status qmx_qparams_count(const qmx_qconfig *c, size_t count, size_t *n) {
+    qmx__view v;
+    qmx_status st;
+    if (!n) return QMX_ERR_NULL;
+    st = qmx__resolve(c, count, &v);
+    if (st == QMX_OK) *n = v.n_params;
+    return st;
+}
+
+/* Walks the groups of a view. Each group is a set of runs of contiguous elements:
+ *   per tensor: one run of count; per channel: outer runs of inner (stride len*inner);
+ *   per block:  for each (o, b): the block's rows, each a strided set of inner-length rows.
+ * To keep one simple loop for all three, the iterator below yields (param index, offset,
+ * length) for every maximal contiguous run in flat order, so quantize can stream the input
+ * once in memory order. */
+typedef struct qmx__runit {
+    const qmx__view *v;
+    qmx_granularity g;
+    size_t o, k, i;       /* position: outer, axis index, inner offset */
+} qmx__runit;
+
+/* Next run in flat order: returns 0 at the end. When inner == 1 and the granularity is per
+ * channel, every element is its own run (scales change each element). */
+static int qmx__next_run(qmx__runit *it, size_t *param, size_t *off, size_t *len) {
+    const qmx__view *v = it->v;
+    if (it->o >= v->outer) return 0;
+    *off = (it->o * v->len + it->k) * v->inner;
+    switch (it->g) {
+    case QMX_PER_TENSOR:
+        *param = 0; *len = v->outer * v->len * v->inner;
+        it->o = v->outer;
+        return 1;
+    case QMX_PER_CHANNEL:
+        *param = it->k; *len = v->inner;
+        it->k++;
+        break;
+    default: { /* per block: rows k..k_end-1 of one block share a scale only per inner index;
+                  when inner == 1 the whole block is one contiguous run. */
+        size_t b = it->k / v->block;
+        if (v->inner == 1) {
+            size_t end = (b + 1) * v->block;
+            if (end > v->len) end = v->len;
+            *param = it->o * v->nblocks + b;
+            *len = end - it->k;
+            it->k = end;
+        } else {
+            /* one row of inner elements, each with its own scale: param is the first of them */
+            *param = (it->o * v->nblocks + b) * v->inner;
+            *len = v->inner;
+            it->k++;
+        }
+        break;
+    }
+    }
+    if (it->k >= v->len) { it->k = 0; it->o++; }
+    return 1;
+}
+
+static float qmx__sqrt_flt_min(void) { return 1.0842021724855044e-19f; } /* sqrt(2^-126) */
+
+/* The integer range a config quantizes into (before any zero point). */
+static void qmx__range(const qmx_qconfig *c, const qmx__view *v, int32_t *lo, int32_t *hi) {
+    int narrow = c->narrow_range ||
+                 (!c->asymmetric && (c->recipe == QMX_RECIPE_AQT || c->recipe == QMX_RECIPE_TFLITE));
+    *lo = v->qmin; *hi = v->qmax;
+    if (narrow && v->qmin < 0) *lo = -v->qmax;
+}
+
+/* Symmetric bound B: scale = absmax / B. */
+static float qmx__sym_bound(const qmx_qconfig *c, const qmx__view *v) {
+    float qmax = (float)v->qmax;
+    if (v->fp8) return qmx_fp8_max(v->dtype);
+    switch (c->recipe) {
+    case QMX_RECIPE_AQT: return c->preserve_max_val ? qmax : qmax + 0.5f;
+    case QMX_RECIPE_QWIX: return v->dtype == QMX_INT16 ? 32768.0f : qmax + 0.5f;
+    default: return qmax;
+    }
+}
+
+/* Scale and zero point of one group from its statistics (min, max, absmax). */
+static void qmx__group_qparams(const qmx_qconfig *c, const qmx__view *v, float mn, float mx,
+                               float absmax, float *scale, int32_t *zp) {
+    float s;
+    *zp = 0;
+    if (!c->asymmetric) {
+        if (c->recipe == QMX_RECIPE_AQT) {
+            if (absmax == 0.0f) absmax = 1.0f;
+            s = absmax / qmx__sym_bound(c, v);
+        } else if (c->recipe == QMX_RECIPE_QWIX) {
+            s = absmax / qmx__sym_bound(c, v);
+            if (s < qmx__sqrt_flt_min()) s = 1.0f;
+        } else {
+            s = absmax == 0.0f ? 1.0f : absmax / qmx__sym_bound(c, v);
+        }
+    } else {
+        float lo = mn < 0.0f ? mn : 0.0f, hi = mx > 0.0f ? mx : 0.0f, z;
+        float span = hi - lo;
+        s = span / (float)(v->qmax - v->qmin);
+        if (c->recipe == QMX_RECIPE_QWIX ? s < qmx__sqrt_flt_min() : s == 0.0f) s = 1.0f;
+        z = lo / s;
+        z = (float)v->qmin - z;
+        if (z < (float)v->qmin) z = (float)v->qmin;
+        if (z > (float)v->qmax) z = (float)v->qmax;
+        *zp = qmx__round_rne(z);
+    }
+    *scale = s;
+}
+
+QMX__DEF qmx_status qmx_compute_qparams(const qmx_qconfig *c, const float *x, size_t count,
+                                        float *scales, size_t n_scales, int32_t *zps) {
+    qmx__view v;
+    qmx_status st = qmx__resolve(c, count, &v);
+    size_t g, o, k, i;
+    if (st != QMX_OK) return st;
+    if (!x || !scales || (c->asymmetric && !zps)) return QMX_ERR_NULL;
+    if (n_scales < v.n_params) return QMX_ERR_BUFFER_TOO_SMALL;
+    /* pass 1: every value finite (so that nothing is written on error) */
+    for (i = 0; i < count; i++)
+        if (!qmx__isfinite(x[i])) return QMX_ERR_NONFINITE;
+    /* pass 2: statistics per group. Groups are enumerated by parameter index. */
+    for (g = 0; g < v.n_params; g++) {
+        float mn = 0.0f, mx = 0.0f, am = 0.0f;
+        int first = 1;
+        size_t o0 = 0, o1 = v.outer, k0 = 0, k1 = v.len, i0 = 0, i1 = v.inner;
+        if (c->granularity == QMX_PER_CHANNEL) { k0 = g; k1 = g + 1; }
+        else if (c->granularity == QMX_PER_BLOCK) {
+            size_t b = (g / v.inner) % v.nblocks;
+            o0 = g / (v.inner * v.nblocks); o1 = o0 + 1;
+            i0 = g % v.inner; i1 = i0 + 1;
+            k0 = b * v.block; k1 = k0 + v.block < v.len ? k0 + v.block : v.len;
+        }
+        for (o = o0; o < o1; o++)
+            for (k = k0; k < k1; k++)
+                for (i = i0; i < i1; i++) {
+                    float e = x[(o * v.len + k) * v.inner + i], a = qmx__fabs(e);
+                    if (first) { mn = mx = e; am = a; first = 0; }
+                    if (e < mn) mn = e;
+                    if (e > mx) mx = e;
+                    if (a > am) am = a;
+                }
+        {
+            int32_t zp;
+            qmx__group_qparams(c, &v, mn, mx, am, &scales[g], &zp);
+            if (zps) zps[g] = zp;   /* 0 when symmetric */
+        }
+    }
+    return QMX_OK;
+}
+
+/* Checks shared by quantize and dequantize: sizes, scales, zero points. */
+static qmx_status qmx__check_params(const qmx_qconfig *c, const qmx__view *v, const float *scales,
+                                    size_t n_scales, const int32_t *zps, size_t count, size_t q_bytes) {
+    size_t need, g;
+    int32_t lo, hi;
+    if (!scales) return QMX_ERR_NULL;
+    if (c->asymmetric && !zps) return QMX_ERR_NULL;
+    if (n_scales < v->n_params) return QMX_ERR_BUFFER_TOO_SMALL;
+    if (qmx_dtype_storage_bytes(v->dtype, count, &need) != QMX_OK) return QMX_ERR_OVERFLOW;
+    if (q_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    lo = v->qmin; hi = v->qmax;
+    for (g = 0; g < v->n_params; g++) {
+        if (!qmx__isfinite(scales[g]) || !(scales[g] > 0.0f)) return QMX_ERR_ARG;
+        if (zps && c->asymmetric && (zps[g] < lo || zps[g] > hi)) return QMX_ERR_ARG;
+    }
+    return QMX_OK;
+}
+
+static void qmx__make_run(const qmx_qconfig *c, const qmx__view *v, float s, int32_t zp,
+                          qmx__run *p) {
+    int32_t lo, hi;
+    qmx__range(c, v, &lo, &hi);
+    p->scale = s;
+    p->use_div = c->recipe != QMX_RECIPE_AQT;
+    p->inv = 1.0f / s;
+    if (!qmx__isfinite(p->inv)) p->inv = 1.0f;  /* AQT: an infinite reciprocal becomes 1 */
+    p->round = c->rounding != QMX_ROUND_DEFAULT ? c->rounding
+             : (c->recipe == QMX_RECIPE_TFLITE ? QMX_ROUND_HALF_AWAY : QMX_ROUND_NEAREST_EVEN);
+    p->rng = c->rng;
+    p->lo = lo; p->hi = hi;
+    if (c->recipe == QMX_RECIPE_QWIX) {         /* zp in float before rounding, then saturate */
+        p->zp_f = (float)zp; p->zp_i = 0;
+        p->lo_f = (float)lo; p->hi_f = (float)hi;
+    } else {                                    /* zp added to the rounded integer */
+        p->zp_f = 0.0f; p->zp_i = zp;
+        p->lo_f = (float)(lo - zp); p->hi_f = (float)(hi - zp);
+    }
+}
+
+/* Stack use: a 256-byte staging buffer for int4 and int16 outputs. */
+#define QMX__STAGE 256
+
+QMX__DEF qmx_status qmx_quantize(const qmx_qconfig *c, const float *x, size_t count,
+                                 const float *scales, size_t n_scales, const int32_t *zps,
+                                 void *qv, size_t q_bytes) {
+    qmx__view v;
+    qmx__runit it;
+    size_t param, off, len, j;
+    qmx_status st = qmx__resolve(c, count, &v);
+    if (st != QMX_OK) return st;
+    if (!x || !qv) return QMX_ERR_NULL;
+    st = qmx__check_params(c, &v, scales, n_scales, zps, count, q_bytes);
+    if (st != QMX_OK) return st;
+    it.v = &v; it.g = c->granularity; it.o = it.k = it.i = 0;
+    while (qmx__next_run(&it, &param, &off, &len)) {
+        /* per-block with inner > 1: each element of the row has its own scale */
+        size_t per_elem = (c->granularity == QMX_PER_BLOCK && v.inner > 1) ? 1 : 0;
+        size_t e = 0;
+        while (e < len) {
+            size_t n = per_elem ? 1 : len - e;
+            size_t pi = param + (per_elem ? e : 0);
+            float s = scales[pi];
+            const float *xs = x + off + e;
+            if (v.fp8) {
+                uint8_t *out = (uint8_t *)qv + off + e;
+                int div = c->recipe != QMX_RECIPE_AQT;
+                float m = s;
+                size_t d;
+                if (!div) { m = 1.0f / s; if (!qmx__isfinite(m)) m = 1.0f; }
+                /* clip to +-max then cast == saturating cast */
+                d = qmx__fp8_quant_run_simd(xs, n, m, div, &v.f, 1, out);
+                qmx__fp8_quant_run_scalar(xs + d, n - d, m, div, &v.f, 1, out + d);
+            } else {
+                qmx__run p;
+                qmx__make_run(c, &v, s, zps && c->asymmetric ? zps[pi] : 0, &p);
+                if (v.dtype == QMX_INT8) {
+                    qmx__quant_run_s8(xs, n, &p, (int8_t *)qv + off + e);
+                } else if (v.dtype == QMX_UINT8) {
+                    uint8_t *out = (uint8_t *)qv + off + e;
+                    for (j = 0; j < n; j++) out[j] = (uint8_t)qmx__quant_one(xs[j], &p);
+                } else if (v.dtype == QMX_INT16) {
+                    int16_t *out = (int16_t *)qv + off + e;
+                    for (j = 0; j < n; j++) out[j] = (int16_t)qmx__quant_one(xs[j], &p);
+                } else { /* int4 / uint4: quantize into a stack stage, then set nibbles */
+                    int8_t stage[QMX__STAGE];
+                    size_t done = 0;
+                    while (done < n) {
+                        size_t m = n - done < QMX__STAGE ? n - done : QMX__STAGE;
+                        if (v.dtype == QMX_INT4) {
+                            qmx__quant_run_s8(xs + done, m, &p, stage);
+                            for (j = 0; j < m; j++) qmx__set_nibble((uint8_t *)qv, off + e + done + j, stage[j]);
+                        } else {
+                            for (j = 0; j < m; j++)
+                                qmx__set_nibble((uint8_t *)qv, off + e + done + j, qmx__quant_one(xs[done + j], &p));
+                        }
+                        done += m;
+                    }
+                }
+            }
+            e += n;
+        }
+    }
+    if ((v.dtype == QMX_INT4 || v.dtype == QMX_UINT4) && (count & 1))
+        qmx__set_nibble((uint8_t *)qv, count, 0);  /* the unused high nibble */
+    return QMX_OK;
+}
+
+QMX__DEF qmx_status qmx_dequantize(const qmx_qconfig *c, const void *qv, size_t q_bytes,
+                                   size_t count, const float *scales, size_t n_scales,
+                                   const int32_t *zps, float *y) {
+    qmx__view v;
+    qmx__runit it;
+    size_t param, off, len, j;
+    qmx_status st = qmx__resolve(c, count, &v);
+    if (st != QMX_OK) return st;
+    if (!qv || !y) return QMX_ERR_NULL;
+    st = qmx__check_params(c, &v, scales, n_scales, zps, count, q_bytes);
+    if (st != QMX_OK) return st;
+    it.v = &v; it.g = c->granularity; it.o = it.k = it.i = 0;
+    while (qmx__next_run(&it, &param, &off, &len)) {
+        size_t per_elem = (c->granularity == QMX_PER_BLOCK && v.inner > 1) ? 1 : 0;
+        size_t e = 0;
+        while (e < len) {
+            size_t n = per_elem ? 1 : len - e;
+            size_t pi = param + (per_elem ? e : 0);
+            float s = scales[pi];
+            int32_t zp = zps && c->asymmetric ? zps[pi] : 0;
+            float *ys = y + off + e;
+            size_t at = off + e;
+            if (v.fp8) {
+                const uint8_t *in = (const uint8_t *)qv + at;
+                size_t d = qmx__fp8_dequant_run_simd(in, n, s, &v.f, ys);
+                qmx__fp8_dequant_run_scalar(in + d, n - d, s, &v.f, ys + d);
+            } else if (v.dtype == QMX_INT8) {
+                const int8_t *in = (const int8_t *)qv + at;
+                size_t d = qmx__dequant_run_s8_simd(in, n, zp, s, ys);
+                qmx__dequant_run_s8_scalar(in + d, n - d, zp, s, ys + d);
+            } else if (v.dtype == QMX_UINT8) {
+                const uint8_t *in = (const uint8_t *)qv + at;
+                for (j = 0; j < n; j++) ys[j] = (float)((int32_t)in[j] - zp) * s;
+            } else if (v.dtype == QMX_INT16) {
+                const int16_t *in = (const int16_t *)qv + at;
+                for (j = 0; j < n; j++) ys[j] = (float)((int32_t)in[j] - zp) * s;
+            } else {
+                int sg = v.dtype == QMX_INT4;
+                for (j = 0; j < n; j++)
+                    ys[j] = (float)(qmx__get_nibble((const uint8_t *)qv, at + j, sg) - zp) * s;
+            }
+            e += n;
+        }
+    }
+    return QMX_OK;
+}
+
+QMX__DEF qmx_status qmx_fp8_quantize_array(qmx_dtype fmt, const float *x, size_t n, float scale,
+                                           int saturate, uint8_t *out) {
+    qmx__fp8fmt f;
+    size_t d;
+    if (!qmx__fp8_format(fmt, &f)) return QMX_ERR_DTYPE;
+    if (!x || !out) return QMX_ERR_NULL;
+    if (n == 0) return QMX_ERR_SIZE;
+    if (!qmx__isfinite(scale) || !(scale > 0.0f)) return QMX_ERR_ARG;
+    d = qmx__fp8_quant_run_simd(x, n, scale, 1, &f, saturate != 0, out);
+    qmx__fp8_quant_run_scalar(x + d, n - d, scale, 1, &f, saturate != 0, out + d);
+    return QMX_OK;
+}
+QMX__DEF qmx_status qmx_fp8_dequantize_array(qmx_dtype fmt, const uint8_t *codes, size_t n,
+                                             float scale, float *y) {
+    qmx__fp8fmt f;
+    size_t d;
+    if (!qmx__fp8_format(fmt, &f)) return QMX_ERR_DTYPE;
+    if (!codes || !y) return QMX_ERR_NULL;
+    if (n == 0) return QMX_ERR_SIZE;
+    if (!qmx__isfinite(scale) || !(scale > 0.0f)) return QMX_ERR_ARG;
+    d = qmx__fp8_dequant_run_simd(codes, n, scale, &f, y);
+    qmx__fp8_dequant_run_scalar(codes + d, n - d, scale, &f, y + d);
+    return QMX_OK;
+}
+
+/* ---- 7. requantization ---- */
+/* frexp without libm: real = q * 2^e with |q| in [0.5, 1); returns the 53-bit significand of
+ * |real| as an integer (q = sig * 2^-53) and e. real must be finite and non-zero. */
+static uint64_t qmx__frexp_sig(double real, int *e) {
+    uint64_t b = qmx__f64_bits(real);
+    int be = (int)((b >> 52) & 0x7FF);
+    uint64_t m = b & 0xFFFFFFFFFFFFFull;
+    if (be == 0) {                     /* subnormal: normalise */
+        int sh = 0;
+        while (!(m & (1ull << 52))) { m <<= 1; sh++; }
+        *e = -1022 - sh + 1;
+        return m;
+    }
+    *e = be - 1022;
+    return m | (1ull << 52);
+}
+
+static qmx_status qmx__quantize_multiplier(double real, int32_t *mult, int *shift, int single) {
+    uint64_t sig, qf;
+    int e, neg;
+    int64_t q;
+    if (!mult || !shift) return QMX_ERR_NULL;
+    if ((qmx__f64_bits(real) & 0x7FF0000000000000ull) == 0x7FF0000000000000ull) return QMX_ERR_NONFINITE;
+    if (real == 0.0) { *mult = 0; *shift = 0; return QMX_OK; }
+    neg = real < 0.0;
+    sig = qmx__frexp_sig(real, &e);
+    /* TfLiteRound(q * 2^31) with q = sig * 2^-53: round half away on sig * 2^-22 */
+    qf = (sig + (1ull << 21)) >> 22;
+    if (qf == (1ull << 31)) { qf >>= 1; e++; }
+    q = neg ? -(int64_t)qf : (int64_t)qf;
+    if (e < -31) { e = 0; q = 0; }
+    if (single && e > 30) { e = 30; q = 0x7FFFFFFF; }
+    *mult = (int32_t)q;
+    *shift = e;
+    return QMX_OK;
+}
+QMX__DEF qmx_status qmx_quantize_multiplier(double real, int32_t *mult, int *shift) {
+    return qmx__quantize_multiplier(real, mult, shift, 0);
+}
+QMX__DEF qmx_status qmx_quantize_multiplier_single_rounding(double real, int32_t *mult, int *shift) {
+    return qmx__quantize_multiplier(real, mult, shift, 1);
+}
+
+/* Arithmetic shift right of a signed 64-bit value, portable (C leaves >> of negatives to the
+ * implementation). */
+static int64_t qmx__asr64(int64_t x, int s) {
+    return x >= 0 ? (int64_t)((uint64_t)x >> s) : -(int64_t)(((uint64_t)(-(x + 1)) >> s)) - 1;
+}
+static int32_t qmx__srdhm(int32_t a, int32_t b) {  /* gemmlowp SaturatingRoundingDoublingHighMul */
+    int64_t ab, nudge, num;
+    if (a == INT32_MIN && b == INT32_MIN) return INT32_MAX;
+    ab = (int64_t)a * (int64_t)b;
+    nudge = ab >= 0 ? (int64_t)1 << 30 : 1 - ((int64_t)1 << 30);
+    num = ab + nudge;
+    /* C division truncates toward zero, as gemmlowp's does */
+    return (int32_t)(num / ((int64_t)1 << 31));
+}
+static int32_t qmx__rdbpot(int32_t x, int exponent) { /* gemmlowp RoundingDivideByPOT */
+    int32_t mask, rem, thr, q;
+    if (exponent == 0) return x;
+    mask = (int32_t)(((uint32_t)1 << exponent) - 1u);
+    rem = x & mask;
+    thr = (mask >> 1) + (x < 0 ? 1 : 0);
+    q = (int32_t)qmx__asr64(x, exponent);
+    return q + (rem > thr ? 1 : 0);
+}
+static int qmx__clamp_shift(int shift) { return shift < -31 ? -31 : (shift > 30 ? 30 : shift); }
+
+QMX__DEF int32_t qmx_requantize(int32_t acc, int32_t m, int shift) {
+    int left, right;
+    int32_t x;
+    shift = qmx__clamp_shift(shift);
+    left = shift > 0 ? shift : 0;
+    right = shift > 0 ? 0 : -shift;
+    x = (int32_t)((uint32_t)acc << left);  /* wraps mod 2^32 like TFLite's x * (1 << left) */
+    return qmx__rdbpot(qmx__srdhm(x, m), right);
+}
+QMX__DEF int32_t qmx_requantize_single_rounding(int32_t acc, int32_t m, int shift) {
+    int total;
+    int64_t r;
+    shift = qmx__clamp_shift(shift);
+    if (m < 0) m = 0;
+    total = 31 - shift;                    /* 1 .. 62 */
+    r = (int64_t)acc * (int64_t)m + ((int64_t)1 << (total - 1));
+    r = qmx__asr64(r, total);
+    if (r > INT32_MAX) return INT32_MAX;
+    if (r < INT32_MIN) return INT32_MIN;
+    return (int32_t)r;
+}
+QMX__DEF int32_t qmx_requantize_float(int32_t acc, float scale) {
+    float t = (float)acc;
+    t = t * scale;
+    if (qmx__isnan(t)) return 0;
+    if (t >= 2147483648.0f) return INT32_MAX;
+    if (t <= -2147483648.0f) return INT32_MIN;
+    if (t > 16777216.0f || t < -16777216.0f) return (int32_t)t; /* already an integer */
+    return qmx__round_rne(t);
+}
+QMX__DEF qmx_status qmx_requantize_check(qmx_requant_mode mode, int32_t m, int shift) {
+    if ((unsigned)mode > (unsigned)QMX_REQUANT_FLOAT) return QMX_ERR_ARG;
+    if (mode == QMX_REQUANT_FLOAT) return QMX_OK;
+    if (shift < -31 || shift > 30) return QMX_ERR_ARG;
+    if (mode == QMX_REQUANT_SINGLE_ROUNDING && m < 0) return QMX_ERR_ARG;
+    return QMX_OK;
+}
+
+QMX__DEF qmx_status qmx_requantize_array(const qmx_requant_config *c, const int32_t *acc,
+                                         size_t rows, size_t channels, void *out, size_t out_bytes) {
+    qmx_dtype od;
+    int32_t lo, hi, amin, amax;
+    size_t r, ch, n, need, np;
+    if (!c || !acc || !out) return QMX_ERR_NULL;
+    if (rows == 0 || channels == 0) return QMX_ERR_SIZE;
+    od = c->out_dtype == QMX_DTYPE_INVALID ? QMX_INT8 : c->out_dtype;
+    if (od != QMX_INT8 && od != QMX_INT16) return QMX_ERR_DTYPE;
+    if ((unsigned)c->mode > (unsigned)QMX_REQUANT_FLOAT) return QMX_ERR_ARG;
+    if (!qmx__mul_ok(rows, channels, &n)) return QMX_ERR_OVERFLOW;
+    if (qmx_dtype_storage_bytes(od, n, &need) != QMX_OK) return QMX_ERR_OVERFLOW;
+    if (out_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    qmx_dtype_int_range(od, &lo, &hi);
+    amin = c->act_min; amax = c->act_max;
+    if (amin == 0 && amax == 0) { amin = lo; amax = hi; }
+    if (amin < lo || amax > hi || amin > amax) return QMX_ERR_ARG;
+    if (c->output_zero_point < lo || c->output_zero_point > hi) return QMX_ERR_ARG;
+    np = c->per_channel ? channels : 1;
+    if (c->mode == QMX_REQUANT_FLOAT) {
+        if (!c->scales) return QMX_ERR_NULL;
+        for (ch = 0; ch < np; ch++)
+            if (!qmx__isfinite(c->scales[ch]) || c->scales[ch] < 0.0f) return QMX_ERR_ARG;
+    } else {
+        if (!c->multipliers || !c->shifts) return QMX_ERR_NULL;
+        for (ch = 0; ch < np; ch++)
+            if (qmx_requantize_check(c->mode, c->multipliers[ch], c->shifts[ch]) != QMX_OK)
+                return QMX_ERR_ARG;
+    }
+    for (r = 0; r < rows; r++) {
+        for (ch = 0; ch < channels; ch++) {
+            size_t pi = c->per_channel ? ch : 0;
+            int32_t a = acc[r * channels + ch], v;
+            int64_t w;
+            if (c->bias) a = (int32_t)((uint32_t)a + (uint32_t)c->bias[ch]);
+            if (c->mode == QMX_REQUANT_DOUBLE_ROUNDING)
+                v = qmx_requantize(a, c->multipliers[pi], c->shifts[pi]);
+            else if (c->mode == QMX_REQUANT_SINGLE_ROUNDING)
+                v = qmx_requantize_single_rounding(a, c->multipliers[pi], c->shifts[pi]);
+            else
+                v = qmx_requantize_float(a, c->scales[pi]);
+            w = (int64_t)v + c->output_zero_point;
+            if (w < amin) w = amin;
+            if (w > amax) w = amax;
+            if (od == QMX_INT8) ((int8_t *)out)[r * channels + ch] = (int8_t)w;
+            else ((int16_t *)out)[r * channels + ch] = (int16_t)w;
+        }
+    }
+    return QMX_OK;
+}
+
+/* ============================================================================================
+ * SIMD paths. Each handles a prefix of the run and returns its length; the scalar reference
+ * finishes the tail. Every path computes exactly the scalar expression: the same IEEE
+ * operations (multiply or divide, add), the same clamp, nearest-even with an explicit
+ * rounding mode (never the MXCSR/FPCR state), so the bits are identical.
+ * ============================================================================================ */
+#if defined(QMX__AVX512)
+/* (placeholder removed when the AVX-512 path lands) */
+#endif
+
+static size_t qmx__quant_run_s8_simd(const float *x, size_t n, const qmx__run *p, int8_t *q) {
+    (void)x; (void)n; (void)p; (void)q;
+    return 0;
+}
+static size_t qmx__dequant_run_s8_simd(const int8_t *q, size_t n, int32_t zp, float s, float *y) {
+    (void)q; (void)n; (void)zp; (void)s; (void)y;
+    return 0;
+}
+static size_t qmx__fp8_quant_run_simd(const float *x, size_t n, float scale, int use_div,
+                                      const qmx__fp8fmt *f, int saturate, uint8_t *out) {
+    (void)x; (void)n; (void)scale; (void)use_div; (void)f; (void)saturate; (void)out;
+    return 0;
+}
+static size_t qmx__fp8_dequant_run_simd(const uint8_t *c, size_t n, float scale,
+                                        const qmx__fp8fmt *f, float *y) {
+    (void)c; (void)n; (void)scale; (void)f; (void)y;
+    return 0;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* QMX_IMPLEMENTATION */
+
+/* --------------------------------------------------------------------------------------------
+ * MIT License. Copyright (c) 2026 the qmx authors.
+ * Permission is hereby granted, free of charge, to any person obtaining a copy of this software
+ * and associated documentation files (the "Software"), to deal in the Software without
+ * restriction, including without limitation the rights to use, copy, modify, merge, publish,
+ * distribute, sublicense, and/or sell copies of the Software, and to permit persons to whom the
+ * Software is furnished to do so, subject to the following conditions: The above copyright
+ * notice and this permission notice shall be included in all copies or substantial portions of
+ * the Software. THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND.
+ * -------------------------------------------------------------------------------------------- */

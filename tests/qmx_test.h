@@ -1,0 +1,80 @@
+/* qmx_test.h - the tiny test harness every tests/test_*.c program uses.
+ *
+ * A test program is a list of checks grouped in named cases. Each CHECK counts once; a failing
+ * check prints its file, line and message. main() ends with QMX_TEST_END(), which prints the
+ * closing line "N passed, N failed" and returns non-zero when anything failed.
+ * Data files are opened relative to the current directory (the repository root): the Makefile
+ * and the target runners run every test from there, also under QEMU (semihosting reads host files).
+ */
+#ifndef QMX_TEST_H
+#define QMX_TEST_H
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <inttypes.h>
+
+/* Helpers are static so that each test program is one translation unit; not every program
+ * uses every helper. */
+#if defined(__GNUC__) || defined(__clang__)
+#  define QMX_TEST_HELPER static __attribute__((unused))
+#else
+#  define QMX_TEST_HELPER static
+#endif
+
+static long qmx_test_passed, qmx_test_failed, qmx_test_case_failed;
+static const char *qmx_test_case_name = "";
+
+#define QMX_TEST_CASE(name) (qmx_test_case_name = (name), qmx_test_case_failed = 0)
+
+/* CHECK(cond, fmt, ...): one counted check; fmt/args describe the failure. At most 20 failure
+ * lines are printed per case so that a broken sweep does not flood the log. */
+#define CHECK(cond, ...)                                                                   \
+    do {                                                                                   \
+        if (cond) {                                                                        \
+            qmx_test_passed++;                                                             \
+        } else {                                                                           \
+            qmx_test_failed++;                                                             \
+            if (qmx_test_case_failed++ < 20) {                                             \
+                printf("FAIL %s:%d [%s] ", __FILE__, __LINE__, qmx_test_case_name);        \
+                printf(__VA_ARGS__);                                                       \
+                printf("\n");                                                              \
+            }                                                                              \
+        }                                                                                  \
+    } while (0)
+
+/* Exactly-equal integers, printed on failure. */
+#define CHECK_EQ_INT(got, want, ...)                                                       \
+    do {                                                                                   \
+        long long qmx_t_g_ = (long long)(got), qmx_t_w_ = (long long)(want);                \
+        CHECK(qmx_t_g_ == qmx_t_w_, "got %lld want %lld: ", qmx_t_g_, qmx_t_w_);             \
+        if (qmx_t_g_ != qmx_t_w_ && qmx_test_case_failed <= 20) { printf(__VA_ARGS__); printf("\n"); } \
+    } while (0)
+
+/* Bit pattern of a float, for exact comparisons that treat -0 and NaN payloads precisely. */
+QMX_TEST_HELPER uint32_t qmx_test_f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+QMX_TEST_HELPER float qmx_test_bits_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+
+/* Open a data file under tests/data; a missing file is a failed check, not a crash. */
+QMX_TEST_HELPER FILE *qmx_test_open(const char *name) {
+    char path[256];
+    FILE *f;
+    snprintf(path, sizeof path, "tests/data/%s", name);
+    f = fopen(path, "r");
+    CHECK(f != NULL, "cannot open %s (run from the repository root)", path);
+    return f;
+}
+
+/* Reads the next non-comment line ('#' starts a comment line) into buf; 0 at end of file. */
+QMX_TEST_HELPER int qmx_test_next_line(FILE *f, char *buf, int size) {
+    while (fgets(buf, size, f)) {
+        if (buf[0] == '#' || buf[0] == '\n' || buf[0] == '\r') continue;
+        return 1;
+    }
+    return 0;
+}
+
+#define QMX_TEST_END()                                                                     \
+    (printf("%ld passed, %ld failed\n", qmx_test_passed, qmx_test_failed),                 \
+     qmx_test_failed ? 1 : 0)
+
+#endif
