@@ -38,6 +38,7 @@ static const char *qmx_test_case_name = "";
                 printf("FAIL %s:%d [%s] ", __FILE__, __LINE__, qmx_test_case_name);        \
                 printf(__VA_ARGS__);                                                       \
                 printf("\n");                                                              \
+                fflush(stdout); /* keep the line if the program crashes later */           \
             }                                                                              \
         }                                                                                  \
     } while (0)

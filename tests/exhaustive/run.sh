@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# tests/exhaustive/run.sh - the long-running exhaustive checks (make test-exhaustive).
+#
+# Checks qmx_fp8_from_f32 against NVIDIA's cuda_fp8.h (__nv_cvt_float_to_fp8, host code path)
+# for all 2^32 float32 bit patterns, E4M3FN and E5M2, saturating and not, and qmx_fp8_to_f32
+# against __nv_cvt_fp8_to_halfraw for the 256 codes of each format (details in
+# fp8_vs_cuda.cpp and README.md). Runs from anywhere; builds into build/exhaustive/.
+#
+# NEEDS the CUDA toolkit headers (cuda_fp8.h, cuda_fp16.h, cuda.h, ...); no GPU and no driver:
+# only the __host__ code of the conversion functions runs. The toolkit is found at $CUDA_HOME,
+# else $CUDA_PATH, else the directory above the nvcc in PATH, else /usr/local/cuda. With nvcc
+# present the oracle is compiled by nvcc (-x cu, host code as any CUDA program gets it);
+# without nvcc but with the headers it is compiled by $HOST_CXX / $CXX / g++ with -I<cuda>/include
+# (the header supports that; the conversions take the same host path). Without the headers
+# this script fails (exit 1): the target was asked for explicitly, so a silent skip would hide
+# that nothing was checked.
+#
+# qmx itself is compiled as C99 by $HOST_CC / $CC / gcc (-O2 -march=native, as `make test`'s
+# native build) and linked in, as a C user would.
+#
+# Environment: EXH_THREADS (default: the number of CPUs), EXH_ARGS (extra arguments for the
+# program, e.g. --quick for a seconds-long smoke test of the harness).
+# Output: progress, at most 20 mismatches per (format, mode) sweep with their input bits, one
+# line per sweep, then "N passed, N failed" (one check per input and sweep). Exit status 0
+# only when nothing failed; 1 on a mismatch or a build problem.
+set -u
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$ROOT" || exit 1
+OUT=build/exhaustive
+SRC=tests/exhaustive
+
+die() { echo "test-exhaustive: $*" >&2; echo "0 passed, 1 failed"; exit 1; }
+
+# ---- find the CUDA toolkit --------------------------------------------------------------------
+cuda=
+for c in "${CUDA_HOME:-}" "${CUDA_PATH:-}"; do
+    if [ -n "$c" ] && [ -f "$c/include/cuda_fp8.h" ]; then cuda=$c; break; fi
+done
+if [ -z "$cuda" ] && command -v nvcc >/dev/null 2>&1; then
+    c=$(cd "$(dirname "$(command -v nvcc)")/.." && pwd)
+    [ -f "$c/include/cuda_fp8.h" ] && cuda=$c
+fi
+if [ -z "$cuda" ] && [ -f /usr/local/cuda/include/cuda_fp8.h ]; then cuda=/usr/local/cuda; fi
+if [ -z "$cuda" ]; then
+    die "the CUDA toolkit headers (cuda_fp8.h) were not found in \$CUDA_HOME, \$CUDA_PATH, next
+    to nvcc or in /usr/local/cuda. This test compares qmx's fp8 conversions with NVIDIA's
+    cuda_fp8.h and needs the toolkit installed (no GPU needed); set CUDA_HOME to its root."
+fi
+nvcc=
+[ -x "$cuda/bin/nvcc" ] && nvcc=$cuda/bin/nvcc
+
+cc=${HOST_CC:-${CC:-gcc}}
+cxx=${HOST_CXX:-${CXX:-g++}}
+threads=${EXH_THREADS:-$(nproc 2>/dev/null || echo 2)}
+
+# ---- build ------------------------------------------------------------------------------------
+mkdir -p "$OUT" || die "cannot create $OUT"
+echo "== test-exhaustive: fp8 vs NVIDIA cuda_fp8.h ($cuda)"
+"$cc" -std=c99 -O2 -march=native -Wall -Wextra -Werror -I. \
+    -c "$SRC/qmx_impl.c" -o "$OUT/qmx_impl.o" || die "building qmx ($cc) failed"
+if [ -n "$nvcc" ]; then
+    echo "   oracle: $("$nvcc" --version | tail -n 1), host compiler $("$cxx" -dumpversion 2>/dev/null)"
+    "$nvcc" -ccbin "$cxx" -O3 -std=c++11 -x cu -Xcompiler -Wall,-Wextra,-march=native -I. \
+        -c "$SRC/fp8_vs_cuda.cpp" -o "$OUT/fp8_vs_cuda.o" || die "building the oracle (nvcc) failed"
+    "$nvcc" -ccbin "$cxx" "$OUT/fp8_vs_cuda.o" "$OUT/qmx_impl.o" -o "$OUT/fp8_vs_cuda" \
+        || die "linking the oracle (nvcc) failed"
+else
+    echo "   oracle: no nvcc in $cuda/bin; $cxx with -I$cuda/include"
+    "$cxx" -O3 -std=c++11 -march=native -Wall -Wextra -I. -I"$cuda/include" \
+        "$SRC/fp8_vs_cuda.cpp" "$OUT/qmx_impl.o" -o "$OUT/fp8_vs_cuda" -pthread \
+        || die "building the oracle ($cxx) failed"
+fi
+
+# ---- run --------------------------------------------------------------------------------------
+# shellcheck disable=SC2086  # EXH_ARGS is word-split on purpose
+"$OUT/fp8_vs_cuda" --threads "$threads" ${EXH_ARGS:-}
+rc=$?
+case $rc in
+    0) exit 0 ;;
+    1) echo "test-exhaustive: FAILED (mismatches above)" >&2; exit 1 ;;
+    *) die "$OUT/fp8_vs_cuda ended with exit status $rc" ;;
+esac
