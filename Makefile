@@ -22,7 +22,7 @@ HEADERS := qmx.h qmx_kernels.h qmx_calib.h
 CROSS_TARGETS := i386 aarch64 aarch64-v8a armhf s390x ppc riscv64 cortex-m3 cortex-m4 cortex-m55
 
 .DEFAULT_GOAL := help
-.PHONY: help demo test test-targets test-sanitize test-exhaustive check-headers clean
+.PHONY: help demo test test-targets test-sanitize test-exhaustive check-headers clean bench
 
 # ---- help -----------------------------------------------------------------------------------
 help:
@@ -36,6 +36,8 @@ help:
 	@echo "  test-sanitize    every test on the host with ASan + UBSan"
 	@echo "  test-exhaustive  tests/exhaustive/run.sh (long-running exhaustive checks)"
 	@echo "  check-headers    each header alone as C99 (SIMD and scalar), C++11 and freestanding Cortex-M"
+	@echo "  bench            quantize/dequantize throughput vs read stream and memcpy, 64 MiB and"
+	@echo "                   256 KiB, -O3 -march=native (~1 min; BENCH_EXTRA=-DQMX_NO_SIMD for scalar)"
 	@echo "  clean            remove $(BUILD)/"
 	@echo "One target, one test: tools/targets/run-on cortex-m4 tests/test_core.c -I. -std=c99"
 	@echo "One target, all tests: tools/run_tests.sh aarch64 [CFLAGS...]    (JOBS=2 programs at once)"
@@ -82,6 +84,16 @@ test-exhaustive:
 	else \
 	    echo "test-exhaustive: tests/exhaustive/run.sh is missing"; exit 1; \
 	fi
+
+# ---- bench ----------------------------------------------------------------------------------
+# One program, bench/bench_quant.c; it prints its own flags (BENCH_EXTRA adds to them, e.g.
+# BENCH_EXTRA=-DQMX_NO_SIMD). QMX_BENCH_REPS / QMX_BENCH_REP_MS set the repetitions.
+BENCH_CFLAGS := -std=c99 -D_POSIX_C_SOURCE=200112L -O3 -march=native -Wall -Wextra -I. $(BENCH_EXTRA)
+
+# Always recompiled (about a second), so the binary never runs with stale flags.
+bench: | $(BUILD)
+	$(CC) $(BENCH_CFLAGS) -DQMX_BENCH_CFLAGS='"$(CC) $(BENCH_CFLAGS)"' bench/bench_quant.c -o $(BUILD)/bench_quant -lm
+	@$(BUILD)/bench_quant
 
 # ---- housekeeping ---------------------------------------------------------------------------
 clean:
