@@ -102,8 +102,16 @@
  *     scaled value before the clip and a nearest-even round (AQT's order); the caller's
  *     qmx_rng supplies one draw per element in flat element order: the same stream and the
  *     same bits on every target.
- *   Non-finite input: NaN quantizes to the zero point; +-Inf to the ends of the range.
+ *   Non-finite input: for integer dtypes NaN quantizes to the zero point and +-Inf to the
+ *     ends of the range; for fp8 NaN gives the format's NaN code and +-Inf gives +-max.
  *     qmx_compute_qparams returns QMX_ERR_NONFINITE when a group contains NaN or Inf.
+ *   Extreme ranges: qmx_compute_qparams returns the origin's scale even where it is not
+ *     usable: a group whose absmax is so small (below ~1e-43) that absmax / B underflows to
+ *     0 (AQT, TFLite), or whose max - min overflows float (asymmetric, |x| ~ 3e38) giving
+ *     Inf. qmx_quantize and qmx_dequantize then return QMX_ERR_ARG (scales must be finite
+ *     and > 0; a NaN or Inf scale is QMX_ERR_ARG too) rather than produce garbage.
+ *   asymmetric + narrow_range: scale and zero point use the full range, only the clamp
+ *     narrows. fp8 accepts only nearest-even rounding (else QMX_ERR_UNSUPPORTED).
  *   fp8 dtypes use the same calls: s = absmax / fp8_max (AQT: absmax 0 -> 1; Qwix/TFLite: the
  *     guard above); quantize t = x / s (AQT: x * (1/s)), clip to +-max, cast nearest-even.
  *
@@ -1139,8 +1147,9 @@ static qmx_status qmx__quantize_multiplier(double real, int32_t *mult, int *shif
     sig = qmx__frexp_sig(real, &e);
     /* TfLiteRound(q * 2^31) with q = sig * 2^-53: round half away on sig * 2^-22 */
     qf = (sig + (1ull << 21)) >> 22;
-    if (qf == (1ull << 31)) { qf >>= 1; e++; }
     q = neg ? -(int64_t)qf : (int64_t)qf;
+    /* TFLite halves only +2^31, which does not fit int32; -2^31 does and is kept */
+    if (q == ((int64_t)1 << 31)) { q /= 2; e++; }
     if (e < -31) { e = 0; q = 0; }
     if (single && e > 30) { e = 30; q = 0x7FFFFFFF; }
     *mult = (int32_t)q;
@@ -1239,7 +1248,7 @@ QMX__DEF qmx_status qmx_requantize_array(const qmx_requant_config *c, const int3
     if (c->mode == QMX_REQUANT_FLOAT) {
         if (!c->scales) return QMX_ERR_NULL;
         for (ch = 0; ch < np; ch++)
-            if (!qmx__isfinite(c->scales[ch]) || c->scales[ch] < 0.0f) return QMX_ERR_ARG;
+            if (!qmx__isfinite(c->scales[ch]) || !(c->scales[ch] > 0.0f)) return QMX_ERR_ARG;
     } else {
         if (!c->multipliers || !c->shifts) return QMX_ERR_NULL;
         for (ch = 0; ch < np; ch++)
@@ -1274,10 +1283,847 @@ QMX__DEF qmx_status qmx_requantize_array(const qmx_requant_config *c, const int3
  * operations (multiply or divide, add), the same clamp, nearest-even with an explicit
  * rounding mode (never the MXCSR/FPCR state), so the bits are identical.
  * ============================================================================================ */
-#if defined(QMX__AVX512)
-/* (placeholder removed when the AVX-512 path lands) */
+/* Helpers of the vector kernels are forced inline: each kernel is instantiated once per
+ * combination of its compile-time flags (divide or multiply, rounding, saturation, format),
+ * so the loops carry no run-time branches. */
+#if defined(__GNUC__) || defined(__clang__)
+#  define QMX__VINLINE static __inline__ __attribute__((always_inline))
+#elif defined(_MSC_VER)
+#  define QMX__VINLINE static __forceinline
+#else
+#  define QMX__VINLINE static
 #endif
 
+/* How each kernel matches its scalar reference bit for bit:
+ * - int8 quantize: the same t = x / scale or x * inv (+ zp_f) as IEEE single operations, clamp
+ *   with max(lo, t) and min(hi, t), then an integer conversion with an explicit rounding mode:
+ *   nearest-even directly; half away from zero as trunc(t + (t - trunc(t))), exact for the
+ *   clamped |t| < 2^22 (t - trunc(t) is exact, and adding it back doubles the fraction without
+ *   rounding). The clamp's operand order lets a NaN t through; converting it gives 0x80000000
+ *   on x86 (low byte 0) and 0 on AArch64, so with + zp_i and the truncating narrow to int8 a NaN
+ *   becomes zp_i, the scalar's NaN result. Only Qwix's zp_f needs an explicit NaN mask.
+ * - x * inv + zp_f is never produced by qmx__make_run (only Qwix adds zp_f, and Qwix divides);
+ *   a compiler allowed to contract could fuse it into an FMA in either path, so that
+ *   combination is left to the scalar kernel.
+ * - fp8 encode (AVX2, NEON) mirrors qmx__fp8_encode on 32-bit lanes: a = |bits|; normal lanes
+ *   round with (a + half - 1 + lsb) >> drop (the exponent rebias folded into the constant);
+ *   fp8-subnormal lanes (|t| < 2^emin, f32 zero and subnormals included) are |t| * 2^(mbits -
+ *   emin), an exact power-of-two scaling, converted with an explicit nearest-even rounding: the
+ *   same integer as the scalar's shift-and-round. Saturation clips |t| to max first (equal to
+ *   clipping the rounded code); otherwise overflow (Inf included: its rounded code exceeds the
+ *   max) becomes the overflow code. NaN becomes the NaN code, and the sign goes on last (FNUZ:
+ *   not on a zero code; its NaN/overflow code 0x80 absorbs the sign). AVX-512 rounds with one
+ *   explicitly rounded FMA instead (see there).
+ * - fp8 decode builds the float bits: normal (a << (23 - mbits)) + ((127 - bias) << 23); with
+ *   exponent field 0 that reads 2^-bias * (1 + m / 2^mbits), and the subnormal value is twice that
+ *   minus 2^emin (both steps exact); specials by mask, then the sign. */
+#if defined(QMX__AVX512) || defined(QMX__AVX2) || defined(QMX__NEON64)
+typedef struct qmx__f8c {
+    int32_t drop;        /* 23 - mbits */
+    uint32_t kadd;       /* 2^(drop-1) - 1 - ((127 - bias) << 23), wrapping */
+    uint32_t thr;        /* |bits| >= thr: normal fp8 grid ((128 - bias) << 23) */
+    float subk;          /* 2^(mbits - emin) = 2^(mbits + bias - 1) */
+    uint32_t maxc;       /* largest finite code */
+    uint32_t ovf;        /* overflow code magnitude without saturation */
+    uint32_t nan;        /* NaN code magnitude */
+    float maxf;          /* largest finite value */
+    uint32_t nanb;       /* bits of the value 2^(e - bias) * 1.m whose code is the NaN code */
+    uint32_t tovf;       /* |bits| >= tovf rounds beyond the largest code */
+    float sdrop;         /* AVX-512: 2^-drop */
+    uint32_t adj;        /* decode: (127 - bias) << 23 */
+    float eminf;         /* decode: 2^emin, the smallest normal */
+    int kind;            /* 0 E4M3FN, 1 E5M2, 2 FNUZ */
+} qmx__f8c;
+
+static void qmx__f8c_init(const qmx__fp8fmt *f, qmx__f8c *k) {
+    int drop = 23 - f->mbits;
+    k->drop = drop;
+    k->kadd = ((1u << (drop - 1)) - 1u) - ((uint32_t)(127 - f->bias) << 23);
+    k->thr = (uint32_t)(128 - f->bias) << 23;
+    k->subk = qmx__bits_f32((uint32_t)(127 + f->mbits + f->bias - 1) << 23);
+    k->maxc = f->max_code;
+    k->ovf = f->has_inf ? 0x7Cu : (f->fnuz ? 0x80u : 0x7Fu);
+    k->nan = f->fnuz ? 0x80u : 0x7Fu;
+    k->maxf = qmx__bits_f32(qmx__fp8_decode_bits((uint8_t)f->max_code, f));
+    k->nanb = (k->nan << drop) + ((uint32_t)(127 - f->bias) << 23);
+    k->tovf = qmx__f32_bits(k->maxf) + (1u << (drop - 1)) + ((f->max_code & 1u) ? 0u : 1u);
+    k->sdrop = qmx__bits_f32((uint32_t)(127 - drop) << 23);
+    k->adj = (uint32_t)(127 - f->bias) << 23;
+    k->eminf = qmx__bits_f32((uint32_t)(128 - f->bias) << 23);
+    k->kind = f->fnuz ? 2 : (f->has_inf ? 1 : 0);
+}
+
+#endif
+
+#if defined(QMX__AVX512)
+/* ---- AVX-512 (F + BW + VL): 16 lanes, masked loads/stores finish every run ---- */
+/* g++ 12 reports the self-initialised `__Y = __Y` of _mm512_undefined_*() inside the intrinsics
+ * as uninitialised once they are inlined (GCC PR 105593); the pragma covers these call sites. */
+#if defined(__GNUC__) && !defined(__clang__)
+#  pragma GCC diagnostic push
+#  pragma GCC diagnostic ignored "-Wuninitialized"
+#  pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+typedef struct qmx__q512 {
+    __m512 s, zpf, lo, hi;
+    __m512i zpi, nanv, zp16, ff, perm;
+} qmx__q512;
+
+/* One vector: the clamped, rounded value before zp_i. */
+QMX__VINLINE __m512i qmx__q512_one(__m512 v, const qmx__q512 *k, int div, int addz, int away) {
+    __m512 t = div ? _mm512_div_ps(v, k->s) : _mm512_mul_ps(v, k->s);
+    __mmask16 nan = 0;
+    __m512i r;
+    if (addz) {
+        t = _mm512_add_ps(t, k->zpf);
+        nan = _mm512_cmp_ps_mask(t, t, _CMP_UNORD_Q);
+    }
+    t = _mm512_min_ps(k->hi, _mm512_max_ps(k->lo, t));  /* vmaxps/vminps pass a NaN t through */
+    if (away) {
+        __m512 fr = _mm512_sub_ps(t, _mm512_roundscale_ps(t, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC));
+        r = _mm512_cvtt_roundps_epi32(_mm512_add_ps(t, fr), _MM_FROUND_NO_EXC);
+    } else {
+        r = _mm512_cvt_roundps_epi32(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    }
+    if (addz) r = _mm512_mask_mov_epi32(r, nan, k->nanv);
+    return r;
+}
+
+/* 64 results to 64 bytes: int16 packs (exact for the clamped |r| <= 2^15; 0x80000000 -> 0x8000),
+ * + zp_i, keep the low byte, pack, restore element order. */
+QMX__VINLINE __m512i qmx__q512_pack(__m512i r0, __m512i r1, __m512i r2, __m512i r3,
+                                    const qmx__q512 *k, int zpi) {
+    __m512i ab = _mm512_packs_epi32(r0, r1), cd = _mm512_packs_epi32(r2, r3);
+    if (zpi) {
+        ab = _mm512_add_epi16(ab, k->zp16);
+        cd = _mm512_add_epi16(cd, k->zp16);
+    }
+    ab = _mm512_and_si512(ab, k->ff);
+    cd = _mm512_and_si512(cd, k->ff);
+    return _mm512_permutexvar_epi32(k->perm, _mm512_packus_epi16(ab, cd));
+}
+
+QMX__VINLINE size_t qmx__q512_loop(const float *x, size_t n, const qmx__q512 *k, int8_t *q,
+                                   int div, int addz, int away, int zpi) {
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        __m512i r0 = qmx__q512_one(_mm512_loadu_ps(x + i), k, div, addz, away);
+        __m512i r1 = qmx__q512_one(_mm512_loadu_ps(x + i + 16), k, div, addz, away);
+        __m512i r2 = qmx__q512_one(_mm512_loadu_ps(x + i + 32), k, div, addz, away);
+        __m512i r3 = qmx__q512_one(_mm512_loadu_ps(x + i + 48), k, div, addz, away);
+        _mm512_storeu_si512((void *)(q + i), qmx__q512_pack(r0, r1, r2, r3, k, zpi));
+    }
+    for (; i < n; i += 16) {  /* + zp_i in 32 bits, vpmovdb keeps the low byte */
+        __mmask16 m = n - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - i)) - 1u);
+        __m512i r = qmx__q512_one(_mm512_maskz_loadu_ps(m, x + i), k, div, addz, away);
+        if (zpi) r = _mm512_add_epi32(r, k->zpi);
+        _mm512_mask_cvtepi32_storeu_epi8(q + i, m, r);
+    }
+    return n;
+}
+
+static size_t qmx__quant_run_s8_simd(const float *x, size_t n, const qmx__run *p, int8_t *q) {
+    qmx__q512 k;
+    int div = p->use_div != 0, addz = p->zp_f != 0.0f, away = p->round == QMX_ROUND_HALF_AWAY;
+    int zpi = p->zp_i != 0;
+    if (p->round == QMX_ROUND_STOCHASTIC || (addz && !div)) return 0;
+    if (!(p->lo_f >= -32767.0f && p->hi_f <= 32767.0f)) return 0;  /* int16 packing range */
+    k.s = _mm512_set1_ps(div ? p->scale : p->inv);
+    k.zpf = _mm512_set1_ps(p->zp_f);
+    k.lo = _mm512_set1_ps(p->lo_f);
+    k.hi = _mm512_set1_ps(p->hi_f);
+    k.zpi = _mm512_set1_epi32(p->zp_i);
+    k.nanv = _mm512_set1_epi32((int32_t)p->zp_f);   /* + zp_i later: zp_i + (int32_t)zp_f */
+    k.zp16 = _mm512_set1_epi16((short)(p->zp_i & 0xFF));
+    k.ff = _mm512_set1_epi16(0xFF);
+    k.perm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    switch ((div << 3) | (addz << 2) | (away << 1) | zpi) {
+    case 0: return qmx__q512_loop(x, n, &k, q, 0, 0, 0, 0);
+    case 1: return qmx__q512_loop(x, n, &k, q, 0, 0, 0, 1);
+    case 2: return qmx__q512_loop(x, n, &k, q, 0, 0, 1, 0);
+    case 3: return qmx__q512_loop(x, n, &k, q, 0, 0, 1, 1);
+    case 8: return qmx__q512_loop(x, n, &k, q, 1, 0, 0, 0);
+    case 9: return qmx__q512_loop(x, n, &k, q, 1, 0, 0, 1);
+    case 10: return qmx__q512_loop(x, n, &k, q, 1, 0, 1, 0);
+    case 11: return qmx__q512_loop(x, n, &k, q, 1, 0, 1, 1);
+    case 12: return qmx__q512_loop(x, n, &k, q, 1, 1, 0, 0);
+    case 13: return qmx__q512_loop(x, n, &k, q, 1, 1, 0, 1);
+    case 14: return qmx__q512_loop(x, n, &k, q, 1, 1, 1, 0);
+    default: return qmx__q512_loop(x, n, &k, q, 1, 1, 1, 1);
+    }
+}
+
+QMX__VINLINE __m512 qmx__dq512_one(__m128i b, __m512i z, __m512 s) {
+    return _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_cvtepi8_epi32(b), z)), s);
+}
+static size_t qmx__dequant_run_s8_simd(const int8_t *q, size_t n, int32_t zp, float s, float *y) {
+    __m512i z = _mm512_set1_epi32(zp);
+    __m512 vs = _mm512_set1_ps(s);
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        __m512 y0 = qmx__dq512_one(_mm_loadu_si128((const __m128i *)(const void *)(q + i)), z, vs);
+        __m512 y1 = qmx__dq512_one(_mm_loadu_si128((const __m128i *)(const void *)(q + i + 16)), z, vs);
+        __m512 y2 = qmx__dq512_one(_mm_loadu_si128((const __m128i *)(const void *)(q + i + 32)), z, vs);
+        __m512 y3 = qmx__dq512_one(_mm_loadu_si128((const __m128i *)(const void *)(q + i + 48)), z, vs);
+        _mm512_storeu_ps(y + i, y0);
+        _mm512_storeu_ps(y + i + 16, y1);
+        _mm512_storeu_ps(y + i + 32, y2);
+        _mm512_storeu_ps(y + i + 48, y3);
+    }
+    for (; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - i)) - 1u);
+        _mm512_mask_storeu_ps(y + i, m, qmx__dq512_one(_mm_maskz_loadu_epi8(m, q + i), z, vs));
+    }
+    return n;
+}
+
+typedef struct qmx__f8q512 {
+    __m512 s, maxf, sdrop;
+    __m512i absm, nanb, thr, tlo, thi, tovf, infb, ovf, nan, low7, c80, perm;
+} qmx__f8q512;
+
+/* fp8 encode with one explicitly rounded fused multiply-add. For a = |t| (clipped to max first
+ * when saturating) let E = max(exponent(a), emin) and M = 2^E * (1 + ((E - emin) << mbits) / 2^23)
+ * (looked up from a 32-entry table by the biased E mod 32). a * 2^-drop + M stays in M's binade,
+ * whose ulp 2^(E - 23) is the fp8 quantum at a (normal or subnormal) times 2^-drop, so the {rn-sae}
+ * FMA (one rounding; the product is exact) rounds a to the fp8 grid nearest-even: its bits are
+ * bits(M) + k, k the number of quanta (M's mantissa is even, so ties go to even k), and the low
+ * byte of bits(M) + k is the code k + ((E - emin) << mbits). A NaN becomes, by an unsigned min,
+ * the value whose code is the NaN code; without saturation, overflow and NaN are found by
+ * compares on a (those lanes may index the table wrongly: they are overwritten). */
+QMX__VINLINE __m512i qmx__f8q512_one(__m512 v, const qmx__f8q512 *k, int div, int sat, int fnuz) {
+    __m512 t = div ? _mm512_div_ps(v, k->s) : _mm512_mul_ps(v, k->s);
+    __m512i u = _mm512_castps_si512(t);
+    __m512i a, eb, y, sg;
+    __mmask16 ko = 0, kn = 0;
+    if (sat) {
+        /* min(max, |t|): vminps returns its second operand, so a NaN passes */
+        a = _mm512_castps_si512(_mm512_min_ps(k->maxf, _mm512_castsi512_ps(_mm512_and_si512(u, k->absm))));
+        a = _mm512_min_epu32(a, k->nanb);
+    } else {
+        a = _mm512_and_si512(u, k->absm);
+        ko = _mm512_cmpge_epi32_mask(a, k->tovf);
+        kn = _mm512_cmpgt_epi32_mask(a, k->infb);
+    }
+    eb = _mm512_srli_epi32(_mm512_max_epi32(a, k->thr), 23);   /* biased max(E, emin) */
+    eb = _mm512_permutex2var_epi32(k->tlo, eb, k->thi);          /* M, by E mod 32 */
+    y = _mm512_castps_si512(_mm512_fmadd_round_ps(_mm512_castsi512_ps(a), k->sdrop, _mm512_castsi512_ps(eb),
+                                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    if (!sat) {
+        y = _mm512_mask_mov_epi32(y, ko, k->ovf);
+        y = _mm512_mask_mov_epi32(y, kn, k->nan);
+    }
+    sg = _mm512_srli_epi32(u, 24);
+    if (!fnuz) return _mm512_ternarylogic_epi32(y, sg, k->low7, 0xE4);  /* y & 0x7F | sg & 0x80 */
+    /* FNUZ: no sign on a zero code; 0x80 (NaN, or overflow without saturation) has no sign */
+    sg = _mm512_maskz_ternarylogic_epi32(_mm512_test_epi32_mask(y, k->low7), y, sg, k->low7, 0xE4);
+    return _mm512_mask_mov_epi32(sg, _mm512_test_epi32_mask(y, k->c80), k->c80);
+}
+
+QMX__VINLINE size_t qmx__f8q512_loop(const float *x, size_t n, const qmx__f8q512 *k, uint8_t *out,
+                                     int div, int sat, int fnuz) {
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {   /* codes are 0..255: unsigned-saturating packs are exact */
+        __m512i r0 = qmx__f8q512_one(_mm512_loadu_ps(x + i), k, div, sat, fnuz);
+        __m512i r1 = qmx__f8q512_one(_mm512_loadu_ps(x + i + 16), k, div, sat, fnuz);
+        __m512i r2 = qmx__f8q512_one(_mm512_loadu_ps(x + i + 32), k, div, sat, fnuz);
+        __m512i r3 = qmx__f8q512_one(_mm512_loadu_ps(x + i + 48), k, div, sat, fnuz);
+        __m512i p = _mm512_packus_epi16(_mm512_packus_epi32(r0, r1), _mm512_packus_epi32(r2, r3));
+        _mm512_storeu_si512((void *)(out + i), _mm512_permutexvar_epi32(k->perm, p));
+    }
+    for (; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - i)) - 1u);
+        __m512i r = qmx__f8q512_one(_mm512_maskz_loadu_ps(m, x + i), k, div, sat, fnuz);
+        _mm512_mask_cvtepi32_storeu_epi8(out + i, m, r);
+    }
+    return n;
+}
+
+static size_t qmx__fp8_quant_run_simd(const float *x, size_t n, float scale, int use_div,
+                                      const qmx__fp8fmt *f, int saturate, uint8_t *out) {
+    qmx__f8c c;
+    qmx__f8q512 k;
+    int div = use_div != 0, sat = saturate != 0, fnuz = f->fnuz != 0;
+    qmx__f8c_init(f, &c);
+    k.s = _mm512_set1_ps(scale);
+    k.maxf = _mm512_set1_ps(c.maxf);
+    k.absm = _mm512_set1_epi32(0x7FFFFFFF);
+    k.nanb = _mm512_set1_epi32((int32_t)c.nanb);
+    k.thr = _mm512_set1_epi32((int32_t)c.thr);
+    k.sdrop = _mm512_set1_ps(c.sdrop);
+    {   /* M for each biased exponent eb = emin_b .. emin_b + 31, at index eb mod 32 */
+        int32_t tab[32];
+        int i, eminb = 128 - f->bias;
+        for (i = 0; i < 32; i++) {
+            int eb = eminb + ((i - eminb) & 31);
+            tab[i] = (int32_t)(((uint32_t)eb << 23) | ((uint32_t)(eb - eminb) << f->mbits));
+        }
+        k.tlo = _mm512_loadu_si512((const void *)tab);
+        k.thi = _mm512_loadu_si512((const void *)(tab + 16));
+    }
+    k.tovf = _mm512_set1_epi32((int32_t)c.tovf);
+    k.infb = _mm512_set1_epi32(0x7F800000);
+    k.ovf = _mm512_set1_epi32((int32_t)c.ovf);
+    k.nan = _mm512_set1_epi32((int32_t)c.nan);
+    k.low7 = _mm512_set1_epi32(0x7F);
+    k.c80 = _mm512_set1_epi32(0x80);
+    k.perm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    switch ((div << 2) | (sat << 1) | fnuz) {
+    case 0: return qmx__f8q512_loop(x, n, &k, out, 0, 0, 0);
+    case 1: return qmx__f8q512_loop(x, n, &k, out, 0, 0, 1);
+    case 2: return qmx__f8q512_loop(x, n, &k, out, 0, 1, 0);
+    case 3: return qmx__f8q512_loop(x, n, &k, out, 0, 1, 1);
+    case 4: return qmx__f8q512_loop(x, n, &k, out, 1, 0, 0);
+    case 5: return qmx__f8q512_loop(x, n, &k, out, 1, 0, 1);
+    case 6: return qmx__f8q512_loop(x, n, &k, out, 1, 1, 0);
+    default: return qmx__f8q512_loop(x, n, &k, out, 1, 1, 1);
+    }
+}
+
+typedef struct qmx__f8d512 {
+    __m512 s, two, emin;
+    __m512i m7f, msh, adj, mlim, c7c, qnan, spec, sgn, c80;
+} qmx__f8d512;
+
+QMX__VINLINE __m512 qmx__f8d512_one(__m128i b, const qmx__f8d512 *k, int kind) {
+    __m512i c = _mm512_cvtepu8_epi32(b);
+    __m512i a = _mm512_and_si512(c, k->m7f);
+    __m512i v = _mm512_add_epi32(_mm512_sllv_epi32(a, k->msh), k->adj);
+    /* exponent field 0: v decodes as 2^-bias * (1 + m/2^mbits); the subnormal value is
+     * 2v - 2^emin (both steps exact) */
+    v = _mm512_castps_si512(_mm512_mask_fmsub_ps(_mm512_castsi512_ps(v), _mm512_cmplt_epi32_mask(a, k->mlim),
+                                                 k->two, k->emin));
+    if (kind == 0) {
+        v = _mm512_mask_mov_epi32(v, _mm512_cmpeq_epi32_mask(a, k->m7f), k->qnan);
+    } else if (kind == 1) {   /* 0x7C..0x7F: Inf, NaN, NaN, NaN by the low 4 bits (12..15) */
+        v = _mm512_mask_permutexvar_epi32(v, _mm512_cmpge_epi32_mask(a, k->c7c), a, k->spec);
+    }
+    v = _mm512_ternarylogic_epi32(v, _mm512_slli_epi32(c, 24), k->sgn, 0xF8); /* v | sign */
+    if (kind == 2) v = _mm512_mask_mov_epi32(v, _mm512_cmpeq_epi32_mask(c, k->c80), k->qnan);
+    return _mm512_mul_ps(_mm512_castsi512_ps(v), k->s);
+}
+
+QMX__VINLINE size_t qmx__f8d512_loop(const uint8_t *c, size_t n, const qmx__f8d512 *k, float *y,
+                                     int kind) {
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        __m512 y0 = qmx__f8d512_one(_mm_loadu_si128((const __m128i *)(const void *)(c + i)), k, kind);
+        __m512 y1 = qmx__f8d512_one(_mm_loadu_si128((const __m128i *)(const void *)(c + i + 16)), k, kind);
+        __m512 y2 = qmx__f8d512_one(_mm_loadu_si128((const __m128i *)(const void *)(c + i + 32)), k, kind);
+        __m512 y3 = qmx__f8d512_one(_mm_loadu_si128((const __m128i *)(const void *)(c + i + 48)), k, kind);
+        _mm512_storeu_ps(y + i, y0);
+        _mm512_storeu_ps(y + i + 16, y1);
+        _mm512_storeu_ps(y + i + 32, y2);
+        _mm512_storeu_ps(y + i + 48, y3);
+    }
+    for (; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - i)) - 1u);
+        _mm512_mask_storeu_ps(y + i, m, qmx__f8d512_one(_mm_maskz_loadu_epi8(m, c + i), k, kind));
+    }
+    return n;
+}
+
+static size_t qmx__fp8_dequant_run_simd(const uint8_t *c, size_t n, float scale,
+                                        const qmx__fp8fmt *f, float *y) {
+    qmx__f8c cc;
+    qmx__f8d512 k;
+    qmx__f8c_init(f, &cc);
+    k.s = _mm512_set1_ps(scale);
+    k.two = _mm512_set1_ps(2.0f);
+    k.emin = _mm512_set1_ps(cc.eminf);
+    k.m7f = _mm512_set1_epi32(0x7F);
+    k.msh = _mm512_set1_epi32(cc.drop);
+    k.adj = _mm512_set1_epi32((int32_t)cc.adj);
+    k.mlim = _mm512_set1_epi32(1 << f->mbits);
+    k.c7c = _mm512_set1_epi32(0x7C);
+    k.qnan = _mm512_set1_epi32(0x7FC00000);
+    k.spec = _mm512_mask_blend_epi32((__mmask16)0x1000, k.qnan, _mm512_set1_epi32(0x7F800000));
+    k.sgn = _mm512_set1_epi32((int32_t)0x80000000u);
+    k.c80 = _mm512_set1_epi32(0x80);
+    if (cc.kind == 0) return qmx__f8d512_loop(c, n, &k, y, 0);
+    if (cc.kind == 1) return qmx__f8d512_loop(c, n, &k, y, 1);
+    return qmx__f8d512_loop(c, n, &k, y, 2);
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#  pragma GCC diagnostic pop
+#endif
+
+#elif defined(QMX__AVX2)
+/* ---- AVX2: 8 lanes; each kernel handles whole vectors and leaves < 8 to the scalar ---- */
+typedef struct qmx__q256 {
+    __m256 s, zpf, lo, hi;
+    __m256i zpi, nanv, zp16, ff, ff32;
+} qmx__q256;
+
+/* One vector: the clamped, rounded value before zp_i (see the AVX-512 kernel). */
+QMX__VINLINE __m256i qmx__q256_one(__m256 v, const qmx__q256 *k, int div, int addz, int away) {
+    __m256 t = div ? _mm256_div_ps(v, k->s) : _mm256_mul_ps(v, k->s);
+    __m256 nan = _mm256_setzero_ps();
+    __m256i r;
+    if (addz) {
+        t = _mm256_add_ps(t, k->zpf);
+        nan = _mm256_cmp_ps(t, t, _CMP_UNORD_Q);
+    }
+    t = _mm256_min_ps(k->hi, _mm256_max_ps(k->lo, t));  /* vmaxps/vminps pass a NaN t through */
+    if (away) {
+        __m256 fr = _mm256_sub_ps(t, _mm256_round_ps(t, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC));
+        r = _mm256_cvttps_epi32(_mm256_add_ps(t, fr));
+    } else {
+        r = _mm256_cvttps_epi32(_mm256_round_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    }
+    if (addz) r = _mm256_blendv_epi8(r, k->nanv, _mm256_castps_si256(nan));
+    return r;
+}
+
+/* Low bytes of four vectors of 8 int32 (values 0..255) as 32 bytes in order. */
+QMX__VINLINE __m256i qmx__pack4_u8(__m256i r0, __m256i r1, __m256i r2, __m256i r3) {
+    __m256i p = _mm256_packus_epi16(_mm256_packus_epi32(r0, r1), _mm256_packus_epi32(r2, r3));
+    return _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+/* Low bytes of one vector of 8 int32 (values 0..255) as 8 bytes. */
+QMX__VINLINE __m128i qmx__pack1_u8(__m256i r) {
+    __m256i p = _mm256_packus_epi16(_mm256_packus_epi32(r, r), _mm256_setzero_si256());
+    return _mm_unpacklo_epi32(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));
+}
+
+QMX__VINLINE size_t qmx__q256_loop(const float *x, size_t n, const qmx__q256 *k, int8_t *q,
+                                   int div, int addz, int away, int zpi) {
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        /* int16 packs (exact for the clamped |r| <= 2^15; 0x80000000 -> 0x8000), + zp_i, low byte */
+        __m256i r0 = qmx__q256_one(_mm256_loadu_ps(x + i), k, div, addz, away);
+        __m256i r1 = qmx__q256_one(_mm256_loadu_ps(x + i + 8), k, div, addz, away);
+        __m256i r2 = qmx__q256_one(_mm256_loadu_ps(x + i + 16), k, div, addz, away);
+        __m256i r3 = qmx__q256_one(_mm256_loadu_ps(x + i + 24), k, div, addz, away);
+        __m256i ab = _mm256_packs_epi32(r0, r1), cd = _mm256_packs_epi32(r2, r3), p;
+        if (zpi) {
+            ab = _mm256_add_epi16(ab, k->zp16);
+            cd = _mm256_add_epi16(cd, k->zp16);
+        }
+        p = _mm256_packus_epi16(_mm256_and_si256(ab, k->ff), _mm256_and_si256(cd, k->ff));
+        _mm256_storeu_si256((__m256i *)(void *)(q + i),
+                            _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+    }
+    for (; i + 8 <= n; i += 8) {
+        __m256i r = qmx__q256_one(_mm256_loadu_ps(x + i), k, div, addz, away);
+        if (zpi) r = _mm256_add_epi32(r, k->zpi);
+        _mm_storel_epi64((__m128i *)(void *)(q + i), qmx__pack1_u8(_mm256_and_si256(r, k->ff32)));
+    }
+    return i;
+}
+
+static size_t qmx__quant_run_s8_simd(const float *x, size_t n, const qmx__run *p, int8_t *q) {
+    qmx__q256 k;
+    int div = p->use_div != 0, addz = p->zp_f != 0.0f, away = p->round == QMX_ROUND_HALF_AWAY;
+    int zpi = p->zp_i != 0;
+    if (p->round == QMX_ROUND_STOCHASTIC || (addz && !div) || n < 8) return 0;
+    if (!(p->lo_f >= -32767.0f && p->hi_f <= 32767.0f)) return 0;  /* int16 packing range */
+    k.s = _mm256_set1_ps(div ? p->scale : p->inv);
+    k.zpf = _mm256_set1_ps(p->zp_f);
+    k.lo = _mm256_set1_ps(p->lo_f);
+    k.hi = _mm256_set1_ps(p->hi_f);
+    k.zpi = _mm256_set1_epi32(p->zp_i);
+    k.nanv = _mm256_set1_epi32((int32_t)p->zp_f);   /* + zp_i later: zp_i + (int32_t)zp_f */
+    k.zp16 = _mm256_set1_epi16((short)(p->zp_i & 0xFF));
+    k.ff = _mm256_set1_epi16(0xFF);
+    k.ff32 = _mm256_set1_epi32(0xFF);
+    switch ((div << 3) | (addz << 2) | (away << 1) | zpi) {
+    case 0: return qmx__q256_loop(x, n, &k, q, 0, 0, 0, 0);
+    case 1: return qmx__q256_loop(x, n, &k, q, 0, 0, 0, 1);
+    case 2: return qmx__q256_loop(x, n, &k, q, 0, 0, 1, 0);
+    case 3: return qmx__q256_loop(x, n, &k, q, 0, 0, 1, 1);
+    case 8: return qmx__q256_loop(x, n, &k, q, 1, 0, 0, 0);
+    case 9: return qmx__q256_loop(x, n, &k, q, 1, 0, 0, 1);
+    case 10: return qmx__q256_loop(x, n, &k, q, 1, 0, 1, 0);
+    case 11: return qmx__q256_loop(x, n, &k, q, 1, 0, 1, 1);
+    case 12: return qmx__q256_loop(x, n, &k, q, 1, 1, 0, 0);
+    case 13: return qmx__q256_loop(x, n, &k, q, 1, 1, 0, 1);
+    case 14: return qmx__q256_loop(x, n, &k, q, 1, 1, 1, 0);
+    default: return qmx__q256_loop(x, n, &k, q, 1, 1, 1, 1);
+    }
+}
+
+QMX__VINLINE __m256 qmx__dq256_one(__m128i b, __m256i z, __m256 s) {
+    return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_cvtepi8_epi32(b), z)), s);
+}
+static size_t qmx__dequant_run_s8_simd(const int8_t *q, size_t n, int32_t zp, float s, float *y) {
+    __m256i z = _mm256_set1_epi32(zp);
+    __m256 vs = _mm256_set1_ps(s);
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(q + i));
+        __m128i lo = _mm256_castsi256_si128(b), hi = _mm256_extracti128_si256(b, 1);
+        _mm256_storeu_ps(y + i, qmx__dq256_one(lo, z, vs));
+        _mm256_storeu_ps(y + i + 8, qmx__dq256_one(_mm_unpackhi_epi64(lo, lo), z, vs));
+        _mm256_storeu_ps(y + i + 16, qmx__dq256_one(hi, z, vs));
+        _mm256_storeu_ps(y + i + 24, qmx__dq256_one(_mm_unpackhi_epi64(hi, hi), z, vs));
+    }
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(y + i, qmx__dq256_one(_mm_loadl_epi64((const __m128i *)(const void *)(q + i)), z, vs));
+    return i;
+}
+
+typedef struct qmx__f8q256 {
+    __m256 s, subk, maxf;
+    __m256i absm, drop, kadd, one, thr1, maxc, ovf, infb, nan, sgn, zero;
+} qmx__f8q256;
+
+QMX__VINLINE __m256i qmx__f8q256_one(__m256 v, const qmx__f8q256 *k, int div, int sat, int fnuz) {
+    __m256 t = div ? _mm256_div_ps(v, k->s) : _mm256_mul_ps(v, k->s);
+    __m256i u = _mm256_castps_si256(t);
+    __m256 af = _mm256_castsi256_ps(_mm256_and_si256(u, k->absm));
+    __m256i a, lsb, rn, code, sg;
+    __m256 ss;
+    if (sat) af = _mm256_min_ps(k->maxf, af);    /* clip |t| to max first; a NaN passes */
+    a = _mm256_castps_si256(af);
+    lsb = _mm256_and_si256(_mm256_srlv_epi32(a, k->drop), k->one);
+    rn = _mm256_srlv_epi32(_mm256_add_epi32(_mm256_add_epi32(a, k->kadd), lsb), k->drop);
+    ss = _mm256_round_ps(_mm256_mul_ps(af, k->subk), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    code = _mm256_blendv_epi8(_mm256_cvttps_epi32(ss), rn, _mm256_cmpgt_epi32(a, k->thr1));
+    if (sat) {
+        code = _mm256_min_epi32(code, k->nan);
+    } else {
+        code = _mm256_blendv_epi8(code, k->ovf, _mm256_cmpgt_epi32(code, k->maxc));
+        code = _mm256_blendv_epi8(code, k->nan, _mm256_cmpgt_epi32(a, k->infb));
+    }
+    sg = _mm256_and_si256(_mm256_srli_epi32(u, 24), k->sgn);
+    if (fnuz) sg = _mm256_andnot_si256(_mm256_cmpeq_epi32(code, k->zero), sg);
+    return _mm256_or_si256(code, sg);
+}
+
+QMX__VINLINE size_t qmx__f8q256_loop(const float *x, size_t n, const qmx__f8q256 *k, uint8_t *out,
+                                     int div, int sat, int fnuz) {
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        __m256i r0 = qmx__f8q256_one(_mm256_loadu_ps(x + i), k, div, sat, fnuz);
+        __m256i r1 = qmx__f8q256_one(_mm256_loadu_ps(x + i + 8), k, div, sat, fnuz);
+        __m256i r2 = qmx__f8q256_one(_mm256_loadu_ps(x + i + 16), k, div, sat, fnuz);
+        __m256i r3 = qmx__f8q256_one(_mm256_loadu_ps(x + i + 24), k, div, sat, fnuz);
+        _mm256_storeu_si256((__m256i *)(void *)(out + i), qmx__pack4_u8(r0, r1, r2, r3));
+    }
+    for (; i + 8 <= n; i += 8)
+        _mm_storel_epi64((__m128i *)(void *)(out + i),
+                         qmx__pack1_u8(qmx__f8q256_one(_mm256_loadu_ps(x + i), k, div, sat, fnuz)));
+    return i;
+}
+
+static size_t qmx__fp8_quant_run_simd(const float *x, size_t n, float scale, int use_div,
+                                      const qmx__fp8fmt *f, int saturate, uint8_t *out) {
+    qmx__f8c c;
+    qmx__f8q256 k;
+    int div = use_div != 0, sat = saturate != 0, fnuz = f->fnuz != 0;
+    if (n < 8) return 0;
+    qmx__f8c_init(f, &c);
+    k.s = _mm256_set1_ps(scale);
+    k.subk = _mm256_set1_ps(c.subk);
+    k.maxf = _mm256_set1_ps(c.maxf);
+    k.absm = _mm256_set1_epi32(0x7FFFFFFF);
+    k.drop = _mm256_set1_epi32(c.drop);
+    k.kadd = _mm256_set1_epi32((int32_t)c.kadd);
+    k.one = _mm256_set1_epi32(1);
+    k.thr1 = _mm256_set1_epi32((int32_t)c.thr - 1);
+    k.maxc = _mm256_set1_epi32((int32_t)c.maxc);
+    k.ovf = _mm256_set1_epi32((int32_t)c.ovf);
+    k.infb = _mm256_set1_epi32(0x7F800000);
+    k.nan = _mm256_set1_epi32((int32_t)c.nan);
+    k.sgn = _mm256_set1_epi32(0x80);
+    k.zero = _mm256_setzero_si256();
+    switch ((div << 2) | (sat << 1) | fnuz) {
+    case 0: return qmx__f8q256_loop(x, n, &k, out, 0, 0, 0);
+    case 1: return qmx__f8q256_loop(x, n, &k, out, 0, 0, 1);
+    case 2: return qmx__f8q256_loop(x, n, &k, out, 0, 1, 0);
+    case 3: return qmx__f8q256_loop(x, n, &k, out, 0, 1, 1);
+    case 4: return qmx__f8q256_loop(x, n, &k, out, 1, 0, 0);
+    case 5: return qmx__f8q256_loop(x, n, &k, out, 1, 0, 1);
+    case 6: return qmx__f8q256_loop(x, n, &k, out, 1, 1, 0);
+    default: return qmx__f8q256_loop(x, n, &k, out, 1, 1, 1);
+    }
+}
+
+typedef struct qmx__f8d256 {
+    __m256 s, emin;
+    __m256i m7f, msh, adj, mlim, c7c, qnan, inf, sgn, c80;
+} qmx__f8d256;
+
+QMX__VINLINE __m256 qmx__f8d256_one(__m128i b, const qmx__f8d256 *k, int kind) {
+    __m256i c = _mm256_cvtepu8_epi32(b);
+    __m256i a = _mm256_and_si256(c, k->m7f);
+    __m256i v = _mm256_add_epi32(_mm256_sllv_epi32(a, k->msh), k->adj);
+    __m256 vf = _mm256_castsi256_ps(v);
+    __m256 sub = _mm256_sub_ps(_mm256_add_ps(vf, vf), k->emin);  /* exponent field 0: 2v - 2^emin */
+    v = _mm256_blendv_epi8(v, _mm256_castps_si256(sub), _mm256_cmpgt_epi32(k->mlim, a));
+    if (kind == 0) {
+        v = _mm256_blendv_epi8(v, k->qnan, _mm256_cmpeq_epi32(a, k->m7f));
+    } else if (kind == 1) {
+        v = _mm256_blendv_epi8(v, k->qnan, _mm256_cmpgt_epi32(a, k->c7c));
+        v = _mm256_blendv_epi8(v, k->inf, _mm256_cmpeq_epi32(a, k->c7c));
+    }
+    v = _mm256_or_si256(v, _mm256_and_si256(_mm256_slli_epi32(c, 24), k->sgn));
+    if (kind == 2) v = _mm256_blendv_epi8(v, k->qnan, _mm256_cmpeq_epi32(c, k->c80));
+    return _mm256_mul_ps(_mm256_castsi256_ps(v), k->s);
+}
+
+QMX__VINLINE size_t qmx__f8d256_loop(const uint8_t *c, size_t n, const qmx__f8d256 *k, float *y,
+                                     int kind) {
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(c + i));
+        __m128i lo = _mm256_castsi256_si128(b), hi = _mm256_extracti128_si256(b, 1);
+        _mm256_storeu_ps(y + i, qmx__f8d256_one(lo, k, kind));
+        _mm256_storeu_ps(y + i + 8, qmx__f8d256_one(_mm_unpackhi_epi64(lo, lo), k, kind));
+        _mm256_storeu_ps(y + i + 16, qmx__f8d256_one(hi, k, kind));
+        _mm256_storeu_ps(y + i + 24, qmx__f8d256_one(_mm_unpackhi_epi64(hi, hi), k, kind));
+    }
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(y + i, qmx__f8d256_one(_mm_loadl_epi64((const __m128i *)(const void *)(c + i)), k, kind));
+    return i;
+}
+
+static size_t qmx__fp8_dequant_run_simd(const uint8_t *c, size_t n, float scale,
+                                        const qmx__fp8fmt *f, float *y) {
+    qmx__f8c cc;
+    qmx__f8d256 k;
+    if (n < 8) return 0;
+    qmx__f8c_init(f, &cc);
+    k.s = _mm256_set1_ps(scale);
+    k.emin = _mm256_set1_ps(cc.eminf);
+    k.m7f = _mm256_set1_epi32(0x7F);
+    k.msh = _mm256_set1_epi32(cc.drop);
+    k.adj = _mm256_set1_epi32((int32_t)cc.adj);
+    k.mlim = _mm256_set1_epi32(1 << f->mbits);
+    k.c7c = _mm256_set1_epi32(0x7C);
+    k.qnan = _mm256_set1_epi32(0x7FC00000);
+    k.inf = _mm256_set1_epi32(0x7F800000);
+    k.sgn = _mm256_set1_epi32((int32_t)0x80000000u);
+    k.c80 = _mm256_set1_epi32(0x80);
+    if (cc.kind == 0) return qmx__f8d256_loop(c, n, &k, y, 0);
+    if (cc.kind == 1) return qmx__f8d256_loop(c, n, &k, y, 1);
+    return qmx__f8d256_loop(c, n, &k, y, 2);
+}
+
+#elif defined(QMX__NEON64)
+/* ---- NEON (AArch64): 4 lanes, unrolled to 16; runs of < 8 are left to the scalar ---- */
+typedef struct qmx__qn {
+    float32x4_t s, zpf, lo, hi;
+    int32x4_t zpi, nanv;
+} qmx__qn;
+
+QMX__VINLINE int32x4_t qmx__qn_one(float32x4_t v, const qmx__qn *k, int div, int addz, int away) {
+    float32x4_t t = div ? vdivq_f32(v, k->s) : vmulq_f32(v, k->s);
+    uint32x4_t ok = vdupq_n_u32(0u);
+    int32x4_t r;
+    if (addz) {
+        t = vaddq_f32(t, k->zpf);
+        ok = vceqq_f32(t, t);             /* false on NaN */
+    }
+    t = vminq_f32(vmaxq_f32(t, k->lo), k->hi);   /* FMAX/FMIN keep a NaN ... */
+    r = away ? vcvtaq_s32_f32(t) : vcvtnq_s32_f32(t);  /* ... and FCVT*S turns it into 0 */
+    r = vaddq_s32(r, k->zpi);
+    if (addz) r = vbslq_s32(ok, r, k->nanv);
+    return r;
+}
+
+QMX__VINLINE size_t qmx__qn_loop(const float *x, size_t n, const qmx__qn *k, int8_t *q,
+                                 int div, int addz, int away) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {     /* vmovn truncates, as the (int8_t) cast */
+        int32x4_t r0 = qmx__qn_one(vld1q_f32(x + i), k, div, addz, away);
+        int32x4_t r1 = qmx__qn_one(vld1q_f32(x + i + 4), k, div, addz, away);
+        int32x4_t r2 = qmx__qn_one(vld1q_f32(x + i + 8), k, div, addz, away);
+        int32x4_t r3 = qmx__qn_one(vld1q_f32(x + i + 12), k, div, addz, away);
+        int16x8_t h0 = vmovn_high_s32(vmovn_s32(r0), r1), h1 = vmovn_high_s32(vmovn_s32(r2), r3);
+        vst1q_s8(q + i, vmovn_high_s16(vmovn_s16(h0), h1));
+    }
+    for (; i + 8 <= n; i += 8) {
+        int32x4_t r0 = qmx__qn_one(vld1q_f32(x + i), k, div, addz, away);
+        int32x4_t r1 = qmx__qn_one(vld1q_f32(x + i + 4), k, div, addz, away);
+        vst1_s8(q + i, vmovn_s16(vmovn_high_s32(vmovn_s32(r0), r1)));
+    }
+    return i;
+}
+
+static size_t qmx__quant_run_s8_simd(const float *x, size_t n, const qmx__run *p, int8_t *q) {
+    qmx__qn k;
+    int div = p->use_div != 0, addz = p->zp_f != 0.0f;
+    if (p->round == QMX_ROUND_STOCHASTIC || (addz && !div) || n < 8) return 0;
+    k.s = vdupq_n_f32(div ? p->scale : p->inv);
+    k.zpf = vdupq_n_f32(p->zp_f);
+    k.lo = vdupq_n_f32(p->lo_f);
+    k.hi = vdupq_n_f32(p->hi_f);
+    k.zpi = vdupq_n_s32(p->zp_i);
+    k.nanv = vdupq_n_s32(p->zp_i + (int32_t)p->zp_f);
+    if (p->round == QMX_ROUND_HALF_AWAY) {
+        if (!div) return qmx__qn_loop(x, n, &k, q, 0, 0, 1);
+        return addz ? qmx__qn_loop(x, n, &k, q, 1, 1, 1) : qmx__qn_loop(x, n, &k, q, 1, 0, 1);
+    }
+    if (!div) return qmx__qn_loop(x, n, &k, q, 0, 0, 0);
+    return addz ? qmx__qn_loop(x, n, &k, q, 1, 1, 0) : qmx__qn_loop(x, n, &k, q, 1, 0, 0);
+}
+
+QMX__VINLINE float32x4_t qmx__dqn_one(int16x4_t h, int32x4_t z, float32x4_t s) {
+    return vmulq_f32(vcvtq_f32_s32(vsubq_s32(vmovl_s16(h), z)), s);
+}
+static size_t qmx__dequant_run_s8_simd(const int8_t *q, size_t n, int32_t zp, float s, float *y) {
+    int32x4_t z = vdupq_n_s32(zp);
+    float32x4_t vs = vdupq_n_f32(s);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        int8x16_t b = vld1q_s8(q + i);
+        int16x8_t lo = vmovl_s8(vget_low_s8(b)), hi = vmovl_s8(vget_high_s8(b));
+        vst1q_f32(y + i, qmx__dqn_one(vget_low_s16(lo), z, vs));
+        vst1q_f32(y + i + 4, qmx__dqn_one(vget_high_s16(lo), z, vs));
+        vst1q_f32(y + i + 8, qmx__dqn_one(vget_low_s16(hi), z, vs));
+        vst1q_f32(y + i + 12, qmx__dqn_one(vget_high_s16(hi), z, vs));
+    }
+    for (; i + 8 <= n; i += 8) {
+        int16x8_t h = vmovl_s8(vld1_s8(q + i));
+        vst1q_f32(y + i, qmx__dqn_one(vget_low_s16(h), z, vs));
+        vst1q_f32(y + i + 4, qmx__dqn_one(vget_high_s16(h), z, vs));
+    }
+    return i;
+}
+
+typedef struct qmx__f8qn {
+    float32x4_t s, subk, maxf;
+    uint32x4_t absm, one, kadd, thr, maxc, ovf, infb, nan, sgn;
+    int32x4_t ndrop;
+} qmx__f8qn;
+
+QMX__VINLINE uint32x4_t qmx__f8qn_one(float32x4_t v, const qmx__f8qn *k, int div, int sat, int fnuz) {
+    float32x4_t t = div ? vdivq_f32(v, k->s) : vmulq_f32(v, k->s);
+    uint32x4_t u = vreinterpretq_u32_f32(t);
+    float32x4_t af = vreinterpretq_f32_u32(vandq_u32(u, k->absm));
+    uint32x4_t a, lsb, rn, rs, code, sg;
+    if (sat) af = vminq_f32(k->maxf, af);        /* clip |t| to max first; a NaN passes */
+    a = vreinterpretq_u32_f32(af);
+    lsb = vandq_u32(vshlq_u32(a, k->ndrop), k->one);
+    rn = vshlq_u32(vaddq_u32(vaddq_u32(a, k->kadd), lsb), k->ndrop);
+    rs = vreinterpretq_u32_s32(vcvtnq_s32_f32(vmulq_f32(af, k->subk)));
+    code = vbslq_u32(vcgeq_u32(a, k->thr), rn, rs);
+    if (sat) {
+        code = vminq_u32(code, k->nan);          /* finite codes are <= max already; NaN */
+    } else {
+        code = vbslq_u32(vcgtq_u32(code, k->maxc), k->ovf, code);
+        code = vbslq_u32(vcgtq_u32(a, k->infb), k->nan, code);
+    }
+    sg = vandq_u32(vshrq_n_u32(u, 24), k->sgn);
+    if (fnuz) sg = vandq_u32(sg, vtstq_u32(code, code));
+    return vorrq_u32(code, sg);
+}
+
+QMX__VINLINE size_t qmx__f8qn_loop(const float *x, size_t n, const qmx__f8qn *k, uint8_t *out,
+                                   int div, int sat, int fnuz) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        uint32x4_t r0 = qmx__f8qn_one(vld1q_f32(x + i), k, div, sat, fnuz);
+        uint32x4_t r1 = qmx__f8qn_one(vld1q_f32(x + i + 4), k, div, sat, fnuz);
+        uint32x4_t r2 = qmx__f8qn_one(vld1q_f32(x + i + 8), k, div, sat, fnuz);
+        uint32x4_t r3 = qmx__f8qn_one(vld1q_f32(x + i + 12), k, div, sat, fnuz);
+        uint16x8_t h0 = vmovn_high_u32(vmovn_u32(r0), r1), h1 = vmovn_high_u32(vmovn_u32(r2), r3);
+        vst1q_u8(out + i, vmovn_high_u16(vmovn_u16(h0), h1));
+    }
+    for (; i + 8 <= n; i += 8) {
+        uint32x4_t r0 = qmx__f8qn_one(vld1q_f32(x + i), k, div, sat, fnuz);
+        uint32x4_t r1 = qmx__f8qn_one(vld1q_f32(x + i + 4), k, div, sat, fnuz);
+        vst1_u8(out + i, vmovn_u16(vmovn_high_u32(vmovn_u32(r0), r1)));
+    }
+    return i;
+}
+
+static size_t qmx__fp8_quant_run_simd(const float *x, size_t n, float scale, int use_div,
+                                      const qmx__fp8fmt *f, int saturate, uint8_t *out) {
+    qmx__f8c c;
+    qmx__f8qn k;
+    int div = use_div != 0, sat = saturate != 0, fnuz = f->fnuz != 0;
+    if (n < 8) return 0;
+    qmx__f8c_init(f, &c);
+    k.s = vdupq_n_f32(scale);
+    k.subk = vdupq_n_f32(c.subk);
+    k.maxf = vdupq_n_f32(c.maxf);
+    k.absm = vdupq_n_u32(0x7FFFFFFFu);
+    k.one = vdupq_n_u32(1u);
+    k.kadd = vdupq_n_u32(c.kadd);
+    k.thr = vdupq_n_u32(c.thr);
+    k.maxc = vdupq_n_u32(c.maxc);
+    k.ovf = vdupq_n_u32(c.ovf);
+    k.infb = vdupq_n_u32(0x7F800000u);
+    k.nan = vdupq_n_u32(c.nan);
+    k.sgn = vdupq_n_u32(0x80u);
+    k.ndrop = vdupq_n_s32(-c.drop);
+    if (div) {
+        if (sat) return fnuz ? qmx__f8qn_loop(x, n, &k, out, 1, 1, 1) : qmx__f8qn_loop(x, n, &k, out, 1, 1, 0);
+        return fnuz ? qmx__f8qn_loop(x, n, &k, out, 1, 0, 1) : qmx__f8qn_loop(x, n, &k, out, 1, 0, 0);
+    }
+    if (sat) return fnuz ? qmx__f8qn_loop(x, n, &k, out, 0, 1, 1) : qmx__f8qn_loop(x, n, &k, out, 0, 1, 0);
+    return fnuz ? qmx__f8qn_loop(x, n, &k, out, 0, 0, 1) : qmx__f8qn_loop(x, n, &k, out, 0, 0, 0);
+}
+
+typedef struct qmx__f8dn {
+    float32x4_t s, emin;
+    uint32x4_t m7f, adj, mlim, c7c, qnan, inf, sgn, c80;
+    int32x4_t msh;
+} qmx__f8dn;
+
+QMX__VINLINE float32x4_t qmx__f8dn_one(uint16x4_t h, const qmx__f8dn *k, int kind) {
+    uint32x4_t c = vmovl_u16(h);
+    uint32x4_t a = vandq_u32(c, k->m7f);
+    uint32x4_t v = vaddq_u32(vshlq_u32(a, k->msh), k->adj);
+    float32x4_t vf = vreinterpretq_f32_u32(v);
+    float32x4_t sub = vsubq_f32(vaddq_f32(vf, vf), k->emin);   /* exponent field 0: 2v - 2^emin */
+    v = vbslq_u32(vcltq_u32(a, k->mlim), vreinterpretq_u32_f32(sub), v);
+    if (kind == 0) {
+        v = vbslq_u32(vceqq_u32(a, k->m7f), k->qnan, v);
+    } else if (kind == 1) {
+        v = vbslq_u32(vcgtq_u32(a, k->c7c), k->qnan, v);
+        v = vbslq_u32(vceqq_u32(a, k->c7c), k->inf, v);
+    }
+    v = vorrq_u32(v, vandq_u32(vshlq_n_u32(c, 24), k->sgn));
+    if (kind == 2) v = vbslq_u32(vceqq_u32(c, k->c80), k->qnan, v);
+    return vmulq_f32(vreinterpretq_f32_u32(v), k->s);
+}
+
+QMX__VINLINE size_t qmx__f8dn_loop(const uint8_t *c, size_t n, const qmx__f8dn *k, float *y, int kind) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        uint8x16_t b = vld1q_u8(c + i);
+        uint16x8_t lo = vmovl_u8(vget_low_u8(b)), hi = vmovl_u8(vget_high_u8(b));
+        vst1q_f32(y + i, qmx__f8dn_one(vget_low_u16(lo), k, kind));
+        vst1q_f32(y + i + 4, qmx__f8dn_one(vget_high_u16(lo), k, kind));
+        vst1q_f32(y + i + 8, qmx__f8dn_one(vget_low_u16(hi), k, kind));
+        vst1q_f32(y + i + 12, qmx__f8dn_one(vget_high_u16(hi), k, kind));
+    }
+    for (; i + 8 <= n; i += 8) {
+        uint16x8_t h = vmovl_u8(vld1_u8(c + i));
+        vst1q_f32(y + i, qmx__f8dn_one(vget_low_u16(h), k, kind));
+        vst1q_f32(y + i + 4, qmx__f8dn_one(vget_high_u16(h), k, kind));
+    }
+    return i;
+}
+
+static size_t qmx__fp8_dequant_run_simd(const uint8_t *c, size_t n, float scale,
+                                        const qmx__fp8fmt *f, float *y) {
+    qmx__f8c cc;
+    qmx__f8dn k;
+    if (n < 8) return 0;
+    qmx__f8c_init(f, &cc);
+    k.s = vdupq_n_f32(scale);
+    k.emin = vdupq_n_f32(cc.eminf);
+    k.m7f = vdupq_n_u32(0x7Fu);
+    k.msh = vdupq_n_s32(cc.drop);
+    k.adj = vdupq_n_u32(cc.adj);
+    k.mlim = vdupq_n_u32(1u << f->mbits);
+    k.c7c = vdupq_n_u32(0x7Cu);
+    k.qnan = vdupq_n_u32(0x7FC00000u);
+    k.inf = vdupq_n_u32(0x7F800000u);
+    k.sgn = vdupq_n_u32(0x80000000u);
+    k.c80 = vdupq_n_u32(0x80u);
+    if (cc.kind == 0) return qmx__f8dn_loop(c, n, &k, y, 0);
+    if (cc.kind == 1) return qmx__f8dn_loop(c, n, &k, y, 1);
+    return qmx__f8dn_loop(c, n, &k, y, 2);
+}
+
+#else
+/* ---- no vector unit: the scalar reference does everything ---- */
 static size_t qmx__quant_run_s8_simd(const float *x, size_t n, const qmx__run *p, int8_t *q) {
     (void)x; (void)n; (void)p; (void)q;
     return 0;
@@ -1296,6 +2142,7 @@ static size_t qmx__fp8_dequant_run_simd(const uint8_t *c, size_t n, float scale,
     (void)c; (void)n; (void)scale; (void)f; (void)y;
     return 0;
 }
+#endif
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,8 @@
 /* qmx_kernels.h - quantized compute kernels on top of qmx.h (part of qmx).
  *
  * This header is the home of qmx's compute layer. Its contents land issue by issue; every
- * declared entry point is implemented and tested (tests/test_matmul_i8.c).
+ * declared entry point is implemented and tested (tests/test_matmul_i8.c,
+ * tests/test_matmul_out.c).
  *
  * ============================================================================================
  * BUILD
@@ -82,8 +83,85 @@
  *   QMX_ERR_SHAPE             lda < K, ldb < K (NK) or < N (KN), ldc < N
  *   QMX_ERR_BUFFER_TOO_SMALL  workspace_bytes too small; b_sums_len < N; sums_len < N
  *
- * Not yet here (issue 3): prepacked weights, requantized/float outputs, int4/fp8 operands,
- * einsum, AVX-VNNI (256-bit), Cortex-M DSP/MVE kernels.
+ * FULLY-CONNECTED (TFLite / CMSIS-NN): qmx_fully_connected_i8(M, N, K, A, lda, a_zp, W, ldw,
+ *                                      rq, out, ldo, workspace, workspace_bytes)
+ *   out[m][n] = clamp(requant(acc[m][n] + bias[n]) + output_zero_point, act_min, act_max)
+ *   acc[m][n] = sum_k (A[m][k] - a_zp) * W[n*ldw + k]   (exact int32, as qmx_matmul_i8)
+ *   A [M,K] int8 (lda >= K), a_zp in [-128, 127]; W [N,K] int8 weights, symmetric (zero point
+ *   0, as TFLite int8 per-channel weights); out [M,N] of rq->out_dtype (QMX_INT8, the default
+ *   when 0, or QMX_INT16), row m at element m*ldo (ldo >= N; the padding is not written).
+ *   The output stage is rq (qmx_requant_config, qmx.h section 7) with exactly the semantics of
+ *   qmx_requantize_array: bias (optional, [N], wrapping int32 add), per-tensor or per-channel
+ *   (multiplier, shift) for double / single rounding or float scales, output zero point,
+ *   act_min/act_max (both 0: the dtype's range). The result is bit-identical to qmx_matmul_i8
+ *   (opts a_zp) followed by qmx_requantize_array (tests/test_matmul_out.c checks both that and
+ *   the scalar qmx_requantize* + clamp on int64 dot products), on every path and target.
+ *   How: the int32 accumulators of a tile of at most 64 rows x QMX_MATMUL_TILE_N (256) columns
+ *   are computed by the qmx_matmul_i8 kernels into the workspace, and the output stage is
+ *   applied to that tile at once, while it is in cache; no [M,N] int32 buffer exists.
+ *
+ * DEQUANT-ON-OUTPUT (AQT / Qwix): qmx_matmul_i8_f32(M, N, K, A, lda, B, ldb, C, ldc, scales,
+ *                                                   workspace, workspace_bytes)
+ *   K is cut into nblk = ceil(K / bs) blocks of bs = scales->block_size (the last may be
+ *   shorter: a ragged tail; bs >= K is one block, the per-tensor / per-channel case). With
+ *   P_b[m][n] = sum_{k in block b} (A[m][k] - a_zp) * B[n*ldb + k]   (exact int32),
+ *   sa = a_scales[(a_per_row ? m*nblk : 0) + b], sb = b_scales[(b_per_col ? n*nblk : 0) + b]:
+ *       sum = 0.0f;
+ *       for b = 0, 1, ..., nblk-1 (increasing):
+ *           p = (float)P_b[m][n];  p = p * sa;  p = p * sb;  sum = sum + p;
+ *       C[m][n] = sum;
+ *   every step one IEEE binary32 operation rounded to nearest (the int32 -> float conversion
+ *   included). The function that evaluates it is compiled with FMA contraction off (GCC
+ *   optimize("fp-contract=off"); clang: "#pragma clang fp contract(off)" and an empty asm that
+ *   takes p through memory), so -ffp-contract=fast cannot fuse p * sb + sum; x87 (i386) and
+ *   s390x evaluate in wider precision but round each assignment under -std=c99
+ *   (FLT_EVAL_METHOD 2/1, -fexcess-precision=standard), and a wider product or sum of two
+ *   floats rounded to float equals the float operation (53 and 64 bits are >= 2*24 + 2).
+ *   So C is the same bits on every path and target; do not build with -ffast-math or x87
+ *   -std=gnu99 (GCC then keeps excess precision across assignments).
+ *   Scales are float, finite and > 0; A has a per-tensor zero point a_zp in [-128, 127]; B is
+ *   symmetric (zero point 0), [N,K] only. C [M,N] float, row m at C + m*ldc (ldc >= N; the
+ *   padding is not written). Accuracy against exact arithmetic: |C - sum_b P_b*sa*sb| <=
+ *   (nblk + 4) * 2^-24 * sum_b |P_b*sa*sb| (+ underflow), as the tests check in double.
+ *   How: per tile of <= 64 rows x 256 columns, for each block in increasing order, the int32
+ *   partial tile P_b comes from the qmx_matmul_i8 kernels (over the K-range of the block, with
+ *   the zero-point correction on that block's column sums) into the workspace, and is scaled
+ *   and added into C's rows of the tile at once (C is the float accumulator; the first block
+ *   writes it). Small blocks cost speed (each block is a separate pass of the register tiles
+ *   with its horizontal sums): prefer blocks of 64 or more along K.
+ *
+ * WORKSPACE OF THE OUTPUT STAGES: qmx_fully_connected_i8_workspace_size(M, N, K, &bytes) and
+ *   qmx_matmul_i8_f32_workspace_size(M, N, K, &bytes), the same pure function of the shapes:
+ *       64 + 1024 + r64(4*nb) + r64(mb*K) + r64(4*mb*nb),  mb = min(M, 64),
+ *       nb = min(N, QMX_MATMUL_TILE_N)
+ *   (alignment, 256 int32 zeros, the column sums of a tile of B, the VNNI panel of A + 128, the
+ *   int32 tile). Any alignment. Errors of the query: NULL bytes, a zero dimension (SIZE), size_t
+ *   overflow (OVERFLOW). Stack: the kernel's (under 256 bytes) plus a context of a few words.
+ *
+ * ERRORS OF THE OUTPUT STAGES (checked before anything is written; on error out/C and the
+ * workspace are untouched)
+ *   QMX_ERR_NULL              A, W/B, out/C, rq/scales, workspace NULL; rq->multipliers or
+ *                             rq->shifts NULL (fixed-point modes), rq->scales NULL (float
+ *                             mode); scales->a_scales or b_scales NULL
+ *   QMX_ERR_ARG               a_zp outside [-128, 127]; rq->mode unknown; a (multiplier, shift)
+ *                             that qmx_requantize_check rejects (shift outside [-31, 30], single
+ *                             rounding with a negative multiplier), checked for every channel
+ *                             used; a float requant scale or an a/b scale that is 0, negative,
+ *                             -0, NaN or Inf; act_min > act_max, or either outside the out
+ *                             dtype; output_zero_point outside the out dtype
+ *   QMX_ERR_DTYPE             rq->out_dtype other than 0, QMX_INT8, QMX_INT16
+ *   QMX_ERR_SIZE              M, N or K is 0; block_size is 0
+ *   QMX_ERR_OVERFLOW          K > QMX_MATMUL_I8_MAX_K; size_t overflow of an extent
+ *                             ((M-1)*lda + K, (N-1)*ldw + K, the output extent in bytes,
+ *                             M*nblk or N*nblk scales, the workspace)
+ *   QMX_ERR_SHAPE             lda < K, ldw/ldb < K, ldo/ldc < N
+ *   QMX_ERR_BUFFER_TOO_SMALL  workspace_bytes too small; a_scales_len < (a_per_row ? M : 1) *
+ *                             nblk; b_scales_len < (b_per_col ? N : 1) * nblk
+ *   The lengths of rq's per-channel arrays and of the bias are N (as qmx_requantize_array:
+ *   they carry no length). Output buffers must not overlap the inputs or the workspace.
+ *
+ * Not yet here (issue 3): prepacked weights, int4/fp8 operands, weight zero points and KN
+ * weights in the output stages, einsum, AVX-VNNI (256-bit), Cortex-M DSP/MVE kernels.
  * MIT licensed (see qmx.h).
  * ============================================================================================ */
 #ifndef QMX_KERNELS_H
@@ -131,6 +209,42 @@ QMX_API qmx_status qmx_matmul_i8(size_t M, size_t N, size_t K, const int8_t *A, 
 QMX_API qmx_status qmx_matmul_i8_ref(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
                                      const int8_t *B, size_t ldb, int32_t *C, size_t ldc,
                                      const qmx_matmul_i8_opts *opts);
+
+/* ---- output stages on the int8 matmul (FULLY-CONNECTED, DEQUANT-ON-OUTPUT) ---------------- */
+/* Columns of B per int32 tile of the fused output stages (see WORKSPACE OF THE OUTPUT STAGES). */
+#define QMX_MATMUL_TILE_N 256
+
+/* Workspace bytes of qmx_fully_connected_i8 (see its section); the same errors as
+ * qmx_matmul_i8_workspace_size. */
+QMX_API qmx_status qmx_fully_connected_i8_workspace_size(size_t M, size_t N, size_t K,
+                                                         size_t *bytes);
+/* TFLite / CMSIS-NN fully-connected: out = requant(A x W^T + bias) (see FULLY-CONNECTED).
+ * out is int8 or int16 (rq->out_dtype), row m at out + m*ldo elements. */
+QMX_API qmx_status qmx_fully_connected_i8(size_t M, size_t N, size_t K, const int8_t *A,
+                                          size_t lda, int32_t a_zp, const int8_t *W, size_t ldw,
+                                          const qmx_requant_config *rq, void *out, size_t ldo,
+                                          void *workspace, size_t workspace_bytes);
+
+/* Scales of qmx_matmul_i8_f32 (see DEQUANT-ON-OUTPUT). nblk = ceil(K / block_size). */
+typedef struct qmx_matmul_i8_f32_scales {
+    const float *a_scales;   /* [M][nblk] when a_per_row, else [nblk] (per tensor) */
+    size_t a_scales_len;     /* entries in a_scales (>= M*nblk or nblk) */
+    int a_per_row;           /* nonzero: one scale per row of A (per token) and block */
+    int32_t a_zp;            /* zero point of A, in [-128, 127] (per tensor) */
+    const float *b_scales;   /* [N][nblk] when b_per_col, else [nblk] (per tensor) */
+    size_t b_scales_len;     /* entries in b_scales (>= N*nblk or nblk) */
+    int b_per_col;           /* nonzero: one scale per output column n (per channel) and block */
+    size_t block_size;       /* K-block length (sub-channel); K (or more) = one block; 0: error */
+} qmx_matmul_i8_f32_scales;
+
+/* Workspace bytes of qmx_matmul_i8_f32 (the same formula as the fully-connected). */
+QMX_API qmx_status qmx_matmul_i8_f32_workspace_size(size_t M, size_t N, size_t K, size_t *bytes);
+/* AQT/Qwix dequant-on-output: C[m][n] = sum over K-blocks of (float)partial * sa * sb in the
+ * documented float order. C is float [M,N], row m at C + m*ldc. */
+QMX_API qmx_status qmx_matmul_i8_f32(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
+                                     const int8_t *B, size_t ldb, float *C, size_t ldc,
+                                     const qmx_matmul_i8_f32_scales *scales, void *workspace,
+                                     size_t workspace_bytes);
 
 #ifdef __cplusplus
 }
@@ -678,6 +792,265 @@ QMX_API qmx_status qmx_matmul_i8(size_t M, size_t N, size_t K, const int8_t *A, 
     qmx__k_mm_nk(M, N, K, A, lda, B, ldb, C, ldc, cs, cs_fill, rt, ca, ws + off,
                  o.b_layout == QMX_B_KN,
                  (int8_t *)(void *)(ws + off + qmx__k_r64((M < QMX__K_MB ? M : QMX__K_MB) * K)));
+    return QMX_OK;
+}
+
+/* ---- output stages: int32 tiles from qmx__k_mm_nk, then the stage on each tile ------------- */
+/* Workspace of the output stages (offsets from the 64-byte aligned start):
+ *   zeros  1024 bytes: 256 int32 zeros (the row terms rt, b_zp = 0; the column sums when the
+ *          correction factor ca is 0)
+ *   cs     r64(4 * nb)       column sums of the current tile of B (filled by the kernel)
+ *   pack   r64(mb * K)       the VNNI panel of A + 128
+ *   tile   r64(4 * mb * nb)  the int32 tile [mb][nb]
+ * with mb = min(M, 64), nb = min(N, QMX_MATMUL_TILE_N). */
+static qmx_status qmx__k_stage_ws(size_t M, size_t N, size_t K, size_t *bytes) {
+    size_t mb, nb, parts[3], total = 64 + 1024;
+    int i;
+    if (!bytes) return QMX_ERR_NULL;
+    if (M == 0 || N == 0 || K == 0) return QMX_ERR_SIZE;
+    mb = M < QMX__K_MB ? M : QMX__K_MB;
+    nb = N < QMX_MATMUL_TILE_N ? N : QMX_MATMUL_TILE_N;
+    if (K > (SIZE_MAX - 64) / mb) return QMX_ERR_OVERFLOW;
+    parts[0] = qmx__k_r64(4 * nb);
+    parts[1] = qmx__k_r64(mb * K);
+    parts[2] = qmx__k_r64(4 * mb * nb);
+    for (i = 0; i < 3; i++) {
+        if (parts[i] > SIZE_MAX - total) return QMX_ERR_OVERFLOW;
+        total += parts[i];
+    }
+    *bytes = total;
+    return QMX_OK;
+}
+QMX_API qmx_status qmx_fully_connected_i8_workspace_size(size_t M, size_t N, size_t K,
+                                                         size_t *bytes) {
+    return qmx__k_stage_ws(M, N, K, bytes);
+}
+QMX_API qmx_status qmx_matmul_i8_f32_workspace_size(size_t M, size_t N, size_t K,
+                                                    size_t *bytes) {
+    return qmx__k_stage_ws(M, N, K, bytes);
+}
+
+/* One tile of an output stage: rows m0..m0+mb-1, columns n0..n0+nb-1, K-block blk; tile is
+ * [mb][nb] int32 (exact partial sums of (A - a_zp) * B over the block). */
+typedef void (*qmx__k_stage_fn)(void *ctx, size_t m0, size_t mb, size_t n0, size_t nb,
+                                size_t blk, const int32_t *tile);
+
+/* Drives the existing kernel: panels of 64 rows of A x tiles of QMX_MATMUL_TILE_N columns of
+ * B x K-blocks (increasing), each an int32 tile in the workspace followed at once by the stage
+ * (the tile is still in cache). Arguments are already checked; B is [N,K] with zero point 0. */
+static void qmx__k_tiled(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
+                         const int8_t *B, size_t ldb, int32_t a_zp, size_t bs, void *workspace,
+                         qmx__k_stage_fn stage, void *ctx) {
+    uint8_t *ws = (uint8_t *)workspace;
+    size_t off = (size_t)((64u - ((uintptr_t)ws & 63u)) & 63u), mbmax, nbmax, m0, n0, kb, blk, i;
+    uint32_t *zeros, ca;
+    int32_t *cs, *tile;
+    uint8_t *pack;
+    mbmax = M < QMX__K_MB ? M : QMX__K_MB;
+    nbmax = N < QMX_MATMUL_TILE_N ? N : QMX_MATMUL_TILE_N;
+    zeros = (uint32_t *)(void *)(ws + off);
+    for (i = 0; i < 256; i++) zeros[i] = 0;
+    off += 1024;
+    cs = (int32_t *)(void *)(ws + off);
+    off += qmx__k_r64(4 * nbmax);
+    pack = ws + off;
+    off += qmx__k_r64(mbmax * K);
+    tile = (int32_t *)(void *)(ws + off);
+    ca = (uint32_t)a_zp;
+    if (QMX__K_PACK) ca += 128u; /* dot of (A + 128): subtract 128 * colsum(B) too */
+    for (m0 = 0; m0 < M; m0 += QMX__K_MB) {
+        size_t mb = M - m0 < QMX__K_MB ? M - m0 : QMX__K_MB;
+        for (n0 = 0; n0 < N; n0 += QMX_MATMUL_TILE_N) {
+            size_t nb = N - n0 < QMX_MATMUL_TILE_N ? N - n0 : QMX_MATMUL_TILE_N;
+            for (blk = 0, kb = 0; kb < K; blk++, kb += bs) {
+                size_t kl = K - kb < bs ? K - kb : bs;
+                /* column sums of this block of B are needed only when ca != 0; they are
+                 * recomputed by the kernel while each 4-row tile of B is in cache */
+                qmx__k_mm_nk(mb, nb, kl, A + m0 * lda + kb, lda, B + n0 * ldb + kb, ldb, tile, nb,
+                             ca ? cs : (const int32_t *)(const void *)zeros, ca ? cs : NULL,
+                             zeros, ca, pack, 0, NULL);
+                stage(ctx, m0, mb, n0, nb, blk, tile);
+                if (K - kb <= bs) break; /* last block (also avoids kb + bs overflowing) */
+            }
+        }
+    }
+}
+
+/* finite and > 0 (NaN fails both comparisons, +Inf the second) */
+static int qmx__k_scale_ok(float s) { return s > 0.0f && s <= FLT_MAX; }
+
+/* ---- fully-connected ---- */
+typedef struct qmx__k_fc_ctx {
+    const qmx_requant_config *rq;
+    void *out;
+    size_t ldo;
+    int32_t amin, amax, ozp;
+    int i16;
+} qmx__k_fc_ctx;
+
+static void qmx__k_fc_stage(void *vctx, size_t m0, size_t mb, size_t n0, size_t nb, size_t blk,
+                            const int32_t *tile) {
+    const qmx__k_fc_ctx *x = (const qmx__k_fc_ctx *)vctx;
+    const qmx_requant_config *c = x->rq;
+    /* loop invariants in locals: the int8 stores may alias anything the compiler cannot see */
+    const qmx_requant_mode mode = c->mode;
+    const int pc = c->per_channel != 0, i16 = x->i16;
+    const int32_t *bias = c->bias ? c->bias + n0 : NULL;
+    const int32_t *mu = c->multipliers, amin = x->amin, amax = x->amax, ozp = x->ozp;
+    const int32_t lo = amin - ozp, hi = amax - ozp; /* v + ozp < amin  <=>  v < amin - ozp */
+    const int *sh = c->shifts;
+    const float *sc = c->scales;
+    const size_t p0 = pc ? n0 : 0;
+    size_t i, j;
+    (void)blk;
+    /* one loop per mode (unswitched by hand), each calling the scalar qmx.h function */
+#define QMX__K_FC_LOOP(REQ)                                                                 \
+    for (i = 0; i < mb; i++) {                                                              \
+        const int32_t *t = tile + i * nb;                                                   \
+        size_t o = (m0 + i) * x->ldo + n0;                                                  \
+        for (j = 0; j < nb; j++) {                                                          \
+            size_t pi = p0 + (pc ? j : 0);                                                  \
+            int32_t a = t[j], v, w;                                                         \
+            if (bias) a = qmx__k_u2i((uint32_t)a + (uint32_t)bias[j]); /* wrapping add */   \
+            v = REQ;                                                                        \
+            w = v < lo ? amin : (v > hi ? amax : v + ozp);                                  \
+            if (i16) ((int16_t *)x->out)[o + j] = (int16_t)w;                               \
+            else ((int8_t *)x->out)[o + j] = (int8_t)w;                                     \
+        }                                                                                   \
+    }
+    if (mode == QMX_REQUANT_DOUBLE_ROUNDING) {
+        QMX__K_FC_LOOP(qmx_requantize(a, mu[pi], sh[pi]))
+    } else if (mode == QMX_REQUANT_SINGLE_ROUNDING) {
+        QMX__K_FC_LOOP(qmx_requantize_single_rounding(a, mu[pi], sh[pi]))
+    } else {
+        QMX__K_FC_LOOP(qmx_requantize_float(a, sc[pi]))
+    }
+#undef QMX__K_FC_LOOP
+}
+
+QMX_API qmx_status qmx_fully_connected_i8(size_t M, size_t N, size_t K, const int8_t *A,
+                                          size_t lda, int32_t a_zp, const int8_t *W, size_t ldw,
+                                          const qmx_requant_config *rq, void *out, size_t ldo,
+                                          void *workspace, size_t workspace_bytes) {
+    qmx__k_fc_ctx x;
+    qmx_dtype od;
+    int32_t lo, hi;
+    size_t need, np, ch, ext;
+    qmx_status st;
+    if (!A || !out || !rq || !workspace) return QMX_ERR_NULL;
+    if (a_zp < -128 || a_zp > 127) return QMX_ERR_ARG;
+    if (M == 0) return QMX_ERR_SIZE;
+    st = qmx__k_check_b(W, N, K, ldw, QMX_B_NK);
+    if (st != QMX_OK) return st;
+    if (lda < K || ldo < N) return QMX_ERR_SHAPE;
+    if (!qmx__k_extent(M, K, lda)) return QMX_ERR_OVERFLOW;
+    /* the output stage, as qmx_requantize_array checks it */
+    od = rq->out_dtype == QMX_DTYPE_INVALID ? QMX_INT8 : rq->out_dtype;
+    if (od != QMX_INT8 && od != QMX_INT16) return QMX_ERR_DTYPE;
+    if ((unsigned)rq->mode > (unsigned)QMX_REQUANT_FLOAT) return QMX_ERR_ARG;
+    ext = qmx__k_extent(M, N, ldo);
+    if (!ext || ext > SIZE_MAX / 2) return QMX_ERR_OVERFLOW;
+    lo = od == QMX_INT8 ? -128 : -32768;
+    hi = od == QMX_INT8 ? 127 : 32767;
+    x.amin = rq->act_min; x.amax = rq->act_max;
+    if (x.amin == 0 && x.amax == 0) { x.amin = lo; x.amax = hi; }
+    if (x.amin < lo || x.amax > hi || x.amin > x.amax) return QMX_ERR_ARG;
+    if (rq->output_zero_point < lo || rq->output_zero_point > hi) return QMX_ERR_ARG;
+    np = rq->per_channel ? N : 1;
+    if (rq->mode == QMX_REQUANT_FLOAT) {
+        if (!rq->scales) return QMX_ERR_NULL;
+        for (ch = 0; ch < np; ch++)
+            if (!qmx__k_scale_ok(rq->scales[ch])) return QMX_ERR_ARG;
+    } else {
+        if (!rq->multipliers || !rq->shifts) return QMX_ERR_NULL;
+        for (ch = 0; ch < np; ch++)
+            if (qmx_requantize_check(rq->mode, rq->multipliers[ch], rq->shifts[ch]) != QMX_OK)
+                return QMX_ERR_ARG;
+    }
+    st = qmx__k_stage_ws(M, N, K, &need);
+    if (st != QMX_OK) return st;
+    if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    x.rq = rq; x.out = out; x.ldo = ldo; x.ozp = rq->output_zero_point; x.i16 = od == QMX_INT16;
+    qmx__k_tiled(M, N, K, A, lda, W, ldw, a_zp, K, workspace, qmx__k_fc_stage, &x);
+    return QMX_OK;
+}
+
+/* ---- dequant-on-output ---- */
+typedef struct qmx__k_f32_ctx {
+    const qmx_matmul_i8_f32_scales *s;
+    float *C;
+    size_t ldc, nblk;
+} qmx__k_f32_ctx;
+
+/* The documented float order, each step a separately rounded float operation. FMA contraction
+ * is switched off here (GCC contracts across statements under -ffp-contract=fast; clang 14's
+ * -ffp-contract=fast ignores "#pragma clang fp contract(off)", hence the empty asm). */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("fp-contract=off")))
+#endif
+static void qmx__k_f32_stage(void *vctx, size_t m0, size_t mb, size_t n0, size_t nb,
+                             size_t blk, const int32_t *tile) {
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+    const qmx__k_f32_ctx *x = (const qmx__k_f32_ctx *)vctx;
+    const qmx_matmul_i8_f32_scales *s = x->s;
+    size_t i, j;
+    for (i = 0; i < mb; i++) {
+        const int32_t *t = tile + i * nb;
+        float *c = x->C + (m0 + i) * x->ldc + n0;
+        float sa = s->a_scales[(s->a_per_row ? (m0 + i) * x->nblk : 0) + blk];
+        for (j = 0; j < nb; j++) {
+            float sb = s->b_scales[(s->b_per_col ? (n0 + j) * x->nblk : 0) + blk];
+            float p = (float)t[j];
+            float sum;
+            p = p * sa;
+            p = p * sb;
+#if defined(__clang__)
+            /* clang's -ffp-contract=fast ignores the pragma: make p opaque to the add */
+            __asm__("" : "+m"(p));
+#endif
+            sum = blk == 0 ? 0.0f : c[j];
+            sum = sum + p;
+            c[j] = sum;
+        }
+    }
+}
+
+QMX_API qmx_status qmx_matmul_i8_f32(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
+                                     const int8_t *B, size_t ldb, float *C, size_t ldc,
+                                     const qmx_matmul_i8_f32_scales *s, void *workspace,
+                                     size_t workspace_bytes) {
+    qmx__k_f32_ctx x;
+    size_t need, nblk, na, nb, i, ext;
+    qmx_status st;
+    if (!A || !C || !s || !workspace) return QMX_ERR_NULL;
+    if (!s->a_scales || !s->b_scales) return QMX_ERR_NULL;
+    if (s->a_zp < -128 || s->a_zp > 127) return QMX_ERR_ARG;
+    if (M == 0 || s->block_size == 0) return QMX_ERR_SIZE;
+    st = qmx__k_check_b(B, N, K, ldb, QMX_B_NK);
+    if (st != QMX_OK) return st;
+    if (lda < K || ldc < N) return QMX_ERR_SHAPE;
+    if (!qmx__k_extent(M, K, lda)) return QMX_ERR_OVERFLOW;
+    ext = qmx__k_extent(M, N, ldc);
+    if (!ext || ext > SIZE_MAX / sizeof(float)) return QMX_ERR_OVERFLOW;
+    nblk = K / s->block_size + (K % s->block_size != 0);
+    /* nblk <= K <= QMX_MATMUL_I8_MAX_K: the products cannot overflow unless M or N is huge */
+    na = s->a_per_row ? M : 1;
+    nb = s->b_per_col ? N : 1;
+    if (na > SIZE_MAX / nblk || nb > SIZE_MAX / nblk) return QMX_ERR_OVERFLOW;
+    if (s->a_scales_len < na * nblk || s->b_scales_len < nb * nblk)
+        return QMX_ERR_BUFFER_TOO_SMALL;
+    for (i = 0; i < na * nblk; i++)
+        if (!qmx__k_scale_ok(s->a_scales[i])) return QMX_ERR_ARG;
+    for (i = 0; i < nb * nblk; i++)
+        if (!qmx__k_scale_ok(s->b_scales[i])) return QMX_ERR_ARG;
+    st = qmx__k_stage_ws(M, N, K, &need);
+    if (st != QMX_OK) return st;
+    if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    x.s = s; x.C = C; x.ldc = ldc; x.nblk = nblk;
+    qmx__k_tiled(M, N, K, A, lda, B, ldb, s->a_zp, s->block_size, workspace, qmx__k_f32_stage,
+                 &x);
     return QMX_OK;
 }
 
