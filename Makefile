@@ -22,7 +22,7 @@ HEADERS := qmx.h qmx_kernels.h qmx_calib.h
 CROSS_TARGETS := i386 aarch64 aarch64-v8a armhf s390x ppc riscv64 cortex-m3 cortex-m4 cortex-m55
 
 .DEFAULT_GOAL := help
-.PHONY: help demo test test-targets test-sanitize test-exhaustive check-headers clean bench
+.PHONY: help demo test test-targets test-sanitize test-exhaustive check-headers clean bench fuzz
 
 # ---- help -----------------------------------------------------------------------------------
 help:
@@ -38,6 +38,7 @@ help:
 	@echo "  check-headers    each header alone as C99 (SIMD and scalar), C++11 and freestanding Cortex-M"
 	@echo "  bench            quantize/dequantize throughput vs read stream and memcpy, 64 MiB and"
 	@echo "                   256 KiB, -O3 -march=native (~1 min; BENCH_EXTRA=-DQMX_NO_SIMD for scalar)"
+	@echo "  fuzz             every libFuzzer harness in tests/fuzz, FUZZ_SECONDS (60) each, ASan+UBSan"
 	@echo "  clean            remove $(BUILD)/"
 	@echo "One target, one test: tools/targets/run-on cortex-m4 tests/test_core.c -I. -std=c99"
 	@echo "One target, all tests: tools/run_tests.sh aarch64 [CFLAGS...]    (JOBS=2 programs at once)"
@@ -86,14 +87,27 @@ test-exhaustive:
 	fi
 
 # ---- bench ----------------------------------------------------------------------------------
-# One program, bench/bench_quant.c; it prints its own flags (BENCH_EXTRA adds to them, e.g.
-# BENCH_EXTRA=-DQMX_NO_SIMD). QMX_BENCH_REPS / QMX_BENCH_REP_MS set the repetitions.
+# Every bench/bench_*.c is one program; `make bench` builds and runs each in turn (a program
+# prints its own flags; BENCH_EXTRA adds to them, e.g. BENCH_EXTRA=-DQMX_NO_SIMD).
+# QMX_BENCH_REPS / QMX_BENCH_REP_MS set the repetitions. BENCH=quant runs only bench_quant.
 BENCH_CFLAGS := -std=c99 -D_POSIX_C_SOURCE=200112L -O3 -march=native -Wall -Wextra -I. $(BENCH_EXTRA)
+BENCH_PROGS  := $(if $(BENCH),$(foreach b,$(BENCH),bench/bench_$(b).c),$(sort $(wildcard bench/bench_*.c)))
 
-# Always recompiled (about a second), so the binary never runs with stale flags.
+# Always recompiled (about a second each), so no binary runs with stale flags.
 bench: | $(BUILD)
-	$(CC) $(BENCH_CFLAGS) -DQMX_BENCH_CFLAGS='"$(CC) $(BENCH_CFLAGS)"' bench/bench_quant.c -o $(BUILD)/bench_quant -lm
-	@$(BUILD)/bench_quant
+	@set -e; for src in $(BENCH_PROGS); do \
+	    name=$$(basename $$src .c); \
+	    echo "== $$name"; \
+	    $(CC) $(BENCH_CFLAGS) -DQMX_BENCH_CFLAGS='"$(CC) $(BENCH_CFLAGS)"' $$src -o $(BUILD)/$$name -lm; \
+	    $(BUILD)/$$name; \
+	done
+
+# ---- fuzz -----------------------------------------------------------------------------------
+# Every tests/fuzz/fuzz_*.c is a libFuzzer harness, run FUZZ_SECONDS each under ASan + UBSan
+# (clang). FUZZ="fuzz_a fuzz_b" runs only those.
+FUZZ_SECONDS ?= 60
+fuzz: | $(BUILD)
+	@tools/fuzz.sh $(FUZZ_SECONDS) $(FUZZ)
 
 # ---- housekeeping ---------------------------------------------------------------------------
 clean:
