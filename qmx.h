@@ -722,10 +722,43 @@ static size_t qmx__fp8_quant_run_simd(const float *x, size_t n, float scale, int
                                       const qmx__fp8fmt *f, int saturate, uint8_t *out);
 static size_t qmx__fp8_dequant_run_simd(const uint8_t *c, size_t n, float scale,
                                         const qmx__fp8fmt *f, float *y);
+/* Nibble pairs: out[k] = (s[2k] & 0xF) | (s[2k+1] << 4), and back (sign-extended for int4). */
+static size_t qmx__pack_nibbles_simd(const int8_t *s, size_t pairs, uint8_t *out);
+static size_t qmx__unpack_nibbles_simd(const uint8_t *in, size_t pairs, int is_signed, int8_t *s);
 
 static void qmx__quant_run_s8(const float *x, size_t n, const qmx__run *p, int8_t *q) {
     size_t done = p->round == QMX_ROUND_STOCHASTIC ? 0 : qmx__quant_run_s8_simd(x, n, p, q);
     qmx__quant_run_s8_scalar(x + done, n - done, p, q + done);
+}
+
+/* Store m 4-bit values s[0..m) as elements at, at+1, ... of a packed int4/uint4 array: whole
+ * bytes in pairs (vectorised), a leading or trailing half byte through qmx__set_nibble. */
+static void qmx__put_nibbles(uint8_t *q, size_t at, const int8_t *s, size_t m) {
+    size_t j = 0, pairs, k, d;
+    uint8_t *o;
+    if (m && (at & 1)) { qmx__set_nibble(q, at, s[0]); j = 1; }
+    pairs = (m - j) / 2;
+    o = q + (at + j) / 2;
+    d = qmx__pack_nibbles_simd(s + j, pairs, o);
+    for (k = d; k < pairs; k++)
+        o[k] = (uint8_t)(((uint32_t)s[j + 2 * k] & 0xFu) | (((uint32_t)s[j + 2 * k + 1] & 0xFu) << 4));
+    j += 2 * pairs;
+    if (j < m) qmx__set_nibble(q, at + j, s[j]);
+}
+/* Read elements at .. at+m-1 of a packed int4/uint4 array into s[0..m) as int8. */
+static void qmx__take_nibbles(const uint8_t *q, size_t at, int is_signed, int8_t *s, size_t m) {
+    size_t j = 0, pairs, k, d;
+    const uint8_t *i;
+    if (m && (at & 1)) { s[0] = (int8_t)qmx__get_nibble(q, at, is_signed); j = 1; }
+    pairs = (m - j) / 2;
+    i = q + (at + j) / 2;
+    d = qmx__unpack_nibbles_simd(i, pairs, is_signed, s + j);
+    for (k = d; k < pairs; k++) {
+        s[j + 2 * k] = (int8_t)qmx__get_nibble(i, 2 * k, is_signed);
+        s[j + 2 * k + 1] = (int8_t)qmx__get_nibble(i, 2 * k + 1, is_signed);
+    }
+    j += 2 * pairs;
+    if (j < m) s[j] = (int8_t)qmx__get_nibble(q, at + j, is_signed);
 }
 
 /* The config with defaults applied and the view resolved. */
@@ -1023,18 +1056,14 @@ QMX__DEF qmx_status qmx_quantize(const qmx_qconfig *c, const float *x, size_t co
                 } else if (v.dtype == QMX_INT16) {
                     int16_t *out = (int16_t *)qv + off + e;
                     for (j = 0; j < n; j++) out[j] = (int16_t)qmx__quant_one(xs[j], &p);
-                } else { /* int4 / uint4: quantize into a stack stage, then set nibbles */
+                } else { /* int4 / uint4: every value fits int8, so the int8 kernels quantize
+                          * into a stack stage, then the nibbles are packed */
                     int8_t stage[QMX__STAGE];
                     size_t done = 0;
                     while (done < n) {
                         size_t m = n - done < QMX__STAGE ? n - done : QMX__STAGE;
-                        if (v.dtype == QMX_INT4) {
-                            qmx__quant_run_s8(xs + done, m, &p, stage);
-                            for (j = 0; j < m; j++) qmx__set_nibble((uint8_t *)qv, off + e + done + j, stage[j]);
-                        } else {
-                            for (j = 0; j < m; j++)
-                                qmx__set_nibble((uint8_t *)qv, off + e + done + j, qmx__quant_one(xs[done + j], &p));
-                        }
+                        qmx__quant_run_s8(xs + done, m, &p, stage);
+                        qmx__put_nibbles((uint8_t *)qv, off + e + done, stage, m);
                         done += m;
                     }
                 }
@@ -1083,10 +1112,16 @@ QMX__DEF qmx_status qmx_dequantize(const qmx_qconfig *c, const void *qv, size_t 
             } else if (v.dtype == QMX_INT16) {
                 const int16_t *in = (const int16_t *)qv + at;
                 for (j = 0; j < n; j++) ys[j] = (float)((int32_t)in[j] - zp) * s;
-            } else {
-                int sg = v.dtype == QMX_INT4;
-                for (j = 0; j < n; j++)
-                    ys[j] = (float)(qmx__get_nibble((const uint8_t *)qv, at + j, sg) - zp) * s;
+            } else {   /* int4 / uint4: unpack into an int8 stack stage, then the int8 kernels */
+                int8_t stage[QMX__STAGE];
+                size_t done = 0;
+                while (done < n) {
+                    size_t m = n - done < QMX__STAGE ? n - done : QMX__STAGE, d;
+                    qmx__take_nibbles((const uint8_t *)qv, at + done, v.dtype == QMX_INT4, stage, m);
+                    d = qmx__dequant_run_s8_simd(stage, m, zp, s, ys + done);
+                    qmx__dequant_run_s8_scalar(stage + d, m - d, zp, s, ys + done + d);
+                    done += m;
+                }
             }
             e += n;
         }
@@ -1644,6 +1679,30 @@ static size_t qmx__fp8_dequant_run_simd(const uint8_t *c, size_t n, float scale,
     if (cc.kind == 1) return qmx__f8d512_loop(c, n, &k, y, 1);
     return qmx__f8d512_loop(c, n, &k, y, 2);
 }
+
+/* Nibble pairs (x86 is little-endian: 16-bit lane = s[2k] | s[2k+1] << 8). */
+static size_t qmx__pack_nibbles_simd(const int8_t *s, size_t pairs, uint8_t *out) {
+    const __m512i m0f = _mm512_set1_epi16(0x0F), mf0 = _mm512_set1_epi16(0xF0);
+    size_t i = 0;
+    for (; i + 32 <= pairs; i += 32) {
+        __m512i w = _mm512_loadu_si512((const void *)(s + 2 * i));
+        __m512i r = _mm512_or_si512(_mm512_and_si512(w, m0f), _mm512_and_si512(_mm512_srli_epi16(w, 4), mf0));
+        _mm256_storeu_si256((__m256i *)(void *)(out + i), _mm512_cvtepi16_epi8(r));
+    }
+    return i;
+}
+static size_t qmx__unpack_nibbles_simd(const uint8_t *in, size_t pairs, int is_signed, int8_t *s) {
+    const __m512i m0f = _mm512_set1_epi16(0x0F), mf00 = _mm512_set1_epi16(0x0F00);
+    const __m512i x8 = _mm512_set1_epi8(8);
+    size_t i = 0;
+    for (; i + 32 <= pairs; i += 32) {
+        __m512i w = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(const void *)(in + i)));
+        __m512i r = _mm512_or_si512(_mm512_and_si512(w, m0f), _mm512_and_si512(_mm512_slli_epi16(w, 4), mf00));
+        if (is_signed) r = _mm512_sub_epi8(_mm512_xor_si512(r, x8), x8);   /* (v ^ 8) - 8 */
+        _mm512_storeu_si512((void *)(s + 2 * i), r);
+    }
+    return i;
+}
 #if defined(__GNUC__) && !defined(__clang__)
 #  pragma GCC diagnostic pop
 #endif
@@ -1901,6 +1960,32 @@ static size_t qmx__fp8_dequant_run_simd(const uint8_t *c, size_t n, float scale,
     return qmx__f8d256_loop(c, n, &k, y, 2);
 }
 
+
+/* Nibble pairs (see the AVX-512 kernels). */
+static size_t qmx__pack_nibbles_simd(const int8_t *s, size_t pairs, uint8_t *out) {
+    const __m256i m0f = _mm256_set1_epi16(0x0F), mf0 = _mm256_set1_epi16(0xF0);
+    size_t i = 0;
+    for (; i + 32 <= pairs; i += 32) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(s + 2 * i));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(s + 2 * i + 32));
+        a = _mm256_or_si256(_mm256_and_si256(a, m0f), _mm256_and_si256(_mm256_srli_epi16(a, 4), mf0));
+        b = _mm256_or_si256(_mm256_and_si256(b, m0f), _mm256_and_si256(_mm256_srli_epi16(b, 4), mf0));
+        _mm256_storeu_si256((__m256i *)(void *)(out + i), _mm256_permute4x64_epi64(_mm256_packus_epi16(a, b), 0xD8));
+    }
+    return i;
+}
+static size_t qmx__unpack_nibbles_simd(const uint8_t *in, size_t pairs, int is_signed, int8_t *s) {
+    const __m256i m0f = _mm256_set1_epi16(0x0F), mf00 = _mm256_set1_epi16(0x0F00);
+    const __m256i x8 = _mm256_set1_epi8(8);
+    size_t i = 0;
+    for (; i + 16 <= pairs; i += 16) {
+        __m256i w = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(in + i)));
+        __m256i r = _mm256_or_si256(_mm256_and_si256(w, m0f), _mm256_and_si256(_mm256_slli_epi16(w, 4), mf00));
+        if (is_signed) r = _mm256_sub_epi8(_mm256_xor_si256(r, x8), x8);
+        _mm256_storeu_si256((__m256i *)(void *)(s + 2 * i), r);
+    }
+    return i;
+}
 #elif defined(QMX__NEON64)
 /* ---- NEON (AArch64): 4 lanes, unrolled to 16; runs of < 8 are left to the scalar ---- */
 typedef struct qmx__qn {
@@ -2122,6 +2207,31 @@ static size_t qmx__fp8_dequant_run_simd(const uint8_t *c, size_t n, float scale,
     return qmx__f8dn_loop(c, n, &k, y, 2);
 }
 
+
+/* Nibble pairs: vld2q / vst2q (de)interleave even and odd elements. */
+static size_t qmx__pack_nibbles_simd(const int8_t *s, size_t pairs, uint8_t *out) {
+    size_t i = 0;
+    for (; i + 16 <= pairs; i += 16) {
+        uint8x16x2_t v = vld2q_u8((const uint8_t *)s + 2 * i);
+        vst1q_u8(out + i, vorrq_u8(vandq_u8(v.val[0], vdupq_n_u8(0x0F)), vshlq_n_u8(v.val[1], 4)));
+    }
+    return i;
+}
+static size_t qmx__unpack_nibbles_simd(const uint8_t *in, size_t pairs, int is_signed, int8_t *s) {
+    size_t i = 0;
+    for (; i + 16 <= pairs; i += 16) {
+        uint8x16_t b = vld1q_u8(in + i);
+        int8x16x2_t r;
+        r.val[0] = vreinterpretq_s8_u8(vandq_u8(b, vdupq_n_u8(0x0F)));
+        r.val[1] = vreinterpretq_s8_u8(vshrq_n_u8(b, 4));
+        if (is_signed) {   /* (v ^ 8) - 8 */
+            r.val[0] = vsubq_s8(veorq_s8(r.val[0], vdupq_n_s8(8)), vdupq_n_s8(8));
+            r.val[1] = vsubq_s8(veorq_s8(r.val[1], vdupq_n_s8(8)), vdupq_n_s8(8));
+        }
+        vst2q_s8(s + 2 * i, r);
+    }
+    return i;
+}
 #else
 /* ---- no vector unit: the scalar reference does everything ---- */
 static size_t qmx__quant_run_s8_simd(const float *x, size_t n, const qmx__run *p, int8_t *q) {
@@ -2140,6 +2250,14 @@ static size_t qmx__fp8_quant_run_simd(const float *x, size_t n, float scale, int
 static size_t qmx__fp8_dequant_run_simd(const uint8_t *c, size_t n, float scale,
                                         const qmx__fp8fmt *f, float *y) {
     (void)c; (void)n; (void)scale; (void)f; (void)y;
+    return 0;
+}
+static size_t qmx__pack_nibbles_simd(const int8_t *s, size_t pairs, uint8_t *out) {
+    (void)s; (void)pairs; (void)out;
+    return 0;
+}
+static size_t qmx__unpack_nibbles_simd(const uint8_t *in, size_t pairs, int is_signed, int8_t *s) {
+    (void)in; (void)pairs; (void)is_signed; (void)s;
     return 0;
 }
 #endif

@@ -229,11 +229,11 @@ static int32_t random_zp(qmx_dtype d) {
 }
 
 static void int_quantize_lengths(void) {
-    static const qmx_dtype dts[] = { QMX_INT8, QMX_INT4, QMX_UINT8 };
+    static const qmx_dtype dts[] = { QMX_INT8, QMX_INT4, QMX_UINT8, QMX_UINT4 };
     static const size_t longs[] = { 127, 128, 129, 255, 256, 257, 1000, 4099 };
     size_t n, di, r;
     QMX_TEST_CASE("int quantize, per tensor: every length 0..67 and long runs, every alignment");
-    for (di = 0; di < 3; di++) {
+    for (di = 0; di < 4; di++) {
         for (n = 0; n < 68 + 8; n++) {
             size_t len = n < 68 ? n : longs[n - 68];
             for (r = 0; r < 16; r++) {
@@ -283,7 +283,10 @@ static void int_quantize_per_channel(void) {
         int32_t zp[3];
         size_t n = 2 * 3 * inner, bad = 0, first = 0;
         qmx_status st;
-        random_int_config(&c, rnd() % 2 ? QMX_INT8 : QMX_INT4);
+        {
+            static const qmx_dtype pc[] = { QMX_INT8, QMX_INT4, QMX_UINT4 };
+            random_int_config(&c, pc[rnd() % 3]);
+        }
         c.granularity = QMX_PER_CHANNEL;
         c.outer = 2; c.axis_len = 3; c.inner = inner;
         model_init(&m, &c);
@@ -304,15 +307,28 @@ static void int_quantize_per_channel(void) {
         CHECK(bad == 0, "per channel inner %u recipe %d: %u bad bytes, first [%u] got 0x%02x want 0x%02x",
               (unsigned)inner, (int)c.recipe, (unsigned)bad, (unsigned)first, qbuf[3 + first], qexp[first]);
         CHECK(sentinel_ok(qbuf, 3) && sentinel_ok(qbuf + 3 + n, GUARD), "per channel: outside");
+        /* and back: runs that start at odd int4 elements take the half-byte paths */
+        st = qmx_dequantize(&c, qbuf + 3, n, 2 * 3 * inner, sc, 3, c.asymmetric ? zp : NULL, ybuf);
+        CHECK(st == QMX_OK, "per channel dequantize status %d", (int)st);
+        bad = 0;
+        for (o = 0; o < 2; o++)
+            for (k = 0; k < 3; k++)
+                for (i = 0; i < inner; i++) {
+                    size_t e = (o * 3 + k) * inner + i;
+                    float want = mul_f((float)(qint[e] - (c.asymmetric ? zp[k] : 0)), sc[k]);
+                    if (bf(ybuf[e]) != bf(want) && bad++ == 0) first = e;
+                }
+        CHECK(bad == 0, "per channel dequantize inner %u dtype %s: %u bad values, first [%u]",
+              (unsigned)inner, qmx_dtype_name(c.dtype), (unsigned)bad, (unsigned)first);
     }
 }
 
 /* ---- integer dequantize ---- */
 static void int_dequantize_lengths(void) {
-    static const qmx_dtype dts[] = { QMX_INT8, QMX_INT4, QMX_UINT8 };
+    static const qmx_dtype dts[] = { QMX_INT8, QMX_INT4, QMX_UINT8, QMX_UINT4 };
     size_t n, di, r, i;
     QMX_TEST_CASE("int dequantize: (q - zp) * s for every length and alignment");
-    for (di = 0; di < 3; di++)
+    for (di = 0; di < 4; di++)
         for (n = 1; n < 68 + 4; n++)
             for (r = 0; r < 4; r++) {
                 qmx_qconfig c;
