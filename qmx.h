@@ -125,8 +125,41 @@
  *   TFLITE_SINGLE_ROUNDING / CMSIS-NN option; saturates where TFLite's DCHECK would fire) and
  *   float round-to-nearest-even (XNNPACK "fp32" requantization).
  *
- * SECTIONS: 1 config  2 status  3 dtypes  4 fp8  5 rng  6 quantize  7 requantize
- *           8 implementation (scalar reference, then SIMD paths that give the same bits)
+ * INTEROP (section 8): peer layouts, byte by byte
+ *   CMSIS-NN s4 / TFLite Micro packed int4 (arm_fully_connected_s4, PackInt8IntoDenseInt4):
+ *     IDENTICAL to QMX_INT4: the whole [rows][cols] tensor is packed by flat index, element
+ *     2i in the low nibble of byte i, so a row of odd length ends in the low nibble of a byte
+ *     whose high nibble starts the next row (CMSIS-NN's "spillover"). No conversion needed:
+ *     pass qmx's packed weights as CMSIS-NN's packed_rhs.
+ *   AQT / Qwix int4 (jnp.int4, one value per byte in memory): qmx_unpack_int4 / qmx_pack_int4.
+ *   ggml Q8_0 (34 bytes per 32 elements): bytes 0-1 the scale d as IEEE binary16, little
+ *     endian; bytes 2-33 qs[j], int8, element j of the block. Value = qs[j] * d.
+ *     qmx side: QMX_INT8, QMX_PER_BLOCK, block_size 32 along the flat array (outer = 1,
+ *     axis_len = n, inner = 1), scale = d. to_qmx rejects a NaN/Inf d (QMX_ERR_NONFINITE) and a
+ *     negative d with a -128 (QMX_ERR_UNSUPPORTED; ggml never writes either); a negative d is
+ *     stored as (-q, -d); a zero d becomes q = 0, scale 1 (the same values). from_qmx needs
+ *     scales exactly representable in binary16 (else QMX_ERR_ARG: round scales with
+ *     qmx_f16_to_f32(qmx_f32_to_f16(s)) before quantizing).
+ *   ggml Q4_0 (18 bytes per 32 elements): bytes 0-1 d (binary16, little endian); bytes 2-17
+ *     qs[j]: element j in the low nibble, element j + 16 in the high nibble; value =
+ *     (nibble - 8) * d. ggml's own quantizer writes d = max / -8, so d is usually NEGATIVE and
+ *     the nibble 0 (-8) present: negating it needs +8, which int4 cannot hold. Q4_0 therefore
+ *     maps losslessly to QMX_UINT4 with a per-block zero point: d > 0: u = nibble, zp = 8,
+ *     scale d; d < 0: u = 15 - nibble, zp = 7, scale -d (then (u - zp) * scale equals
+ *     (nibble - 8) * d bit for bit, except that ggml's zero elements of a d < 0 block are
+ *     -0.0 and qmx's +0.0); d = 0: u = 8, zp = 8, scale 1. from_qmx accepts QMX_INT4
+ *     (nibble = v + 8, d = scale) or QMX_UINT4 with zero points 8 or 7 (the inverse map).
+ *     Round trips ggml -> qmx -> ggml are byte-identical except a block with d = +-0, whose
+ *     d comes back as 1.0 (its 32 values are 0 either way).
+ *   binary16: qmx_f32_to_f16 rounds to nearest even (overflow -> +-Inf, subnormals exact),
+ *     NaN keeps its sign and top 10 payload bits (a payload that would vanish becomes 1), as
+ *     numpy's astype(float16). bfloat16: round to nearest even as PyTorch; a NaN becomes the
+ *     quiet NaN 0x7FC0 with the input's sign (PyTorch always writes 0x7FC0). Decoding is exact,
+ *     except that a signaling NaN decodes quiet (payload and sign kept, quiet bit set) as
+ *     F16C's vcvtph2ps does: an x87 target could not return a signaling NaN bit-exactly.
+ *
+ * SECTIONS: 1 config  2 status  3 dtypes  4 fp8  5 rng  6 quantize  7 requantize  8 interop
+ *           9 implementation (scalar reference, then SIMD paths that give the same bits)
  * ============================================================================================ */
 #ifndef QMX_H
 #define QMX_H
@@ -328,13 +361,38 @@ typedef struct qmx_requant_config {
 QMX_API qmx_status qmx_requantize_array(const qmx_requant_config *cfg, const int32_t *acc,
                                         size_t rows, size_t channels, void *out, size_t out_bytes);
 
+/* ---- 8. half floats and peer formats (interop) ---------------------------------------------- */
+/* IEEE binary16 and bfloat16 <-> float (see INTEROP at the top for NaN and rounding). */
+QMX_API float qmx_f16_to_f32(uint16_t h);
+QMX_API uint16_t qmx_f32_to_f16(float x);
+QMX_API float qmx_bf16_to_f32(uint16_t b);
+QMX_API uint16_t qmx_f32_to_bf16(float x);
+
+/* ggml / llama.cpp / GGUF blocks of 32 elements (see INTEROP at the top for the bytes). */
+#define QMX_GGML_BLOCK 32
+#define QMX_GGML_Q8_0_BLOCK_BYTES 34
+#define QMX_GGML_Q4_0_BLOCK_BYTES 18
+/* int8, per block of 32 (scales[n/32]) -> Q8_0 blocks, and back. n must be a multiple of 32. */
+QMX_API qmx_status qmx_ggml_q8_0_from_qmx(const int8_t *q, size_t n, const float *scales,
+                                          size_t n_scales, uint8_t *blocks, size_t blocks_bytes);
+QMX_API qmx_status qmx_ggml_q8_0_to_qmx(const uint8_t *blocks, size_t blocks_bytes, size_t n,
+                                        int8_t *q, size_t q_len, float *scales, size_t n_scales);
+/* Packed int4 (zero_points NULL) or uint4 with per-block zero points 7 or 8, per block of 32
+ * -> Q4_0 blocks; and Q4_0 -> uint4 + per-block zero points (always lossless). */
+QMX_API qmx_status qmx_ggml_q4_0_from_qmx(qmx_dtype dtype, const uint8_t *q, size_t n,
+                                          const float *scales, const int32_t *zero_points,
+                                          size_t n_params, uint8_t *blocks, size_t blocks_bytes);
+QMX_API qmx_status qmx_ggml_q4_0_to_qmx(const uint8_t *blocks, size_t blocks_bytes, size_t n,
+                                        uint8_t *q_uint4, size_t q_bytes, float *scales,
+                                        int32_t *zero_points, size_t n_params);
+
 #ifdef __cplusplus
 }
 #endif
 #endif /* QMX_H */
 
 /* ============================================================================================
- * 8. IMPLEMENTATION
+ * 9. IMPLEMENTATION
  * ============================================================================================ */
 #if defined(QMX_IMPLEMENTATION) && !defined(QMX_IMPLEMENTATION_DONE)
 #define QMX_IMPLEMENTATION_DONE
@@ -1308,6 +1366,177 @@ QMX__DEF qmx_status qmx_requantize_array(const qmx_requant_config *c, const int3
             if (od == QMX_INT8) ((int8_t *)out)[r * channels + ch] = (int8_t)w;
             else ((int16_t *)out)[r * channels + ch] = (int16_t)w;
         }
+    }
+    return QMX_OK;
+}
+
+/* ---- 8. interop ---- */
+QMX__DEF float qmx_f16_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
+    if (e == 0x1F) return qmx__bits_f32(sign | 0x7F800000u | (m << 13) | (m ? 0x400000u : 0u));
+    if (e) return qmx__bits_f32(sign | ((e + 112u) << 23) | (m << 13));
+    if (!m) return qmx__bits_f32(sign);
+    e = 113;                                 /* subnormal m * 2^-24: normalise */
+    while (!(m & 0x400u)) { m <<= 1; e--; }
+    return qmx__bits_f32(sign | (e << 23) | ((m & 0x3FFu) << 13));
+}
+QMX__DEF uint16_t qmx_f32_to_f16(float x) {
+    uint32_t u = qmx__f32_bits(x), sign = (u >> 16) & 0x8000u, a = u & 0x7FFFFFFFu;
+    uint32_t m, k, sh, rem, half;
+    if (a > 0x7F800000u) {                    /* NaN: sign and top payload bits, as numpy */
+        m = (a & 0x7FFFFFu) >> 13;
+        return (uint16_t)(sign | 0x7C00u | (m ? m : 1u));
+    }
+    if (a >= 0x477FF000u) return (uint16_t)(sign | 0x7C00u);  /* >= 65520: Inf */
+    if (a >= 0x38800000u) {                   /* normal binary16: rebias, round on 13 bits */
+        uint32_t r = a - 0x38000000u;
+        return (uint16_t)(sign | ((r + 0xFFFu + ((r >> 13) & 1u)) >> 13));
+    }
+    if (a <= 0x33000000u) return (uint16_t)sign;              /* <= 2^-25: zero (ties even) */
+    m = (a & 0x7FFFFFu) | 0x800000u;          /* value m * 2^(e - 150); subnormal k * 2^-24 */
+    sh = 126u - (a >> 23);                    /* 14 .. 24 */
+    k = m >> sh;
+    rem = m & ((1u << sh) - 1u);
+    half = 1u << (sh - 1u);
+    if (rem > half || (rem == half && (k & 1u))) k++;
+    return (uint16_t)(sign | k);
+}
+QMX__DEF float qmx_bf16_to_f32(uint16_t b) {
+    uint32_t u = (uint32_t)b << 16;
+    return qmx__bits_f32((u & 0x7FFFFFFFu) > 0x7F800000u ? u | 0x400000u : u);   /* quiet NaN */
+}
+QMX__DEF uint16_t qmx_f32_to_bf16(float x) {
+    uint32_t u = qmx__f32_bits(x);
+    if ((u & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t)(((u >> 16) & 0x8000u) | 0x7FC0u);
+    return (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+
+/* Shared checks of the ggml converters: n a non-zero multiple of 32, enough blocks and
+ * parameters; the number of blocks in *nb. */
+static qmx_status qmx__ggml_check(size_t n, size_t blocks_bytes, size_t block_bytes,
+                                  size_t n_params, size_t *nb) {
+    if (n == 0) return QMX_ERR_SIZE;
+    if (n % QMX_GGML_BLOCK) return QMX_ERR_SHAPE;
+    *nb = n / QMX_GGML_BLOCK;
+    if (n_params < *nb || blocks_bytes / block_bytes < *nb) return QMX_ERR_BUFFER_TOO_SMALL;
+    return QMX_OK;
+}
+/* binary16 bits of a scale that is exactly representable, or QMX_ERR_ARG. */
+static qmx_status qmx__ggml_scale_f16(float s, uint16_t *h) {
+    if (!qmx__isfinite(s) || !(s > 0.0f)) return QMX_ERR_ARG;
+    *h = qmx_f32_to_f16(s);
+    return qmx__f32_bits(qmx_f16_to_f32(*h)) == qmx__f32_bits(s) ? QMX_OK : QMX_ERR_ARG;
+}
+static float qmx__ggml_d(const uint8_t *blk) {
+    return qmx_f16_to_f32((uint16_t)(blk[0] | ((uint16_t)blk[1] << 8)));
+}
+
+QMX__DEF qmx_status qmx_ggml_q8_0_from_qmx(const int8_t *q, size_t n, const float *scales,
+                                           size_t n_scales, uint8_t *blocks, size_t blocks_bytes) {
+    size_t nb, b, j;
+    uint16_t h;
+    qmx_status st;
+    if (!q || !scales || !blocks) return QMX_ERR_NULL;
+    st = qmx__ggml_check(n, blocks_bytes, QMX_GGML_Q8_0_BLOCK_BYTES, n_scales, &nb);
+    if (st != QMX_OK) return st;
+    for (b = 0; b < nb; b++)
+        if (qmx__ggml_scale_f16(scales[b], &h) != QMX_OK) return QMX_ERR_ARG;
+    for (b = 0; b < nb; b++) {
+        uint8_t *o = blocks + b * QMX_GGML_Q8_0_BLOCK_BYTES;
+        qmx__ggml_scale_f16(scales[b], &h);
+        o[0] = (uint8_t)(h & 0xFFu); o[1] = (uint8_t)(h >> 8);
+        for (j = 0; j < QMX_GGML_BLOCK; j++) o[2 + j] = (uint8_t)q[b * QMX_GGML_BLOCK + j];
+    }
+    return QMX_OK;
+}
+
+QMX__DEF qmx_status qmx_ggml_q8_0_to_qmx(const uint8_t *blocks, size_t blocks_bytes, size_t n,
+                                         int8_t *q, size_t q_len, float *scales, size_t n_scales) {
+    size_t nb, b, j;
+    qmx_status st;
+    if (!blocks || !q || !scales) return QMX_ERR_NULL;
+    st = qmx__ggml_check(n, blocks_bytes, QMX_GGML_Q8_0_BLOCK_BYTES, n_scales, &nb);
+    if (st != QMX_OK) return st;
+    if (q_len < n) return QMX_ERR_BUFFER_TOO_SMALL;
+    for (b = 0; b < nb; b++) {   /* validate every block before writing */
+        const uint8_t *blk = blocks + b * QMX_GGML_Q8_0_BLOCK_BYTES;
+        float d = qmx__ggml_d(blk);
+        if (!qmx__isfinite(d)) return QMX_ERR_NONFINITE;
+        if (d < 0.0f)
+            for (j = 0; j < QMX_GGML_BLOCK; j++)
+                if (blk[2 + j] == 0x80u) return QMX_ERR_UNSUPPORTED;
+    }
+    for (b = 0; b < nb; b++) {
+        const uint8_t *blk = blocks + b * QMX_GGML_Q8_0_BLOCK_BYTES;
+        float d = qmx__ggml_d(blk);
+        int8_t *o = q + b * QMX_GGML_BLOCK;
+        for (j = 0; j < QMX_GGML_BLOCK; j++) {
+            int32_t v = (int32_t)(int8_t)blk[2 + j];
+            o[j] = (int8_t)(d > 0.0f ? v : (d < 0.0f ? -v : 0));
+        }
+        scales[b] = d > 0.0f ? d : (d < 0.0f ? -d : 1.0f);
+    }
+    return QMX_OK;
+}
+
+QMX__DEF qmx_status qmx_ggml_q4_0_from_qmx(qmx_dtype dtype, const uint8_t *q, size_t n,
+                                           const float *scales, const int32_t *zero_points,
+                                           size_t n_params, uint8_t *blocks, size_t blocks_bytes) {
+    size_t nb, b, j;
+    uint16_t h;
+    qmx_status st;
+    if (!q || !scales || !blocks) return QMX_ERR_NULL;
+    if (dtype != QMX_INT4 && dtype != QMX_UINT4) return QMX_ERR_DTYPE;
+    if (dtype == QMX_UINT4 && !zero_points) return QMX_ERR_NULL;
+    st = qmx__ggml_check(n, blocks_bytes, QMX_GGML_Q4_0_BLOCK_BYTES, n_params, &nb);
+    if (st != QMX_OK) return st;
+    for (b = 0; b < nb; b++) {
+        if (qmx__ggml_scale_f16(scales[b], &h) != QMX_OK) return QMX_ERR_ARG;
+        if (dtype == QMX_UINT4 && zero_points[b] != 7 && zero_points[b] != 8) return QMX_ERR_ARG;
+    }
+    for (b = 0; b < nb; b++) {
+        uint8_t *o = blocks + b * QMX_GGML_Q4_0_BLOCK_BYTES;
+        /* nibble of element e: int4 v -> v + 8 (= bits ^ 8); uint4 zp 8: u; zp 7: 15 - u */
+        uint32_t x = dtype == QMX_INT4 ? 8u : (zero_points[b] == 8 ? 0u : 15u);
+        qmx__ggml_scale_f16(scales[b], &h);
+        if (dtype == QMX_UINT4 && zero_points[b] == 7) h |= 0x8000u;   /* d = -scale */
+        o[0] = (uint8_t)(h & 0xFFu); o[1] = (uint8_t)(h >> 8);
+        for (j = 0; j < QMX_GGML_BLOCK / 2; j++) {
+            size_t e = b * QMX_GGML_BLOCK + j;
+            uint32_t lo = ((q[e / 2] >> ((e & 1) * 4)) & 0xFu) ^ x;
+            uint32_t hi = ((q[(e + 16) / 2] >> (((e + 16) & 1) * 4)) & 0xFu) ^ x;
+            o[2 + j] = (uint8_t)(lo | (hi << 4));
+        }
+    }
+    return QMX_OK;
+}
+
+QMX__DEF qmx_status qmx_ggml_q4_0_to_qmx(const uint8_t *blocks, size_t blocks_bytes, size_t n,
+                                         uint8_t *q_uint4, size_t q_bytes, float *scales,
+                                         int32_t *zero_points, size_t n_params) {
+    size_t nb, b, j;
+    qmx_status st;
+    if (!blocks || !q_uint4 || !scales || !zero_points) return QMX_ERR_NULL;
+    st = qmx__ggml_check(n, blocks_bytes, QMX_GGML_Q4_0_BLOCK_BYTES, n_params, &nb);
+    if (st != QMX_OK) return st;
+    if (q_bytes < n / 2) return QMX_ERR_BUFFER_TOO_SMALL;
+    for (b = 0; b < nb; b++)
+        if (!qmx__isfinite(qmx__ggml_d(blocks + b * QMX_GGML_Q4_0_BLOCK_BYTES))) return QMX_ERR_NONFINITE;
+    for (b = 0; b < nb; b++) {
+        const uint8_t *blk = blocks + b * QMX_GGML_Q4_0_BLOCK_BYTES;
+        float d = qmx__ggml_d(blk);
+        uint8_t *o = q_uint4 + b * (QMX_GGML_BLOCK / 2);
+        /* element j < 16 is the low nibble of qs[j], element 16 + j the high one; qmx pairs
+         * elements 2i, 2i+1 in byte i */
+        for (j = 0; j < QMX_GGML_BLOCK / 2; j++) {
+            uint32_t e0 = (uint32_t)(j < 8 ? blk[2 + 2 * j] : blk[2 + 2 * j - 16] >> 4) & 0xFu;
+            uint32_t e1 = (uint32_t)(j < 8 ? blk[3 + 2 * j] : blk[3 + 2 * j - 16] >> 4) & 0xFu;
+            if (d < 0.0f) { e0 = 15u - e0; e1 = 15u - e1; }
+            else if (!(d > 0.0f)) { e0 = 8u; e1 = 8u; }
+            o[j] = (uint8_t)(e0 | (e1 << 4));
+        }
+        scales[b] = d > 0.0f ? d : (d < 0.0f ? -d : 1.0f);
+        zero_points[b] = d < 0.0f ? 7 : 8;
     }
     return QMX_OK;
 }
