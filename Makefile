@@ -22,7 +22,7 @@ HEADERS := qmx.h qmx_kernels.h qmx_calib.h
 CROSS_TARGETS := i386 aarch64 aarch64-v8a armhf s390x ppc riscv64 cortex-m3 cortex-m4 cortex-m55
 
 .DEFAULT_GOAL := help
-.PHONY: help demo test test-targets test-sanitize test-exhaustive check-headers clean bench fuzz
+.PHONY: help demo test test-targets test-sanitize test-exhaustive check-headers clean bench fuzz test-valgrind
 
 # ---- help -----------------------------------------------------------------------------------
 help:
@@ -34,6 +34,7 @@ help:
 	@echo "                   v8.0), armhf, s390x, ppc, riscv64, Cortex-M3/M4/M55 (QEMU; installs the"
 	@echo "                   toolchains with apt-get on first use)"
 	@echo "  test-sanitize    every test on the host with ASan + UBSan"
+	@echo "  test-valgrind    every test on the host under valgrind memcheck (AVX2 build)"
 	@echo "  test-exhaustive  tests/exhaustive/run.sh (long-running exhaustive checks)"
 	@echo "  check-headers    each header alone as C99 (SIMD and scalar), C++11 and freestanding Cortex-M"
 	@echo "  bench            quantize/dequantize throughput vs read stream and memcpy, 64 MiB and"
@@ -49,8 +50,13 @@ DEMO_CFLAGS := -std=c99 -D_POSIX_C_SOURCE=199309L -O2 -march=native -Wall -Wextr
 $(BUILD)/demo: examples/demo.c $(HEADERS) | $(BUILD)
 	$(CC) $(DEMO_CFLAGS) examples/demo.c -o $@ -lm
 
-demo: $(BUILD)/demo
+$(BUILD)/kv_decode: examples/kv_decode.c $(HEADERS) | $(BUILD)
+	$(CC) $(DEMO_CFLAGS) examples/kv_decode.c -o $@ -lm
+
+demo: $(BUILD)/demo $(BUILD)/kv_decode
 	@$(BUILD)/demo examples/data/digits.csv
+	@echo
+	@$(BUILD)/kv_decode
 
 $(BUILD):
 	@mkdir -p $(BUILD)
@@ -79,6 +85,11 @@ test-sanitize:
 	@UBSAN_OPTIONS=print_stacktrace=1 tools/test_matrix.sh --title "make test-sanitize" \
 	    "sanitize host -fsanitize=address,undefined -fno-sanitize-recover=all -g -O1"
 
+# Valgrind 3.19 (Debian 12) decodes AVX2 but not AVX-512: this build targets x86-64-v3.
+test-valgrind:
+	@tools/test_matrix.sh --title "make test-valgrind" \
+	    "valgrind HOST_MARCH=-march=x86-64-v3 HOST_RUNNER=tools/valgrind.sh host -g -O1"
+
 test-exhaustive:
 	@if [ -f tests/exhaustive/run.sh ]; then \
 	    bash tests/exhaustive/run.sh; \
@@ -94,13 +105,53 @@ BENCH_CFLAGS := -std=c99 -D_POSIX_C_SOURCE=200112L -O3 -march=native -Wall -Wext
 BENCH_PROGS  := $(if $(BENCH),$(foreach b,$(BENCH),bench/bench_$(b).c),$(sort $(wildcard bench/bench_*.c)))
 
 # Always recompiled (about a second each), so no binary runs with stale flags.
-bench: | $(BUILD)
+bench: bench-peers-build | $(BUILD)
 	@set -e; for src in $(BENCH_PROGS); do \
 	    name=$$(basename $$src .c); \
 	    echo "== $$name"; \
-	    $(CC) $(BENCH_CFLAGS) -DQMX_BENCH_CFLAGS='"$(CC) $(BENCH_CFLAGS)"' $$src -o $(BUILD)/$$name -lm; \
+	    $(CC) $(BENCH_CFLAGS) -DQMX_BENCH_CFLAGS='"$(CC) $(BENCH_CFLAGS)"' $$src -o $(BUILD)/$$name -lm \
+	        $$(if [ $$name = bench_matmul ]; then echo '$(BENCH_MATMUL_PEERS)'; fi); \
 	    $(BUILD)/$$name; \
 	done
+
+# ---- bench-peers ----------------------------------------------------------------------------
+# The peers of bench/bench_matmul.c, from Debian: oneDNN and OpenBLAS through their C APIs,
+# linked into bench_matmul (timed in alternation with qmx), and gemmlowp (C++ only) in its own
+# program build/peers_matmul (bench/peers_matmul.cpp) that bench_matmul runs shape by shape,
+# all in the same `make bench` run. `make bench-peers` installs the packages (as root) and
+# builds it; `make bench` uses whatever is installed, and bench_matmul runs without peers
+# otherwise.
+.PHONY: bench-peers bench-peers-build
+PEERS_MULTIARCH := $(shell $(CC) -dumpmachine 2>/dev/null)
+PEERS_DNNL  := $(shell test -f /usr/include/dnnl.h && echo 1)
+PEERS_BLAS  := $(shell test -f /usr/include/$(PEERS_MULTIARCH)/openblas-pthread/cblas.h && echo 1)
+PEERS_LOWP  := $(shell test -f /usr/include/gemmlowp/public/gemmlowp.h && echo 1)
+BENCH_MATMUL_PEERS := $(if $(PEERS_DNNL),-DQMX_BENCH_HAVE_DNNL -ldnnl) \
+    $(if $(PEERS_BLAS),-DQMX_BENCH_HAVE_OPENBLAS -I/usr/include/$(PEERS_MULTIARCH)/openblas-pthread -lopenblas)
+PEERS_CXXFLAGS := -std=c++17 -O3 -march=native -DNDEBUG -DGEMMLOWP_ENABLE_AVX2 -Ibench
+
+$(BUILD)/peers_matmul: bench/peers_matmul.cpp bench/bench_util.h | $(BUILD)
+	$(CXX) $(PEERS_CXXFLAGS) bench/peers_matmul.cpp -o $@ -lpthread
+
+bench-peers:
+	apt-get install -y libdnnl-dev libgemmlowp-dev libopenblas-dev
+	@$(MAKE) --no-print-directory $(BUILD)/peers_matmul
+
+bench-peers-build:
+ifeq ($(PEERS_LOWP),1)
+	@$(MAKE) --no-print-directory $(BUILD)/peers_matmul
+else
+	@echo "bench: gemmlowp headers not found (make bench-peers): bench_matmul runs without it"
+endif
+
+# ---- bench-cortex-m -------------------------------------------------------------------------
+# Executed instructions per MAC of qmx_fully_connected_i8 and qmx_fully_connected_i4 on
+# Cortex-M4 (DSP) and Cortex-M55 (MVE), batch 1 and 4 x 1024 -> 1024, counted exactly under QEMU
+# by the TCG plugin tools/targets/support/regioncount.c, beside CMSIS-NN's figures
+# (tools/cortexm_count.sh; bench/cortexm/). BENCH_CM_FLAGS adds CFLAGS, e.g. -O3.
+.PHONY: bench-cortex-m
+bench-cortex-m: | $(BUILD)
+	@tools/cortexm_count.sh $(BENCH_CM_FLAGS)
 
 # ---- fuzz -----------------------------------------------------------------------------------
 # Every tests/fuzz/fuzz_*.c is a libFuzzer harness, run FUZZ_SECONDS each under ASan + UBSan
@@ -108,6 +159,59 @@ bench: | $(BUILD)
 FUZZ_SECONDS ?= 60
 fuzz: | $(BUILD)
 	@tools/fuzz.sh $(FUZZ_SECONDS) $(FUZZ)
+
+# ---- weight converter -----------------------------------------------------------------------
+# build/qmx_convert: .npy / .safetensors -> quantized C header (examples/qmx_convert.c; a host
+# tool, so it uses libc). `build/qmx_convert --help`.
+CONVERT_CFLAGS := -std=c99 -O2 -Wall -Wextra -Wpedantic -Werror -I.
+
+$(BUILD)/qmx_convert: examples/qmx_convert.c examples/qmx_convert/qmx_files.h \
+                      examples/qmx_convert/qmx_convert_core.h $(HEADERS) | $(BUILD)
+	$(CC) $(CONVERT_CFLAGS) examples/qmx_convert.c -o $@
+
+# ---- install / uninstall --------------------------------------------------------------------
+# make install [PREFIX=/usr/local] [DESTDIR=...]: the headers into $(PREFIX)/include/qmx/
+# (use -I$(PREFIX)/include/qmx, or pkg-config, and #include "qmx.h"), qmx.pc into
+# $(PREFIX)/share/pkgconfig/, qmxConfig.cmake + qmxConfigVersion.cmake into
+# $(PREFIX)/share/cmake/qmx/ (find_package(qmx) -> target qmx::qmx). Header-only, so the
+# arch-independent share/ directories. `cmake --install` of CMakeLists.txt installs the same.
+PREFIX       ?= /usr/local
+INCLUDEDIR   ?= $(PREFIX)/include
+DATADIR      ?= $(PREFIX)/share
+PKGCONFIGDIR ?= $(DATADIR)/pkgconfig
+CMAKEDIR     ?= $(DATADIR)/cmake/qmx
+QMX_VERSION_PARTS := $(shell awk '/^\#define QMX_VERSION_(MAJOR|MINOR|PATCH) /{print $$3}' qmx.h)
+QMX_VERSION  := $(subst $(eval) ,.,$(strip $(QMX_VERSION_PARTS)))
+# qmxConfig.cmake finds the headers relative to itself when the layout is the default one.
+QMX_INCLUDE_EXPR := $(if $(filter $(PREFIX)/include@$(PREFIX)/share/cmake/qmx,$(INCLUDEDIR)@$(CMAKEDIR)),$${CMAKE_CURRENT_LIST_DIR}/../../../include/qmx,$(INCLUDEDIR)/qmx)
+QMX_PC_INCLUDEDIR := $(if $(filter $(PREFIX)/include,$(INCLUDEDIR)),$${prefix}/include,$(INCLUDEDIR))
+.PHONY: install uninstall test-consumers
+
+install:
+	install -d $(DESTDIR)$(INCLUDEDIR)/qmx $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(CMAKEDIR)
+	install -m 644 $(HEADERS) $(DESTDIR)$(INCLUDEDIR)/qmx/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@INCLUDEDIR@|$(QMX_PC_INCLUDEDIR)|g' -e 's|@VERSION@|$(QMX_VERSION)|g' \
+	    qmx.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/qmx.pc
+	sed -e 's|@QMX_INCLUDE_EXPR@|$(QMX_INCLUDE_EXPR)|g' cmake/qmxConfig.cmake.in >$(DESTDIR)$(CMAKEDIR)/qmxConfig.cmake
+	sed -e 's|@QMX_VERSION@|$(QMX_VERSION)|g' -e 's|@QMX_VERSION_MAJOR@|$(word 1,$(QMX_VERSION_PARTS))|g' \
+	    -e 's|@QMX_VERSION_MINOR@|$(word 2,$(QMX_VERSION_PARTS))|g' \
+	    cmake/qmxConfigVersion.cmake.in >$(DESTDIR)$(CMAKEDIR)/qmxConfigVersion.cmake
+	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/qmx.pc $(DESTDIR)$(CMAKEDIR)/qmxConfig.cmake $(DESTDIR)$(CMAKEDIR)/qmxConfigVersion.cmake
+	@echo "installed qmx $(QMX_VERSION) into $(DESTDIR)$(PREFIX)"
+
+# Removes exactly what install wrote (and the qmx directories when left empty).
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/qmx/,$(notdir $(HEADERS))) $(DESTDIR)$(PKGCONFIGDIR)/qmx.pc \
+	    $(DESTDIR)$(CMAKEDIR)/qmxConfig.cmake $(DESTDIR)$(CMAKEDIR)/qmxConfigVersion.cmake
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/qmx $(DESTDIR)$(CMAKEDIR) 2>/dev/null || true
+
+# ---- test-consumers -------------------------------------------------------------------------
+# Out-of-tree consumers (tests/consumer/) built against a temporary install: make install +
+# pkg-config, make install + CMake find_package, CMake add_subdirectory, cmake --install +
+# pkg-config/find_package, then make uninstall. Needs cmake and pkg-config (apt-get install
+# cmake pkg-config). Last line "N passed, N failed".
+test-consumers:
+	@tools_make="$(MAKE)" CC="$(CC)" CXX="$(CXX)" bash tests/consumer/run.sh
 
 # ---- housekeeping ---------------------------------------------------------------------------
 clean:

@@ -1,19 +1,2182 @@
 /* qmx_calib.h - on-device calibration on top of qmx.h (part of qmx).
  *
- * This header is the home of qmx's calibration layer. Its contents land issue by issue; what
- * is here today is only the include structure, so that programs can already include the full
- * qmx set. The one-shot scale recipes of AQT, Qwix and TFLite (absmax, min-max with a zero
- * point) already live in qmx.h: qmx_compute_qparams().
+ * Streaming, allocation-free calibration: the caller owns every byte of state, feeds batches
+ * of float data, and asks for quantization parameters (scale, zero point) whenever it wants.
+ * Every C peer delegates this to an offline converter; AQT, Qwix, Flax and PyTorch do it in the
+ * framework. The final scale formulas are qmx.h's recipes (qmx_qconfig: AQT, Qwix, TFLite), so a
+ * calibrated scale is exactly what qmx_compute_qparams would give for the same statistics.
  *
- * Planned (tracked in the project's issues): streaming observers with caller-owned state
- * (absmax, min-max, moving average, percentile, MSE/KL/SNR clip search, fixed bounds), fp8
- * delayed scaling with an amax history, Qwix method strings, MaxText intmp mixed-precision
- * rules, and N:M structured sparsity.
+ * ============================================================================================
+ * BUILD
+ *   As qmx.h: one translation unit defines QMX_IMPLEMENTATION before including this header;
+ *   that gives the implementation of qmx.h and of qmx_calib.h. Freestanding C99: no libc, no
+ *   libm (square roots and the decimal parser are written here, exact), no allocation, no
+ *   static state. Same configuration macros as qmx.h. Stack: every function < 1 KiB
+ *   (the regex matcher's atom table, ~0.5 KiB, and the decimal parser's three 320-bit
+ *   integers are the largest frames).
  *
- * Build: as qmx.h, one translation unit defines QMX_IMPLEMENTATION before including it.
+ * OBSERVERS (qmx_observer_init / _update / _finalize / _bounds)
+ *   The tensor is viewed as qmx.h does: [outer][axis_len][inner] with a granularity (per
+ *   tensor, per channel = per index of axis_len, per block of block_size along axis_len), so
+ *   there are n_groups = qmx_qparams_count(qcfg, count) groups. The caller supplies one
+ *   qmx_calib_stat per group; an all-zero qmx_calib_stat is an empty group (init zeroes them).
+ *   Each update is one batch: a whole tensor of `count` floats in that view. Methods (all
+ *   statistics in float32, in flat element order within a batch, batches in call order):
+ *     QMX_CALIB_ABSMAX        bound = max|x| over all batches * clip        (AQT, Qwix absmax)
+ *     QMX_CALIB_MINMAX        lo = min(min x, 0) * clip, hi = max(max x, 0) * clip (Qwix minmax,
+ *                             PyTorch MinMaxObserver / PerChannelMinMaxObserver)
+ *     QMX_CALIB_MOVING_MINMAX PyTorch MovingAverageMinMaxObserver: the first batch sets (min,
+ *                             max); every later batch does min = min + c * (bmin - min) (three
+ *                             float ops in that order, no FMA), same for max; c = momentum
+ *                             (averaging_constant, default 0.01). Bounds as MINMAX.
+ *     QMX_CALIB_MEAN_ABSMAX   AQT MeanOfAbsMaxCalibration: bound = (sum of per-batch max|x|) /
+ *                             batches * clip
+ *     QMX_CALIB_ABSMEAN       AQT AbsMeanCalibration: bound = clip * (sum |x|^p / n_nonzero)^(1/p),
+ *                             zeros excluded from the count (a count of 0 is 1); p in 1..4
+ *     QMX_CALIB_RMS           Qwix "rms,k": bound = sqrt(sum x^2 / count) * clip
+ *     QMX_CALIB_FIXED         Qwix "fixed": the data is ignored; lo + hi == 0 gives the
+ *                             symmetric bound hi, else [lo, hi]; every group gets the same
+ *                             parameters (Qwix makes fixed per-tensor)
+ *   Min/max reductions have AVX2 / NEON paths (exact; a zero min or max is stored as +0, since
+ *   SIMD and scalar reductions may meet -0 and +0 in different orders). Sums use Neumaier's
+ *   compensated summation in float32 (result sum + compensation, one sequential chain: ~1-2
+ *   GB/s), accurate to a few ulp for any count and the same bits on every target (no double:
+ *   x87 would round twice). Products are kept out of FMA contraction. The square root is correctly
+ *   rounded (exact integer-checked bisection); the p-th root for p = 3, 4 is the largest float r
+ *   with r^p <= v (r^p by repeated float products), within 2 ulp.
+ *   Finalize: each group's bounds (lo, hi, absmax = max(-lo, hi)) go through qmx.h's recipe
+ *   of qcfg (qmx__group_qparams: AQT absmax/(qmax+0.5) with 0 -> 1, Qwix absmax/B with the
+ *   sqrt(FLT_MIN) guard and minmax zero point, TFLite absmax/qmax), for any qmx dtype (fp8:
+ *   absmax / fp8_max, symmetric only). A symmetric qcfg turns [lo, hi] into absmax; an
+ *   asymmetric one turns a symmetric bound b into [-b, b].
+ *   All-zero data: the bound is 0 and the recipe's zero guard gives a usable scale (AQT 1/127.5,
+ *   Qwix 1, TFLite 1). NaN/Inf in a batch: QMX_ERR_NONFINITE and the state is untouched
+ *   (the batch is scanned first). Finalize before any update: QMX_ERR_SIZE (except FIXED).
+ *   A bound that overflows float (clip * huge): QMX_ERR_NONFINITE, outputs untouched.
+ *
+ * FP8 DELAYED SCALING (qmx_fp8_delayed_init / _step / _update)
+ *   The caller owns the amax history (length L >= 1 floats). One step with the current amax a:
+ *     h = max(history)                     (the PREVIOUS amaxes; NaN if any is NaN)
+ *     QMX_DELAYED_FLAX (flax.linen.fp8_ops, default; initial scale 1.0):
+ *       h > 0 and finite: sf = fp8_max / h; sf = sf / 2^margin      else: sf = 1 / scale
+ *       scale = 1 / sf                     (each step one float32 operation, as JAX does)
+ *     QMX_DELAYED_AQT (aqt DelayedScalingCalibration; initial bound 0, so scale 0 until a
+ *       positive finite amax is in the history; a 0 scale means "dequantize to 0" in AQT):
+ *       h > 0 and finite: bound = h       else: bound stays;   scale = bound / fp8_max
+ *     then the history rolls: history[1..L-1] = history[0..L-2], history[0] = a (Flax's
+ *     roll(-1) then [0] = a keeps the same multiset; qmx keeps the newest first).
+ *   fp8_max: E4M3FN 448, E5M2 57344, E4M3FNUZ 240, E5M2FNUZ 57344. _update takes a = max|x|
+ *   of the data (NaN if any element is NaN, as jnp.max); a non-finite amax enters the history
+ *   and freezes the scale for L steps, exactly as in Flax (status QMX_OK: that is the defined
+ *   behaviour, not an error). margin in [-64, 64].
+ *
+ * METHOD STRINGS (qmx_calib_parse_method; Qwix HowToQuantize.calibration_method)
+ *   ASCII letters are case-insensitive (Qwix lower-cases); fields split on ','; no spaces.
+ *     "absmax" | "absmax,k"     -> ABSMAX, clip k       (k finite, > 0)
+ *     "minmax" | "minmax,k"     -> MINMAX, clip k       (k finite, > 0)
+ *     "rms,k"                   -> RMS, clip k          (k required, finite, > 0)
+ *     "fixed,M"                 -> FIXED, [-M, M]       (M finite, > 0)
+ *     "fixed,lo,hi"             -> FIXED, [lo, hi]      (lo <= 0 <= hi, lo < hi)
+ *   Anything else is QMX_ERR_PARSE: unknown names, missing/extra/empty fields, bad numbers,
+ *   values out of the ranges above, a NUL byte inside len, len > QMX_CALIB_METHOD_MAX (256).
+ *   qmx rejects k <= 0, which Qwix would accept and turn into a zero/negative bound.
+ * NUMBERS (qmx_parse_f32): a strict decimal grammar, correctly rounded (nearest, ties to even)
+ *   to float32 by exact integer arithmetic (no strtod, no libm, same bits everywhere):
+ *       [+|-] ( digits [ "." digits* ] | "." digits ) [ (e|E) [+|-] digits ]
+ *   At most 19 significant digits (leading and trailing zeros do not count) and 128
+ *   characters; no spaces, "inf", "nan", hex or '_'. A value that rounds beyond FLT_MAX is
+ *   QMX_ERR_PARSE; one below half the smallest subnormal rounds to a signed zero.
+ *
+ * HISTOGRAM (qmx_histogram_init / _update / _percentile / _mse_bound)
+ *   A histogram of |x| (symmetric clipping, as TensorRT's calibrators) over caller-owned
+ *   uint64_t bins (8 .. 2^20). Bin i counts |x| in [i*w, (i+1)*w) with w a power of two, the
+ *   smallest with n_bins * w > max|x| seen so far. Range growth (PyTorch HistogramObserver
+ *   grows its range by an integer factor and merges bins; qmx uses factors 2^k): when a batch
+ *   exceeds the range, w doubles k times and every 2^k adjacent bins merge, in place. Counts are
+ *   integers and binning |x| * (1/w) is exact, so the result equals binning all the data at the
+ *   final width directly: independent of how the data was batched. All-zero data is counted in
+ *   bin 0 with w = 0 (no range yet). NaN/Inf: QMX_ERR_NONFINITE, state untouched.
+ *   Percentile: the upper edge of the first bin whose cumulative count reaches ppm / 10^6 of
+ *   the total (exact 128-bit integer comparison), capped at max|x|.
+ *   MSE: an exact search (not PyTorch's non-uniform search) over the candidate bounds "bin
+ *   edges below max|x|, and max|x|", minimising sum_i count_i * (c_i - qdq(c_i))^2 over the bin
+ *   centres c_i with qmx.h's symmetric recipe and dtype of the given qconfig (int or fp8),
+ *   float32 compensated sums; ties keep the smaller bound. Cost O(n_bins^2).
+ *   KL (qmx_histogram_kl_bound): TensorRT-style entropy calibration over the same bins, see
+ *   the declaration; float32 with qmx's own logarithm and compensated sums.
+ * SNR CLIP SEARCH (qmx_calib_snr_search): AQT SnrBasedAutoCalibration per group of a qconfig
+ *   (see the declaration); one pass over the data per candidate.
+ *
+ * MIXED PRECISION RULES (qmx_intmp_parse / _lookup; MaxText quantization="intmp")
+ *   JSON: one object whose keys are layer-path patterns (Python re.fullmatch) or "__default__",
+ *   each mapping to an object with any of the fields w_bits, a_bits (integer 1..16 or null =
+ *   not quantized), w_scale, a_scale (JSON number, finite, > 0), tile_size (-1 or >= 1).
+ *   Built-in defaults: bits null, scales 1.0, tile_size -1. Every key inherits the fields it
+ *   does not give from "__default__" (wherever it appears in the object), else the built-ins.
+ *   Lookup scans every key in JSON order and the LAST full match wins; no match gives the
+ *   __default__ rule; no match and no __default__ is QMX_ERR_ARG (MaxText: KeyError).
+ *   No allocation: rules go to the caller's array (in JSON order) and the unescaped,
+ *   NUL-terminated patterns to the caller's name buffer (sum of key lengths + 1 each).
+ *   Strict JSON (RFC 8259): whitespace, strings with all escapes (\uXXXX incl. surrogate pairs,
+ *   written as UTF-8; \u0000 rejected), numbers; no comments, no trailing commas, no BOM.
+ *   Rejected with QMX_ERR_PARSE: any syntax error, truncation, raw control bytes or NUL,
+ *   duplicate keys or fields (Python would silently keep the last), unknown fields, values of
+ *   the wrong type or range (w_bits 8.0, "8", 17, tile_size 0), nested values (deep nesting is
+ *   rejected at the first unexpected '{' or '[', no recursion), keys > QMX_INTMP_NAME_MAX
+ *   bytes. Too few rules or name bytes: QMX_ERR_BUFFER_TOO_SMALL.
+ *   Regex subset (bytes, ASCII classes): literals; '.' (any byte but newline); escapes \d \D
+ *   \w \W \s \S and an escaped punctuation character; classes [abc], [a-z], [^...], with a
+ *   leading ']' literal and \d \w \s inside; quantifiers * + ? and their lazy forms *? +? ??
+ *   (the same for a full match); '^' at the start and '$' at the end (no-ops for a full
+ *   match). QMX_ERR_UNSUPPORTED for valid Python syntax outside it: groups ( ), alternation |,
+ *   counted repeats {m,n}, anchors inside, \b \A \1 and other letter escapes, POSIX [: :].
+ *   QMX_ERR_PARSE for malformed patterns (nothing to repeat, multiple repeat, unterminated
+ *   class, reversed range, trailing backslash). Matching is a Thompson NFA simulation:
+ *   O(len(name) * atoms), no backtracking, no recursion, at most QMX_INTMP_MAX_ATOMS atoms.
+ *   Stack: about 0.5 KiB (atom table and two state sets).
+ *
+ * N:M STRUCTURED SPARSITY (qmx_nm_*; Qwix sparsity.py)
+ *   Weights W [rows][K] (the [N,K] "weights" layout of qmx_kernels.h); along K every group of
+ *   m consecutive elements keeps its n largest |w| (1 <= n < m <= 256, K % m == 0); ties go to
+ *   the lower index (lax.top_k, Qwix); zeros count like any value. Compressed form:
+ *     values  [rows][K/m * n], the kept values of each group in increasing index order
+ *     meta    per row ceil(K/m * n * b / 8) bytes, b = ceil(log2 m); index j of the row (group
+ *             j / n) occupies bits [j*b, j*b + b) of the row's little-endian bit stream (bit t
+ *             of the stream is bit t%8 of byte t/8). 2:4: one byte = two groups, indices
+ *             i0 | i1 << 2 | i2 << 4 | i3 << 6; 4:8: 3 bits per index.
+ *   qmx_nm_matmul_i8: C = sum_k (A - a_zp) * Wp exactly (int32; A . v - a_zp * sum(v), wrap-free
+ *   for K <= QMX_NM_MAX_K), equal to qmx_matmul_i8 over the pruned dense weights. With m not a
+ *   power of two every index is checked (< m) first; other metadata cannot read out of bounds.
+ *   Paths (2:4 only; other n:m portable C): AVX-512 VBMI + VNNI (4 rows of A per decode of
+ *   64 indices, vpermt2b gathers, vpdpbusd on a ^ 0x80 with the 128 * sum(v) fix-up), AVX-512
+ *   VBMI without VNNI (vpmultishiftqb decodes 32 indices,
+ *   vpermb gathers the kept bytes of 16 groups, vpmaddwd), AVX2 (pshufb gathers 4 groups per
+ *   lane, vpmaddwd), portable C; integer arithmetic, the same bits everywhere. qmx_nm_matmul_f32: documented
+ *   float order (kept k increasing, one rounded multiply and add each, no FMA).
+ *   Speed (bench/bench_calib.c, dense = qmx_matmul_i8 on the same shapes, VNNI build): the
+ *   2:4 kernel wins for GEMV (M = 1, 4096 x 4096: ~1.5x, it reads 0.625x the bytes) and is
+ *   about even at M = 8; for larger M the dense kernel's register tiling wins (M = 64: ~0.4x).
+ *   Without AVX-512 VBMI (AVX2, NEON, Cortex-M, portable C) the 2:4 kernel is slower than the
+ *   dense one: use it there for the memory footprint.
+ *
+ * ERRORS
+ *   QMX_ERR_NULL         a required pointer is NULL
+ *   QMX_ERR_SIZE         count 0; finalize before any batch; history length 0
+ *   QMX_ERR_SHAPE        count disagrees with the view; update count differs from init
+ *   QMX_ERR_BUFFER_TOO_SMALL  fewer stats / scales than groups
+ *   QMX_ERR_ARG          bad method, clip/momentum/p/bounds out of range, bad margin, a qcfg
+ *                        that qmx.h rejects (unknown recipe, asymmetric fp8, ...)
+ *   QMX_ERR_DTYPE        a dtype that is not an integer or fp8 dtype (or not fp8 for delayed)
+ *   QMX_ERR_NONFINITE    NaN/Inf in an observer batch or in a computed bound
+ *   QMX_ERR_PARSE        a malformed method string, number, JSON config or pattern
+ *   QMX_ERR_UNSUPPORTED  a valid regex feature outside the supported subset
+ *   Every function validates before writing: on error, outputs and state are untouched.
+ *
  * MIT licensed (see qmx.h).
- */
+ * ============================================================================================ */
 #ifndef QMX_CALIB_H
 #define QMX_CALIB_H
 #include "qmx.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- C1. observers ------------------------------------------------------------------------- */
+typedef enum qmx_calib_method {
+    QMX_CALIB_ABSMAX = 0,        /* default */
+    QMX_CALIB_MINMAX = 1,
+    QMX_CALIB_MOVING_MINMAX = 2,
+    QMX_CALIB_MEAN_ABSMAX = 3,
+    QMX_CALIB_ABSMEAN = 4,
+    QMX_CALIB_RMS = 5,
+    QMX_CALIB_FIXED = 6
+} qmx_calib_method;
+
+/* How statistics become a bound. Zero-initialised: absmax, clip 1. */
+typedef struct qmx_calib_config {
+    qmx_calib_method method;
+    float clip;       /* bound multiplier (AQT clipping_scale, Qwix k); 0 means 1; else > 0 */
+    float momentum;   /* MOVING_MINMAX averaging constant in (0, 1]; 0 means 0.01 */
+    int p;            /* ABSMEAN power 1..4; 0 means 1 */
+    float lo, hi;     /* FIXED bounds: lo <= 0 <= hi, lo < hi */
+} qmx_calib_config;
+
+/* Statistics of one group. All-zero = empty. Fields are method-specific (documented above). */
+typedef struct qmx_calib_stat {
+    float min, max;   /* min / max (ABSMAX: max is max|x|; MOVING: the averaged values) */
+    float sum, comp;  /* compensated sum and its compensation */
+    uint64_t n;       /* divisor: elements, non-zero elements or batches */
+    uint64_t seen;    /* elements observed (0 = empty) */
+} qmx_calib_stat;
+
+typedef struct qmx_observer {
+    qmx_calib_config calib;
+    qmx_qconfig q;           /* dtype, granularity, view, recipe, asymmetric, ... */
+    size_t count;            /* elements per batch */
+    qmx_calib_stat *stats;   /* caller-owned, n_groups entries */
+    size_t n_groups;
+} qmx_observer;
+
+/* Validates the configs, stores them in obs and zeroes stats[0..n_groups). n_stats must be at
+ * least qmx_qparams_count(q, count). */
+QMX_API qmx_status qmx_observer_init(qmx_observer *obs, const qmx_calib_config *calib,
+                                     const qmx_qconfig *q, size_t count, qmx_calib_stat *stats,
+                                     size_t n_stats);
+/* One batch of obs->count floats. */
+QMX_API qmx_status qmx_observer_update(qmx_observer *obs, const float *x, size_t count);
+/* scales[g] (and zero_points[g] when obs->q.asymmetric) for every group. */
+QMX_API qmx_status qmx_observer_finalize(const qmx_observer *obs, float *scales, size_t n_scales,
+                                         int32_t *zero_points);
+/* The bounds of group g after the method and clip: lo, hi (lo = -hi for symmetric methods). */
+QMX_API qmx_status qmx_observer_bounds(const qmx_observer *obs, size_t group, float *lo,
+                                       float *hi);
+
+/* ---- C2. fp8 delayed scaling --------------------------------------------------------------- */
+typedef enum qmx_delayed_mode {
+    QMX_DELAYED_FLAX = 0,  /* flax.linen.fp8_ops (default) */
+    QMX_DELAYED_AQT = 1    /* aqt DelayedScalingCalibration */
+} qmx_delayed_mode;
+
+typedef struct qmx_fp8_delayed {
+    qmx_dtype fmt;
+    qmx_delayed_mode mode;
+    int margin;
+    float *history;     /* caller-owned, length floats, newest first */
+    size_t length;
+    float scale;        /* the current scale */
+    float bound;        /* AQT mode: the current bound */
+} qmx_fp8_delayed;
+
+/* Zeroes the history; scale = 1 (Flax) or 0 (AQT). */
+QMX_API qmx_status qmx_fp8_delayed_init(qmx_fp8_delayed *d, qmx_dtype fmt, qmx_delayed_mode mode,
+                                        int margin, float *history, size_t length);
+/* One step with a given amax (any float; non-finite and <= 0 are handled as documented).
+ * scale_out (may be NULL) receives the new scale, the one to quantize the current tensor with. */
+QMX_API qmx_status qmx_fp8_delayed_step(qmx_fp8_delayed *d, float amax, float *scale_out);
+/* One step with amax = max|x| over n > 0 floats. */
+QMX_API qmx_status qmx_fp8_delayed_update(qmx_fp8_delayed *d, const float *x, size_t n,
+                                          float *scale_out);
+/* max|x| with NaN propagation (the bits of a NaN element are returned as a quiet NaN). */
+QMX_API qmx_status qmx_absmax_f32(const float *x, size_t n, float *amax);
+
+/* ---- C4. histogram observer and clip searches ----------------------------------------------- */
+/* Histogram of |x| with caller-owned bins; zero-init of the struct plus zeroed bins = empty
+ * (qmx_histogram_init does both). Bin i counts |x| in [i*w, (i+1)*w), w a power of two. */
+typedef struct qmx_histogram {
+    uint64_t *bins;     /* caller-owned, n_bins counts */
+    size_t n_bins;      /* 8 .. 2^20 */
+    float width;        /* w (a power of two); 0 while every value seen was 0 */
+    float absmax;       /* max |x| seen */
+    uint64_t total;     /* values seen */
+} qmx_histogram;
+QMX_API qmx_status qmx_histogram_init(qmx_histogram *h, uint64_t *bins, size_t n_bins);
+QMX_API qmx_status qmx_histogram_update(qmx_histogram *h, const float *x, size_t n);
+/* The upper edge (i+1)*w of the first bin i whose cumulative count reaches ppm/1e6 of the total
+ * (ppm in 1..1000000, e.g. 999900 = 99.99 %), capped at absmax. */
+QMX_API qmx_status qmx_histogram_percentile(const qmx_histogram *h, uint32_t ppm, float *bound);
+/* The clip bound c minimising sum_i count_i * (x_i - qdq(x_i; c))^2 over the bin centres
+ * x_i = (i + 0.5) w, where qdq is qmx.h's symmetric recipe of q (per tensor, q->dtype) with
+ * scale from absmax c; candidates are the bin edges (i+1) w below absmax and absmax itself;
+ * ties keep the smaller c. An exact search over those candidates (not PyTorch's non-uniform
+ * search). O(n_bins * candidates). */
+QMX_API qmx_status qmx_histogram_mse_bound(const qmx_histogram *h, const qmx_qconfig *q,
+                                           float *bound);
+/* KL / entropy clipping (TensorRT's entropy calibration): for every candidate i = qbins ..
+ * n_bins (qbins = num_quant_bins, 0 means 128), P = bins[0..i) with the counts of bins >= i
+ * added to P[i-1]; Q = bins[0..i) merged into qbins groups (group g = bins [g*i/qbins,
+ * (g+1)*i/qbins) in integer arithmetic) whose sums are spread evenly over the group's non-empty
+ * bins; KL(P || Q) of the normalised P, Q (terms with P = 0 skipped; a term with P > 0, Q = 0
+ * makes the candidate invalid). The smallest KL wins (ties: the smaller i); bound = i * w,
+ * capped at absmax. Needs n_bins >= qbins, else QMX_ERR_SIZE. O(n_bins^2). Logarithms are
+ * qmx's own (float32; |error| <= 2^-22 (1 + |ln v|), tested against libm). */
+QMX_API qmx_status qmx_histogram_kl_bound(const qmx_histogram *h, int num_quant_bins, float *bound);
+/* AQT SnrBasedAutoCalibration: for every group of q (symmetric), for each candidate factor c
+ * (finite, > 0), quantize the group with bound = absmax * c by q's recipe and keep the c with
+ * the largest SNR = log(1 + sum x^2 / sum (x - dq(q(x)))^2) (strictly larger wins; the start is
+ * c = 1 with SNR 0). qmx compares the error sums (same order as the SNR, no log needed): a
+ * candidate wins when sum x^2 > 0 and its error is strictly below the best so far. Writes
+ * scales[g] and, if factors != NULL, the chosen factor of each group. */
+QMX_API qmx_status qmx_calib_snr_search(const qmx_qconfig *q, const float *x, size_t count,
+                                        const float *candidates, size_t n_candidates,
+                                        float *scales, size_t n_scales, float *factors);
+
+/* ---- C5. MaxText intmp mixed-precision rules ---------------------------------------------- */
+#define QMX_INTMP_NAME_MAX 256    /* longest key (pattern) in bytes, after unescaping */
+#define QMX_INTMP_MAX_ATOMS 128   /* longest pattern in atoms (a+ counts twice) */
+typedef struct qmx_intmp_rule {
+    const char *pattern;   /* NUL-terminated, in the caller's names buffer */
+    size_t pattern_len;
+    int w_bits;            /* 0: null (weights not quantized); else 1..16 */
+    int a_bits;            /* 0: null (activations not quantized); else 1..16 */
+    float w_scale;         /* clipping scale, default 1.0 */
+    float a_scale;
+    int32_t tile_size;     /* -1: no sub-channel tiling; else >= 1 */
+    unsigned present;      /* bit mask of the fields given in the JSON (1 w_bits, 2 a_bits,
+                              4 w_scale, 8 a_scale, 16 tile_size) */
+    int is_default;        /* the "__default__" entry */
+} qmx_intmp_rule;
+typedef struct qmx_intmp_config {
+    const qmx_intmp_rule *rules;   /* n_rules entries in JSON order (incl. __default__) */
+    size_t n_rules;
+    const qmx_intmp_rule *deflt;   /* the __default__ rule, or NULL */
+} qmx_intmp_config;
+QMX_API qmx_status qmx_intmp_parse(const char *json, size_t len, qmx_intmp_rule *rules,
+                                   size_t max_rules, char *names, size_t names_bytes,
+                                   qmx_intmp_config *out);
+/* The rule for a layer path (last matching pattern wins, else __default__). */
+QMX_API qmx_status qmx_intmp_lookup(const qmx_intmp_config *cfg, const char *layer, size_t len,
+                                    const qmx_intmp_rule **rule);
+/* Validates a pattern of the supported subset: QMX_OK, QMX_ERR_PARSE (malformed) or
+ * QMX_ERR_UNSUPPORTED (valid Python regex outside the subset). */
+QMX_API qmx_status qmx_intmp_pattern_check(const char *pattern, size_t len);
+/* Python re.fullmatch(pattern, s) for the supported subset: 1 match, 0 no match, or a
+ * negative status for a pattern qmx_intmp_pattern_check rejects. */
+QMX_API int qmx_intmp_fullmatch(const char *pattern, size_t plen, const char *s, size_t slen);
+
+/* ---- C6. N:M structured sparsity ------------------------------------------------------------ */
+/* Sizes of the compressed form of rows x K weights at n:m (1 <= n < m <= 256, K % m == 0):
+ * values_count = rows * (K/m) * n elements; meta_bytes = rows * ceil((K/m) * n * b / 8) with
+ * b = ceil(log2 m) bits per index. */
+QMX_API qmx_status qmx_nm_storage_size(size_t rows, size_t K, int n, int m, size_t *values_count,
+                                       size_t *meta_bytes);
+/* Prune W [rows][K] (row r at W + r*ldw) to the n largest |w| of every m consecutive elements
+ * along K (ties: the lower index wins) and write the compressed form. */
+QMX_API qmx_status qmx_nm_compress_i8(const int8_t *W, size_t rows, size_t K, size_t ldw, int n,
+                                      int m, int8_t *values, size_t values_count, uint8_t *meta,
+                                      size_t meta_bytes);
+QMX_API qmx_status qmx_nm_compress_f32(const float *W, size_t rows, size_t K, size_t ldw, int n,
+                                       int m, float *values, size_t values_count, uint8_t *meta,
+                                       size_t meta_bytes);
+/* The dense pruned weights [rows][K] (row r at W + r*ldw) from the compressed form. */
+QMX_API qmx_status qmx_nm_decompress_i8(const int8_t *values, size_t values_count,
+                                        const uint8_t *meta, size_t meta_bytes, size_t rows,
+                                        size_t K, int n, int m, int8_t *W, size_t ldw);
+/* C[i][j] = sum_k (A[i][k] - a_zp) * Wp(j,k), exact int32, Wp = the pruned [N][K] weights given
+ * compressed: equal to qmx_matmul_i8 (b_zp 0, NK layout) over Wp. K <= QMX_NM_MAX_K. */
+#define QMX_NM_MAX_K 33025
+QMX_API qmx_status qmx_nm_matmul_i8(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
+                                    int32_t a_zp, int n, int m, const int8_t *values,
+                                    size_t values_count, const uint8_t *meta, size_t meta_bytes,
+                                    int32_t *C, size_t ldc);
+/* C[i][j] = sum over kept k in increasing order of A[i][k] * value (float, each step one
+ * rounded operation, no FMA): the same bits as the dense loop over the pruned weights in
+ * increasing k (the pruned terms add exact zeros) for finite A, up to the sign of a zero sum. */
+QMX_API qmx_status qmx_nm_matmul_f32(size_t M, size_t N, size_t K, const float *A, size_t lda,
+                                     int n, int m, const float *values, size_t values_count,
+                                     const uint8_t *meta, size_t meta_bytes, float *C,
+                                     size_t ldc);
+
+/* ---- C3. method strings and numbers -------------------------------------------------------- */
+#define QMX_CALIB_METHOD_MAX 256
+#define QMX_PARSE_NUMBER_MAX 128
+/* s[0..len) (need not be NUL-terminated) -> *out; out untouched on error. */
+QMX_API qmx_status qmx_calib_parse_method(const char *s, size_t len, qmx_calib_config *out);
+QMX_API qmx_status qmx_parse_f32(const char *s, size_t len, float *out);
+
+#ifdef __cplusplus
+}
+#endif
 #endif /* QMX_CALIB_H */
+
+/* ============================================================================================
+ * IMPLEMENTATION
+ * ============================================================================================ */
+#if defined(QMX_IMPLEMENTATION) && !defined(QMX__CALIB_IMPLEMENTATION_DONE)
+#define QMX__CALIB_IMPLEMENTATION_DONE
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* FMA contraction off in the functions that multiply and add (see qmx_kernels.h): GCC by
+ * attribute, clang by pragma plus an opaque copy (clang's -ffp-contract=fast ignores the pragma). */
+#if defined(__GNUC__) && !defined(__clang__)
+#  define QMX__CB_NOFMA __attribute__((optimize("fp-contract=off")))
+#else
+#  define QMX__CB_NOFMA
+#endif
+#if defined(__clang__)
+#  define QMX__CB_PRAGMA_NOFMA _Pragma("clang fp contract(off)")
+#  define QMX__CB_OPAQUE(v) __asm__("" : "+m"(v))
+#else
+#  define QMX__CB_PRAGMA_NOFMA
+#  define QMX__CB_OPAQUE(v) ((void)0)
+#endif
+
+/* Neumaier compensated add: (*sum + *comp) tracks the exact sum closely. Adds and subtracts only. */
+static void qmx__cb_add(float *sum, float *comp, float v) {
+    float s = *sum, t = s + v, c;
+    if (qmx__fabs(s) >= qmx__fabs(v)) { c = s - t; c = c + v; }
+    else { c = v - t; c = c + s; }
+    *comp = *comp + c;
+    *sum = t;
+}
+
+/* Correctly rounded sqrt of a finite v >= 0: bisection on the bit pattern for the largest r
+ * with r*r <= v (exact in double: 48-bit products), then the midpoint test m*m < v (m has 25
+ * significant bits, m*m 50: exact; a tie m*m == v is impossible for a 24-bit v > 0). */
+static float qmx__cb_sqrt(float v) {
+    uint32_t lo = 0, hi = 0x7F800000u;   /* invariant: f(lo)^2 <= v < f(hi)^2 */
+    double dv = (double)v, r, rn, m;
+    if (!(v > 0.0f)) return 0.0f;
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        double f = (double)qmx__bits_f32(mid);
+        if (f * f <= dv) lo = mid; else hi = mid;
+    }
+    r = (double)qmx__bits_f32(lo);
+    rn = (double)qmx__bits_f32(lo + 1);
+    m = (r + rn) * 0.5;
+    return (m * m < dv) ? qmx__bits_f32(lo + 1) : qmx__bits_f32(lo);
+}
+static float qmx__cb_powi(float r, int p) {
+    float y = r;
+    int i;
+    for (i = 1; i < p; i++) y = y * r;
+    return y;
+}
+/* p-th root (p = 1..4) of a finite v >= 0. */
+static float qmx__cb_root(float v, int p) {
+    uint32_t lo = 0, hi = 0x7F800000u;
+    if (p == 1) return v;
+    if (p == 2) return qmx__cb_sqrt(v);
+    if (!(v > 0.0f)) return 0.0f;
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (qmx__cb_powi(qmx__bits_f32(mid), p) <= v) lo = mid; else hi = mid;
+    }
+    return qmx__bits_f32(lo);
+}
+
+/* The element ranges of group g (as qmx_compute_qparams enumerates them). */
+typedef struct qmx__cb_grp { size_t o0, o1, k0, k1, i0, i1; } qmx__cb_grp;
+static void qmx__cb_group(const qmx_qconfig *c, const qmx__view *v, size_t g, qmx__cb_grp *r) {
+    r->o0 = 0; r->o1 = v->outer; r->k0 = 0; r->k1 = v->len; r->i0 = 0; r->i1 = v->inner;
+    if (c->granularity == QMX_PER_CHANNEL) { r->k0 = g; r->k1 = g + 1; }
+    else if (c->granularity == QMX_PER_BLOCK) {
+        size_t b = (g / v->inner) % v->nblocks;
+        r->o0 = g / (v->inner * v->nblocks); r->o1 = r->o0 + 1;
+        r->i0 = g % v->inner; r->i1 = r->i0 + 1;
+        r->k0 = b * v->block; r->k1 = r->k0 + v->block < v->len ? r->k0 + v->block : v->len;
+    }
+}
+
+static qmx_status qmx__cb_check_calib(const qmx_calib_config *k) {
+    if ((unsigned)k->method > (unsigned)QMX_CALIB_FIXED) return QMX_ERR_ARG;
+    if (k->clip != 0.0f && !(qmx__isfinite(k->clip) && k->clip > 0.0f)) return QMX_ERR_ARG;
+    if (k->momentum != 0.0f && !(k->momentum > 0.0f && k->momentum <= 1.0f)) return QMX_ERR_ARG;
+    if (k->p < 0 || k->p > 4) return QMX_ERR_ARG;
+    if (k->method == QMX_CALIB_FIXED) {
+        if (!qmx__isfinite(k->lo) || !qmx__isfinite(k->hi)) return QMX_ERR_ARG;
+        if (!(k->lo <= 0.0f && k->hi >= 0.0f && k->lo < k->hi)) return QMX_ERR_ARG;
+    }
+    return QMX_OK;
+}
+
+QMX__DEF qmx_status qmx_observer_init(qmx_observer *obs, const qmx_calib_config *calib,
+                                      const qmx_qconfig *q, size_t count, qmx_calib_stat *stats,
+                                      size_t n_stats) {
+    qmx__view v;
+    qmx_status st;
+    size_t g;
+    if (!obs || !calib || !q || !stats) return QMX_ERR_NULL;
+    st = qmx__resolve(q, count, &v);
+    if (st != QMX_OK) return st;
+    if (v.dtype == QMX_FLOAT32) return QMX_ERR_DTYPE;
+    st = qmx__cb_check_calib(calib);
+    if (st != QMX_OK) return st;
+    if (n_stats < v.n_params) return QMX_ERR_BUFFER_TOO_SMALL;
+    obs->calib = *calib;
+    obs->q = *q;
+    obs->count = count;
+    obs->stats = stats;
+    obs->n_groups = v.n_params;
+    for (g = 0; g < v.n_params; g++) {
+        qmx_calib_stat z = {0.0f, 0.0f, 0.0f, 0.0f, 0, 0};
+        stats[g] = z;
+    }
+    return QMX_OK;
+}
+
+/* min and max of n >= 1 finite floats. SIMD paths reduce lane-wise, which may pick a different
+ * zero (+0 / -0) than the scalar loop; a zero result is therefore stored as +0 on every path,
+ * and every other value is exact: the same bits everywhere. */
+static void qmx__cb_minmax(const float *x, size_t n, float *pmn, float *pmx) {
+    float mn = x[0], mx = x[0];
+    size_t i = 0;
+#if defined(QMX__AVX2) || defined(QMX__AVX512)
+    if (n >= 32) {
+        __m256 a0 = _mm256_loadu_ps(x), b0 = a0, a1 = a0, b1 = a0;
+        float t[8];
+        int k;
+        for (; i + 16 <= n; i += 16) {
+            __m256 u = _mm256_loadu_ps(x + i), w = _mm256_loadu_ps(x + i + 8);
+            a0 = _mm256_min_ps(a0, u); b0 = _mm256_max_ps(b0, u);
+            a1 = _mm256_min_ps(a1, w); b1 = _mm256_max_ps(b1, w);
+        }
+        a0 = _mm256_min_ps(a0, a1); b0 = _mm256_max_ps(b0, b1);
+        _mm256_storeu_ps(t, a0);
+        for (k = 0; k < 8; k++) mn = t[k] < mn ? t[k] : mn;
+        _mm256_storeu_ps(t, b0);
+        for (k = 0; k < 8; k++) mx = t[k] > mx ? t[k] : mx;
+    }
+#elif defined(QMX__NEON64)
+    if (n >= 16) {
+        float32x4_t a0 = vld1q_f32(x), b0 = a0, a1 = a0, b1 = a0;
+        for (; i + 8 <= n; i += 8) {
+            float32x4_t u = vld1q_f32(x + i), w = vld1q_f32(x + i + 4);
+            a0 = vminq_f32(a0, u); b0 = vmaxq_f32(b0, u);
+            a1 = vminq_f32(a1, w); b1 = vmaxq_f32(b1, w);
+        }
+        mn = vminvq_f32(vminq_f32(a0, a1));
+        mx = vmaxvq_f32(vmaxq_f32(b0, b1));
+    }
+#endif
+    for (; i < n; i++) {
+        float e = x[i];
+        mn = e < mn ? e : mn;
+        mx = e > mx ? e : mx;
+    }
+    *pmn = mn == 0.0f ? 0.0f : mn;
+    *pmx = mx == 0.0f ? 0.0f : mx;
+}
+
+/* Batch statistics of one group, then merged into its record. */
+QMX__CB_NOFMA
+static void qmx__cb_update_group(const qmx_observer *obs, const qmx__view *v, const qmx__cb_grp *r,
+                                 const float *x, qmx_calib_stat *s) {
+    QMX__CB_PRAGMA_NOFMA
+    qmx_calib_method m = obs->calib.method;
+    int p = obs->calib.p ? obs->calib.p : 1;
+    float mn = 0.0f, mx = 0.0f, sum = 0.0f, comp = 0.0f;
+    uint64_t n = 0, cnt = 0;
+    size_t o, k, i, i0 = r->i0, i1 = r->i1, k1 = r->k1;
+    int first = 1;
+    /* a group that spans whole rows is one contiguous run per outer index (same flat order) */
+    int whole = r->i0 == 0 && r->i1 == v->inner;
+    if (whole) { i1 = (r->k1 - r->k0) * v->inner; k1 = r->k0 + 1; }
+    for (o = r->o0; o < r->o1; o++)
+        for (k = r->k0; k < k1; k++) {
+            const float *row = x + (o * v->len + k) * v->inner;
+            if (m == QMX_CALIB_ABSMEAN || m == QMX_CALIB_RMS) {
+                for (i = i0; i < i1; i++) {
+                    float a = qmx__fabs(row[i]), t;
+                    if (m == QMX_CALIB_RMS) { t = a * a; n++; }
+                    else if (a != 0.0f) { t = qmx__cb_powi(a, p); n++; }
+                    else continue;
+                    QMX__CB_OPAQUE(t);
+                    qmx__cb_add(&sum, &comp, t);
+                }
+            } else {
+                float a, b;
+                qmx__cb_minmax(row + i0, i1 - i0, &a, &b);
+                if (first) { mn = a; mx = b; first = 0; }
+                mn = a < mn ? a : mn;
+                mx = b > mx ? b : mx;
+            }
+            cnt += (uint64_t)(i1 - i0);
+        }
+    switch (m) {
+    case QMX_CALIB_ABSMAX: {
+        float am = qmx__fabs(mn) > qmx__fabs(mx) ? qmx__fabs(mn) : qmx__fabs(mx);
+        if (s->seen == 0 || am > s->max) s->max = am;
+        s->n += cnt;
+        break;
+    }
+    case QMX_CALIB_MINMAX:
+        if (s->seen == 0 || mn < s->min) s->min = mn;
+        if (s->seen == 0 || mx > s->max) s->max = mx;
+        s->n += cnt;
+        break;
+    case QMX_CALIB_MOVING_MINMAX:
+        if (s->seen == 0) { s->min = mn; s->max = mx; }
+        else {
+            float c = obs->calib.momentum != 0.0f ? obs->calib.momentum : 0.01f, t;
+            t = mn - s->min; t = c * t; QMX__CB_OPAQUE(t); s->min = s->min + t;
+            t = mx - s->max; t = c * t; QMX__CB_OPAQUE(t); s->max = s->max + t;
+        }
+        s->n += 1;
+        break;
+    case QMX_CALIB_MEAN_ABSMAX: {
+        float am = qmx__fabs(mn) > qmx__fabs(mx) ? qmx__fabs(mn) : qmx__fabs(mx);
+        qmx__cb_add(&s->sum, &s->comp, am);
+        s->n += 1;
+        break;
+    }
+    case QMX_CALIB_ABSMEAN:
+    case QMX_CALIB_RMS:
+        /* batch sums are merged compensated: sum first, then the batch compensation */
+        qmx__cb_add(&s->sum, &s->comp, sum);
+        qmx__cb_add(&s->sum, &s->comp, comp);
+        s->n += n;
+        break;
+    case QMX_CALIB_FIXED:
+        break;
+    }
+    s->seen += cnt;
+}
+
+QMX__DEF qmx_status qmx_observer_update(qmx_observer *obs, const float *x, size_t count) {
+    qmx__view v;
+    qmx_status st;
+    size_t g, i;
+    if (!obs || !x || !obs->stats) return QMX_ERR_NULL;
+    if (count == 0) return QMX_ERR_SIZE;
+    if (count != obs->count) return QMX_ERR_SHAPE;
+    st = qmx__resolve(&obs->q, count, &v);
+    if (st != QMX_OK) return st;
+    {   /* every |x| bit pattern below Inf's; an integer max, which compilers vectorise */
+        uint32_t mb = 0;
+        for (i = 0; i < count; i++) {
+            uint32_t b = qmx__f32_bits(x[i]) & 0x7FFFFFFFu;
+            mb = b > mb ? b : mb;
+        }
+        if (mb >= 0x7F800000u) return QMX_ERR_NONFINITE;
+    }
+    for (g = 0; g < obs->n_groups; g++) {
+        qmx__cb_grp r;
+        qmx__cb_group(&obs->q, &v, g, &r);
+        qmx__cb_update_group(obs, &v, &r, x, &obs->stats[g]);
+    }
+    return QMX_OK;
+}
+
+/* Bounds of one group; QMX_ERR_SIZE when empty, QMX_ERR_NONFINITE when not finite. */
+QMX__CB_NOFMA
+static qmx_status qmx__cb_bounds(const qmx_observer *obs, const qmx_calib_stat *s, float *lo,
+                                 float *hi) {
+    QMX__CB_PRAGMA_NOFMA
+    const qmx_calib_config *k = &obs->calib;
+    float clip = k->clip != 0.0f ? k->clip : 1.0f, b = 0.0f, l, h;
+    int sym = 1;
+    if (k->method == QMX_CALIB_FIXED) {
+        if (k->lo + k->hi == 0.0f) { b = k->hi; }
+        else { *lo = k->lo; *hi = k->hi; return QMX_OK; }
+        *lo = -b; *hi = b;
+        return QMX_OK;
+    }
+    if (s->seen == 0) return QMX_ERR_SIZE;
+    switch (k->method) {
+    case QMX_CALIB_ABSMAX: b = s->max; break;
+    case QMX_CALIB_MINMAX:
+    case QMX_CALIB_MOVING_MINMAX:
+        sym = 0;
+        l = s->min < 0.0f ? s->min : 0.0f;
+        h = s->max > 0.0f ? s->max : 0.0f;
+        if (clip != 1.0f) { l = l * clip; h = h * clip; }
+        if (!qmx__isfinite(l) || !qmx__isfinite(h)) return QMX_ERR_NONFINITE;
+        *lo = l; *hi = h;
+        break;
+    case QMX_CALIB_MEAN_ABSMAX: b = (s->sum + s->comp) / (float)s->n; break;
+    case QMX_CALIB_ABSMEAN: {
+        float t = s->sum + s->comp, d = (float)(s->n ? s->n : 1);
+        b = qmx__cb_root(t / d, k->p ? k->p : 1);
+        break;
+    }
+    case QMX_CALIB_RMS: {
+        float t = s->sum + s->comp;
+        b = qmx__cb_sqrt(t / (float)s->n);
+        break;
+    }
+    default: return QMX_ERR_ARG;
+    }
+    if (sym) {
+        if (!qmx__isfinite(b)) return QMX_ERR_NONFINITE;
+        if (clip != 1.0f) b = b * clip;
+        if (!qmx__isfinite(b)) return QMX_ERR_NONFINITE;
+        *lo = -b; *hi = b;
+    }
+    return QMX_OK;
+}
+
+QMX__DEF qmx_status qmx_observer_bounds(const qmx_observer *obs, size_t group, float *lo,
+                                        float *hi) {
+    float l, h;
+    qmx_status st;
+    if (!obs || !lo || !hi || !obs->stats) return QMX_ERR_NULL;
+    if (group >= obs->n_groups) return QMX_ERR_ARG;
+    st = qmx__cb_bounds(obs, &obs->stats[group], &l, &h);
+    if (st == QMX_OK) { *lo = l; *hi = h; }
+    return st;
+}
+
+QMX__DEF qmx_status qmx_observer_finalize(const qmx_observer *obs, float *scales, size_t n_scales,
+                                          int32_t *zps) {
+    qmx__view v;
+    qmx_status st;
+    size_t g;
+    if (!obs || !scales || !obs->stats) return QMX_ERR_NULL;
+    if (obs->q.asymmetric && !zps) return QMX_ERR_NULL;
+    st = qmx__resolve(&obs->q, obs->count, &v);
+    if (st != QMX_OK) return st;
+    if (n_scales < obs->n_groups) return QMX_ERR_BUFFER_TOO_SMALL;
+    for (g = 0; g < obs->n_groups; g++) {      /* pass 1: every group has valid bounds */
+        float l, h;
+        st = qmx__cb_bounds(obs, &obs->stats[g], &l, &h);
+        if (st != QMX_OK) return st;
+    }
+    for (g = 0; g < obs->n_groups; g++) {
+        float l = 0.0f, h = 0.0f, am;
+        int32_t zp;
+        qmx__cb_bounds(obs, &obs->stats[g], &l, &h);
+        am = -l > h ? -l : h;
+        qmx__group_qparams(&obs->q, &v, l, h, am, &scales[g], &zp);
+        if (zps) zps[g] = zp;
+    }
+    return QMX_OK;
+}
+
+/* ---- C2. fp8 delayed scaling ---- */
+QMX__DEF qmx_status qmx_absmax_f32(const float *x, size_t n, float *amax) {
+    uint32_t m = 0;
+    size_t i;
+    if (!x || !amax) return QMX_ERR_NULL;
+    if (n == 0) return QMX_ERR_SIZE;
+    /* |x| bit patterns order like the values, and every NaN is above +Inf: an integer max
+     * propagates NaN like jnp.max */
+    for (i = 0; i < n; i++) {
+        uint32_t b = qmx__f32_bits(x[i]) & 0x7FFFFFFFu;
+        m = b > m ? b : m;
+    }
+    if (m > 0x7F800000u) m = 0x7FC00000u;
+    *amax = qmx__bits_f32(m);
+    return QMX_OK;
+}
+
+QMX__DEF qmx_status qmx_fp8_delayed_init(qmx_fp8_delayed *d, qmx_dtype fmt, qmx_delayed_mode mode,
+                                         int margin, float *history, size_t length) {
+    size_t i;
+    if (!d || !history) return QMX_ERR_NULL;
+    if (!qmx_dtype_is_fp8(fmt)) return QMX_ERR_DTYPE;
+    if (mode != QMX_DELAYED_FLAX && mode != QMX_DELAYED_AQT) return QMX_ERR_ARG;
+    if (margin < -64 || margin > 64) return QMX_ERR_ARG;
+    if (length == 0) return QMX_ERR_SIZE;
+    for (i = 0; i < length; i++) history[i] = 0.0f;
+    d->fmt = fmt; d->mode = mode; d->margin = margin;
+    d->history = history; d->length = length;
+    d->scale = mode == QMX_DELAYED_FLAX ? 1.0f : 0.0f;
+    d->bound = 0.0f;
+    return QMX_OK;
+}
+
+QMX__DEF qmx_status qmx_fp8_delayed_step(qmx_fp8_delayed *d, float amax, float *scale_out) {
+    float h, fmax;
+    size_t i;
+    if (!d || !d->history) return QMX_ERR_NULL;
+    if (d->length == 0) return QMX_ERR_SIZE;
+    if (!qmx_dtype_is_fp8(d->fmt)) return QMX_ERR_DTYPE;
+    if ((d->mode != QMX_DELAYED_FLAX && d->mode != QMX_DELAYED_AQT) || d->margin < -64 ||
+        d->margin > 64)
+        return QMX_ERR_ARG;
+    fmax = qmx_fp8_max(d->fmt);
+    {   /* h = max(history) over the raw values, NaN when any entry is NaN (as jnp.max) */
+        float mx = d->history[0];
+        int nan = 0;
+        for (i = 0; i < d->length; i++) {
+            if (qmx__isnan(d->history[i])) nan = 1;
+            else if (d->history[i] > mx) mx = d->history[i];
+        }
+        h = nan ? qmx__bits_f32(0x7FC00000u) : mx;
+    }
+    if (d->mode == QMX_DELAYED_FLAX) {
+        float sf;
+        if (h > 0.0f && qmx__isfinite(h)) {
+            float p2 = 1.0f;
+            int j;
+            sf = fmax / h;
+            if (d->margin >= 0) for (j = 0; j < d->margin; j++) p2 = p2 * 2.0f;
+            else for (j = 0; j < -d->margin; j++) p2 = p2 * 0.5f;
+            sf = sf / p2;
+        } else {
+            sf = 1.0f / d->scale;
+        }
+        d->scale = 1.0f / sf;
+    } else {
+        if (h > 0.0f && qmx__isfinite(h)) d->bound = h;
+        d->scale = d->bound / fmax;
+    }
+    for (i = d->length - 1; i > 0; i--) d->history[i] = d->history[i - 1];
+    d->history[0] = amax;
+    if (scale_out) *scale_out = d->scale;
+    return QMX_OK;
+}
+
+QMX__DEF qmx_status qmx_fp8_delayed_update(qmx_fp8_delayed *d, const float *x, size_t n,
+                                           float *scale_out) {
+    float a;
+    qmx_status st;
+    if (!d || !x) return QMX_ERR_NULL;
+    st = qmx_absmax_f32(x, n, &a);
+    if (st != QMX_OK) return st;
+    return qmx_fp8_delayed_step(d, a, scale_out);
+}
+
+/* ---- C4. histogram ---- */
+QMX__DEF qmx_status qmx_histogram_init(qmx_histogram *h, uint64_t *bins, size_t n_bins) {
+    size_t i;
+    if (!h || !bins) return QMX_ERR_NULL;
+    if (n_bins < 8 || n_bins > ((size_t)1 << 20)) return QMX_ERR_SIZE;
+    for (i = 0; i < n_bins; i++) bins[i] = 0;
+    h->bins = bins; h->n_bins = n_bins; h->width = 0.0f; h->absmax = 0.0f; h->total = 0;
+    return QMX_OK;
+}
+
+QMX__DEF qmx_status qmx_histogram_update(qmx_histogram *h, const float *x, size_t n) {
+    float am = 0.0f, w, nb, inv;
+    size_t i;
+    if (!h || !x || !h->bins) return QMX_ERR_NULL;
+    if (n == 0) return QMX_ERR_SIZE;
+    if (h->n_bins < 8 || h->n_bins > ((size_t)1 << 20)) return QMX_ERR_SIZE;
+    for (i = 0; i < n; i++) {
+        float a = qmx__fabs(x[i]);
+        if (!qmx__isfinite(a)) return QMX_ERR_NONFINITE;
+        am = a > am ? a : am;
+    }
+    nb = (float)h->n_bins;                 /* exact: n_bins <= 2^20 */
+    w = h->width;
+    if (am > 0.0f && !(w > 0.0f && nb * w > am)) {
+        /* grow: the smallest power of two w' >= w with n_bins * w' > am; merge 2^k bins */
+        float nw = w > 0.0f ? w : qmx__bits_f32(0x00800000u);   /* from FLT_MIN upwards */
+        size_t k = 0, j, step;
+        while (!(nb * nw > am)) {
+            if (nw >= 1.7e38f) return QMX_ERR_NONFINITE;           /* 2^127: no room left */
+            nw = nw * 2.0f; k++;
+        }
+        if (w > 0.0f) {
+            /* in place, ascending: new bin j reads old bins j*step.. >= j (k >= 1). Any
+             * step >= 2^20 >= n_bins merges everything into bin 0, so the shift is capped. */
+            step = (size_t)1 << (k < 21 ? k : 21);
+            for (j = 0; j < h->n_bins; j++) {
+                uint64_t sum = 0;
+                size_t t;
+                if (j < (h->n_bins + step - 1) / step) {
+                    size_t lo = j * step, hi = lo + step < h->n_bins ? lo + step : h->n_bins;
+                    for (t = lo; t < hi; t++) sum += h->bins[t];
+                }
+                h->bins[j] = sum;
+            }
+        }
+        h->width = w = nw;
+    }
+    inv = w > 0.0f ? 1.0f / w : 0.0f;      /* exact: w is a power of two */
+    for (i = 0; i < n; i++) {
+        float t = qmx__fabs(x[i]) * inv;   /* exact (scaling by a power of two, no overflow) */
+        size_t b = (size_t)t;
+        if (b >= h->n_bins) b = h->n_bins - 1;
+        h->bins[b]++;
+    }
+    if (am > h->absmax) h->absmax = am;
+    h->total += n;
+    return QMX_OK;
+}
+
+/* a*b >= c*d for 64-bit unsigned values, exactly (128-bit products from 32-bit halves) */
+static void qmx__cb_mul128(uint64_t a, uint64_t b, uint64_t *hi, uint64_t *lo) {
+    uint64_t a0 = a & 0xFFFFFFFFu, a1 = a >> 32, b0 = b & 0xFFFFFFFFu, b1 = b >> 32;
+    uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+    uint64_t mid = (p00 >> 32) + (p01 & 0xFFFFFFFFu) + (p10 & 0xFFFFFFFFu);
+    *lo = (mid << 32) | (p00 & 0xFFFFFFFFu);
+    *hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+}
+static int qmx__cb_ge128(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
+    uint64_t h1, l1, h2, l2;
+    qmx__cb_mul128(a, b, &h1, &l1);
+    qmx__cb_mul128(c, d, &h2, &l2);
+    return h1 > h2 || (h1 == h2 && l1 >= l2);
+}
+
+QMX__DEF qmx_status qmx_histogram_percentile(const qmx_histogram *h, uint32_t ppm, float *bound) {
+    uint64_t cum = 0;
+    size_t i;
+    if (!h || !bound || !h->bins) return QMX_ERR_NULL;
+    if (ppm == 0 || ppm > 1000000u) return QMX_ERR_ARG;
+    if (h->total == 0) return QMX_ERR_SIZE;
+    if (h->width == 0.0f) { *bound = 0.0f; return QMX_OK; }
+    for (i = 0; i < h->n_bins; i++) {
+        cum += h->bins[i];
+        if (qmx__cb_ge128(cum, 1000000u, ppm, h->total)) break;
+    }
+    {
+        float e = (float)(i + 1) * h->width;   /* exact: i + 1 <= 2^20 times a power of two */
+        *bound = e < h->absmax ? e : h->absmax;
+    }
+    return QMX_OK;
+}
+
+/* Sum over bins of count * (centre - qdq(centre))^2 with the recipe's scale for bound c. */
+QMX__CB_NOFMA
+static float qmx__cb_hist_err(const qmx_histogram *h, const qmx_qconfig *q, const qmx__view *v,
+                              float c) {
+    QMX__CB_PRAGMA_NOFMA
+    float s, sum = 0.0f, comp = 0.0f;
+    int32_t zp;
+    qmx__run run;
+    size_t i;
+    qmx__group_qparams(q, v, -c, c, c, &s, &zp);
+    qmx__make_run(q, v, s, 0, &run);
+    for (i = 0; i < h->n_bins; i++) {
+        float xc, d, e;
+        if (!h->bins[i]) continue;
+        xc = ((float)i + 0.5f) * h->width;
+        if (v->fp8) {
+            float t = run.use_div ? xc / s : xc * run.inv;
+            d = qmx__bits_f32(qmx__fp8_decode_bits(qmx__fp8_encode(qmx__f32_bits(t), &v->f, 1),
+                                                   &v->f)) * s;
+        } else {
+            d = (float)qmx__quant_one(xc, &run) * s;
+        }
+        d = xc - d;
+        e = d * d;
+        QMX__CB_OPAQUE(e);
+        e = e * (float)h->bins[i];
+        QMX__CB_OPAQUE(e);
+        qmx__cb_add(&sum, &comp, e);
+    }
+    return sum + comp;
+}
+
+QMX__DEF qmx_status qmx_histogram_mse_bound(const qmx_histogram *h, const qmx_qconfig *q,
+                                            float *bound) {
+    qmx__view v;
+    qmx_qconfig pq;
+    qmx_status st;
+    float best_c, best_e;
+    size_t i;
+    if (!h || !q || !bound || !h->bins) return QMX_ERR_NULL;
+    if (q->asymmetric || q->rounding == QMX_ROUND_STOCHASTIC) return QMX_ERR_ARG;
+    pq = *q;
+    pq.granularity = QMX_PER_TENSOR; pq.outer = pq.axis_len = pq.inner = 0;
+    st = qmx__resolve(&pq, 1, &v);
+    if (st != QMX_OK) return st;
+    if (v.dtype == QMX_FLOAT32) return QMX_ERR_DTYPE;
+    if (h->total == 0) return QMX_ERR_SIZE;
+    if (h->width == 0.0f || h->absmax == 0.0f) { *bound = 0.0f; return QMX_OK; }
+    best_c = h->absmax;
+    best_e = qmx__cb_hist_err(h, &pq, &v, best_c);
+    for (i = 0; i < h->n_bins; i++) {
+        float c = (float)(i + 1) * h->width, e;
+        if (!(c < h->absmax)) break;
+        e = qmx__cb_hist_err(h, &pq, &v, c);
+        if (e < best_e || (e == best_e && c < best_c)) { best_e = e; best_c = c; }
+    }
+    *bound = best_c;
+    return QMX_OK;
+}
+
+/* Natural logarithm of a finite v > 0, float32 only: v = m * 2^e with m in [sqrt(1/2), sqrt(2)),
+ * ln m = 2 atanh(t), t = (m - 1) / (m + 1), |t| <= 0.1716, by its series to t^11 (truncation
+ * < 3e-10). Subnormals are scaled up first. */
+QMX__CB_NOFMA
+static float qmx__cb_logf(float v) {
+    QMX__CB_PRAGMA_NOFMA
+    uint32_t b = qmx__f32_bits(v);
+    int e = 0;
+    float m, t, t2, sum;
+    if (b < 0x00800000u) { v = v * 16777216.0f; b = qmx__f32_bits(v); e = -24; }
+    e += (int)(b >> 23) - 127;
+    m = qmx__bits_f32((b & 0x007FFFFFu) | 0x3F800000u);
+    if (m > 1.41421356f) { m = m * 0.5f; e++; }
+    t = (m - 1.0f) / (m + 1.0f);
+    t2 = t * t;
+    sum = 1.0f / 11.0f;
+    sum = sum * t2; QMX__CB_OPAQUE(sum); sum = sum + 1.0f / 9.0f;
+    sum = sum * t2; QMX__CB_OPAQUE(sum); sum = sum + 1.0f / 7.0f;
+    sum = sum * t2; QMX__CB_OPAQUE(sum); sum = sum + 1.0f / 5.0f;
+    sum = sum * t2; QMX__CB_OPAQUE(sum); sum = sum + 1.0f / 3.0f;
+    sum = sum * t2; QMX__CB_OPAQUE(sum); sum = sum + 1.0f;
+    sum = sum * t; sum = sum * 2.0f;
+    t = (float)e * 0.693147182f;     /* ln 2 rounded to float; e * ln2 has |e| <= 150 */
+    QMX__CB_OPAQUE(t);
+    return t + sum;
+}
+
+QMX__CB_NOFMA
+QMX__DEF qmx_status qmx_histogram_kl_bound(const qmx_histogram *h, int num_quant_bins, float *bound) {
+    QMX__CB_PRAGMA_NOFMA
+    size_t qb, i, j, best_i = 0;
+    float best_kl = 0.0f;
+    if (!h || !bound || !h->bins) return QMX_ERR_NULL;
+    if (num_quant_bins < 0 || num_quant_bins == 1) return QMX_ERR_ARG;
+    qb = num_quant_bins ? (size_t)num_quant_bins : 128;
+    if (h->total == 0) return QMX_ERR_SIZE;
+    if (h->n_bins < qb) return QMX_ERR_SIZE;
+    if (h->width == 0.0f || h->absmax == 0.0f) { *bound = 0.0f; return QMX_OK; }
+    for (i = qb; i <= h->n_bins; i++) {
+        uint64_t outl = 0, psum = 0;
+        float kl = 0.0f, klc = 0.0f, ps, qs = 0.0f;
+        size_t g;
+        int valid = 1;
+        for (j = i; j < h->n_bins; j++) outl += h->bins[j];
+        for (j = 0; j < i; j++) psum += h->bins[j];
+        psum += outl;
+        ps = (float)psum;
+        if (psum == 0) continue;
+        /* Q's total equals P's minus the outliers that land on an empty last bin; normalise Q by
+         * its own sum, as the reference does */
+        for (g = 0; g < qb; g++) {
+            size_t lo = g * i / qb, hi = (g + 1) * i / qb, nz = 0;
+            uint64_t gs = 0;
+            for (j = lo; j < hi; j++) { gs += h->bins[j]; nz += h->bins[j] != 0; }
+            if (nz) qs = qs + (float)gs;
+        }
+        if (!(qs > 0.0f)) continue;
+        for (g = 0; g < qb && valid; g++) {
+            size_t lo = g * i / qb, hi = (g + 1) * i / qb, nz = 0;
+            uint64_t gs = 0;
+            float qv;
+            for (j = lo; j < hi; j++) { gs += h->bins[j]; nz += h->bins[j] != 0; }
+            qv = nz ? ((float)gs / (float)nz) / qs : 0.0f;
+            for (j = lo; j < hi; j++) {
+                uint64_t pc = h->bins[j] + (j == i - 1 ? outl : 0);
+                float pv, term;
+                if (pc == 0) continue;
+                if (h->bins[j] == 0) { valid = 0; break; }   /* P > 0 where Q = 0 */
+                pv = (float)pc / ps;
+                term = qmx__cb_logf(pv / qv);
+                term = pv * term;
+                QMX__CB_OPAQUE(term);
+                qmx__cb_add(&kl, &klc, term);
+            }
+        }
+        if (!valid) continue;
+        kl = kl + klc;
+        if (best_i == 0 || kl < best_kl) { best_kl = kl; best_i = i; }
+    }
+    if (best_i == 0) { *bound = h->absmax; return QMX_OK; }
+    {
+        float e = (float)best_i * h->width;
+        *bound = e < h->absmax ? e : h->absmax;
+    }
+    return QMX_OK;
+}
+
+QMX__CB_NOFMA
+QMX__DEF qmx_status qmx_calib_snr_search(const qmx_qconfig *q, const float *x, size_t count,
+                                         const float *cand, size_t n_cand, float *scales,
+                                         size_t n_scales, float *factors) {
+    QMX__CB_PRAGMA_NOFMA
+    qmx__view v;
+    qmx_status st = qmx__resolve(q, count, &v);
+    size_t g, i, c;
+    if (st != QMX_OK) return st;
+    if (v.dtype == QMX_FLOAT32) return QMX_ERR_DTYPE;
+    if (!x || !scales || (n_cand && !cand)) return QMX_ERR_NULL;
+    if (q->asymmetric || q->rounding == QMX_ROUND_STOCHASTIC) return QMX_ERR_ARG;
+    if (n_scales < v.n_params) return QMX_ERR_BUFFER_TOO_SMALL;
+    for (c = 0; c < n_cand; c++)
+        if (!qmx__isfinite(cand[c]) || !(cand[c] > 0.0f)) return QMX_ERR_ARG;
+    for (i = 0; i < count; i++)
+        if (!qmx__isfinite(x[i])) return QMX_ERR_NONFINITE;
+    for (g = 0; g < v.n_params; g++) {
+        qmx__cb_grp r;
+        size_t o, k;
+        float am = 0.0f, x2 = 0.0f, x2c = 0.0f, best_f = 1.0f, best_e = 0.0f, s1;
+        int32_t zp;
+        int have = 0;
+        qmx__cb_group(q, &v, g, &r);
+        for (o = r.o0; o < r.o1; o++)
+            for (k = r.k0; k < r.k1; k++)
+                for (i = r.i0; i < r.i1; i++) {
+                    float e = x[(o * v.len + k) * v.inner + i], a = qmx__fabs(e), t;
+                    am = a > am ? a : am;
+                    t = e * e;
+                    QMX__CB_OPAQUE(t);
+                    qmx__cb_add(&x2, &x2c, t);
+                }
+        x2 = x2 + x2c;
+        for (c = 0; c < n_cand && x2 > 0.0f; c++) {
+            float b = am * cand[c], s, err = 0.0f, errc = 0.0f;
+            qmx__run run;
+            if (!qmx__isfinite(b)) continue;
+            qmx__group_qparams(q, &v, -b, b, b, &s, &zp);
+            if (!qmx__isfinite(s) || !(s > 0.0f)) continue;
+            qmx__make_run(q, &v, s, 0, &run);
+            for (o = r.o0; o < r.o1; o++)
+                for (k = r.k0; k < r.k1; k++)
+                    for (i = r.i0; i < r.i1; i++) {
+                        float e = x[(o * v.len + k) * v.inner + i], d, t;
+                        if (v.fp8) {
+                            float tt = run.use_div ? e / s : e * run.inv;
+                            d = qmx__bits_f32(qmx__fp8_decode_bits(
+                                    qmx__fp8_encode(qmx__f32_bits(tt), &v.f, 1), &v.f)) * s;
+                        } else {
+                            d = (float)qmx__quant_one(e, &run) * s;
+                        }
+                        d = e - d;
+                        t = d * d;
+                        QMX__CB_OPAQUE(t);
+                        qmx__cb_add(&err, &errc, t);
+                    }
+            err = err + errc;
+            if (!have || err < best_e) { have = 1; best_e = err; best_f = cand[c]; }
+        }
+        {
+            float b = am * best_f;
+            if (!qmx__isfinite(b)) b = am;
+            qmx__group_qparams(q, &v, -b, b, b, &s1, &zp);
+        }
+        scales[g] = s1;
+        if (factors) factors[g] = best_f;
+    }
+    return QMX_OK;
+}
+
+static char qmx__cb_lower(char c) { return (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c; }
+static int qmx__cb_word(const char *s, size_t len, const char *w) {
+    size_t i;
+    for (i = 0; i < len; i++) if (!w[i] || qmx__cb_lower(s[i]) != w[i]) return 0;
+    return w[len] == '\0';
+}
+
+/* ---- C5. intmp rules ---- */
+/* Pattern atoms: one matchable unit (literal, '.', escape class, [class]) with a quantifier. */
+typedef struct qmx__cb_atoms {
+    uint16_t off[QMX_INTMP_MAX_ATOMS];   /* start of the atom's text */
+    uint8_t quant[QMX_INTMP_MAX_ATOMS];  /* '1', '?', '*' ('+' is split into 1 then '*') */
+    int n;
+} qmx__cb_atoms;
+
+static int qmx__cb_is_punct(char c) {
+    return (c >= '!' && c <= '/') || (c >= ':' && c <= '@') || (c >= '[' && c <= '`') ||
+           (c >= '{' && c <= '~');
+}
+/* Length of the escape at p[0] == '\\' (2) or a status. */
+static int qmx__cb_escape_ok(const char *p, size_t left) {
+    char c;
+    if (left < 2) return QMX_ERR_PARSE;
+    c = p[1];
+    if (c == 'd' || c == 'D' || c == 'w' || c == 'W' || c == 's' || c == 'S' || qmx__cb_is_punct(c))
+        return 2;
+    return QMX_ERR_UNSUPPORTED;     /* \\b, \\A, \\1, \\n, ... */
+}
+/* Length of the atom at p, or a status. */
+static int qmx__cb_atom_len(const char *p, size_t left) {
+    if (p[0] == '\\') return qmx__cb_escape_ok(p, left);
+    if (p[0] == '[') {
+        size_t i = 1;
+        if (i < left && p[i] == '^') i++;
+        if (i < left && p[i] == ']') i++;          /* a leading ']' is literal */
+        while (i < left && p[i] != ']') {
+            if (p[i] == '\\') {
+                int e = qmx__cb_escape_ok(p + i, left - i);
+                if (e < 0) return e;
+                i += (size_t)e;
+            } else if (p[i] == '[' && i + 1 < left && (p[i + 1] == ':' || p[i + 1] == '=' || p[i + 1] == '.')) {
+                return QMX_ERR_UNSUPPORTED;
+            } else {
+                if (i + 2 < left && p[i + 1] == '-' && p[i + 2] != ']' && p[i + 2] != '\\' &&
+                    (unsigned char)p[i + 2] < (unsigned char)p[i])
+                    return QMX_ERR_PARSE;                   /* bad character range z-a */
+                i++;
+            }
+        }
+        if (i >= left) return QMX_ERR_PARSE;        /* unterminated class */
+        return (int)(i + 1);
+    }
+    if (p[0] == '(' || p[0] == ')' || p[0] == '|' || p[0] == '{') return QMX_ERR_UNSUPPORTED;
+    if (p[0] == '*' || p[0] == '+' || p[0] == '?') return QMX_ERR_PARSE;   /* nothing to repeat */
+    if (p[0] == '^' || p[0] == '$') return QMX_ERR_UNSUPPORTED;           /* anchors inside */
+    return 1;
+}
+static qmx_status qmx__cb_compile(const char *p, size_t len, qmx__cb_atoms *a) {
+    size_t i = 0, end = len;
+    a->n = 0;
+    if (len > QMX_INTMP_NAME_MAX) return QMX_ERR_PARSE;
+    if (i < end && p[i] == '^') i++;                         /* fullmatch: anchors are no-ops */
+    if (end > i && p[end - 1] == '$' && !(end >= 2 && p[end - 2] == '\\')) end--;
+    while (i < end) {
+        int l = qmx__cb_atom_len(p + i, end - i);
+        char q = '1';
+        if (l < 0) return (qmx_status)l;
+        if (i + (size_t)l < end && (p[i + l] == '*' || p[i + l] == '+' || p[i + l] == '?')) {
+            q = p[i + l];
+            if (i + (size_t)l + 1 < end && p[i + l + 1] == '?') l++;   /* lazy: same for fullmatch */
+            if (i + (size_t)l + 1 < end &&
+                (p[i + l + 1] == '*' || p[i + l + 1] == '+' || p[i + l + 1] == '?'))
+                return QMX_ERR_PARSE;                       /* multiple repeat */
+            if (i + (size_t)l + 1 < end && p[i + l + 1] == '{') return QMX_ERR_UNSUPPORTED;
+        }
+        if (a->n + (q == '+' ? 2 : 1) > QMX_INTMP_MAX_ATOMS) return QMX_ERR_UNSUPPORTED;
+        a->off[a->n] = (uint16_t)i; a->quant[a->n] = (uint8_t)(q == '+' ? '1' : q); a->n++;
+        if (q == '+') { a->off[a->n] = (uint16_t)i; a->quant[a->n] = '*'; a->n++; }
+        i += (size_t)l + (q != '1' ? 1 : 0);
+    }
+    return QMX_OK;
+}
+static int qmx__cb_class_esc(char e, unsigned char c) {
+    int d = c >= '0' && c <= '9';
+    int w = d || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    int sp = c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+    switch (e) {
+    case 'd': return d;
+    case 'D': return !d;
+    case 'w': return w;
+    case 'W': return !w;
+    case 's': return sp;
+    case 'S': return !sp;
+    default: return (unsigned char)e == c;
+    }
+}
+static int qmx__cb_atom_match(const char *p, unsigned char c) {
+    if (p[0] == '.') return c != '\n';
+    if (p[0] == '\\') return qmx__cb_class_esc(p[1], c);
+    if (p[0] == '[') {
+        size_t i = 1;
+        int neg = 0, hit = 0;
+        if (p[i] == '^') { neg = 1; i++; }
+        do {   /* a leading ']' is literal, hence do-while */
+            unsigned char lo;
+            if (p[i] == '\\') {
+                if (p[i + 1] == 'd' || p[i + 1] == 'D' || p[i + 1] == 'w' || p[i + 1] == 'W' ||
+                    p[i + 1] == 's' || p[i + 1] == 'S') {
+                    hit |= qmx__cb_class_esc(p[i + 1], c);
+                    i += 2;
+                    continue;
+                }
+                lo = (unsigned char)p[i + 1]; i += 2;
+            } else {
+                lo = (unsigned char)p[i]; i++;
+            }
+            if (p[i] == '-' && p[i + 1] != ']') {          /* range lo-hi */
+                unsigned char hi = (unsigned char)(p[i + 1] == '\\' ? p[i + 2] : p[i + 1]);
+                i += p[i + 1] == '\\' ? 3 : 2;
+                hit |= c >= lo && c <= hi;
+            } else {
+                hit |= c == lo;
+            }
+        } while (p[i] != ']');
+        return hit != neg;
+    }
+    return (unsigned char)p[0] == c;
+}
+/* Thompson NFA simulation over the atoms: states are bits (atom index = "before atom i"). */
+static void qmx__cb_closure(const qmx__cb_atoms *a, uint32_t *set) {
+    int i;
+    for (i = 0; i < a->n; i++)      /* skippable atoms pass the state on (in increasing order) */
+        if ((set[i >> 5] >> (i & 31)) & 1u)
+            if (a->quant[i] != '1') set[(i + 1) >> 5] |= 1u << ((i + 1) & 31);
+}
+QMX__DEF qmx_status qmx_intmp_pattern_check(const char *p, size_t len) {
+    qmx__cb_atoms a;
+    size_t i;
+    if (!p) return QMX_ERR_NULL;
+    for (i = 0; i < len; i++) if (p[i] == '\0') return QMX_ERR_PARSE;
+    return qmx__cb_compile(p, len, &a);
+}
+QMX__DEF int qmx_intmp_fullmatch(const char *p, size_t plen, const char *s, size_t slen) {
+    qmx__cb_atoms a;
+    uint32_t cur[(QMX_INTMP_MAX_ATOMS + 32) / 32], nxt[(QMX_INTMP_MAX_ATOMS + 32) / 32];
+    size_t k;
+    int i, w, nw = (QMX_INTMP_MAX_ATOMS + 32) / 32;
+    qmx_status st;
+    if (!p || (!s && slen)) return QMX_ERR_NULL;
+    st = qmx_intmp_pattern_check(p, plen);
+    if (st != QMX_OK) return st;
+    qmx__cb_compile(p, plen, &a);
+    for (w = 0; w < nw; w++) cur[w] = 0;
+    cur[0] = 1u;
+    qmx__cb_closure(&a, cur);
+    for (k = 0; k < slen; k++) {
+        int any = 0;
+        for (w = 0; w < nw; w++) nxt[w] = 0;
+        for (i = 0; i < a.n; i++) {
+            if (!((cur[i >> 5] >> (i & 31)) & 1u)) continue;
+            if (!qmx__cb_atom_match(p + a.off[i], (unsigned char)s[k])) continue;
+            if (a.quant[i] == '*') nxt[i >> 5] |= 1u << (i & 31);
+            else nxt[(i + 1) >> 5] |= 1u << ((i + 1) & 31);
+            any = 1;
+        }
+        if (!any) return 0;
+        qmx__cb_closure(&a, nxt);
+        for (w = 0; w < nw; w++) cur[w] = nxt[w];
+    }
+    return (int)((cur[a.n >> 5] >> (a.n & 31)) & 1u);
+}
+
+/* JSON reader state */
+typedef struct qmx__cb_js { const char *s; size_t n, i; } qmx__cb_js;
+static void qmx__cb_ws(qmx__cb_js *j) {
+    while (j->i < j->n && (j->s[j->i] == ' ' || j->s[j->i] == '\t' || j->s[j->i] == '\n' ||
+                           j->s[j->i] == '\r'))
+        j->i++;
+}
+static int qmx__cb_hex(char c) {
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+         : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+static int qmx__cb_u4(qmx__cb_js *j, uint32_t *u) {
+    int k;
+    *u = 0;
+    if (j->n - j->i < 4) return 0;
+    for (k = 0; k < 4; k++) {
+        int h = qmx__cb_hex(j->s[j->i + (size_t)k]);
+        if (h < 0) return 0;
+        *u = *u * 16u + (uint32_t)h;
+    }
+    j->i += 4;
+    return 1;
+}
+/* Reads a JSON string (at '"') into out[0..cap), unescaped, NUL-terminated; *len its length.
+ * out may be NULL (validate only, cap ignored). */
+static qmx_status qmx__cb_string(qmx__cb_js *j, char *out, size_t cap, size_t *len) {
+    size_t l = 0;
+    if (j->i >= j->n || j->s[j->i] != '"') return QMX_ERR_PARSE;
+    j->i++;
+    for (;;) {
+        unsigned char c;
+        uint32_t cp;
+        char buf[4];
+        int nb, k;
+        if (j->i >= j->n) return QMX_ERR_PARSE;
+        c = (unsigned char)j->s[j->i++];
+        if (c == '"') break;
+        if (c < 0x20) return QMX_ERR_PARSE;                   /* raw control char or NUL */
+        if (c != '\\') { buf[0] = (char)c; nb = 1; }
+        else {
+            if (j->i >= j->n) return QMX_ERR_PARSE;
+            c = (unsigned char)j->s[j->i++];
+            switch (c) {
+            case '"': case '\\': case '/': buf[0] = (char)c; nb = 1; break;
+            case 'b': buf[0] = '\b'; nb = 1; break;
+            case 'f': buf[0] = '\f'; nb = 1; break;
+            case 'n': buf[0] = '\n'; nb = 1; break;
+            case 'r': buf[0] = '\r'; nb = 1; break;
+            case 't': buf[0] = '\t'; nb = 1; break;
+            case 'u':
+                if (!qmx__cb_u4(j, &cp)) return QMX_ERR_PARSE;
+                if (cp >= 0xDC00u && cp <= 0xDFFFu) return QMX_ERR_PARSE;   /* lone low surrogate */
+                if (cp >= 0xD800u && cp <= 0xDBFFu) {
+                    uint32_t lo;
+                    if (j->n - j->i < 2 || j->s[j->i] != '\\' || j->s[j->i + 1] != 'u') return QMX_ERR_PARSE;
+                    j->i += 2;
+                    if (!qmx__cb_u4(j, &lo) || lo < 0xDC00u || lo > 0xDFFFu) return QMX_ERR_PARSE;
+                    cp = 0x10000u + ((cp - 0xD800u) << 10) + (lo - 0xDC00u);
+                }
+                if (cp == 0) return QMX_ERR_PARSE;                /* embedded NUL */
+                if (cp < 0x80u) { buf[0] = (char)cp; nb = 1; }
+                else {   /* UTF-8: lead byte, then 6-bit continuation bytes */
+                    int lead = cp < 0x800u ? 2 : (cp < 0x10000u ? 3 : 4);
+                    static const unsigned char marks[5] = {0, 0, 0xC0u, 0xE0u, 0xF0u};
+                    nb = lead;
+                    for (k = lead - 1; k > 0; k--) { buf[k] = (char)(0x80u | (cp & 0x3Fu)); cp >>= 6; }
+                    buf[0] = (char)(marks[lead] | cp);
+                }
+                break;
+            default: return QMX_ERR_PARSE;                       /* bad escape */
+            }
+        }
+        if (l + (size_t)nb > QMX_INTMP_NAME_MAX) return QMX_ERR_PARSE;  /* overlong name */
+        if (out) {
+            if (l + (size_t)nb + 1 > cap) return QMX_ERR_BUFFER_TOO_SMALL;
+            for (k = 0; k < nb; k++) out[l + (size_t)k] = buf[k];
+        }
+        l += (size_t)nb;
+    }
+    if (out) out[l] = '\0';
+    *len = l;
+    return QMX_OK;
+}
+/* A JSON number token; *is_int when it has no fraction and no exponent. */
+static qmx_status qmx__cb_number(qmx__cb_js *j, size_t *start, size_t *len, int *is_int) {
+    size_t i = j->i;
+    *is_int = 1;
+    *start = i;
+    if (i < j->n && j->s[i] == '-') i++;
+    if (i >= j->n) return QMX_ERR_PARSE;
+    if (j->s[i] == '0') i++;
+    else if (j->s[i] >= '1' && j->s[i] <= '9') { while (i < j->n && j->s[i] >= '0' && j->s[i] <= '9') i++; }
+    else return QMX_ERR_PARSE;
+    if (i < j->n && j->s[i] == '.') {
+        *is_int = 0; i++;
+        if (i >= j->n || j->s[i] < '0' || j->s[i] > '9') return QMX_ERR_PARSE;
+        while (i < j->n && j->s[i] >= '0' && j->s[i] <= '9') i++;
+    }
+    if (i < j->n && (j->s[i] == 'e' || j->s[i] == 'E')) {
+        *is_int = 0; i++;
+        if (i < j->n && (j->s[i] == '+' || j->s[i] == '-')) i++;
+        if (i >= j->n || j->s[i] < '0' || j->s[i] > '9') return QMX_ERR_PARSE;
+        while (i < j->n && j->s[i] >= '0' && j->s[i] <= '9') i++;
+    }
+    *len = i - *start;
+    j->i = i;
+    return QMX_OK;
+}
+static int qmx__cb_lit(qmx__cb_js *j, const char *w) {
+    size_t k = 0;
+    while (w[k]) { if (j->i + k >= j->n || j->s[j->i + k] != w[k]) return 0; k++; }
+    j->i += k;
+    return 1;
+}
+/* An integer field value (or null when nullable): range [lo, hi]. null gives *v = 0. */
+static qmx_status qmx__cb_int_field(qmx__cb_js *j, int nullable, long lo, long hi, long *v) {
+    size_t st, ln, k;
+    int is_int;
+    long acc = 0;
+    qmx_status s;
+    if (nullable && qmx__cb_lit(j, "null")) { *v = 0; return QMX_OK; }
+    s = qmx__cb_number(j, &st, &ln, &is_int);
+    if (s != QMX_OK) return s;
+    if (!is_int) return QMX_ERR_PARSE;
+    for (k = j->s[st] == '-' ? 1 : 0; k < ln; k++) {
+        acc = acc * 10 + (j->s[st + k] - '0');
+        if (acc > 2147483647L) return QMX_ERR_PARSE;
+    }
+    if (j->s[st] == '-') acc = -acc;
+    if (acc < lo || acc > hi) return QMX_ERR_PARSE;
+    *v = acc;
+    return QMX_OK;
+}
+static qmx_status qmx__cb_scale_field(qmx__cb_js *j, float *v) {
+    size_t st, ln;
+    int is_int;
+    float f;
+    qmx_status s = qmx__cb_number(j, &st, &ln, &is_int);
+    if (s != QMX_OK) return s;
+    if (qmx_parse_f32(j->s + st, ln, &f) != QMX_OK) return QMX_ERR_PARSE;
+    if (!(f > 0.0f)) return QMX_ERR_PARSE;
+    *v = f;
+    return QMX_OK;
+}
+static int qmx__cb_streq(const char *a, size_t al, const char *b, size_t bl) {
+    size_t i;
+    if (al != bl) return 0;
+    for (i = 0; i < al; i++) if (a[i] != b[i]) return 0;
+    return 1;
+}
+/* One rule object {"w_bits": ..., ...} into r (fields + present mask). */
+static qmx_status qmx__cb_rule(qmx__cb_js *j, qmx_intmp_rule *r) {
+    static const char *const names[5] = {"w_bits", "a_bits", "w_scale", "a_scale", "tile_size"};
+    qmx_status s;
+    qmx__cb_ws(j);
+    if (j->i >= j->n || j->s[j->i] != '{') return QMX_ERR_PARSE;
+    j->i++;
+    qmx__cb_ws(j);
+    if (j->i < j->n && j->s[j->i] == '}') { j->i++; return QMX_OK; }
+    for (;;) {
+        char key[16];
+        size_t kl = 0, ks;
+        int f;
+        long iv = 0;
+        qmx__cb_ws(j);
+        ks = j->i;
+        s = qmx__cb_string(j, NULL, 0, &kl);
+        if (s != QMX_OK) return s;
+        if (kl >= sizeof key) return QMX_ERR_PARSE;               /* no field name is that long */
+        j->i = ks;
+        s = qmx__cb_string(j, key, sizeof key, &kl);
+        if (s != QMX_OK) return QMX_ERR_PARSE;
+        for (f = 0; f < 5; f++) {
+            size_t nl = 0;
+            while (names[f][nl]) nl++;
+            if (qmx__cb_streq(key, kl, names[f], nl)) break;   /* case-sensitive, as Python */
+        }
+        if (f == 5) return QMX_ERR_PARSE;                           /* unknown field */
+        if (r->present & (1u << f)) return QMX_ERR_PARSE;          /* duplicate field */
+        qmx__cb_ws(j);
+        if (j->i >= j->n || j->s[j->i] != ':') return QMX_ERR_PARSE;
+        j->i++;
+        qmx__cb_ws(j);
+        switch (f) {
+        case 0: s = qmx__cb_int_field(j, 1, 1, 16, &iv); r->w_bits = (int)iv; break;
+        case 1: s = qmx__cb_int_field(j, 1, 1, 16, &iv); r->a_bits = (int)iv; break;
+        case 2: s = qmx__cb_scale_field(j, &r->w_scale); break;
+        case 3: s = qmx__cb_scale_field(j, &r->a_scale); break;
+        default:
+            s = qmx__cb_int_field(j, 0, -1, 2147483647L, &iv);
+            if (s == QMX_OK && iv == 0) s = QMX_ERR_PARSE;
+            r->tile_size = (int32_t)iv;
+            break;
+        }
+        if (s != QMX_OK) return s;
+        r->present |= 1u << f;
+        qmx__cb_ws(j);
+        if (j->i < j->n && j->s[j->i] == ',') { j->i++; continue; }
+        if (j->i < j->n && j->s[j->i] == '}') { j->i++; return QMX_OK; }
+        return QMX_ERR_PARSE;
+    }
+}
+
+QMX__DEF qmx_status qmx_intmp_parse(const char *json, size_t len, qmx_intmp_rule *rules,
+                                    size_t max_rules, char *names, size_t names_bytes,
+                                    qmx_intmp_config *out) {
+    qmx__cb_js j;
+    size_t nr = 0, used = 0, r, q;
+    int def = -1;
+    qmx_status s;
+    if (!json || !rules || !names || !out) return QMX_ERR_NULL;
+    if (len == 0) return QMX_ERR_PARSE;
+    j.s = json; j.n = len; j.i = 0;
+    qmx__cb_ws(&j);
+    if (j.i >= j.n || j.s[j.i] != '{') return QMX_ERR_PARSE;
+    j.i++;
+    qmx__cb_ws(&j);
+    if (j.i < j.n && j.s[j.i] == '}') j.i++;
+    else for (;;) {
+        size_t kl = 0, ks;
+        qmx_intmp_rule z;
+        qmx__cb_ws(&j);
+        ks = j.i;
+        s = qmx__cb_string(&j, NULL, 0, &kl);     /* validate first: BUFFER errors only for valid keys */
+        if (s != QMX_OK) return s;
+        if (nr >= max_rules) return QMX_ERR_BUFFER_TOO_SMALL;
+        if (used + kl + 1 > names_bytes) return QMX_ERR_BUFFER_TOO_SMALL;
+        j.i = ks;
+        qmx__cb_string(&j, names + used, names_bytes - used, &kl);
+        z.pattern = names + used; z.pattern_len = kl;
+        z.w_bits = 0; z.a_bits = 0; z.w_scale = 1.0f; z.a_scale = 1.0f; z.tile_size = -1;
+        z.present = 0;
+        z.is_default = qmx__cb_streq(names + used, kl, "__default__", 11);
+        for (q = 0; q < nr; q++)
+            if (qmx__cb_streq(rules[q].pattern, rules[q].pattern_len, names + used, kl))
+                return QMX_ERR_PARSE;                          /* duplicate key */
+        if (!z.is_default) {
+            s = qmx_intmp_pattern_check(names + used, kl);
+            if (s != QMX_OK) return s;
+        }
+        qmx__cb_ws(&j);
+        if (j.i >= j.n || j.s[j.i] != ':') return QMX_ERR_PARSE;
+        j.i++;
+        s = qmx__cb_rule(&j, &z);
+        if (s != QMX_OK) return s;
+        if (z.is_default) def = (int)nr;
+        rules[nr++] = z;
+        used += kl + 1;
+        qmx__cb_ws(&j);
+        if (j.i < j.n && j.s[j.i] == ',') { j.i++; continue; }
+        if (j.i < j.n && j.s[j.i] == '}') { j.i++; break; }
+        return QMX_ERR_PARSE;
+    }
+    qmx__cb_ws(&j);
+    if (j.i != j.n) return QMX_ERR_PARSE;                       /* trailing bytes */
+    /* inherit: fields a rule does not give come from __default__ (else the built-in ones) */
+    if (def >= 0)
+        for (r = 0; r < nr; r++) {
+            const qmx_intmp_rule *d = &rules[def];
+            if ((int)r == def) continue;
+            if (!(rules[r].present & 1u)) rules[r].w_bits = d->w_bits;
+            if (!(rules[r].present & 2u)) rules[r].a_bits = d->a_bits;
+            if (!(rules[r].present & 4u)) rules[r].w_scale = d->w_scale;
+            if (!(rules[r].present & 8u)) rules[r].a_scale = d->a_scale;
+            if (!(rules[r].present & 16u)) rules[r].tile_size = d->tile_size;
+        }
+    out->rules = rules; out->n_rules = nr;
+    out->deflt = def >= 0 ? &rules[def] : NULL;
+    return QMX_OK;
+}
+
+QMX__DEF qmx_status qmx_intmp_lookup(const qmx_intmp_config *cfg, const char *layer, size_t len,
+                                     const qmx_intmp_rule **rule) {
+    const qmx_intmp_rule *hit = NULL;
+    size_t r, i;
+    if (!cfg || !layer || !rule || (cfg->n_rules && !cfg->rules)) return QMX_ERR_NULL;
+    for (i = 0; i < len; i++) if (layer[i] == '\0') return QMX_ERR_ARG;
+    for (r = 0; r < cfg->n_rules; r++) {            /* no break: the last match wins */
+        int m;
+        if (cfg->rules[r].is_default) continue;
+        m = qmx_intmp_fullmatch(cfg->rules[r].pattern, cfg->rules[r].pattern_len, layer, len);
+        if (m < 0) return (qmx_status)m;
+        if (m) hit = &cfg->rules[r];
+    }
+    if (!hit) hit = cfg->deflt;
+    if (!hit) return QMX_ERR_ARG;                   /* no match and no __default__ */
+    *rule = hit;
+    return QMX_OK;
+}
+
+/* ---- C6. N:M sparsity ---- */
+/* g++ 12 reports the self-initialised `__Y = __Y` of _mm512_undefined_*() inside AVX-512
+ * intrinsics as uninitialised once inlined (GCC PR 105593; qmx.h does the same). */
+#if defined(__GNUC__) && !defined(__clang__)
+#  pragma GCC diagnostic push
+#  pragma GCC diagnostic ignored "-Wuninitialized"
+#  pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+static int qmx__cb_nm_bits(int m) { int b = 0; while ((1 << b) < m) b++; return b; }
+
+/* Shape checks and sizes; *vpr = values per row, *mpr = meta bytes per row. */
+static qmx_status qmx__cb_nm_shape(size_t rows, size_t K, int n, int m, size_t *vpr, size_t *mpr) {
+    size_t groups, bits;
+    if (rows == 0 || K == 0) return QMX_ERR_SIZE;
+    if (m < 2 || m > 256 || n < 1 || n >= m) return QMX_ERR_ARG;
+    if (K % (size_t)m != 0) return QMX_ERR_SHAPE;
+    groups = K / (size_t)m;
+    *vpr = groups * (size_t)n;                              /* <= K: no overflow */
+    if (*vpr > SIZE_MAX / 8) return QMX_ERR_OVERFLOW;
+    bits = *vpr * (size_t)qmx__cb_nm_bits(m);
+    *mpr = bits / 8 + (bits % 8 != 0);
+    return QMX_OK;
+}
+QMX__DEF qmx_status qmx_nm_storage_size(size_t rows, size_t K, int n, int m, size_t *vc,
+                                        size_t *mb) {
+    size_t vpr, mpr;
+    qmx_status st;
+    if (!vc || !mb) return QMX_ERR_NULL;
+    st = qmx__cb_nm_shape(rows, K, n, m, &vpr, &mpr);
+    if (st != QMX_OK) return st;
+    if (vpr > SIZE_MAX / rows || mpr > SIZE_MAX / rows) return QMX_ERR_OVERFLOW;
+    *vc = vpr * rows; *mb = mpr * rows;
+    return QMX_OK;
+}
+static qmx_status qmx__cb_nm_check(size_t rows, size_t K, size_t ld, int n, int m, size_t vc,
+                                   size_t mb, size_t *vpr, size_t *mpr) {
+    size_t need_v, need_m;
+    qmx_status st = qmx_nm_storage_size(rows, K, n, m, &need_v, &need_m);
+    if (st != QMX_OK) return st;
+    if (ld < K) return QMX_ERR_SHAPE;
+    if ((rows - 1) > (SIZE_MAX - K) / ld) return QMX_ERR_OVERFLOW;
+    if (vc < need_v || mb < need_m) return QMX_ERR_BUFFER_TOO_SMALL;
+    return qmx__cb_nm_shape(rows, K, n, m, vpr, mpr);
+}
+static void qmx__cb_put_bits(uint8_t *row, size_t j, int b, unsigned v) {
+    size_t bit = j * (size_t)b;
+    int t;
+    for (t = 0; t < b; t++, bit++) {
+        uint8_t mask = (uint8_t)(1u << (bit & 7));
+        if ((v >> t) & 1u) row[bit >> 3] |= mask; else row[bit >> 3] &= (uint8_t)~mask;
+    }
+}
+static unsigned qmx__cb_get_bits(const uint8_t *row, size_t j, int b) {
+    size_t bit = j * (size_t)b;
+    unsigned v = 0;
+    int t;
+    for (t = 0; t < b; t++, bit++) v |= (unsigned)((row[bit >> 3] >> (bit & 7)) & 1u) << t;
+    return v;
+}
+/* Keep flag of element i of a group: fewer than n elements rank before it (larger magnitude,
+ * or equal magnitude and lower index). mag(i) is a uint32 key (int8: |w|; float: |bits|). */
+#define QMX__CB_NM_COMPRESS(T, MAGEXPR)                                                         \
+    size_t r, g, vpr = vpr0, mpr = mpr0, groups = K / (size_t)m;                                \
+    int b = qmx__cb_nm_bits(m);                                                                 \
+    for (r = 0; r < rows; r++) {                                                                \
+        const T *w = W + r * ldw;                                                               \
+        T *vo = values + r * vpr;                                                               \
+        uint8_t *mo = meta + r * mpr;                                                           \
+        size_t j = 0;                                                                           \
+        if (mpr) mo[mpr - 1] = 0;                                                               \
+        for (g = 0; g < groups; g++) {                                                          \
+            const T *gw = w + g * (size_t)m;                                                    \
+            int i, t;                                                                           \
+            for (i = 0; i < m; i++) {                                                           \
+                uint32_t mi = MAGEXPR(gw[i]);                                                   \
+                int rank = 0;                                                                   \
+                for (t = 0; t < m && rank < n; t++) {                                           \
+                    uint32_t mt = MAGEXPR(gw[t]);                                               \
+                    if (mt > mi || (mt == mi && t < i)) rank++;                                 \
+                }                                                                               \
+                if (rank < n) { vo[j] = gw[i]; qmx__cb_put_bits(mo, j, b, (unsigned)i); j++; }  \
+            }                                                                                   \
+        }                                                                                       \
+    }
+#define QMX__CB_MAG_I8(v) ((uint32_t)((v) < 0 ? -(int32_t)(v) : (int32_t)(v)))
+#define QMX__CB_MAG_F32(v) (qmx__f32_bits(v) & 0x7FFFFFFFu)
+
+QMX__DEF qmx_status qmx_nm_compress_i8(const int8_t *W, size_t rows, size_t K, size_t ldw, int n,
+                                       int m, int8_t *values, size_t vc, uint8_t *meta,
+                                       size_t mb) {
+    qmx_status st;
+    size_t vpr0, mpr0;
+    if (!W || !values || !meta) return QMX_ERR_NULL;
+    st = qmx__cb_nm_check(rows, K, ldw, n, m, vc, mb, &vpr0, &mpr0);
+    if (st != QMX_OK) return st;
+    {
+        QMX__CB_NM_COMPRESS(int8_t, QMX__CB_MAG_I8)
+    }
+    return QMX_OK;
+}
+QMX__DEF qmx_status qmx_nm_compress_f32(const float *W, size_t rows, size_t K, size_t ldw, int n,
+                                        int m, float *values, size_t vc, uint8_t *meta,
+                                        size_t mb) {
+    qmx_status st;
+    size_t vpr0, mpr0, r, k;
+    if (!W || !values || !meta) return QMX_ERR_NULL;
+    st = qmx__cb_nm_check(rows, K, ldw, n, m, vc, mb, &vpr0, &mpr0);
+    if (st != QMX_OK) return st;
+    for (r = 0; r < rows; r++)
+        for (k = 0; k < K; k++)
+            if (!qmx__isfinite(W[r * ldw + k])) return QMX_ERR_NONFINITE;
+    {
+        QMX__CB_NM_COMPRESS(float, QMX__CB_MAG_F32)
+    }
+    return QMX_OK;
+}
+/* With m not a power of two, b bits can encode indices >= m; such metadata is rejected by the
+ * matmuls (an index < m that compress would not write, e.g. a repeated one, only gives other
+ * numbers, never an out-of-bounds read). Decompress also requires strictly increasing indices. */
+static qmx_status qmx__cb_nm_meta_ok(const uint8_t *meta, size_t rows, size_t groups, int n, int m,
+                                     size_t mpr) {
+    size_t r, g;
+    int b = qmx__cb_nm_bits(m), t;
+    for (r = 0; r < rows; r++)
+        for (g = 0; g < groups; g++) {
+            int prev = -1;
+            for (t = 0; t < n; t++) {
+                int idx = (int)qmx__cb_get_bits(meta + r * mpr, g * (size_t)n + (size_t)t, b);
+                if (idx >= m || idx <= prev) return QMX_ERR_ARG;
+                prev = idx;
+            }
+        }
+    return QMX_OK;
+}
+QMX__DEF qmx_status qmx_nm_decompress_i8(const int8_t *values, size_t vc, const uint8_t *meta,
+                                         size_t mb, size_t rows, size_t K, int n, int m,
+                                         int8_t *W, size_t ldw) {
+    size_t vpr, mpr, r, k, g, groups;
+    int b, t;
+    qmx_status st;
+    if (!values || !meta || !W) return QMX_ERR_NULL;
+    st = qmx__cb_nm_check(rows, K, ldw, n, m, vc, mb, &vpr, &mpr);
+    if (st != QMX_OK) return st;
+    groups = K / (size_t)m;
+    st = qmx__cb_nm_meta_ok(meta, rows, groups, n, m, mpr);
+    if (st != QMX_OK) return st;
+    b = qmx__cb_nm_bits(m);
+    for (r = 0; r < rows; r++) {
+        int8_t *w = W + r * ldw;
+        for (k = 0; k < K; k++) w[k] = 0;
+        for (g = 0; g < groups; g++)
+            for (t = 0; t < n; t++) {
+                size_t j = g * (size_t)n + (size_t)t;
+                w[g * (size_t)m + qmx__cb_get_bits(meta + r * mpr, j, b)] = values[r * vpr + j];
+            }
+    }
+    return QMX_OK;
+}
+
+static qmx_status qmx__cb_nm_mm_check(size_t M, size_t N, size_t K, size_t lda, size_t ldc,
+                                      int n, int m, size_t vc, size_t mb, size_t *vpr,
+                                      size_t *mpr) {
+    qmx_status st;
+    if (M == 0 || N == 0 || K == 0) return QMX_ERR_SIZE;
+    if (K > QMX_NM_MAX_K) return QMX_ERR_OVERFLOW;
+    st = qmx__cb_nm_check(N, K, K, n, m, vc, mb, vpr, mpr);
+    if (st != QMX_OK) return st;
+    if (lda < K || ldc < N) return QMX_ERR_SHAPE;
+    if ((M - 1) > (SIZE_MAX - K) / lda || (M - 1) > (SIZE_MAX / 4 - N) / ldc) return QMX_ERR_OVERFLOW;
+    return QMX_OK;
+}
+
+/* 2:4 inner loop: one metadata byte holds two groups (4 indices of 2 bits, low bits first). */
+#if defined(QMX__AVX2) || defined(QMX__AVX512)
+/* 16 2-bit fields -> 8 bytes, field f in byte f (portable bit spread, no BMI2 needed). */
+static uint64_t qmx__cb_spread2(uint32_t m16) {
+    uint64_t y = m16;
+    y = (y | (y << 24)) & 0x000000FF000000FFull;
+    y = (y | (y << 12)) & 0x000F000F000F000Full;
+    y = (y | (y << 6)) & 0x0303030303030303ull;
+    return y;
+}
+/* AVX2: 8 groups (32 bytes of A, 16 values, 4 metadata bytes) per step. Each 128-bit lane
+ * holds 4 groups; pshufb gathers the 2 kept bytes of each (index + 4 * group), the two 8-byte
+ * halves are joined, widened to int16 and multiplied pairwise (vpmaddwd, exact: |a*v| <= 2^14). */
+static size_t qmx__cb_nm24_dot_avx2(const int8_t *a, const int8_t *v, const uint8_t *meta,
+                                    size_t groups, int32_t *out) {
+    const uint64_t base = 0x0C0C080804040000ull;   /* byte offsets 4 * group within a lane */
+    __m256i acc = _mm256_setzero_si256();
+    size_t g = 0;
+    for (; g + 8 <= groups; g += 8) {
+        uint32_t m32 = (uint32_t)meta[g >> 1] | ((uint32_t)meta[(g >> 1) + 1] << 8) |
+                       ((uint32_t)meta[(g >> 1) + 2] << 16) | ((uint32_t)meta[(g >> 1) + 3] << 24);
+        uint64_t lo = qmx__cb_spread2(m32 & 0xFFFFu) + base, hi = qmx__cb_spread2(m32 >> 16) + base;
+        __m256i mask = _mm256_set_epi64x(0, (long long)hi, 0, (long long)lo);
+        __m256i av = _mm256_loadu_si256((const __m256i *)(const void *)(a + g * 4));
+        __m256i sel = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(av, mask), 0x08);
+        __m256i s16 = _mm256_cvtepi8_epi16(_mm256_castsi256_si128(sel));
+        __m256i v16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(v + g * 2)));
+        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(s16, v16));
+    }
+    {
+        __m128i x = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
+        x = _mm_add_epi32(x, _mm_shuffle_epi32(x, 0x4E));
+        x = _mm_add_epi32(x, _mm_shuffle_epi32(x, 0xB1));
+        *out = _mm_cvtsi128_si32(x);
+    }
+    return g;
+}
+#endif
+#if defined(QMX__AVX512) && defined(__AVX512VBMI__)
+#define QMX__CB_VBMI 1
+/* AVX-512 VBMI: 16 groups (64 bytes of A, 32 values, 8 metadata bytes) per step.
+ * vpmultishiftqb pulls index t out of bits [2t, 2t+2) of the broadcast metadata word, + 4 *
+ * group gives the byte, vpermb gathers the 32 kept bytes, then int16 widening and vpmaddwd. */
+static size_t qmx__cb_nm24_dot_vbmi(const int8_t *a, const int8_t *v, const uint8_t *meta,
+                                    size_t groups, int32_t *out) {
+    uint8_t cbuf[64], obuf[64];
+    __m512i ctrl, offs, three = _mm512_set1_epi8(3), acc = _mm512_setzero_si512();
+    size_t g = 0;
+    int t;
+    for (t = 0; t < 64; t++) {
+        cbuf[t] = (uint8_t)(t < 32 ? 2 * t : 0);
+        obuf[t] = (uint8_t)(t < 32 ? 4 * (t / 2) : 0);
+    }
+    ctrl = _mm512_loadu_si512((const void *)cbuf);
+    offs = _mm512_loadu_si512((const void *)obuf);
+    for (; g + 16 <= groups; g += 16) {
+        __m512i mw = _mm512_broadcastq_epi64(_mm_loadl_epi64((const __m128i *)(const void *)(meta + (g >> 1))));
+        __m512i idx = _mm512_add_epi8(_mm512_and_si512(_mm512_multishift_epi64_epi8(ctrl, mw), three), offs);
+        __m512i av = _mm512_loadu_si512((const void *)(a + g * 4));
+        __m512i sel = _mm512_permutexvar_epi8(idx, av);
+        __m512i s16 = _mm512_cvtepi8_epi16(_mm512_castsi512_si256(sel));
+        __m512i v16 = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(const void *)(v + g * 2)));
+        acc = _mm512_add_epi32(acc, _mm512_madd_epi16(s16, v16));
+    }
+    *out += _mm512_reduce_add_epi32(acc);
+    return g;
+}
+#endif
+#if defined(QMX__CB_VBMI) && defined(__AVX512VNNI__)
+#define QMX__CB_VNNI 1
+/* AVX-512 VBMI + VNNI, up to 4 rows of A at once: 32 groups (128 bytes of A per row, 64 values,
+ * 16 metadata bytes) per step. The 64 indices are decoded once per step (vpmultishiftqb on the
+ * two metadata words, + 4 * group), vpermt2b gathers the 64 kept bytes of each row from its two
+ * 64-byte registers, and vpdpbusd sums (a + 128) * v (a ^ 0x80 as u8, exact in int32); the
+ * 128 * sum(v) term is taken off at the end (vpdpbusd of ones and v). Returns the groups done. */
+static size_t qmx__cb_nm24_vnni(const int8_t *const *a, int rows, const int8_t *v,
+                                const uint8_t *meta, size_t groups, int32_t *out) {
+    /* ctrl byte t = 2 * (t % 32) (bit offset of index t), offs byte t = 4 * (t / 2) */
+    const __m512i ctrl = _mm512_set_epi64(0x3E3C3A3836343230LL, 0x2E2C2A2826242220LL,
+                                          0x1E1C1A1816141210LL, 0x0E0C0A0806040200LL,
+                                          0x3E3C3A3836343230LL, 0x2E2C2A2826242220LL,
+                                          0x1E1C1A1816141210LL, 0x0E0C0A0806040200LL);
+    const __m512i offs = _mm512_set_epi64(0x7C7C787874747070LL, 0x6C6C686864646060LL,
+                                          0x5C5C585854545050LL, 0x4C4C484844444040LL,
+                                          0x3C3C383834343030LL, 0x2C2C282824242020LL,
+                                          0x1C1C181814141010LL, 0x0C0C080804040000LL);
+    __m512i three = _mm512_set1_epi8(3), flip = _mm512_set1_epi8((char)0x80);
+    __m512i ones = _mm512_set1_epi8(1), vs = _mm512_setzero_si512(), acc[4];
+    size_t g = 0;
+    int t;
+    for (t = 0; t < 4; t++) acc[t] = _mm512_setzero_si512();
+    for (; g + 32 <= groups; g += 32) {
+        __m128i m = _mm_loadu_si128((const __m128i *)(const void *)(meta + (g >> 1)));
+        __m512i mw = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_broadcastq_epi64(m)),
+                                        _mm256_broadcastq_epi64(_mm_unpackhi_epi64(m, m)), 1);
+        __m512i idx = _mm512_add_epi8(_mm512_and_si512(_mm512_multishift_epi64_epi8(ctrl, mw), three), offs);
+        __m512i vv = _mm512_loadu_si512((const void *)(v + g * 2));
+        vs = _mm512_dpbusd_epi32(vs, ones, vv);
+        for (t = 0; t < rows; t++) {
+            __m512i lo = _mm512_loadu_si512((const void *)(a[t] + g * 4));
+            __m512i hi = _mm512_loadu_si512((const void *)(a[t] + g * 4 + 64));
+            __m512i sel = _mm512_xor_si512(_mm512_permutex2var_epi8(lo, idx, hi), flip);
+            acc[t] = _mm512_dpbusd_epi32(acc[t], sel, vv);
+        }
+    }
+    {
+        int32_t vsum = _mm512_reduce_add_epi32(vs);
+        for (t = 0; t < rows; t++)
+            out[t] = (int32_t)((uint32_t)_mm512_reduce_add_epi32(acc[t]) - 128u * (uint32_t)vsum);
+    }
+    return g;
+}
+#endif
+static int32_t qmx__cb_nm24_dot(const int8_t *a, const int8_t *v, const uint8_t *meta, size_t groups) {
+    int32_t acc0 = 0, acc1 = 0;
+    size_t g = 0;
+#if defined(QMX__CB_VBMI)
+    g = qmx__cb_nm24_dot_vbmi(a, v, meta, groups, &acc1);
+#endif
+#if defined(QMX__AVX2) || defined(QMX__AVX512)
+    g += qmx__cb_nm24_dot_avx2(a + g * 4, v + g * 2, meta + g / 2, groups - g, &acc0);
+#endif
+    for (; g + 2 <= groups; g += 2) {
+        unsigned mb = meta[g >> 1];
+        const int8_t *a0 = a + g * 4, *vv = v + g * 2;
+        acc0 += (int32_t)a0[mb & 3u] * vv[0] + (int32_t)a0[(mb >> 2) & 3u] * vv[1];
+        acc1 += (int32_t)a0[4 + ((mb >> 4) & 3u)] * vv[2] + (int32_t)a0[4 + (mb >> 6)] * vv[3];
+    }
+    if (g < groups) {
+        unsigned mb = meta[g >> 1];
+        acc0 += (int32_t)a[g * 4 + (mb & 3u)] * v[g * 2] + (int32_t)a[g * 4 + ((mb >> 2) & 3u)] * v[g * 2 + 1];
+    }
+    return acc0 + acc1;
+}
+
+QMX__DEF qmx_status qmx_nm_matmul_i8(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
+                                     int32_t a_zp, int n, int m, const int8_t *values, size_t vc,
+                                     const uint8_t *meta, size_t mb, int32_t *C, size_t ldc) {
+    size_t vpr, mpr, i, j, g, groups;
+    int b, t;
+    qmx_status st;
+    if (!A || !values || !meta || !C) return QMX_ERR_NULL;
+    if (a_zp < -128 || a_zp > 127) return QMX_ERR_ARG;
+    st = qmx__cb_nm_mm_check(M, N, K, lda, ldc, n, m, vc, mb, &vpr, &mpr);
+    if (st != QMX_OK) return st;
+    groups = K / (size_t)m;
+    b = qmx__cb_nm_bits(m);
+    if ((m & (m - 1)) != 0) {   /* b bits can encode indices >= m: validate them first */
+        st = qmx__cb_nm_meta_ok(meta, N, groups, n, m, mpr);
+        if (st != QMX_OK) return st;
+    }
+    for (j = 0; j < N; j++) {
+        const int8_t *v = values + j * vpr;
+        const uint8_t *mr = meta + j * mpr;
+        int32_t vsum = 0;
+        for (g = 0; g < vpr; g++) vsum += v[g];
+        for (i = 0; i < M; i++) {
+            const int8_t *a = A + i * lda;
+            int32_t acc = 0;
+            if (n == 2 && m == 4) {
+#if defined(QMX__CB_VNNI)
+                /* up to 4 rows of A share one decode of the indices */
+                const int8_t *ar[4];
+                int32_t part[4];
+                size_t gd, rr, nr = M - i < 4 ? M - i : 4;
+                for (rr = 0; rr < nr; rr++) ar[rr] = A + (i + rr) * lda;
+                gd = qmx__cb_nm24_vnni(ar, (int)nr, v, mr, groups, part);
+                for (rr = 0; rr < nr; rr++) {
+                    uint32_t u;
+                    int32_t tail = gd < groups ? qmx__cb_nm24_dot(ar[rr] + gd * 4, v + gd * 2, mr + gd / 2, groups - gd) : 0;
+                    u = (uint32_t)part[rr] + (uint32_t)tail - (uint32_t)a_zp * (uint32_t)vsum;
+                    C[(i + rr) * ldc + j] = u <= 0x7FFFFFFFu ? (int32_t)u : -(int32_t)(0xFFFFFFFFu - u) - 1;
+                }
+                i += nr - 1;
+                continue;
+#else
+                acc = qmx__cb_nm24_dot(a, v, mr, groups);
+#endif
+            } else {
+                for (g = 0; g < groups; g++)
+                    for (t = 0; t < n; t++) {
+                        size_t jj = g * (size_t)n + (size_t)t;
+                        acc += (int32_t)a[g * (size_t)m + qmx__cb_get_bits(mr, jj, b)] * v[jj];
+                    }
+            }
+            /* (A - zp) . v = A . v - zp * sum(v); |each| <= 2^31 by the K bound, wrap-free in
+             * uint32 and exact after conversion, as qmx_matmul_i8 does */
+            {
+                uint32_t u = (uint32_t)acc - (uint32_t)a_zp * (uint32_t)vsum;
+                C[i * ldc + j] = u <= 0x7FFFFFFFu ? (int32_t)u : -(int32_t)(0xFFFFFFFFu - u) - 1;
+            }
+        }
+    }
+    return QMX_OK;
+}
+
+QMX__CB_NOFMA
+QMX__DEF qmx_status qmx_nm_matmul_f32(size_t M, size_t N, size_t K, const float *A, size_t lda,
+                                      int n, int m, const float *values, size_t vc,
+                                      const uint8_t *meta, size_t mb, float *C, size_t ldc) {
+    QMX__CB_PRAGMA_NOFMA
+    size_t vpr, mpr, i, j, g, groups;
+    int b, t;
+    qmx_status st;
+    if (!A || !values || !meta || !C) return QMX_ERR_NULL;
+    if (M == 0 || N == 0 || K == 0) return QMX_ERR_SIZE;
+    st = qmx__cb_nm_check(N, K, K, n, m, vc, mb, &vpr, &mpr);
+    if (st != QMX_OK) return st;
+    if (lda < K || ldc < N) return QMX_ERR_SHAPE;
+    if ((M - 1) > (SIZE_MAX / 4 - K) / lda || (M - 1) > (SIZE_MAX / 4 - N) / ldc) return QMX_ERR_OVERFLOW;
+    groups = K / (size_t)m;
+    b = qmx__cb_nm_bits(m);
+    if ((m & (m - 1)) != 0) {
+        st = qmx__cb_nm_meta_ok(meta, N, groups, n, m, mpr);
+        if (st != QMX_OK) return st;
+    }
+    for (j = 0; j < N; j++) {
+        const float *v = values + j * vpr;
+        const uint8_t *mr = meta + j * mpr;
+        for (i = 0; i < M; i++) {
+            const float *a = A + i * lda;
+            float acc = 0.0f;
+            for (g = 0; g < groups; g++)
+                for (t = 0; t < n; t++) {
+                    size_t jj = g * (size_t)n + (size_t)t;
+                    float p = a[g * (size_t)m + qmx__cb_get_bits(mr, jj, b)] * v[jj];
+                    QMX__CB_OPAQUE(p);
+                    acc = acc + p;
+                }
+            C[i * ldc + j] = acc;
+        }
+    }
+    return QMX_OK;
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+#  pragma GCC diagnostic pop
+#endif
+
+/* ---- C3. numbers and method strings ---- */
+#define QMX__CB_LIMBS 10   /* 320-bit unsigned integers, little-endian 32-bit limbs */
+typedef struct qmx__cb_big { uint32_t w[QMX__CB_LIMBS]; } qmx__cb_big;
+
+static void qmx__cb_big_set(qmx__cb_big *a, uint64_t v) {
+    int i;
+    for (i = 0; i < QMX__CB_LIMBS; i++) a->w[i] = 0;
+    a->w[0] = (uint32_t)v; a->w[1] = (uint32_t)(v >> 32);
+}
+static void qmx__cb_big_mul10(qmx__cb_big *a) {
+    uint64_t carry = 0;
+    int i;
+    for (i = 0; i < QMX__CB_LIMBS; i++) {
+        uint64_t t = (uint64_t)a->w[i] * 10u + carry;
+        a->w[i] = (uint32_t)t; carry = t >> 32;
+    }
+}
+static void qmx__cb_big_shl1(qmx__cb_big *a) {
+    int i;
+    for (i = QMX__CB_LIMBS - 1; i > 0; i--) a->w[i] = (a->w[i] << 1) | (a->w[i - 1] >> 31);
+    a->w[0] <<= 1;
+}
+static int qmx__cb_big_cmp(const qmx__cb_big *a, const qmx__cb_big *b) {
+    int i;
+    for (i = QMX__CB_LIMBS - 1; i >= 0; i--)
+        if (a->w[i] != b->w[i]) return a->w[i] < b->w[i] ? -1 : 1;
+    return 0;
+}
+static void qmx__cb_big_sub(qmx__cb_big *a, const qmx__cb_big *b) {   /* a -= b, a >= b */
+    uint32_t borrow = 0;
+    int i;
+    for (i = 0; i < QMX__CB_LIMBS; i++) {
+        uint32_t x = a->w[i], y = b->w[i], r = x - y - borrow;
+        borrow = (x < y || (x == y && borrow)) ? 1u : 0u;
+        a->w[i] = r;
+    }
+}
+static int qmx__cb_big_zero(const qmx__cb_big *a) {
+    int i;
+    for (i = 0; i < QMX__CB_LIMBS; i++) if (a->w[i]) return 0;
+    return 1;
+}
+
+QMX__DEF qmx_status qmx_parse_f32(const char *s, size_t len, float *out) {
+    size_t i = 0;
+    int neg = 0, after_point = 0, any_digit = 0, nd = 0, z = 0, scale = 0, e, mag, bits, k;
+    long ex = 0;
+    uint64_t D = 0;
+    qmx__cb_big num, den, t;
+    uint32_t m = 0, fb;
+    if (!s || !out) return QMX_ERR_NULL;
+    if (len == 0 || len > QMX_PARSE_NUMBER_MAX) return QMX_ERR_PARSE;
+    if (s[i] == '+' || s[i] == '-') { neg = s[i] == '-'; i++; }
+    for (; i < len; i++) {
+        char c = s[i];
+        if (c == '.') {
+            if (after_point) return QMX_ERR_PARSE;
+            after_point = 1;
+            continue;
+        }
+        if (c < '0' || c > '9') break;
+        any_digit = 1;
+        if (after_point) scale--;
+        if (D == 0 && c == '0') continue;           /* leading zero */
+        if (c == '0') { z++; continue; }            /* pending zero */
+        if (nd + z + 1 > 19) return QMX_ERR_PARSE;  /* too many significant digits */
+        for (k = 0; k <= z; k++) D *= 10u;
+        D += (uint64_t)(c - '0');
+        nd += z + 1; z = 0;
+    }
+    if (!any_digit) return QMX_ERR_PARSE;
+    if (i < len) {
+        int eneg = 0, edig = 0;
+        if (s[i] != 'e' && s[i] != 'E') return QMX_ERR_PARSE;
+        i++;
+        if (i < len && (s[i] == '+' || s[i] == '-')) { eneg = s[i] == '-'; i++; }
+        for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
+            edig = 1;
+            if (ex < 100000) ex = ex * 10 + (s[i] - '0');
+        }
+        if (!edig || i != len) return QMX_ERR_PARSE;
+        if (eneg) ex = -ex;
+    }
+    if (D == 0) { *out = neg ? -0.0f : 0.0f; return QMX_OK; }
+    e = (int)(ex + z + scale);                       /* value = D * 10^e; |ex| <= 1e5 */
+    mag = e + nd - 1;                                /* 10^mag <= value < 10^(mag+1) */
+    if (mag > 38) return QMX_ERR_PARSE;              /* >= 1e39 > FLT_MAX */
+    if (mag < -46) { *out = neg ? -0.0f : 0.0f; return QMX_OK; } /* < 1e-46: rounds to 0 */
+    qmx__cb_big_set(&num, D);
+    qmx__cb_big_set(&den, 1);
+    for (k = 0; k < e; k++) qmx__cb_big_mul10(&num);     /* num < 2^64 * 10^38 < 2^191 */
+    for (k = 0; k < -e; k++) qmx__cb_big_mul10(&den);    /* den <= 10^64 < 2^213 */
+    /* normalise num/den into [1, 2): value = (num/den) * 2^bexp */
+    {
+        int bexp = 0;
+        while (qmx__cb_big_cmp(&num, &den) < 0) { qmx__cb_big_shl1(&num); bexp--; }
+        for (;;) {
+            t = den; qmx__cb_big_shl1(&t);
+            if (qmx__cb_big_cmp(&num, &t) < 0) break;
+            den = t; bexp++;
+        }
+        if (bexp > 127) return QMX_ERR_PARSE;
+        if (bexp < -150) { *out = neg ? -0.0f : 0.0f; return QMX_OK; }
+        bits = bexp >= -126 ? 24 : 150 + bexp;       /* significant bits available (0..23) */
+        for (k = 0; k < bits; k++) {
+            m <<= 1;
+            if (qmx__cb_big_cmp(&num, &den) >= 0) { qmx__cb_big_sub(&num, &den); m |= 1u; }
+            qmx__cb_big_shl1(&num);
+        }
+        {   /* round to nearest, ties to even */
+            int half = 0, sticky;
+            if (qmx__cb_big_cmp(&num, &den) >= 0) { qmx__cb_big_sub(&num, &den); half = 1; }
+            sticky = !qmx__cb_big_zero(&num);
+            if (half && (sticky || (m & 1u))) m++;
+        }
+        if (bits == 24) {
+            if (m == (1u << 24)) { m >>= 1; bexp++; }
+            if (bexp > 127) return QMX_ERR_PARSE;
+            fb = ((uint32_t)(bexp + 127) << 23) | (m & 0x7FFFFFu);
+        } else {
+            fb = m;                                  /* m * 2^-149; 2^23 is the smallest normal */
+        }
+    }
+    if (neg) fb |= 0x80000000u;
+    *out = qmx__bits_f32(fb);
+    return QMX_OK;
+}
+
+
+QMX__DEF qmx_status qmx_calib_parse_method(const char *s, size_t len, qmx_calib_config *out) {
+    size_t start[4], flen[4], i, nf = 0, f0 = 0;
+    float a[3];
+    qmx_calib_config c;
+    int n_args, j;
+    if (!s || !out) return QMX_ERR_NULL;
+    if (len == 0 || len > QMX_CALIB_METHOD_MAX) return QMX_ERR_PARSE;
+    for (i = 0; i <= len; i++) {
+        if (i < len && s[i] == '\0') return QMX_ERR_PARSE;
+        if (i == len || s[i] == ',') {
+            if (nf == 4) return QMX_ERR_PARSE;
+            if (i == f0) return QMX_ERR_PARSE;       /* empty field */
+            start[nf] = f0; flen[nf] = i - f0; nf++;
+            f0 = i + 1;
+        }
+    }
+    n_args = (int)nf - 1;
+    for (j = 0; j < n_args; j++) {
+        qmx_status st = qmx_parse_f32(s + start[j + 1], flen[j + 1], &a[j]);
+        if (st != QMX_OK) return QMX_ERR_PARSE;
+    }
+    {
+        qmx_calib_config z = {QMX_CALIB_ABSMAX, 0.0f, 0.0f, 0, 0.0f, 0.0f};
+        c = z;
+    }
+    if (qmx__cb_word(s, flen[0], "absmax") || qmx__cb_word(s, flen[0], "minmax") ||
+        qmx__cb_word(s, flen[0], "rms")) {
+        c.method = qmx__cb_word(s, flen[0], "absmax") ? QMX_CALIB_ABSMAX
+                 : qmx__cb_word(s, flen[0], "minmax") ? QMX_CALIB_MINMAX : QMX_CALIB_RMS;
+        if (n_args > 1 || (c.method == QMX_CALIB_RMS && n_args != 1)) return QMX_ERR_PARSE;
+        if (n_args == 1) {
+            if (!(a[0] > 0.0f)) return QMX_ERR_PARSE;
+            c.clip = a[0];
+        }
+    } else if (qmx__cb_word(s, flen[0], "fixed")) {
+        c.method = QMX_CALIB_FIXED;
+        if (n_args == 1) {
+            if (!(a[0] > 0.0f)) return QMX_ERR_PARSE;
+            c.lo = -a[0]; c.hi = a[0];
+        } else if (n_args == 2) {
+            if (!(a[0] <= 0.0f && a[1] >= 0.0f && a[0] < a[1])) return QMX_ERR_PARSE;
+            c.lo = a[0]; c.hi = a[1];
+        } else {
+            return QMX_ERR_PARSE;
+        }
+    } else {
+        return QMX_ERR_PARSE;
+    }
+    *out = c;
+    return QMX_OK;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* QMX_IMPLEMENTATION */

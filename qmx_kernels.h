@@ -2,7 +2,7 @@
  *
  * This header is the home of qmx's compute layer. Its contents land issue by issue; every
  * declared entry point is implemented and tested (tests/test_matmul_i8.c,
- * tests/test_matmul_out.c).
+ * tests/test_matmul_out.c, tests/test_matmul_packed.c).
  *
  * ============================================================================================
  * BUILD
@@ -52,11 +52,14 @@
  *
  * WORKSPACE: qmx_matmul_i8_workspace_size(M, N, K, opts, &bytes), a pure function of the
  *   shapes (the same on every target and build):
- *       64 + r64(4*M) + r64(4*N) + r64(min(M, 64) * K) + r64(4*K),
- *   r64(x) = x rounded up to 64 (row terms, weight sums, a 64-row panel of A repacked as
- *   A+128 for VNNI, and a 4 x K tile of B copied out of the [K,N] layout). The
- *   workspace may have any alignment. Too small: QMX_ERR_BUFFER_TOO_SMALL.
- *   Stack: qmx_matmul_i8 uses under 256 bytes of locals (a 4x4 int32 tile plus pointers).
+ *       64 + r64(4*M) + r64(4*N) + r64(max(min(M, 64) * K, min(M, 256) * Kp))
+ *          + r64(max(4*K, 32 * Kp)),      Kp = K rounded up to 4,
+ *   r64(x) = x rounded up to 64 (row terms, weight sums, a panel of A repacked as A+128 for
+ *   VNNI, and a 4 x K tile of B copied out of the [K,N] layout or a packed 32-column strip
+ *   of B, see PACKED WEIGHTS). The workspace may have any alignment. Too small:
+ *   QMX_ERR_BUFFER_TOO_SMALL.
+ *   Stack: qmx_matmul_i8 uses under 256 bytes of locals (a 4x4 int32 tile plus pointers), and
+ *   about 1.5 KiB in the AVX-512 VNNI M >= 12 path (the B-strip transpose registers).
  *
  * ALGORITHM AND SIMD PATHS (chosen at compile time, as qmx.h)
  *   NK layout: cache-blocked dot products: panels of 64 rows of A (L2); for each tile of 4
@@ -65,7 +68,8 @@
  *   1x4 tiles for leftover rows of A (M = 1 is a GEMV over the rows of B).
  *     AVX-512 VNNI (__AVX512F__, __AVX512BW__, __AVX512VNNI__; not with QMX_NO_AVX512):
  *       vpdpbusd on (A+128) u8 x B s8, masked loads for the K tail; the exact fix-up
- *       C = dot - (a_zp + 128)*colsum(B) - b_zp*rowsum(A) + K*a_zp*b_zp.
+ *       C = dot - (a_zp + 128)*colsum(B) - b_zp*rowsum(A) + K*a_zp*b_zp. With NK weights
+ *       and M >= 12, the packed-format kernels instead (see PACKED WEIGHTS).
  *     AVX2 (__AVX2__; not with QMX_NO_AVX2): sign-extend to int16, vpmaddwd (no vpmaddubsw:
  *       its int16 saturation would not be exact).
  *     NEON aarch64: vdotq_s32 with __ARM_FEATURE_DOTPROD, else vmull_s8 + vpadalq_s16.
@@ -160,8 +164,73 @@
  *   The lengths of rq's per-channel arrays and of the bias are N (as qmx_requantize_array:
  *   they carry no length). Output buffers must not overlap the inputs or the workspace.
  *
- * Not yet here (issue 3): prepacked weights, int4/fp8 operands, weight zero points and KN
- * weights in the output stages, einsum, AVX-VNNI (256-bit), Cortex-M DSP/MVE kernels.
+ * PACKED WEIGHTS (qmx_matmul_i8_pack_weights, qmx_matmul_i8_packed)
+ *   Weights are packed once into a caller buffer (the blob), in a format that is the same
+ *   bytes on every target (built anywhere, used anywhere: no alignment, endianness or SIMD
+ *   dependence), and carries the weight sums so that the zero-point fix-up costs nothing:
+ *     qmx_matmul_i8_pack_weights_size(N, K, &bytes):  64 + 4*Np + Np*Kp   (Np = N rounded up
+ *       to 16, Kp = K rounded up to 4)
+ *     qmx_matmul_i8_pack_weights(B, N, K, ldb, layout, blob, bytes)   (B either layout)
+ *   Layout, byte by byte (multi-byte integers little-endian):
+ *     [0, 8)    magic "QMXI8PK1"
+ *     [8, 12)   N (uint32)        [12, 16)  K (uint32)        [16, 64)  zero
+ *     [64, 64 + 4*Np)             sums[n] = sum_k B(n,k) (int32), 0 for n >= N
+ *     then Np/16 panels of 16 output channels, panel p at 64 + 4*Np + p*16*Kp: Kp/4 groups
+ *     of 64 bytes, group g at + 64*g, and within it byte 4*j + t = B(16p + j, 4g + t)
+ *     (j < 16 channels, t < 4 consecutive k), 0 where 16p + j >= N or 4g + t >= K.
+ *   One group is one AVX-512 register (16 int32 lanes, 4 bytes each: vpdpbusd's operand),
+ *   four NEON registers (vdotq_s32), or 16 int32 dot-4 steps of the portable loop.
+ *   qmx_matmul_i8_packed(M, N, K, A, lda, blob, bytes, C, ldc, opts, ws, ws_bytes) gives the
+ *   same int32 C as qmx_matmul_i8 (opts a_zp, b_zp; b_layout, b_sums are not used). N and K
+ *   must be the blob's (else QMX_ERR_SHAPE; a wrong magic is QMX_ERR_PARSE; bytes below the
+ *   size, QMX_ERR_BUFFER_TOO_SMALL). Workspace: qmx_matmul_i8_packed_workspace_size(M, N, K):
+ *       64 + r64(4*M) + r64(4*Np) + r64(min(M, 256) * Kp)
+ *   (row terms, a_zp*colsum per column, the panel of A + 128). Stack: under 2 KiB along the
+ *   deepest call chain (AVX-512 build, GCC 12 -fstack-usage; about 1 KiB elsewhere).
+ *   AVX-512 VNNI: A is packed per panel of 256 rows as A + 128 (u8) in blocks of 8 rows x 4
+ *   bytes per group (an 8 x 16 dword transpose per 64 bytes); register tile 8 rows x 32
+ *   columns (16 zmm accumulators; A broadcast as one dword, two panel registers, 16 vpdpbusd
+ *   per group, no spills with GCC 12); loop order panel of A > 32-column strip of B (over all
+ *   of K, from L2) > 8-row block; the store adds rt[m] - (a_zp + 128)*sums[n]. M = 1 is a
+ *   GEMV over 4 panels at a time (4 weight streams, 8 accumulator chains). NEON dotprod:
+ *   4 rows x 16 columns (vdotq_s32 of one panel group with 4 bytes of a row duplicated);
+ *   AVX2: 2 rows x 16 columns (int16 vpmaddwd, the pair sums of each column added at the
+ *   end); portable C: 1 row x 16 columns. Every path gives the same int32 bits.
+ *   qmx_fully_connected_i8_packed(M, N, K, A, lda, a_zp, blob, bytes, rq, out, ldo, ws, wsb):
+ *   qmx_fully_connected_i8 (same rq semantics, errors and output bits) on a blob packed from
+ *   its W [N,K]; int32 tiles of <= 64 rows x 256 columns from the packed kernels, each
+ *   requantized while in cache. Workspace qmx_fully_connected_i8_packed_workspace_size:
+ *       64 + 256 + r64(4*Np) + r64(mb * Kp) + r64(4*mb*nb)
+ *   (zero row terms, a_zp*sums, panel of A, int32 tile), mb = min(M, 64), nb = min(N, 256).
+ *   qmx_matmul_i8_f32_packed(M, N, K, A, lda, blob, bytes, C, ldc, scales, ws, wsb):
+ *   qmx_matmul_i8_f32 (DEQUANT-ON-OUTPUT: the same float bits, order, scales and errors) on a
+ *   blob packed from its B [N,K], with the same workspace size as the packed fully-connected.
+ *   The K-blocks must start on a group of 4: block_size a multiple of 4, or >= K (one
+ *   block); other block sizes return QMX_ERR_UNSUPPORTED. Each block's exact partial sum uses
+ *   that block's column sums, taken from the blob's panels per tile (one vpdpbusd per 16
+ *   columns x 4 k on AVX-512 VNNI).
+ *   The same kernels also serve qmx_matmul_i8 on plain [N,K] weights with AVX-512 VNNI when
+ *   M >= 12: each 32-column strip of B is transposed into a blob-format strip in the
+ *   workspace (per K block and panel of A; the weight sums come out of the same pass).
+ *
+ * DYNAMIC (qmx_matmul_f32_dyn_i8; ggml Q8 / XNNPACK qd8 style)
+ *   Y[m][n] = ((float)acc[m][n] * sx[m]) * sw[n]    (two separately rounded float products;
+ *   no sum, so no FMA contraction or evaluation-method issue: the same bits on every path)
+ *   acc[m][n] = sum_k q[m][k] * W(n,k) exactly (int32), W the packed symmetric int8 weights;
+ *   q[m] is row m of X quantized with qmx.h (qmx_compute_qparams + qmx_quantize, TFLite
+ *   recipe, nearest-even): sx[m] = absmax(row) / 127 (1 for an all-zero row),
+ *   q = clamp(RNE(x / sx), -127, 127). sw = w_scales[n] (w_scales_len >= N) or w_scales[0]
+ *   (w_scales_len == 1). Workspace qmx_matmul_f32_dyn_i8_workspace_size(M, N, K):
+ *       64 + r64(4*M) + r64(mb*K) + r64(4*mb*N) + packed_workspace(mb, N, K),  mb = min(M, 64)
+ *   (row scales, quantized rows, int32 tile, the packed matmul's workspace). Errors as
+ *   qmx_matmul_i8_packed, plus: a NaN/Inf in X -> QMX_ERR_NONFINITE; a row whose absmax / 127
+ *   underflows to 0 (absmax < ~1.8e-43) or a weight scale that is not finite and > 0 ->
+ *   QMX_ERR_ARG; 1 < w_scales_len < N -> QMX_ERR_BUFFER_TOO_SMALL. All checked before Y is
+ *   written (X is read twice: scales first, then the quantization per block of 64 rows).
+ *
+ * Not yet here (issue 3): int4/fp8 operands, weight zero points and KN weights in the output
+ * stages, NEON without dotprod on the packed format (it runs the portable loop), einsum,
+ * AVX-VNNI (256-bit), Cortex-M DSP/MVE kernels.
  * MIT licensed (see qmx.h).
  * ============================================================================================ */
 #ifndef QMX_KERNELS_H
@@ -246,6 +315,60 @@ QMX_API qmx_status qmx_matmul_i8_f32(size_t M, size_t N, size_t K, const int8_t 
                                      const qmx_matmul_i8_f32_scales *scales, void *workspace,
                                      size_t workspace_bytes);
 
+/* ---- prepacked weights (PACKED WEIGHTS) ---------------------------------------------------- */
+#define QMX_MATMUL_I8_PACK_HEADER 64 /* bytes of the blob header */
+/* Bytes of the packed blob of [N,K] weights: 64 + 4*Np + Np*Kp, Np = N rounded up to 16,
+ * Kp = K rounded up to 4. Errors: NULL bytes, N/K = 0 (SIZE), K > QMX_MATMUL_I8_MAX_K or
+ * N > 2^32 - 16 or size_t overflow (OVERFLOW). */
+QMX_API qmx_status qmx_matmul_i8_pack_weights_size(size_t N, size_t K, size_t *bytes);
+/* Packs B (either layout, as qmx_matmul_i8 reads it) with its weight sums into the blob. */
+QMX_API qmx_status qmx_matmul_i8_pack_weights(const int8_t *B, size_t N, size_t K, size_t ldb,
+                                              qmx_b_layout layout, void *packed,
+                                              size_t packed_bytes);
+/* Workspace bytes of qmx_matmul_i8_packed (see PACKED WEIGHTS). */
+QMX_API qmx_status qmx_matmul_i8_packed_workspace_size(size_t M, size_t N, size_t K,
+                                                       size_t *bytes);
+/* C = (A - a_zp)(B - b_zp)^T on packed B: the same int32 bits as qmx_matmul_i8 (opts a_zp,
+ * b_zp; b_layout, b_sums and b_sums_len are ignored: the blob carries B's layout and sums). */
+QMX_API qmx_status qmx_matmul_i8_packed(size_t M, size_t N, size_t K, const int8_t *A,
+                                        size_t lda, const void *packed, size_t packed_bytes,
+                                        int32_t *C, size_t ldc, const qmx_matmul_i8_opts *opts,
+                                        void *workspace, size_t workspace_bytes);
+
+/* Workspace bytes of qmx_fully_connected_i8_packed (see PACKED WEIGHTS). */
+QMX_API qmx_status qmx_fully_connected_i8_packed_workspace_size(size_t M, size_t N, size_t K,
+                                                                size_t *bytes);
+/* qmx_fully_connected_i8 on packed weights (symmetric: packed from W [N,K] with zero point 0):
+ * the same output bits, the same rq semantics and errors (plus the blob's, as
+ * qmx_matmul_i8_packed). */
+QMX_API qmx_status qmx_fully_connected_i8_packed(size_t M, size_t N, size_t K, const int8_t *A,
+                                                 size_t lda, int32_t a_zp, const void *packed,
+                                                 size_t packed_bytes,
+                                                 const qmx_requant_config *rq, void *out,
+                                                 size_t ldo, void *workspace,
+                                                 size_t workspace_bytes);
+
+/* qmx_matmul_i8_f32 (dequant-on-output, the same float bits) on packed symmetric weights;
+ * scales->block_size must be a multiple of 4 or >= K (else QMX_ERR_UNSUPPORTED). Workspace:
+ * qmx_fully_connected_i8_packed_workspace_size (the same size). */
+QMX_API qmx_status qmx_matmul_i8_f32_packed(size_t M, size_t N, size_t K, const int8_t *A,
+                                            size_t lda, const void *packed, size_t packed_bytes,
+                                            float *C, size_t ldc,
+                                            const qmx_matmul_i8_f32_scales *scales,
+                                            void *workspace, size_t workspace_bytes);
+
+/* ---- dynamic quantization of float activations (DYNAMIC) ------------------------------------ */
+/* Workspace bytes of qmx_matmul_f32_dyn_i8 (see DYNAMIC). */
+QMX_API qmx_status qmx_matmul_f32_dyn_i8_workspace_size(size_t M, size_t N, size_t K,
+                                                        size_t *bytes);
+/* Y[m][n] = (float)acc[m][n] * sx[m] * w_scales[n] with acc the exact int32 dot of the row of X
+ * quantized to int8 on the fly (symmetric, per row, sx[m] = absmax/127, nearest-even) and the
+ * packed symmetric int8 weights; w_scales has w_scales_len >= N (per channel) or 1 entries. */
+QMX_API qmx_status qmx_matmul_f32_dyn_i8(size_t M, size_t N, size_t K, const float *X,
+                                         size_t ldx, const void *packed, size_t packed_bytes,
+                                         const float *w_scales, size_t w_scales_len, float *Y,
+                                         size_t ldy, void *workspace, size_t workspace_bytes);
+
 #ifdef __cplusplus
 }
 #endif
@@ -288,6 +411,13 @@ static int32_t qmx__k_u2i(uint32_t u) {
     return u <= 0x7FFFFFFFu ? (int32_t)u : (int32_t)(u - 0x80000000u) - 0x7FFFFFFF - 1;
 }
 static size_t qmx__k_r64(size_t x) { return (x + 63u) & ~(size_t)63u; }
+static size_t qmx__k_r16(size_t x) { return (x + 15u) & ~(size_t)15u; }
+static size_t qmx__k_r4(size_t x) { return (x + 3u) & ~(size_t)3u; }
+#define QMX__K_PK_MC 256  /* rows of A per packed panel of A + 128 (L2) */
+/* K bytes per cache block: all of K (Kp <= 33028). Blocks of 1024 or 2048 bytes with C
+ * accumulated between them were 10-25 % slower on Zen 4 at every shape measured (M = 8..1024,
+ * K = 4096, 8192): a strip of B over all of K streams from L2 well enough. */
+#define QMX__K_PK_KC 33028
 
 /* Extent of a row-major [rows, cols] view with leading dimension ld: (rows-1)*ld + cols
  * elements; 0 on size_t overflow (rows, cols >= 1). */
@@ -407,18 +537,23 @@ QMX_API qmx_status qmx_matmul_i8_weight_sums(const int8_t *B, size_t N, size_t K
 
 QMX_API qmx_status qmx_matmul_i8_workspace_size(size_t M, size_t N, size_t K,
                                                 const qmx_matmul_i8_opts *opts, size_t *bytes) {
-    size_t mb, parts[4], total = 64;
+    size_t mb, kp, kc, parts[4], total = 64;
     int i;
     (void)opts;
     if (!bytes) return QMX_ERR_NULL;
     if (M == 0 || N == 0 || K == 0) return QMX_ERR_SIZE;
     if (M > SIZE_MAX / 8 || N > SIZE_MAX / 8) return QMX_ERR_OVERFLOW;
     mb = M < 64 ? M : 64;
-    if (K > (SIZE_MAX - 64) / mb || K > SIZE_MAX / 8) return QMX_ERR_OVERFLOW;
+    if (K > (SIZE_MAX - 64) / QMX__K_PK_MC || K > SIZE_MAX / 64) return QMX_ERR_OVERFLOW;
+    kp = qmx__k_r4(K);
+    kc = kp < QMX__K_PK_KC ? kp : QMX__K_PK_KC;
     parts[0] = qmx__k_r64(M * 4);
     parts[1] = qmx__k_r64(N * 4);
-    parts[2] = qmx__k_r64(mb * K);
-    parts[3] = qmx__k_r64(4 * K);
+    parts[2] = mb * K;                                    /* 64-row panel of A + 128 */
+    if ((M < QMX__K_PK_MC ? M : QMX__K_PK_MC) * kc > parts[2])  /* or the packed-kernel panel */
+        parts[2] = (M < QMX__K_PK_MC ? M : QMX__K_PK_MC) * kc;
+    parts[2] = qmx__k_r64(parts[2]);
+    parts[3] = qmx__k_r64(4 * K > 32 * kc ? 4 * K : 32 * kc); /* B tile / packed B strip */
     for (i = 0; i < 4; i++) {
         if (parts[i] > SIZE_MAX - total) return QMX_ERR_OVERFLOW;
         total += parts[i];
@@ -647,6 +782,220 @@ static void qmx__k_tile_1(const int8_t *a, const int8_t *const *b, size_t K, int
         for (j = 0; j < 4; j++) d[j] += (int32_t)a[k] * b[j][k];
 }
 
+#elif !defined(QMX_NO_SIMD) && !defined(QMX_NO_MVE) && defined(__ARM_FEATURE_MVE) && \
+      !defined(__ARM_BIG_ENDIAN)
+/* Cortex-M55/M85 MVE (Helium): vmladavaq_s8 sums 16 products into a scalar int32; one
+ * predicated step (vctp8q) takes the K tail, reading nothing past K. tile_1: 1x4; tile_full:
+ * 2x4 as two 2x2 passes (vmladava accumulates in even registers: 8 at once would spill).
+ * make bench-cortex-m: 0.31 (batch 1) / 0.26 (batch 4) instructions per MAC, input zero
+ * point 0 (CMSIS-NN s8: 0.48). */
+#ifdef __cplusplus
+}
+#endif
+#include <arm_mve.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+#define QMX__K_MR 2
+static void qmx__k_tile_full(const int8_t *const *a, const int8_t *const *b, size_t K,
+                             int32_t d[4][4]) {
+    size_t c, n16 = K / 16, r = K % 16, i;
+    for (c = 0; c < 4; c += 2) { /* columns c, c+1 */
+        const int8_t *p0 = a[0], *p1 = a[1], *q0 = b[c], *q1 = b[c + 1];
+        int32_t s00 = 0, s01 = 0, s10 = 0, s11 = 0;
+        int8x16_t x0, x1, y0, y1;
+        for (i = 0; i < n16; i++) {
+            x0 = vld1q_s8(p0); x1 = vld1q_s8(p1); y0 = vld1q_s8(q0); y1 = vld1q_s8(q1);
+            p0 += 16; p1 += 16; q0 += 16; q1 += 16;
+            s00 = vmladavaq_s8(s00, x0, y0); s10 = vmladavaq_s8(s10, x1, y0);
+            s01 = vmladavaq_s8(s01, x0, y1); s11 = vmladavaq_s8(s11, x1, y1);
+        }
+        if (r) {
+            mve_pred16_t p = vctp8q((uint32_t)r);
+            x0 = vldrbq_z_s8(p0, p); x1 = vldrbq_z_s8(p1, p);
+            y0 = vldrbq_z_s8(q0, p); y1 = vldrbq_z_s8(q1, p);
+            s00 = vmladavaq_s8(s00, x0, y0); s10 = vmladavaq_s8(s10, x1, y0);
+            s01 = vmladavaq_s8(s01, x0, y1); s11 = vmladavaq_s8(s11, x1, y1);
+        }
+        d[0][c] = s00; d[0][c + 1] = s01; d[1][c] = s10; d[1][c + 1] = s11;
+    }
+}
+static void qmx__k_tile_1(const int8_t *a, const int8_t *const *b, size_t K, int32_t d[4]) {
+    const int8_t *b0 = b[0], *b1 = b[1], *b2 = b[2], *b3 = b[3], *ae = a + (K & ~(size_t)15);
+    int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    int8x16_t x;
+    while (a != ae) {
+        x = vld1q_s8(a);
+        a += 16;
+        s0 = vmladavaq_s8(s0, x, vld1q_s8(b0)); b0 += 16;
+        s1 = vmladavaq_s8(s1, x, vld1q_s8(b1)); b1 += 16;
+        s2 = vmladavaq_s8(s2, x, vld1q_s8(b2)); b2 += 16;
+        s3 = vmladavaq_s8(s3, x, vld1q_s8(b3)); b3 += 16;
+    }
+    if (K % 16) {
+        mve_pred16_t p = vctp8q((uint32_t)(K % 16));
+        x = vldrbq_z_s8(a, p);
+        s0 = vmladavaq_s8(s0, x, vldrbq_z_s8(b0, p));
+        s1 = vmladavaq_s8(s1, x, vldrbq_z_s8(b1, p));
+        s2 = vmladavaq_s8(s2, x, vldrbq_z_s8(b2, p));
+        s3 = vmladavaq_s8(s3, x, vldrbq_z_s8(b3, p));
+    }
+    d[0] = s0; d[1] = s1; d[2] = s2; d[3] = s3;
+}
+
+#elif !defined(QMX_NO_SIMD) && !defined(QMX_NO_DSP) && defined(__ARM_FEATURE_DSP) && \
+      !defined(__ARM_BIG_ENDIAN) && !defined(__aarch64__) && defined(__thumb2__) && \
+      defined(__GNUC__)
+/* Cortex-M4/M7/M33 DSP: SXTB16 sign-extends bytes 0,2 (with ROR #8: bytes 1,3) of a word into
+ * two int16 lanes; SMLAD adds both lane products to an int32 (the sums stay within the int32
+ * bounds above, so the Q flag never matters). The loops are assembly (GCC spills the
+ * pointers otherwise): tile_1 1x4 inline (13 registers), tile_full 2x4 as two 2x2 passes of
+ * a naked function (14 registers). Unaligned LDR is fine on ARMv7-M/v8-M mainline.
+ * Unoptimised builds (-O0) and QMX_NO_DSP_ASM get the same computation in C with the ACLE
+ * intrinsics. make bench-cortex-m: 1.63 (batch 1) / 1.40 (batch 4) instructions per MAC on
+ * the 1024 -> 1024 fully-connected with input zero point 0 (CMSIS-NN s8: 1.92). */
+#define QMX__K_MR 2
+#if !defined(__OPTIMIZE__) || defined(QMX_NO_DSP_ASM)
+#ifdef __cplusplus
+}
+#endif
+#include <arm_acle.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+static uint32_t qmx__k_dsp_ld32(const int8_t *p) { uint32_t v; __builtin_memcpy(&v, p, 4); return v; }
+/* s += (sign-extended bytes 0,2 of v) . xe + (bytes 1,3 of v) . xo */
+#define QMX__K_DSP_MAC(s, v, xe, xo) \
+    s = (int32_t)__smlad(__sxtb16(v), xe, (uint32_t)s); \
+    s = (int32_t)__smlad(__sxtb16((v) >> 8), xo, (uint32_t)s)
+static void qmx__k_tile_1(const int8_t *a, const int8_t *const *b, size_t K, int32_t d[4]) {
+    int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t k = 0;
+    int j;
+    for (; k + 4 <= K; k += 4) {
+        uint32_t u = qmx__k_dsp_ld32(a + k), xe = __sxtb16(u), xo = __sxtb16(u >> 8), v;
+        v = qmx__k_dsp_ld32(b[0] + k); QMX__K_DSP_MAC(s0, v, xe, xo);
+        v = qmx__k_dsp_ld32(b[1] + k); QMX__K_DSP_MAC(s1, v, xe, xo);
+        v = qmx__k_dsp_ld32(b[2] + k); QMX__K_DSP_MAC(s2, v, xe, xo);
+        v = qmx__k_dsp_ld32(b[3] + k); QMX__K_DSP_MAC(s3, v, xe, xo);
+    }
+    d[0] = s0; d[1] = s1; d[2] = s2; d[3] = s3;
+    for (; k < K; k++)
+        for (j = 0; j < 4; j++) d[j] += (int32_t)a[k] * b[j][k];
+}
+static void qmx__k_tile_full(const int8_t *const *a, const int8_t *const *b, size_t K,
+                             int32_t d[4][4]) {
+    qmx__k_tile_1(a[0], b, K, d[0]);
+    qmx__k_tile_1(a[1], b, K, d[1]);
+}
+#undef QMX__K_DSP_MAC
+#else
+#define QMX__K_DSP_XA(A, XE, XO) \
+    "ldr %[v], [%[" A "]], #4\n\tsxtb16 %[" XE "], %[v]\n\tsxtb16 %[" XO "], %[v], ror #8\n\t"
+#define QMX__K_DSP_ROW1(B, S)                                                       \
+    "ldr %[v], [%[" B "]], #4\n\tsxtb16 %[t], %[v]\n\tsmlad %[" S "], %[t], %[xe], %[" S "]\n\t" \
+    "sxtb16 %[v], %[v], ror #8\n\tsmlad %[" S "], %[v], %[xo], %[" S "]\n\t"
+#define QMX__K_DSP_COL2(B, S0, S1)                                                  \
+    "ldr %[v], [%[" B "]], #4\n\tsxtb16 %[t], %[v]\n\tsxtb16 %[v], %[v], ror #8\n\t"   \
+    "smlad %[" S0 "], %[t], %[xe0], %[" S0 "]\n\tsmlad %[" S0 "], %[v], %[xo0], %[" S0 "]\n\t" \
+    "smlad %[" S1 "], %[t], %[xe1], %[" S1 "]\n\tsmlad %[" S1 "], %[v], %[xo1], %[" S1 "]\n\t"
+static void qmx__k_tile_1(const int8_t *a, const int8_t *const *b, size_t K, int32_t d[4]) {
+    const int8_t *p = a, *b0 = b[0], *b1 = b[1], *b2 = b[2], *b3 = b[3];
+    int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t k = K & ~(size_t)15;
+    int j;
+    if (k) { /* 16 k per iteration */
+        const int8_t *volatile pe = a + k; /* in memory: 13 registers */
+        uint32_t xe, xo, v, t;
+        __asm__("1:\n\t"
+                QMX__K_DSP_XA("p", "xe", "xo")
+                QMX__K_DSP_ROW1("b0", "s0") QMX__K_DSP_ROW1("b1", "s1")
+                QMX__K_DSP_ROW1("b2", "s2") QMX__K_DSP_ROW1("b3", "s3")
+                QMX__K_DSP_XA("p", "xe", "xo")
+                QMX__K_DSP_ROW1("b0", "s0") QMX__K_DSP_ROW1("b1", "s1")
+                QMX__K_DSP_ROW1("b2", "s2") QMX__K_DSP_ROW1("b3", "s3")
+                QMX__K_DSP_XA("p", "xe", "xo")
+                QMX__K_DSP_ROW1("b0", "s0") QMX__K_DSP_ROW1("b1", "s1")
+                QMX__K_DSP_ROW1("b2", "s2") QMX__K_DSP_ROW1("b3", "s3")
+                QMX__K_DSP_XA("p", "xe", "xo")
+                QMX__K_DSP_ROW1("b0", "s0") QMX__K_DSP_ROW1("b1", "s1")
+                QMX__K_DSP_ROW1("b2", "s2") QMX__K_DSP_ROW1("b3", "s3")
+                "ldr %[t], %[pe]\n\t"
+                "cmp %[p], %[t]\n\t"
+                "bne 1b\n\t"
+                : [p] "+r"(p), [b0] "+r"(b0), [b1] "+r"(b1), [b2] "+r"(b2), [b3] "+r"(b3),
+                  [s0] "+r"(s0), [s1] "+r"(s1), [s2] "+r"(s2), [s3] "+r"(s3), [xe] "=&r"(xe),
+                  [xo] "=&r"(xo), [v] "=&r"(v), [t] "=&r"(t)
+                : [pe] "m"(pe)
+                : "cc", "memory");
+    }
+    d[0] = s0; d[1] = s1; d[2] = s2; d[3] = s3;
+    for (; k < K; k++)
+        for (j = 0; j < 4; j++) d[j] += (int32_t)a[k] * b[j][k];
+}
+/* The 2x2 loop needs 14 registers, one more than a build that keeps a frame pointer (r7)
+ * leaves to inline assembly, so it is a naked function that saves and uses r4-r11 itself.
+ * r0 = A row 0, r1 = A row 1, r2 = {B row c, B row c+1}, r3 = io: io[0] = 32-element steps
+ * (>= 1) on entry; io[0..3] = dots (0,c) (0,c+1) (1,c) (1,c+1) on return. */
+#define QMX__K_DSP_NXA(P, XE, XO) \
+    "ldr r12, [" P "], #4\n\tsxtb16 " XE ", r12\n\tsxtb16 " XO ", r12, ror #8\n\t"
+#define QMX__K_DSP_NCOL(Q, S0, S1)                                                  \
+    "ldr r12, [" Q "], #4\n\tsxtb16 lr, r12\n\tsxtb16 r12, r12, ror #8\n\t"          \
+    "smlad " S0 ", lr, r8, " S0 "\n\tsmlad " S0 ", r12, r9, " S0 "\n\t"             \
+    "smlad " S1 ", lr, r10, " S1 "\n\tsmlad " S1 ", r12, r11, " S1 "\n\t"
+#define QMX__K_DSP_NSTEP                                                            \
+    QMX__K_DSP_NXA("r0", "r8", "r9") QMX__K_DSP_NXA("r1", "r10", "r11")             \
+    QMX__K_DSP_NCOL("r2", "r4", "r6") QMX__K_DSP_NCOL("r3", "r5", "r7")
+#define QMX__K_UNUSED __attribute__((unused))
+__attribute__((naked, noinline)) static void qmx__k_dsp_2x2(const int8_t *a0 QMX__K_UNUSED,
+                                                            const int8_t *a1 QMX__K_UNUSED,
+                                                            const int8_t *const *q QMX__K_UNUSED,
+                                                            int32_t *io QMX__K_UNUSED) {
+    __asm__("push {r4-r11, lr}\n\t"
+            "sub sp, sp, #8\n\t"
+            "str r3, [sp]\n\t"
+            "ldr r12, [r3]\n\t"
+            "str r12, [sp, #4]\n\t"
+            "ldr r3, [r2, #4]\n\t"
+            "ldr r2, [r2]\n\t"
+            "movs r4, #0\n\tmovs r5, #0\n\tmovs r6, #0\n\tmovs r7, #0\n\t"
+            "1:\n\t"
+            QMX__K_DSP_NSTEP QMX__K_DSP_NSTEP QMX__K_DSP_NSTEP QMX__K_DSP_NSTEP
+            QMX__K_DSP_NSTEP QMX__K_DSP_NSTEP QMX__K_DSP_NSTEP QMX__K_DSP_NSTEP
+            "ldr r12, [sp, #4]\n\t"
+            "subs r12, r12, #1\n\t"
+            "str r12, [sp, #4]\n\t"
+            "bne 1b\n\t"
+            "ldr r3, [sp]\n\t"
+            "str r4, [r3]\n\tstr r5, [r3, #4]\n\tstr r6, [r3, #8]\n\tstr r7, [r3, #12]\n\t"
+            "add sp, sp, #8\n\t"
+            "pop {r4-r11, pc}\n\t");
+}
+#undef QMX__K_UNUSED
+#undef QMX__K_DSP_NXA
+#undef QMX__K_DSP_NCOL
+#undef QMX__K_DSP_NSTEP
+static void qmx__k_tile_full(const int8_t *const *a, const int8_t *const *b, size_t K,
+                             int32_t d[4][4]) {
+    size_t k = K & ~(size_t)31, c;
+    int i, j;
+    for (c = 0; c < 4; c += 2) { /* columns c, c+1 */
+        int32_t io[4] = {0, 0, 0, 0};
+        if (k) {
+            io[0] = (int32_t)(k / 32);
+            qmx__k_dsp_2x2(a[0], a[1], b + c, io);
+        }
+        d[0][c] = io[0]; d[0][c + 1] = io[1]; d[1][c] = io[2]; d[1][c + 1] = io[3];
+    }
+    for (; k < K; k++)
+        for (i = 0; i < 2; i++)
+            for (j = 0; j < 4; j++) d[i][j] += (int32_t)a[i][k] * b[j][k];
+}
+#undef QMX__K_DSP_XA
+#undef QMX__K_DSP_ROW1
+#undef QMX__K_DSP_COL2
+#endif /* DSP: assembly or intrinsics */
+
 #else
 /* Portable C: 2x4 tile, 8 int32 accumulators. */
 #define QMX__K_MR 2
@@ -750,6 +1099,16 @@ static void qmx__k_mm_nk(size_t M, size_t N, size_t K, const int8_t *A, size_t l
     }
 }
 
+#if defined(QMX__K_VNNI)
+static void qmx__k_vnni_plain(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
+                              const int8_t *B, size_t ldb, int32_t *C, size_t ldc,
+                              const uint32_t *rt, const int32_t *cs, int32_t *cs_fill,
+                              uint32_t ca, uint8_t *apack, int8_t *bp);
+#endif
+/* VNNI: from this many rows of A, strips of B are packed for the packed kernels (at 8 rows
+ * both ways are as fast; below, the 4x4 dot-product tiles win) */
+#define QMX__K_PLAIN_MIN_M 12
+
 QMX_API qmx_status qmx_matmul_i8(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
                                  const int8_t *B, size_t ldb, int32_t *C, size_t ldc,
                                  const qmx_matmul_i8_opts *opts, void *workspace,
@@ -789,6 +1148,18 @@ QMX_API qmx_status qmx_matmul_i8(size_t M, size_t N, size_t K, const int8_t *A, 
     }
     ca = (uint32_t)o.a_zp;
     if (QMX__K_PACK) ca += 128u; /* dot of (A + 128): subtract 128 * colsum(B) too */
+#if defined(QMX__K_VNNI)
+    if (o.b_layout == QMX_B_NK && M >= QMX__K_PLAIN_MIN_M) {
+        /* the workspace regions: as in qmx_matmul_i8_workspace_size */
+        size_t kc = qmx__k_r4(K) < QMX__K_PK_KC ? qmx__k_r4(K) : QMX__K_PK_KC;
+        size_t pa = (M < QMX__K_MB ? M : QMX__K_MB) * K;
+        size_t pb = (M < QMX__K_PK_MC ? M : QMX__K_PK_MC) * kc;
+        if (pb > pa) pa = pb;
+        qmx__k_vnni_plain(M, N, K, A, lda, B, ldb, C, ldc, rt, cs, cs_fill, ca, ws + off,
+                          (int8_t *)(void *)(ws + off + qmx__k_r64(pa)));
+        return QMX_OK;
+    }
+#endif
     qmx__k_mm_nk(M, N, K, A, lda, B, ldb, C, ldc, cs, cs_fill, rt, ca, ws + off,
                  o.b_layout == QMX_B_KN,
                  (int8_t *)(void *)(ws + off + qmx__k_r64((M < QMX__K_MB ? M : QMX__K_MB) * K)));
@@ -928,23 +1299,14 @@ static void qmx__k_fc_stage(void *vctx, size_t m0, size_t mb, size_t n0, size_t 
 #undef QMX__K_FC_LOOP
 }
 
-QMX_API qmx_status qmx_fully_connected_i8(size_t M, size_t N, size_t K, const int8_t *A,
-                                          size_t lda, int32_t a_zp, const int8_t *W, size_t ldw,
-                                          const qmx_requant_config *rq, void *out, size_t ldo,
-                                          void *workspace, size_t workspace_bytes) {
+/* Checks the output stage of a fully-connected (as qmx_requantize_array checks it) and the
+ * output extent; fills the context. */
+static qmx_status qmx__k_fc_prep(size_t M, size_t N, size_t ldo, const qmx_requant_config *rq,
+                                 void *out, qmx__k_fc_ctx *xp) {
     qmx__k_fc_ctx x;
     qmx_dtype od;
     int32_t lo, hi;
-    size_t need, np, ch, ext;
-    qmx_status st;
-    if (!A || !out || !rq || !workspace) return QMX_ERR_NULL;
-    if (a_zp < -128 || a_zp > 127) return QMX_ERR_ARG;
-    if (M == 0) return QMX_ERR_SIZE;
-    st = qmx__k_check_b(W, N, K, ldw, QMX_B_NK);
-    if (st != QMX_OK) return st;
-    if (lda < K || ldo < N) return QMX_ERR_SHAPE;
-    if (!qmx__k_extent(M, K, lda)) return QMX_ERR_OVERFLOW;
-    /* the output stage, as qmx_requantize_array checks it */
+    size_t np, ch, ext;
     od = rq->out_dtype == QMX_DTYPE_INVALID ? QMX_INT8 : rq->out_dtype;
     if (od != QMX_INT8 && od != QMX_INT16) return QMX_ERR_DTYPE;
     if ((unsigned)rq->mode > (unsigned)QMX_REQUANT_FLOAT) return QMX_ERR_ARG;
@@ -967,10 +1329,30 @@ QMX_API qmx_status qmx_fully_connected_i8(size_t M, size_t N, size_t K, const in
             if (qmx_requantize_check(rq->mode, rq->multipliers[ch], rq->shifts[ch]) != QMX_OK)
                 return QMX_ERR_ARG;
     }
+    x.rq = rq; x.out = out; x.ldo = ldo; x.ozp = rq->output_zero_point; x.i16 = od == QMX_INT16;
+    *xp = x;
+    return QMX_OK;
+}
+
+QMX_API qmx_status qmx_fully_connected_i8(size_t M, size_t N, size_t K, const int8_t *A,
+                                          size_t lda, int32_t a_zp, const int8_t *W, size_t ldw,
+                                          const qmx_requant_config *rq, void *out, size_t ldo,
+                                          void *workspace, size_t workspace_bytes) {
+    qmx__k_fc_ctx x;
+    size_t need;
+    qmx_status st;
+    if (!A || !out || !rq || !workspace) return QMX_ERR_NULL;
+    if (a_zp < -128 || a_zp > 127) return QMX_ERR_ARG;
+    if (M == 0) return QMX_ERR_SIZE;
+    st = qmx__k_check_b(W, N, K, ldw, QMX_B_NK);
+    if (st != QMX_OK) return st;
+    if (lda < K || ldo < N) return QMX_ERR_SHAPE;
+    if (!qmx__k_extent(M, K, lda)) return QMX_ERR_OVERFLOW;
+    st = qmx__k_fc_prep(M, N, ldo, rq, out, &x);
+    if (st != QMX_OK) return st;
     st = qmx__k_stage_ws(M, N, K, &need);
     if (st != QMX_OK) return st;
     if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
-    x.rq = rq; x.out = out; x.ldo = ldo; x.ozp = rq->output_zero_point; x.i16 = od == QMX_INT16;
     qmx__k_tiled(M, N, K, A, lda, W, ldw, a_zp, K, workspace, qmx__k_fc_stage, &x);
     return QMX_OK;
 }
@@ -1054,7 +1436,5377 @@ QMX_API qmx_status qmx_matmul_i8_f32(size_t M, size_t N, size_t K, const int8_t 
     return QMX_OK;
 }
 
+/* ---- prepacked weights ------------------------------------------------------------------------
+ * Blob (see PACKED WEIGHTS): header 64 bytes, then Np int32 weight sums (little-endian), then
+ * Np/16 panels of 16 output channels, each Kp/4 groups of 64 bytes: byte 4*j + t of group g of
+ * panel p is B(16p + j, 4g + t), 0 outside [N) x [K). */
+
+static const unsigned char qmx__k_pk_magic[8] = {'Q', 'M', 'X', 'I', '8', 'P', 'K', '1'};
+
+static void qmx__k_st32le(uint8_t *p, uint32_t v) {
+    p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24);
+}
+static uint32_t qmx__k_ld32le(const uint8_t *p) {
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+/* K bytes per cache block of the packed path */
+static size_t qmx__k_pk_kc(size_t M, size_t kp) {
+    (void)M;
+    return kp < QMX__K_PK_KC ? kp : QMX__K_PK_KC;
+}
+
+QMX_API qmx_status qmx_matmul_i8_pack_weights_size(size_t N, size_t K, size_t *bytes) {
+    size_t np, kp;
+    if (!bytes) return QMX_ERR_NULL;
+    if (N == 0 || K == 0) return QMX_ERR_SIZE;
+    if (K > QMX_MATMUL_I8_MAX_K || N > (size_t)0xFFFFFFF0u) return QMX_ERR_OVERFLOW;
+    np = qmx__k_r16(N);
+    kp = qmx__k_r4(K);
+    if (np > (SIZE_MAX - 64) / (kp + 4)) return QMX_ERR_OVERFLOW;
+    *bytes = QMX_MATMUL_I8_PACK_HEADER + np * 4 + np * kp;
+    return QMX_OK;
+}
+
+QMX_API qmx_status qmx_matmul_i8_pack_weights(const int8_t *B, size_t N, size_t K, size_t ldb,
+                                              qmx_b_layout layout, void *packed,
+                                              size_t packed_bytes) {
+    size_t need, np, kp, p, j, k, i;
+    uint8_t *o = (uint8_t *)packed, *w;
+    qmx_status st = qmx__k_check_b(B, N, K, ldb, (int)layout);
+    if (st != QMX_OK) return st;
+    if (!packed) return QMX_ERR_NULL;
+    st = qmx_matmul_i8_pack_weights_size(N, K, &need);
+    if (st != QMX_OK) return st;
+    if (packed_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    np = qmx__k_r16(N);
+    kp = qmx__k_r4(K);
+    for (i = 0; i < QMX_MATMUL_I8_PACK_HEADER; i++) o[i] = 0;
+    for (i = 0; i < 8; i++) o[i] = qmx__k_pk_magic[i];
+    qmx__k_st32le(o + 8, (uint32_t)N);
+    qmx__k_st32le(o + 12, (uint32_t)K);
+    w = o + QMX_MATMUL_I8_PACK_HEADER + np * 4;
+    for (p = 0; p < np / 16; p++) {
+        uint8_t *pan = w + p * 16 * kp;
+        for (j = 0; j < 16; j++) {
+            size_t n = p * 16 + j;
+            int32_t s = 0;
+            for (k = 0; k < kp; k++) {
+                int8_t b = 0;
+                if (n < N && k < K) b = layout == QMX_B_NK ? B[n * ldb + k] : B[k * ldb + n];
+                pan[(k >> 2) * 64 + 4 * j + (k & 3)] = (uint8_t)b;
+                s += b;
+            }
+            qmx__k_st32le(o + QMX_MATMUL_I8_PACK_HEADER + 4 * n, (uint32_t)s);
+        }
+    }
+    return QMX_OK;
+}
+
+/* Workspace: 64 (alignment) + r64(4*M) row terms + r64(4*Np) corrections ca*colsum +
+ * r64(max(Kp, min(M, 256) * min(Kp, 512))) the panel of A (+128 for VNNI). */
+QMX_API qmx_status qmx_matmul_i8_packed_workspace_size(size_t M, size_t N, size_t K,
+                                                       size_t *bytes) {
+    size_t np, kp, mc, kc, a, parts[3], total = 64;
+    int i;
+    if (!bytes) return QMX_ERR_NULL;
+    if (M == 0 || N == 0 || K == 0) return QMX_ERR_SIZE;
+    if (K > QMX_MATMUL_I8_MAX_K || N > (size_t)0xFFFFFFF0u) return QMX_ERR_OVERFLOW;
+    if (M > SIZE_MAX / 8) return QMX_ERR_OVERFLOW;
+    np = qmx__k_r16(N);
+    if (np > SIZE_MAX / 8) return QMX_ERR_OVERFLOW;
+    kp = qmx__k_r4(K);
+    mc = M < QMX__K_PK_MC ? M : QMX__K_PK_MC;
+    kc = qmx__k_pk_kc(M, kp);
+    a = mc * kc > kp ? mc * kc : kp;
+    parts[0] = qmx__k_r64(4 * M);
+    parts[1] = qmx__k_r64(4 * np);
+    parts[2] = qmx__k_r64(a);
+    for (i = 0; i < 3; i++) {
+        if (parts[i] > SIZE_MAX - total) return QMX_ERR_OVERFLOW;
+        total += parts[i];
+    }
+    *bytes = total;
+    return QMX_OK;
+}
+
+/* Checks a blob against (N, K) and its size. */
+static qmx_status qmx__k_pk_check(const void *packed, size_t packed_bytes, size_t N, size_t K) {
+    const uint8_t *p = (const uint8_t *)packed;
+    size_t need, i;
+    qmx_status st;
+    if (!packed) return QMX_ERR_NULL;
+    st = qmx_matmul_i8_pack_weights_size(N, K, &need);
+    if (st != QMX_OK) return st;
+    if (packed_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    for (i = 0; i < 8; i++)
+        if (p[i] != qmx__k_pk_magic[i]) return QMX_ERR_PARSE;
+    if (qmx__k_ld32le(p + 8) != (uint32_t)N || qmx__k_ld32le(p + 12) != (uint32_t)K)
+        return QMX_ERR_SHAPE;
+    return QMX_OK;
+}
+
+/* The packed kernels write C[m][n] = dot(a_m, B_n) + rt[m] - cacs[n] (mod 2^32), where the dot
+ * is over a_m = A (portable, AVX2, NEON) or A + 128 (VNNI), and cacs[n] = ca * colsum[n]. */
+typedef struct qmx__k_pk_args {
+    size_t M, N, K, lda, ldc, np, kp, pstride; /* pstride: bytes between panels (16*Kp) */
+    const int8_t *A;
+    const uint8_t *panels;  /* first panel */
+    int32_t *C;
+    const uint32_t *rt;     /* [M] */
+    const uint32_t *cacs;   /* [Np] (0 past N) */
+    uint8_t *apack;         /* the A panel in the workspace */
+} qmx__k_pk_args;
+
+#if defined(QMX__K_VNNI)
+#if defined(__GNUC__)
+#  define QMX__K_AINLINE static __inline__ __attribute__((always_inline))
+#else
+#  define QMX__K_AINLINE static
+#endif
+#define QMX__K_VMR 8 /* rows of the VNNI register tile (12 rows were not faster) */
+#define QMX__K_VNR 2 /* panels of 16 columns of the register tile (3, i.e. 24 accumulators,
+                       * made GCC 12 spill and run at half speed) */
+static int32_t qmx__k_ld32(const uint8_t *p) { int32_t v; __builtin_memcpy(&v, p, 4); return v; }
+static __mmask16 qmx__k_colmask(size_t nv) {
+    return nv >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << nv) - 1u);
+}
+
+/* The micro-kernel: mr (<= 8) rows x nr (1 or 2) panels of 16 columns over ng groups of 4 k.
+ * ap: mr x 4 bytes per group (A + 128); b0: the first panel at the first group, the second
+ * at b0 + ps. acc: add C's current value (a previous K block); fin: apply
+ * the zero-point fix-up. nv: valid columns (<= 16*nr). pf: the next strip of B, prefetched
+ * into L2 while this one is used (8-row, 2-panel tiles), or NULL. */
+QMX__K_AINLINE void qmx__k_vnni_mk(const int mr, const int nr, const uint8_t *ap,
+                                   const int8_t *b0, size_t ps, size_t ng, int32_t *c,
+                                   size_t ldc, int acc, int fin, const uint32_t *rt,
+                                   const uint32_t *cacs, size_t nv, const int8_t *pf) {
+    __m512i z = _mm512_setzero_si512();
+    __m512i c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z;
+    __m512i c40 = z, c41 = z, c50 = z, c51 = z, c60 = z, c61 = z, c70 = z, c71 = z;
+    __m512i w0, w1 = z, x, k0 = z, k1 = z;
+    __mmask16 m0 = qmx__k_colmask(nv), m1 = qmx__k_colmask(nv > 16 ? nv - 16 : 0);
+    const int8_t *b1 = b0 + ps;
+    size_t g;
+    for (g = 0; g < ng; g++) {
+        w0 = _mm512_loadu_si512((const void *)(b0 + 64 * g));
+        if (nr > 1) w1 = _mm512_loadu_si512((const void *)(b1 + 64 * g));
+        if (mr == 8 && nr == 2 && pf) { /* the next strip into L2: 15-25 % faster on Zen 4 */
+            _mm_prefetch((const char *)(pf + 64 * g), _MM_HINT_T1);
+            _mm_prefetch((const char *)(pf + ps + 64 * g), _MM_HINT_T1);
+        }
+#define QMX__K_ROW(i)                                                                       \
+        if (mr > i) {                                                                       \
+            x = _mm512_set1_epi32(qmx__k_ld32(ap + 4 * i));                                 \
+            c##i##0 = _mm512_dpbusd_epi32(c##i##0, x, w0);                                  \
+            if (nr > 1) c##i##1 = _mm512_dpbusd_epi32(c##i##1, x, w1);                      \
+        }
+        QMX__K_ROW(0) QMX__K_ROW(1) QMX__K_ROW(2) QMX__K_ROW(3)
+        QMX__K_ROW(4) QMX__K_ROW(5) QMX__K_ROW(6) QMX__K_ROW(7)
+#undef QMX__K_ROW
+        ap += 4 * mr;
+    }
+    if (fin) {
+        k0 = _mm512_maskz_loadu_epi32(m0, cacs);
+        if (nr > 1) k1 = _mm512_maskz_loadu_epi32(m1, cacs + 16);
+    }
+#define QMX__K_ST(i)                                                                        \
+    if (mr > i) {                                                                           \
+        int32_t *cr = c + i * ldc;                                                          \
+        __m512i v0 = c##i##0, v1 = c##i##1;                                                 \
+        if (acc) {                                                                          \
+            v0 = _mm512_add_epi32(v0, _mm512_maskz_loadu_epi32(m0, cr));                    \
+            if (nr > 1) v1 = _mm512_add_epi32(v1, _mm512_maskz_loadu_epi32(m1, cr + 16));   \
+        }                                                                                   \
+        if (fin) {                                                                          \
+            __m512i r = _mm512_set1_epi32((int)rt[i]);                                      \
+            v0 = _mm512_sub_epi32(_mm512_add_epi32(v0, r), k0);                             \
+            v1 = _mm512_sub_epi32(_mm512_add_epi32(v1, r), k1);                             \
+        }                                                                                   \
+        _mm512_mask_storeu_epi32(cr, m0, v0);                                               \
+        if (nr > 1) _mm512_mask_storeu_epi32(cr + 16, m1, v1);                              \
+    }
+    QMX__K_ST(0) QMX__K_ST(1) QMX__K_ST(2) QMX__K_ST(3)
+    QMX__K_ST(4) QMX__K_ST(5) QMX__K_ST(6) QMX__K_ST(7)
+#undef QMX__K_ST
+}
+
+#define QMX__K_MK_CASE(MR)                                                                  \
+    case MR:                                                                                \
+        if (nr == 2) qmx__k_vnni_mk(MR, 2, ap, b0, ps, ng, c, ldc, acc, fin, rt, cacs, nv, pf); \
+        else qmx__k_vnni_mk(MR, 1, ap, b0, ps, ng, c, ldc, acc, fin, rt, cacs, nv, pf);         \
+        break;
+static void qmx__k_vnni_mk_any(int mr, int nr, const uint8_t *ap, const int8_t *b0, size_t ps,
+                               size_t ng, int32_t *c, size_t ldc, int acc, int fin,
+                               const uint32_t *rt, const uint32_t *cacs, size_t nv,
+                               const int8_t *pf) {
+    switch (mr) {
+    QMX__K_MK_CASE(1) QMX__K_MK_CASE(2) QMX__K_MK_CASE(3) QMX__K_MK_CASE(4)
+    QMX__K_MK_CASE(5) QMX__K_MK_CASE(6) QMX__K_MK_CASE(7)
+    default: QMX__K_MK_CASE(8)
+    }
+}
+#undef QMX__K_MK_CASE
+
+/* GEMV (M = 1): np (<= 4) panels over all ng groups, two groups per step (8 independent
+ * accumulator chains). a: Kp bytes of A + 128. Memory-bound: software prefetch (512 B to
+ * 4 KiB ahead) and 1 or 2 streams were measured slower than these 4 hardware-prefetched
+ * streams, from L3 and from DRAM. */
+QMX__K_AINLINE void qmx__k_vnni_gemv(const int np, const uint8_t *a, const int8_t *b,
+                                     size_t pstride, size_t ng, int32_t *c, uint32_t rt,
+                                     const uint32_t *cacs, size_t nv) {
+    __m512i z = _mm512_setzero_si512();
+    __m512i c0 = z, c1 = z, c2 = z, c3 = z, e0 = z, e1 = z, e2 = z, e3 = z, x, y;
+    const int8_t *q0 = b, *q1 = b + pstride, *q2 = b + 2 * pstride, *q3 = b + 3 * pstride;
+    size_t g = 0;
+    for (; g + 2 <= ng; g += 2) {
+        x = _mm512_set1_epi32(qmx__k_ld32(a + 4 * g));
+        y = _mm512_set1_epi32(qmx__k_ld32(a + 4 * g + 4));
+        c0 = _mm512_dpbusd_epi32(c0, x, _mm512_loadu_si512((const void *)(q0 + 64 * g)));
+        e0 = _mm512_dpbusd_epi32(e0, y, _mm512_loadu_si512((const void *)(q0 + 64 * g + 64)));
+        if (np > 1) {
+            c1 = _mm512_dpbusd_epi32(c1, x, _mm512_loadu_si512((const void *)(q1 + 64 * g)));
+            e1 = _mm512_dpbusd_epi32(e1, y, _mm512_loadu_si512((const void *)(q1 + 64 * g + 64)));
+        }
+        if (np > 2) {
+            c2 = _mm512_dpbusd_epi32(c2, x, _mm512_loadu_si512((const void *)(q2 + 64 * g)));
+            e2 = _mm512_dpbusd_epi32(e2, y, _mm512_loadu_si512((const void *)(q2 + 64 * g + 64)));
+        }
+        if (np > 3) {
+            c3 = _mm512_dpbusd_epi32(c3, x, _mm512_loadu_si512((const void *)(q3 + 64 * g)));
+            e3 = _mm512_dpbusd_epi32(e3, y, _mm512_loadu_si512((const void *)(q3 + 64 * g + 64)));
+        }
+    }
+    if (g < ng) {
+        x = _mm512_set1_epi32(qmx__k_ld32(a + 4 * g));
+        c0 = _mm512_dpbusd_epi32(c0, x, _mm512_loadu_si512((const void *)(q0 + 64 * g)));
+        if (np > 1) c1 = _mm512_dpbusd_epi32(c1, x, _mm512_loadu_si512((const void *)(q1 + 64 * g)));
+        if (np > 2) c2 = _mm512_dpbusd_epi32(c2, x, _mm512_loadu_si512((const void *)(q2 + 64 * g)));
+        if (np > 3) c3 = _mm512_dpbusd_epi32(c3, x, _mm512_loadu_si512((const void *)(q3 + 64 * g)));
+    }
+    {
+        __m512i r = _mm512_set1_epi32((int)rt);
+#define QMX__K_GV_ST(i, C, E)                                                               \
+        if (np > i) {                                                                       \
+            size_t nn = nv > 16 * i ? nv - 16 * i : 0;                                      \
+            __mmask16 mk = qmx__k_colmask(nn);                                              \
+            __m512i v = _mm512_add_epi32(_mm512_add_epi32(C, E), r);                        \
+            v = _mm512_sub_epi32(v, _mm512_maskz_loadu_epi32(mk, cacs + 16 * i));           \
+            _mm512_mask_storeu_epi32(c + 16 * i, mk, v);                                    \
+        }
+        QMX__K_GV_ST(0, c0, e0) QMX__K_GV_ST(1, c1, e1)
+        QMX__K_GV_ST(2, c2, e2) QMX__K_GV_ST(3, c3, e3)
+#undef QMX__K_GV_ST
+    }
+}
+
+/* Packs rows 0..mc-1 of A (row r at A + r*lda), K range [kb, kb + kl) (kl a multiple of 4;
+ * bytes past K are 0), as A + 128 in blocks of 8 rows: block i (rows i..i+mr-1) at ap + i*kl,
+ * group g of it at + g*4*mr, row r of the block at + 4*r. */
+/* A full block of 8 rows, 64 bytes (16 groups) at a time: an 8 x 16 transpose of dwords. */
+static void qmx__k_vnni_packa8(const int8_t *A, size_t lda, size_t K, size_t kb, size_t kl,
+                               uint8_t *dst) {
+    const __mmask16 f16 = (__mmask16)0xFFFF;
+    const __mmask8 f8 = (__mmask8)0xFF;
+    const __m512i sign = _mm512_set1_epi8((char)0x80);
+    size_t c, ngr = kl / 4;
+    for (c = 0; c * 16 < ngr; c++) {
+        size_t pos = kb + 64 * c, kv = K > pos ? K - pos : 0, gc = ngr - 16 * c, r;
+        __m512i R[8], T[8], U[4], V[4], W[8];
+        __mmask64 mk;
+        int e, L;
+        if (kv > 64) kv = 64;
+        if (gc > 16) gc = 16;
+        mk = kv >= 64 ? ~(__mmask64)0 : (__mmask64)((((uint64_t)1) << kv) - 1u);
+        for (r = 0; r < 8; r++) /* A + 128 below K, 0 past it */
+            R[r] = _mm512_maskz_mov_epi8(mk, _mm512_xor_si512(
+                       _mm512_maskz_loadu_epi8(mk, A + r * lda + pos), sign));
+        for (r = 0; r < 8; r += 2) {
+            T[r] = _mm512_maskz_unpacklo_epi32(f16, R[r], R[r + 1]);
+            T[r + 1] = _mm512_maskz_unpackhi_epi32(f16, R[r], R[r + 1]);
+        }
+        /* U[e] (rows 0-3) and V[e] (rows 4-7): per 128-bit lane L, group 4L + e */
+        U[0] = _mm512_maskz_unpacklo_epi64(f8, T[0], T[2]);
+        U[1] = _mm512_maskz_unpackhi_epi64(f8, T[0], T[2]);
+        U[2] = _mm512_maskz_unpacklo_epi64(f8, T[1], T[3]);
+        U[3] = _mm512_maskz_unpackhi_epi64(f8, T[1], T[3]);
+        V[0] = _mm512_maskz_unpacklo_epi64(f8, T[4], T[6]);
+        V[1] = _mm512_maskz_unpackhi_epi64(f8, T[4], T[6]);
+        V[2] = _mm512_maskz_unpacklo_epi64(f8, T[5], T[7]);
+        V[3] = _mm512_maskz_unpackhi_epi64(f8, T[5], T[7]);
+        for (e = 0; e < 4; e++) { /* W[2e] = [U.l0 U.l1 V.l0 V.l1], W[2e+1] = lanes 2, 3 */
+            W[2 * e] = _mm512_maskz_shuffle_i32x4(f16, U[e], V[e], 0x44);
+            W[2 * e + 1] = _mm512_maskz_shuffle_i32x4(f16, U[e], V[e], 0xEE);
+        }
+        for (L = 0; L < 4; L++)
+            for (e = 0; e < 4; e += 2) { /* groups 4L + e, 4L + e + 1: 64 bytes */
+                size_t g = 4 * (size_t)L + (size_t)e;
+                const __m512i *wa = &W[2 * e + (L >> 1)], *wb = &W[2 * (e + 1) + (L >> 1)];
+                __m512i o = (L & 1) ? _mm512_maskz_shuffle_i32x4(f16, *wa, *wb, 0xDD)
+                                    : _mm512_maskz_shuffle_i32x4(f16, *wa, *wb, 0x88);
+                if (g + 1 < gc)
+                    _mm512_storeu_si512((void *)(dst + (16 * c + g) * 32), o);
+                else if (g < gc)
+                    _mm512_mask_storeu_epi32((void *)(dst + (16 * c + g) * 32), (__mmask16)0xFF, o);
+            }
+    }
+}
+
+/* Packs rows 0..mc-1 of A (row r at A + r*lda), K range [kb, kb + kl) (kl a multiple of 4;
+ * bytes past K are 0), as A + 128 in blocks of 8 rows: block i (rows i..i+mr-1) at ap + i*kl,
+ * group g of it at + g*4*mr, row r of the block at + 4*r. */
+static void qmx__k_vnni_packa(const int8_t *A, size_t lda, size_t K, size_t mc, size_t kb,
+                              size_t kl, uint8_t *ap) {
+    size_t i, r, q;
+    for (i = 0; i < mc; i += QMX__K_VMR) {
+        size_t mr = mc - i < QMX__K_VMR ? mc - i : QMX__K_VMR;
+        uint8_t *dst = ap + i * kl;
+        if (mr == 8) {
+            qmx__k_vnni_packa8(A + i * lda, lda, K, kb, kl, dst);
+            continue;
+        }
+        for (r = 0; r < mr; r++) {
+            const int8_t *src = A + (i + r) * lda + kb;
+            size_t kv = K > kb ? K - kb : 0;
+            uint8_t *d = dst + 4 * r;
+            if (kv > kl) kv = kl;
+            for (q = 0; q + 4 <= kv; q += 4) {
+                uint32_t u;
+                __builtin_memcpy(&u, src + q, 4);
+                u ^= 0x80808080u;
+                __builtin_memcpy(d + q * mr, &u, 4);
+            }
+            for (; q < kl; q++)
+                d[(q >> 2) * 4 * mr + (q & 3)] = q < kv ? (uint8_t)((uint8_t)src[q] ^ 0x80u) : 0;
+        }
+    }
+}
+
+/* Packs columns n0..n0+nv-1 (nv <= 32) of plain [N,K] B, K range [kb, kb + kl), into two
+ * panels of the blob format (16 columns x kl, panel stride 16*kl; zeros past N and K): a 16x16
+ * transpose of 4-byte groups per 64 bytes of 16 rows. cs != NULL: adds the column sums. */
+static void qmx__k_vnni_packb(const int8_t *B, size_t ldb, size_t K, size_t nv, size_t kb,
+                              size_t kl, int8_t *dst, int32_t *cs) {
+    const __mmask16 f16 = (__mmask16)0xFFFF;
+    const __mmask8 f8 = (__mmask8)0xFF;
+    const __m512i ones = _mm512_set1_epi8(1);
+    size_t p, c, j, ngr = kl / 4;
+    for (p = 0; p * 16 < nv; p++) {
+        __m512i sums = _mm512_setzero_si512();
+        size_t pv = nv - 16 * p < 16 ? nv - 16 * p : 16;
+        int8_t *pd = dst + p * 16 * kl;
+        for (c = 0; c * 16 < ngr; c++) {
+            size_t pos = kb + 64 * c, lim = kl - 64 * c, kv;
+            __m512i r[16], t[16], u[16];
+            __mmask64 mk;
+            int e, L;
+            kv = K > pos ? K - pos : 0;
+            if (kv > lim) kv = lim;
+            mk = kv >= 64 ? ~(__mmask64)0 : (__mmask64)((((uint64_t)1) << kv) - 1u);
+            for (j = 0; j < 16; j++)
+                r[j] = j < pv ? _mm512_maskz_loadu_epi8(mk, B + (16 * p + j) * ldb + pos)
+                              : _mm512_setzero_si512();
+            for (j = 0; j < 16; j += 2) {
+                t[j] = _mm512_maskz_unpacklo_epi32(f16, r[j], r[j + 1]);
+                t[j + 1] = _mm512_maskz_unpackhi_epi32(f16, r[j], r[j + 1]);
+            }
+            for (j = 0; j < 16; j += 4) { /* u[j + e]: element e of each lane, rows j..j+3 */
+                u[j] = _mm512_maskz_unpacklo_epi64(f8, t[j], t[j + 2]);
+                u[j + 1] = _mm512_maskz_unpackhi_epi64(f8, t[j], t[j + 2]);
+                u[j + 2] = _mm512_maskz_unpacklo_epi64(f8, t[j + 1], t[j + 3]);
+                u[j + 3] = _mm512_maskz_unpackhi_epi64(f8, t[j + 1], t[j + 3]);
+            }
+            for (e = 0; e < 4; e++) { /* 4x4 transpose of 128-bit lanes: group 4L + e */
+                __m512i s0 = _mm512_maskz_shuffle_i32x4(f16, u[e], u[4 + e], 0x44);
+                __m512i s1 = _mm512_maskz_shuffle_i32x4(f16, u[e], u[4 + e], 0xEE);
+                __m512i s2 = _mm512_maskz_shuffle_i32x4(f16, u[8 + e], u[12 + e], 0x44);
+                __m512i s3 = _mm512_maskz_shuffle_i32x4(f16, u[8 + e], u[12 + e], 0xEE);
+                __m512i o[4];
+                o[0] = _mm512_maskz_shuffle_i32x4(f16, s0, s2, 0x88);
+                o[1] = _mm512_maskz_shuffle_i32x4(f16, s0, s2, 0xDD);
+                o[2] = _mm512_maskz_shuffle_i32x4(f16, s1, s3, 0x88);
+                o[3] = _mm512_maskz_shuffle_i32x4(f16, s1, s3, 0xDD);
+                for (L = 0; L < 4; L++) {
+                    size_t gi = 16 * c + 4 * (size_t)L + (size_t)e;
+                    if (gi < ngr) {
+                        _mm512_storeu_si512((void *)(pd + 64 * gi), o[L]);
+                        if (cs) sums = _mm512_dpbusd_epi32(sums, ones, o[L]);
+                    }
+                }
+            }
+        }
+        if (cs) {
+            int32_t tmp[16];
+            _mm512_storeu_si512((void *)tmp, sums);
+            for (j = 0; j < pv; j++) cs[16 * p + j] += tmp[j];
+        }
+    }
+}
+
+/* qmx_matmul_i8 on plain [N,K] B with the packed kernels: as qmx__k_pk_run, with each 32-column
+ * strip of B packed into the workspace (bp, 32*KC bytes) per K block and panel of A. cs: the
+ * column sums; cs_fill != NULL (then cs == cs_fill): computed here, on the first panel. */
+static void qmx__k_vnni_plain(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
+                              const int8_t *B, size_t ldb, int32_t *C, size_t ldc,
+                              const uint32_t *rt, const int32_t *cs, int32_t *cs_fill,
+                              uint32_t ca, uint8_t *apack, int8_t *bp) {
+    size_t kp = qmx__k_r4(K), kb, m0, n0, i;
+    uint32_t cacs[32];
+    if (cs_fill)
+        for (n0 = 0; n0 < N; n0++) cs_fill[n0] = 0;
+    for (kb = 0; kb < kp; kb += QMX__K_PK_KC) {
+        size_t kl = kp - kb < QMX__K_PK_KC ? kp - kb : QMX__K_PK_KC, ng = kl / 4;
+        int acc = kb != 0, fin = kb + kl >= kp;
+        for (m0 = 0; m0 < M; m0 += QMX__K_PK_MC) {
+            size_t mc = M - m0 < QMX__K_PK_MC ? M - m0 : QMX__K_PK_MC;
+            qmx__k_vnni_packa(A + m0 * lda, lda, K, mc, kb, kl, apack);
+            for (n0 = 0; n0 < N; n0 += 32) {
+                size_t nv = N - n0 < 32 ? N - n0 : 32;
+                int nr = nv > 16 ? 2 : 1;
+                qmx__k_vnni_packb(B + n0 * ldb, ldb, K, nv, kb, kl, bp,
+                                  cs_fill && m0 == 0 ? cs_fill + n0 : NULL);
+                if (fin)
+                    for (i = 0; i < 32; i++) cacs[i] = i < nv ? ca * (uint32_t)cs[n0 + i] : 0u;
+                for (i = 0; i < mc; i += QMX__K_VMR) {
+                    int mr = mc - i < QMX__K_VMR ? (int)(mc - i) : QMX__K_VMR;
+                    qmx__k_vnni_mk_any(mr, nr, apack + i * kl, bp, 16 * kl, ng,
+                                       C + (m0 + i) * ldc + n0, ldc, acc, fin, rt + m0 + i,
+                                       cacs, nv, NULL);
+                }
+            }
+        }
+    }
+}
+
+#define QMX__K_GV_NP 4 /* panels per GEMV pass (4 weight streams: faster than 1, 2 or 3) */
+static void qmx__k_pk_run(const qmx__k_pk_args *g) {
+    const size_t npan = g->np / 16, kp = g->kp, pstride = g->pstride;
+    size_t kb, m0, p, i, k;
+    if (g->M == 1) {
+        uint8_t *a = g->apack;
+        for (k = 0; k < g->K; k++) a[k] = (uint8_t)((uint8_t)g->A[k] ^ 0x80u);
+        for (; k < kp; k++) a[k] = 0;
+        for (p = 0; p < npan; p += QMX__K_GV_NP) {
+            size_t n0 = 16 * p, nv = g->N - n0;
+            const int8_t *b = (const int8_t *)(const void *)(g->panels + p * pstride);
+            switch (npan - p >= QMX__K_GV_NP ? QMX__K_GV_NP : (int)(npan - p)) {
+            case 1: qmx__k_vnni_gemv(1, a, b, pstride, kp / 4, g->C + n0, g->rt[0], g->cacs + n0, nv); break;
+            case 2: qmx__k_vnni_gemv(2, a, b, pstride, kp / 4, g->C + n0, g->rt[0], g->cacs + n0, nv); break;
+            case 3: qmx__k_vnni_gemv(3, a, b, pstride, kp / 4, g->C + n0, g->rt[0], g->cacs + n0, nv); break;
+            default: qmx__k_vnni_gemv(4, a, b, pstride, kp / 4, g->C + n0, g->rt[0], g->cacs + n0, nv); break;
+            }
+        }
+        return;
+    }
+    /* K blocks of QMX__K_PK_KC (today: one block, all of K), panels of 256 rows of A packed
+     * as A + 128 interleaved by blocks of 8 rows (4 bytes per row per group), strips of 32
+     * columns of B (from L2 across the row blocks of the panel, the next strip prefetched).
+     * With several K blocks C would accumulate the raw dot and the last block apply the
+     * fix-up (acc / fin). */
+    const size_t kcb = qmx__k_pk_kc(g->M, kp);
+    for (kb = 0; kb < kp; kb += kcb) {
+        size_t kl = kp - kb < kcb ? kp - kb : kcb, ng = kl / 4;
+        int acc = kb != 0, fin = kb + kl >= kp;
+        for (m0 = 0; m0 < g->M; m0 += QMX__K_PK_MC) {
+            size_t mc = g->M - m0 < QMX__K_PK_MC ? g->M - m0 : QMX__K_PK_MC;
+            qmx__k_vnni_packa(g->A + m0 * g->lda, g->lda, g->K, mc, kb, kl, g->apack);
+            for (p = 0; p < npan; p += QMX__K_VNR) {
+                int nr = npan - p < QMX__K_VNR ? (int)(npan - p) : QMX__K_VNR;
+                size_t n0 = 16 * p, nv = g->N - n0;
+                const int8_t *b0 = (const int8_t *)(const void *)(g->panels + p * pstride + kb * 16);
+                if (nv > 16 * QMX__K_VNR) nv = 16 * QMX__K_VNR;
+                for (i = 0; i < mc; i += QMX__K_VMR) {
+                    int mr = mc - i < QMX__K_VMR ? (int)(mc - i) : QMX__K_VMR;
+                    /* the first row block prefetches the next strip into L2 */
+                    qmx__k_vnni_mk_any(mr, nr, g->apack + i * kl, b0, pstride, ng,
+                                       g->C + (m0 + i) * g->ldc + n0, g->ldc, acc, fin,
+                                       g->rt + m0 + i, g->cacs + n0, nv,
+                                       i == 0 && p + 2 * QMX__K_VNR <= npan
+                                           ? b0 + QMX__K_VNR * pstride : NULL);
+                }
+            }
+        }
+    }
+}
+#define QMX__K_PK_CA 128u /* the dot is of A + 128 */
+
+#else
+/* Other targets: a block of up to QMX__K_PK_R rows of A x one panel (16 columns) over all of K:
+ * acc[r][j] = sum_k A[r][k] * B(16p + j, k). The last, partial group of 4 k reads only A's
+ * bytes below K (the blob's bytes past K are 0). */
+#if defined(QMX__K_NEONDOT)
+#define QMX__K_PK_R 4
+static int32_t qmx__k_pk_ld4(const int8_t *a) { int32_t v; __builtin_memcpy(&v, a, 4); return v; }
+static void qmx__k_pk_rows(const int8_t *const *a, int nr, const int8_t *w, size_t K,
+                           int32_t acc[QMX__K_PK_R][16]) {
+    int32x4_t c00 = vdupq_n_s32(0), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00;
+    int32x4_t c12 = c00, c13 = c00, c20 = c00, c21 = c00, c22 = c00, c23 = c00, c30 = c00;
+    int32x4_t c31 = c00, c32 = c00, c33 = c00;
+    size_t k;
+    int r, t;
+    for (k = 0; k < K; k += 4, w += 64) {
+        int8x16_t w0 = vld1q_s8(w), w1 = vld1q_s8(w + 16), w2 = vld1q_s8(w + 32);
+        int8x16_t w3 = vld1q_s8(w + 48), x[4];
+        for (r = 0; r < 4; r++) {
+            int32_t v = 0;
+            if (r < nr) {
+                if (k + 4 <= K) {
+                    v = qmx__k_pk_ld4(a[r] + k);
+                } else { /* the tail: bytes past K are zeros */
+                    int8_t tb[4] = {0, 0, 0, 0};
+                    for (t = 0; k + (size_t)t < K; t++) tb[t] = a[r][k + (size_t)t];
+                    v = qmx__k_pk_ld4(tb);
+                }
+            }
+            x[r] = vreinterpretq_s8_s32(vdupq_n_s32(v));
+        }
+        c00 = vdotq_s32(c00, w0, x[0]); c01 = vdotq_s32(c01, w1, x[0]);
+        c02 = vdotq_s32(c02, w2, x[0]); c03 = vdotq_s32(c03, w3, x[0]);
+        if (nr > 1) {
+            c10 = vdotq_s32(c10, w0, x[1]); c11 = vdotq_s32(c11, w1, x[1]);
+            c12 = vdotq_s32(c12, w2, x[1]); c13 = vdotq_s32(c13, w3, x[1]);
+        }
+        if (nr > 2) {
+            c20 = vdotq_s32(c20, w0, x[2]); c21 = vdotq_s32(c21, w1, x[2]);
+            c22 = vdotq_s32(c22, w2, x[2]); c23 = vdotq_s32(c23, w3, x[2]);
+        }
+        if (nr > 3) {
+            c30 = vdotq_s32(c30, w0, x[3]); c31 = vdotq_s32(c31, w1, x[3]);
+            c32 = vdotq_s32(c32, w2, x[3]); c33 = vdotq_s32(c33, w3, x[3]);
+        }
+    }
+    vst1q_s32(acc[0], c00); vst1q_s32(acc[0] + 4, c01); vst1q_s32(acc[0] + 8, c02); vst1q_s32(acc[0] + 12, c03);
+    vst1q_s32(acc[1], c10); vst1q_s32(acc[1] + 4, c11); vst1q_s32(acc[1] + 8, c12); vst1q_s32(acc[1] + 12, c13);
+    vst1q_s32(acc[2], c20); vst1q_s32(acc[2] + 4, c21); vst1q_s32(acc[2] + 8, c22); vst1q_s32(acc[2] + 12, c23);
+    vst1q_s32(acc[3], c30); vst1q_s32(acc[3] + 4, c31); vst1q_s32(acc[3] + 8, c32); vst1q_s32(acc[3] + 12, c33);
+}
+#elif defined(QMX__K_AVX2)
+#define QMX__K_PK_R 2
+/* 4 k of A as int16 lanes [a0 a1 a2 a3] repeated (bytes past K are 0) */
+static __m256i qmx__k_pk_a16(const int8_t *a, size_t k, size_t K) {
+    uint64_t v = 0;
+    int t;
+    for (t = 0; t < 4 && k + (size_t)t < K; t++)
+        v |= (uint64_t)(uint16_t)(int16_t)a[k + (size_t)t] << (16 * t);
+    return _mm256_set1_epi64x((long long)v);
+}
+/* vpmaddwd of int16 (from int8) pairs: lane 2i of acc_q sums k = 4g, 4g+1 and lane 2i+1
+ * k = 4g+2, 4g+3 of column 4q+i (|pair| <= 2*16384, no saturation); added at the end. */
+static void qmx__k_pk_rows(const int8_t *const *a, int nr, const int8_t *w, size_t K,
+                           int32_t acc[QMX__K_PK_R][16]) {
+    __m256i c00 = _mm256_setzero_si256(), c01 = c00, c02 = c00, c03 = c00;
+    __m256i c10 = c00, c11 = c00, c12 = c00, c13 = c00;
+    int32_t tmp[32];
+    size_t k;
+    int j;
+    for (k = 0; k < K; k += 4, w += 64) {
+        __m256i w0 = QMX__K_LD16(w), w1 = QMX__K_LD16(w + 16);
+        __m256i w2 = QMX__K_LD16(w + 32), w3 = QMX__K_LD16(w + 48);
+        __m256i x = qmx__k_pk_a16(a[0], k, K);
+        c00 = _mm256_add_epi32(c00, _mm256_madd_epi16(w0, x));
+        c01 = _mm256_add_epi32(c01, _mm256_madd_epi16(w1, x));
+        c02 = _mm256_add_epi32(c02, _mm256_madd_epi16(w2, x));
+        c03 = _mm256_add_epi32(c03, _mm256_madd_epi16(w3, x));
+        if (nr > 1) {
+            x = qmx__k_pk_a16(a[1], k, K);
+            c10 = _mm256_add_epi32(c10, _mm256_madd_epi16(w0, x));
+            c11 = _mm256_add_epi32(c11, _mm256_madd_epi16(w1, x));
+            c12 = _mm256_add_epi32(c12, _mm256_madd_epi16(w2, x));
+            c13 = _mm256_add_epi32(c13, _mm256_madd_epi16(w3, x));
+        }
+    }
+    _mm256_storeu_si256((__m256i *)(void *)tmp, c00);
+    _mm256_storeu_si256((__m256i *)(void *)(tmp + 8), c01);
+    _mm256_storeu_si256((__m256i *)(void *)(tmp + 16), c02);
+    _mm256_storeu_si256((__m256i *)(void *)(tmp + 24), c03);
+    for (j = 0; j < 16; j++) acc[0][j] = tmp[2 * j] + tmp[2 * j + 1];
+    _mm256_storeu_si256((__m256i *)(void *)tmp, c10);
+    _mm256_storeu_si256((__m256i *)(void *)(tmp + 8), c11);
+    _mm256_storeu_si256((__m256i *)(void *)(tmp + 16), c12);
+    _mm256_storeu_si256((__m256i *)(void *)(tmp + 24), c13);
+    for (j = 0; j < 16; j++) acc[1][j] = tmp[2 * j] + tmp[2 * j + 1];
+}
+#else
+/* Portable C: one row (the Cortex-M kernels of the plain path may come here too) */
+#define QMX__K_PK_R 1
+static void qmx__k_pk_rows(const int8_t *const *ap, int nr, const int8_t *w, size_t K,
+                           int32_t acc[QMX__K_PK_R][16]) {
+    const int8_t *a = ap[0];
+    const size_t kfull = K & ~(size_t)3;
+    size_t q, j, t;
+    (void)nr;
+    for (j = 0; j < 16; j++) acc[0][j] = 0;
+    for (q = 0; q < kfull; q += 4, w += 64) {
+        int32_t a0 = a[q], a1 = a[q + 1], a2 = a[q + 2], a3 = a[q + 3];
+        for (j = 0; j < 16; j++)
+            acc[0][j] += a0 * w[4 * j] + a1 * w[4 * j + 1] + a2 * w[4 * j + 2] + a3 * w[4 * j + 3];
+    }
+    if (q < K)
+        for (j = 0; j < 16; j++)
+            for (t = 0; q + t < K; t++) acc[0][j] += (int32_t)a[q + t] * w[4 * j + t];
+}
+#endif
+
+static void qmx__k_pk_run(const qmx__k_pk_args *g) {
+    const size_t npan = g->np / 16;
+    size_t m, p, j;
+    int r, nr;
+    const int8_t *a[QMX__K_PK_R];
+    int32_t acc[QMX__K_PK_R][16];
+    for (m = 0; m < g->M; m += (size_t)nr) {
+        nr = g->M - m < QMX__K_PK_R ? (int)(g->M - m) : QMX__K_PK_R;
+        for (r = 0; r < nr; r++) a[r] = g->A + (m + (size_t)r) * g->lda;
+        for (p = 0; p < npan; p++) {
+            size_t nv = g->N - 16 * p;
+            if (nv > 16) nv = 16;
+            qmx__k_pk_rows(a, nr, (const int8_t *)(const void *)(g->panels + p * g->pstride),
+                           g->K, acc);
+            for (r = 0; r < nr; r++)
+                for (j = 0; j < nv; j++)
+                    g->C[(m + (size_t)r) * g->ldc + 16 * p + j] = qmx__k_u2i(
+                        (uint32_t)acc[r][j] + g->rt[m + (size_t)r] - g->cacs[16 * p + j]);
+        }
+    }
+}
+#define QMX__K_PK_CA 0u
+#endif
+
+QMX_API qmx_status qmx_matmul_i8_packed(size_t M, size_t N, size_t K, const int8_t *A,
+                                        size_t lda, const void *packed, size_t packed_bytes,
+                                        int32_t *C, size_t ldc, const qmx_matmul_i8_opts *opts,
+                                        void *workspace, size_t workspace_bytes) {
+    qmx_matmul_i8_opts o;
+    qmx__k_pk_args g;
+    size_t need, off, m, n, ce;
+    uint8_t *ws;
+    uint32_t *rt, *cacs, ca, kab;
+    const uint8_t *pk = (const uint8_t *)packed;
+    qmx_status st;
+    if (opts) {
+        o = *opts;
+    } else {
+        o.a_zp = 0; o.b_zp = 0;
+    }
+    if (!A || !C || !workspace) return QMX_ERR_NULL;
+    if (o.a_zp < -128 || o.a_zp > 127 || o.b_zp < -128 || o.b_zp > 127) return QMX_ERR_ARG;
+    if (M == 0) return QMX_ERR_SIZE;
+    st = qmx__k_pk_check(packed, packed_bytes, N, K);
+    if (st != QMX_OK) return st;
+    if (lda < K || ldc < N) return QMX_ERR_SHAPE;
+    if (!qmx__k_extent(M, K, lda)) return QMX_ERR_OVERFLOW;
+    ce = qmx__k_extent(M, N, ldc);
+    if (!ce || ce > SIZE_MAX / sizeof(int32_t)) return QMX_ERR_OVERFLOW;
+    st = qmx_matmul_i8_packed_workspace_size(M, N, K, &need);
+    if (st != QMX_OK) return st;
+    if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+
+    g.M = M; g.N = N; g.K = K; g.lda = lda; g.ldc = ldc;
+    g.np = qmx__k_r16(N); g.kp = qmx__k_r4(K); g.pstride = 16 * g.kp;
+    g.A = A; g.C = C;
+    g.panels = pk + QMX_MATMUL_I8_PACK_HEADER + 4 * g.np;
+    ws = (uint8_t *)workspace;
+    off = (size_t)((64u - ((uintptr_t)ws & 63u)) & 63u);
+    rt = (uint32_t *)(void *)(ws + off);
+    off += qmx__k_r64(4 * M);
+    cacs = (uint32_t *)(void *)(ws + off);
+    off += qmx__k_r64(4 * g.np);
+    g.apack = ws + off;
+    /* rt[m] = K*a_zp*b_zp - b_zp*rowsum(A)[m];  cacs[n] = (a_zp [+ 128]) * colsum(B)[n] */
+    kab = (uint32_t)K * (uint32_t)o.a_zp * (uint32_t)o.b_zp;
+    for (m = 0; m < M; m++) {
+        int32_t s = o.b_zp != 0 ? qmx__k_sum_i8(A + m * lda, K) : 0;
+        rt[m] = kab - (uint32_t)o.b_zp * (uint32_t)s;
+    }
+    ca = (uint32_t)o.a_zp + QMX__K_PK_CA;
+    for (n = 0; n < g.np; n++)
+        cacs[n] = n < N ? ca * qmx__k_ld32le(pk + QMX_MATMUL_I8_PACK_HEADER + 4 * n) : 0u;
+    g.rt = rt; g.cacs = cacs;
+    qmx__k_pk_run(&g);
+    return QMX_OK;
+}
+
+
+/* ---- fully-connected on packed weights: int32 tiles of <= 64 rows x QMX_MATMUL_TILE_N
+ * columns from the packed kernels, then the same output stage as qmx_fully_connected_i8 ---- */
+/* Workspace: 64 + 256 (zero row terms) + r64(4*Np) (a_zp*sums) + r64(mb * Kp) (panel of A)
+ * + r64(4*mb*nb) (int32 tile), mb = min(M, 64), nb = min(N, 256). */
+QMX_API qmx_status qmx_fully_connected_i8_packed_workspace_size(size_t M, size_t N, size_t K,
+                                                                size_t *bytes) {
+    size_t np, kp, mb, nb, a, parts[3], total = 64 + 256;
+    int i;
+    if (!bytes) return QMX_ERR_NULL;
+    if (M == 0 || N == 0 || K == 0) return QMX_ERR_SIZE;
+    if (K > QMX_MATMUL_I8_MAX_K || N > (size_t)0xFFFFFFF0u) return QMX_ERR_OVERFLOW;
+    np = qmx__k_r16(N);
+    if (np > SIZE_MAX / 8) return QMX_ERR_OVERFLOW;
+    kp = qmx__k_r4(K);
+    mb = M < QMX__K_MB ? M : QMX__K_MB;
+    nb = N < QMX_MATMUL_TILE_N ? N : QMX_MATMUL_TILE_N;
+    a = mb * (kp < QMX__K_PK_KC ? kp : QMX__K_PK_KC);
+    if (a < kp) a = kp;
+    parts[0] = qmx__k_r64(4 * np);
+    parts[1] = qmx__k_r64(a);
+    parts[2] = qmx__k_r64(4 * mb * nb);
+    for (i = 0; i < 3; i++) {
+        if (parts[i] > SIZE_MAX - total) return QMX_ERR_OVERFLOW;
+        total += parts[i];
+    }
+    *bytes = total;
+    return QMX_OK;
+}
+
+QMX_API qmx_status qmx_fully_connected_i8_packed(size_t M, size_t N, size_t K, const int8_t *A,
+                                                 size_t lda, int32_t a_zp, const void *packed,
+                                                 size_t packed_bytes,
+                                                 const qmx_requant_config *rq, void *out,
+                                                 size_t ldo, void *workspace,
+                                                 size_t workspace_bytes) {
+    qmx__k_fc_ctx x;
+    qmx__k_pk_args g;
+    size_t need, off, np, kp, m0, n0, n;
+    uint8_t *ws;
+    uint32_t *zeros, *cacs, ca;
+    int32_t *tile;
+    const uint8_t *pk = (const uint8_t *)packed;
+    qmx_status st;
+    if (!A || !out || !rq || !workspace) return QMX_ERR_NULL;
+    if (a_zp < -128 || a_zp > 127) return QMX_ERR_ARG;
+    if (M == 0) return QMX_ERR_SIZE;
+    st = qmx__k_pk_check(packed, packed_bytes, N, K);
+    if (st != QMX_OK) return st;
+    if (lda < K || ldo < N) return QMX_ERR_SHAPE;
+    if (!qmx__k_extent(M, K, lda)) return QMX_ERR_OVERFLOW;
+    st = qmx__k_fc_prep(M, N, ldo, rq, out, &x);
+    if (st != QMX_OK) return st;
+    st = qmx_fully_connected_i8_packed_workspace_size(M, N, K, &need);
+    if (st != QMX_OK) return st;
+    if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    np = qmx__k_r16(N);
+    kp = qmx__k_r4(K);
+    ws = (uint8_t *)workspace;
+    off = (size_t)((64u - ((uintptr_t)ws & 63u)) & 63u);
+    zeros = (uint32_t *)(void *)(ws + off);
+    for (n = 0; n < 64; n++) zeros[n] = 0; /* the row terms: b_zp = 0 */
+    off += 256;
+    cacs = (uint32_t *)(void *)(ws + off);
+    off += qmx__k_r64(4 * np);
+    ca = (uint32_t)a_zp + QMX__K_PK_CA;
+    for (n = 0; n < np; n++)
+        cacs[n] = n < N ? ca * qmx__k_ld32le(pk + QMX_MATMUL_I8_PACK_HEADER + 4 * n) : 0u;
+    g.apack = ws + off;
+    off += qmx__k_r64(kp > (M < QMX__K_MB ? M : QMX__K_MB) * (kp < QMX__K_PK_KC ? kp : QMX__K_PK_KC)
+                          ? kp : (M < QMX__K_MB ? M : QMX__K_MB) * (kp < QMX__K_PK_KC ? kp : QMX__K_PK_KC));
+    tile = (int32_t *)(void *)(ws + off);
+    g.K = K; g.lda = lda; g.kp = kp; g.pstride = 16 * kp; g.rt = zeros;
+    for (m0 = 0; m0 < M; m0 += QMX__K_MB) {
+        size_t mb = M - m0 < QMX__K_MB ? M - m0 : QMX__K_MB;
+        for (n0 = 0; n0 < N; n0 += QMX_MATMUL_TILE_N) {
+            size_t nb = N - n0 < QMX_MATMUL_TILE_N ? N - n0 : QMX_MATMUL_TILE_N;
+            /* the tile's panels: n0 is a multiple of 16; full-K panels (stride 16*Kp) */
+            g.M = mb; g.N = nb; g.ldc = nb; g.np = qmx__k_r16(nb);
+            g.A = A + m0 * lda;
+            g.panels = pk + QMX_MATMUL_I8_PACK_HEADER + 4 * np + (n0 / 16) * 16 * kp;
+            g.C = tile;
+            g.cacs = cacs + n0;
+            qmx__k_pk_run(&g);
+            qmx__k_fc_stage(&x, m0, mb, n0, nb, 0, tile);
+        }
+    }
+    return QMX_OK;
+}
+
+/* ---- dequant-on-output on packed weights ---- */
+/* sums[j] = sum over groups [g0, g0 + ng) of panel column j, for npan panels (16 each). */
+static void qmx__k_pk_blocksums(const uint8_t *panels, size_t pstride, size_t npan, size_t g0,
+                                size_t ng, int32_t *sums) {
+    size_t p, g, j;
+    for (p = 0; p < npan; p++) {
+        const int8_t *w = (const int8_t *)(const void *)(panels + p * pstride + 64 * g0);
+#if defined(QMX__K_VNNI)
+        __m512i acc = _mm512_setzero_si512(), ones = _mm512_set1_epi8(1);
+        for (g = 0; g < ng; g++)
+            acc = _mm512_dpbusd_epi32(acc, ones, _mm512_loadu_si512((const void *)(w + 64 * g)));
+        _mm512_storeu_si512((void *)(sums + 16 * p), acc);
+        (void)j;
+#else
+        for (j = 0; j < 16; j++) sums[16 * p + j] = 0;
+        for (g = 0; g < ng; g++)
+            for (j = 0; j < 16; j++)
+                sums[16 * p + j] += w[64 * g + 4 * j] + w[64 * g + 4 * j + 1] +
+                                    w[64 * g + 4 * j + 2] + w[64 * g + 4 * j + 3];
+#endif
+    }
+}
+
+QMX_API qmx_status qmx_matmul_i8_f32_packed(size_t M, size_t N, size_t K, const int8_t *A,
+                                            size_t lda, const void *packed, size_t packed_bytes,
+                                            float *C, size_t ldc,
+                                            const qmx_matmul_i8_f32_scales *s, void *workspace,
+                                            size_t workspace_bytes) {
+    qmx__k_f32_ctx x;
+    qmx__k_pk_args g;
+    size_t need, nblk, na, nb, i, ext, off, np, kp, m0, n0, kb, blk, bs;
+    uint8_t *ws;
+    uint32_t *zeros, *cacs, ca;
+    int32_t *tile;
+    const uint8_t *pk = (const uint8_t *)packed, *pan;
+    qmx_status st;
+    if (!A || !C || !s || !workspace) return QMX_ERR_NULL;
+    if (!s->a_scales || !s->b_scales) return QMX_ERR_NULL;
+    if (s->a_zp < -128 || s->a_zp > 127) return QMX_ERR_ARG;
+    if (M == 0 || s->block_size == 0) return QMX_ERR_SIZE;
+    st = qmx__k_pk_check(packed, packed_bytes, N, K);
+    if (st != QMX_OK) return st;
+    if (lda < K || ldc < N) return QMX_ERR_SHAPE;
+    if (!qmx__k_extent(M, K, lda)) return QMX_ERR_OVERFLOW;
+    ext = qmx__k_extent(M, N, ldc);
+    if (!ext || ext > SIZE_MAX / sizeof(float)) return QMX_ERR_OVERFLOW;
+    bs = s->block_size;
+    if (bs < K && bs % 4 != 0) return QMX_ERR_UNSUPPORTED; /* blocks must start on a group */
+    nblk = K / bs + (K % bs != 0);
+    na = s->a_per_row ? M : 1;
+    nb = s->b_per_col ? N : 1;
+    if (na > SIZE_MAX / nblk || nb > SIZE_MAX / nblk) return QMX_ERR_OVERFLOW;
+    if (s->a_scales_len < na * nblk || s->b_scales_len < nb * nblk)
+        return QMX_ERR_BUFFER_TOO_SMALL;
+    for (i = 0; i < na * nblk; i++)
+        if (!qmx__k_scale_ok(s->a_scales[i])) return QMX_ERR_ARG;
+    for (i = 0; i < nb * nblk; i++)
+        if (!qmx__k_scale_ok(s->b_scales[i])) return QMX_ERR_ARG;
+    st = qmx_fully_connected_i8_packed_workspace_size(M, N, K, &need);
+    if (st != QMX_OK) return st;
+    if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    x.s = s; x.C = C; x.ldc = ldc; x.nblk = nblk;
+    np = qmx__k_r16(N);
+    kp = qmx__k_r4(K);
+    ws = (uint8_t *)workspace;
+    off = (size_t)((64u - ((uintptr_t)ws & 63u)) & 63u);
+    zeros = (uint32_t *)(void *)(ws + off);
+    for (i = 0; i < 64; i++) zeros[i] = 0; /* the row terms: b_zp = 0 */
+    off += 256;
+    cacs = (uint32_t *)(void *)(ws + off); /* a_zp [+128] * block column sums of the tile */
+    off += qmx__k_r64(4 * np);
+    g.apack = ws + off;
+    off += qmx__k_r64(kp > (M < QMX__K_MB ? M : QMX__K_MB) * (kp < QMX__K_PK_KC ? kp : QMX__K_PK_KC)
+                          ? kp : (M < QMX__K_MB ? M : QMX__K_MB) * (kp < QMX__K_PK_KC ? kp : QMX__K_PK_KC));
+    tile = (int32_t *)(void *)(ws + off);
+    ca = (uint32_t)s->a_zp + QMX__K_PK_CA;
+    pan = pk + QMX_MATMUL_I8_PACK_HEADER + 4 * np;
+    g.lda = lda; g.pstride = 16 * kp; g.rt = zeros; g.cacs = cacs; g.C = tile;
+    for (m0 = 0; m0 < M; m0 += QMX__K_MB) {
+        size_t mb = M - m0 < QMX__K_MB ? M - m0 : QMX__K_MB;
+        for (n0 = 0; n0 < N; n0 += QMX_MATMUL_TILE_N) {
+            size_t ntile = N - n0 < QMX_MATMUL_TILE_N ? N - n0 : QMX_MATMUL_TILE_N;
+            size_t npt = qmx__k_r16(ntile) / 16;
+            for (blk = 0, kb = 0; kb < K; blk++, kb += bs) {
+                size_t kl = K - kb < bs ? K - kb : bs;
+                const uint8_t *bp = pan + (n0 / 16) * g.pstride + (kb / 4) * 64;
+                /* the exact partial sum over this block: the kernels' fix-up with this block's
+                 * column sums (bytes of the blob past K are 0, so a last block may end there) */
+                if (ca != 0) {
+                    qmx__k_pk_blocksums(bp, g.pstride, npt, 0, qmx__k_r4(kl) / 4,
+                                        (int32_t *)(void *)cacs);
+                    for (i = 0; i < 16 * npt; i++) cacs[i] *= ca;
+                } else {
+                    for (i = 0; i < 16 * npt; i++) cacs[i] = 0;
+                }
+                g.M = mb; g.N = ntile; g.ldc = ntile; g.np = 16 * npt;
+                g.K = kl; g.kp = qmx__k_r4(kl);
+                g.A = A + m0 * lda + kb;
+                g.panels = bp;
+                qmx__k_pk_run(&g);
+                qmx__k_f32_stage(&x, m0, mb, n0, ntile, blk, tile);
+                if (K - kb <= bs) break; /* last block (also avoids kb + bs overflowing) */
+            }
+        }
+    }
+    return QMX_OK;
+}
+
+/* ---- dynamic quantization of float activations ---------------------------------------------- */
+#define QMX__K_DYN_MB 64 /* rows of X per block (quantized rows + int32 tile in the workspace) */
+
+/* The qmx.h config of the activation rows: int8, symmetric, s = absmax / 127 (absmax 0 -> 1),
+ * q = clamp(RNE(x / s), -127, 127) (TFLite recipe, nearest-even forced). */
+static void qmx__k_dyn_cfg(qmx_qconfig *c) {
+    c->dtype = QMX_INT8; c->granularity = QMX_PER_TENSOR;
+    c->outer = 0; c->axis_len = 0; c->inner = 0; c->block_size = 0;
+    c->recipe = QMX_RECIPE_TFLITE; c->rounding = QMX_ROUND_NEAREST_EVEN;
+    c->asymmetric = 0; c->narrow_range = 0; c->preserve_max_val = 0; c->rng = NULL;
+}
+
+QMX_API qmx_status qmx_matmul_f32_dyn_i8_workspace_size(size_t M, size_t N, size_t K,
+                                                        size_t *bytes) {
+    size_t mb, inner, parts[4], total = 64;
+    int i;
+    qmx_status st;
+    if (!bytes) return QMX_ERR_NULL;
+    if (M == 0 || N == 0 || K == 0) return QMX_ERR_SIZE;
+    mb = M < QMX__K_DYN_MB ? M : QMX__K_DYN_MB;
+    st = qmx_matmul_i8_packed_workspace_size(mb, N, K, &inner);
+    if (st != QMX_OK) return st;
+    if (M > SIZE_MAX / 8 || N > SIZE_MAX / 4 / QMX__K_DYN_MB) return QMX_ERR_OVERFLOW;
+    parts[0] = qmx__k_r64(4 * M);        /* row scales */
+    parts[1] = qmx__k_r64(mb * K);       /* quantized rows (K <= QMX_MATMUL_I8_MAX_K) */
+    parts[2] = qmx__k_r64(4 * mb * N);   /* int32 tile */
+    parts[3] = inner;                    /* qmx_matmul_i8_packed's workspace */
+    for (i = 0; i < 4; i++) {
+        if (parts[i] > SIZE_MAX - total) return QMX_ERR_OVERFLOW;
+        total += parts[i];
+    }
+    *bytes = total;
+    return QMX_OK;
+}
+
+QMX_API qmx_status qmx_matmul_f32_dyn_i8(size_t M, size_t N, size_t K, const float *X,
+                                         size_t ldx, const void *packed, size_t packed_bytes,
+                                         const float *w_scales, size_t w_scales_len, float *Y,
+                                         size_t ldy, void *workspace, size_t workspace_bytes) {
+    qmx_qconfig cfg;
+    size_t need, inner, mb, off, m, m0, n, ext, nsc;
+    uint8_t *ws;
+    float *sx;
+    int8_t *q;
+    int32_t *tile;
+    qmx_status st;
+    if (!X || !Y || !w_scales || !workspace) return QMX_ERR_NULL;
+    if (M == 0 || N == 0 || K == 0) return QMX_ERR_SIZE;
+    if (K > QMX_MATMUL_I8_MAX_K) return QMX_ERR_OVERFLOW;
+    st = qmx__k_pk_check(packed, packed_bytes, N, K);
+    if (st != QMX_OK) return st;
+    if (ldx < K || ldy < N) return QMX_ERR_SHAPE;
+    if (!qmx__k_extent(M, K, ldx)) return QMX_ERR_OVERFLOW;
+    ext = qmx__k_extent(M, N, ldy);
+    if (!ext || ext > SIZE_MAX / sizeof(float)) return QMX_ERR_OVERFLOW;
+    if (w_scales_len != 1 && w_scales_len < N) return QMX_ERR_BUFFER_TOO_SMALL;
+    nsc = w_scales_len == 1 ? 1 : N;
+    for (n = 0; n < nsc; n++)
+        if (!qmx__k_scale_ok(w_scales[n])) return QMX_ERR_ARG;
+    st = qmx_matmul_f32_dyn_i8_workspace_size(M, N, K, &need);
+    if (st != QMX_OK) return st;
+    if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    mb = M < QMX__K_DYN_MB ? M : QMX__K_DYN_MB;
+    ws = (uint8_t *)workspace;
+    off = (size_t)((64u - ((uintptr_t)ws & 63u)) & 63u);
+    sx = (float *)(void *)(ws + off);
+    off += qmx__k_r64(4 * M);
+    q = (int8_t *)(void *)(ws + off);
+    off += qmx__k_r64(mb * K);
+    tile = (int32_t *)(void *)(ws + off);
+    off += qmx__k_r64(4 * mb * N);
+    (void)qmx_matmul_i8_packed_workspace_size(mb, N, K, &inner);
+    qmx__k_dyn_cfg(&cfg);
+    /* pass 1: every row's scale (NaN/Inf -> QMX_ERR_NONFINITE before Y is written) */
+    for (m = 0; m < M; m++) {
+        st = qmx_compute_qparams(&cfg, X + m * ldx, K, sx + m, 1, NULL);
+        if (st != QMX_OK) return st;
+        if (!qmx__k_scale_ok(sx[m])) return QMX_ERR_ARG; /* absmax / 127 underflowed to 0 */
+    }
+    /* pass 2: blocks of 64 rows: quantize, integer matmul on the packed weights, scale */
+    for (m0 = 0; m0 < M; m0 += mb) {
+        size_t rows = M - m0 < mb ? M - m0 : mb, i;
+        for (i = 0; i < rows; i++) {
+            st = qmx_quantize(&cfg, X + (m0 + i) * ldx, K, sx + m0 + i, 1, NULL, q + i * K, K);
+            if (st != QMX_OK) return st; /* not reached: the config and scales are checked */
+        }
+        st = qmx_matmul_i8_packed(rows, N, K, q, K, packed, packed_bytes, tile, N, NULL,
+                                  ws + off, inner);
+        if (st != QMX_OK) return st; /* not reached */
+        for (i = 0; i < rows; i++) {
+            const int32_t *t = tile + i * N;
+            float *y = Y + (m0 + i) * ldy, s = sx[m0 + i];
+            if (nsc == 1) {
+                float sw = w_scales[0];
+                for (n = 0; n < N; n++) {
+                    float p = (float)t[n];
+                    p = p * s;
+                    p = p * sw;
+                    y[n] = p;
+                }
+            } else {
+                for (n = 0; n < N; n++) {
+                    float p = (float)t[n];
+                    p = p * s;
+                    p = p * w_scales[n];
+                    y[n] = p;
+                }
+            }
+        }
+    }
+    return QMX_OK;
+}
+
 #ifdef __cplusplus
 }
 #endif
 #endif /* QMX_IMPLEMENTATION (kernels) */
+
+/* ############################################################################################
+ * qmx_kernels.h part: LOW-BIT MATMUL
+ * ############################################################################################ */
+/* ============================================================================================
+ * LOW-BIT MATMUL: PACKED INT4 WEIGHTS (x INT8 / x INT4 ACTIVATIONS) AND FP8 x FP8
+ *   (fragment of qmx_kernels.h; tests/test_matmul_lowbit.c, bench/bench_lowbit.c,
+ *    make bench-cortex-m)
+ *
+ * INT4 WEIGHTS (ggml Q4_0 x Q8_0 class, CMSIS-NN s4 class)
+ *   qmx_matmul_i4      C[m][n] = sum_k (A(m,k) - a_zp) * (W(n,k) - w_zp(n,b(k)))   exact int32
+ *   qmx_matmul_i4_f32  C[m][n] = the same partials per K-block, dequantized in float (below)
+ *   qmx_fully_connected_i4   the TFLite / CMSIS-NN s4 fully-connected with qmx's output stage
+ *   Layouts (row-major; strides in ELEMENTS, also for packed int4):
+ *     W  [N,K] packed int4 in qmx.h's layout (element e of the flat nibble stream is the LOW
+ *        nibble of byte e/2 when e is even, the HIGH nibble when odd), W(n,k) = element n*ldw+k
+ *        (ldw >= K). params.w_dtype: QMX_INT4 (default when 0): signed [-8, 7], zero point 0;
+ *        QMX_UINT4: [0, 15] with zero point w_zp (per tensor) or w_zps[n*nblk + b] (per block
+ *        and row; bytes holding values in [0, 15]).
+ *     A  [M,K] params.a_dtype: QMX_INT8 (default when 0): int8, A(m,k) = A[m*lda + k]; or
+ *        QMX_INT4: packed int4 like W, element m*lda + k (int4 x int4). Zero point a_zp per
+ *        tensor: int8 [-128, 127], int4 [-8, 7].
+ *     C  [M,N] int32 / float, row m at C + m*ldc (ldc >= N; the padding is not written).
+ *   K is cut into nblk = ceil(K / bs) blocks, bs = params.block_size (0: K, one block; a
+ *   shorter last block is the ragged tail). P_b[m][n] = sum over block b of
+ *   (A - a_zp)(W - w_zp) (exact int32). qmx_matmul_i4 returns sum_b P_b (exact).
+ *   qmx_matmul_i4_f32, with sa = a_scales[(a_per_row ? m*nblk : 0) + b] and
+ *   sb = w_scales[(w_per_col ? n*nblk : 0) + b] (finite, > 0):
+ *       sum = 0.0f;
+ *       for b = 0, 1, ..., nblk-1 (increasing):
+ *           p = (float)P_b[m][n];  p = p * sa;  p = p * sb;  sum = sum + p;
+ *       C[m][n] = sum;
+ *   exactly the order of qmx_matmul_i8_f32 (same FMA-contraction and x87 handling), so C is
+ *   the same bits on every path and target. Accuracy: |C - sum_b P_b*sa*sb| <=
+ *   (nblk + 4) * 2^-24 * sum_b |P_b*sa*sb| (+ underflow).
+ *
+ * OVERFLOW BOUND (QMX_MATMUL_I4_MAX_K = 561433)
+ *   |A - a_zp| <= 255 and |W - w_zp| <= 15, so |C| <= 3825 K <= INT32_MAX for
+ *   K <= floor((2^31 - 1) / 3825) = 561433; larger K: QMX_ERR_OVERFLOW. Inside, the kernels
+ *   sum a * u with u = nibble ^ 8 (int4) or nibble (uint4) in [0, 15]: |sum| <= 1920 K
+ *   < 1.08e9, row sums |sum a| <= 128 K, weight sums <= 15 K, and
+ *   P = D - a_zp*Su - z*Sa + a_zp*z*K (z = 8 for int4, else the zero point) is formed in
+ *   uint32 (wrap-around is defined) and is exact because the true value fits int32.
+ *
+ * FAST AND GENERIC MODES
+ *   Fast (every block of every row starts on a byte: ldw even and (bs even or nblk == 1)):
+ *   each panel of up to 16 rows of A is laid out once per call in the workspace, per block,
+ *   as chunks of 128 elements = [64 bytes: elements 0,2,..,126][64 bytes: 1,3,..,127]
+ *   (zero padded), so that byte j of a chunk of W lines up with byte j of both halves:
+ *   low nibbles x even elements, high nibbles x odd elements, no shuffles. Register tiles of
+ *   up to 4 rows of A x 4 rows of W over each block (W is read in place: no prepacking):
+ *     AVX-512 VNNI: vpdpbusd (u as u8 x a as s8, no saturation), 4x4; masked tail; for
+ *       M = 1 (GEMV, weights streaming from memory) 1x4 with a software prefetch of the
+ *       weight rows two tiles ahead (the hardware prefetcher alone restarts at every tile). With
+ *       blocks of 32 (qmx_matmul_i4_f32, ggml Q4_0 class) A is laid out once over all of K
+ *       and one pass gives every block's dot: 128-bit lane L of an accumulator holds exactly
+ *       elements 32L..32L+31 of a chunk (two in-lane shuffles + vpcompressd).
+ *     AVX2: vpmaddubsw (pairs 15*128*2 < 2^15: never saturates) + vpmaddwd, 2x4.
+ *     NEON aarch64: vdotq_s32 (dotprod) or vmull_s8 + vpadalq_s16, 4x4.
+ *     Cortex-M55 MVE: vmladavaq_s8, predicated last step, 1x4; weight sums for a_zp != 0
+ *       with vaddvaq_u8.
+ *     Cortex-M4/M7/M33 DSP: A is laid out instead as int16 (A - a_zp) pairs
+ *       [a0|a4][a1|a5][a2|a6][a3|a7] per 8 elements so that one 32-bit word of W gives the
+ *       four SMLAD operands with one AND each ((w >> 4i) & 0x000F000F), 1x4 as two 1x2
+ *       passes (an assembly loop, 13 registers); the zero point of A is then inside the dot
+ *       (no weight sums).
+ *     Otherwise portable C, 2x4.
+ *   Every block is padded to whole chunks of 128 in the layout of A: blocks shorter than 128
+ *   waste lanes (128/bs x the work) except blocks of 32 on AVX-512: prefer bs >= 128 or 32.
+ *   Generic (odd ldw, or odd bs with several blocks): a portable loop that reads every nibble
+ *   by index (slow; same integer results).
+ *   Measured (make bench-cortex-m, instructions per MAC, 1024 -> 1024, zero point of A 0 / -3):
+ *   qmx_fully_connected_i4 Cortex-M4 1.81 / 1.81 (CMSIS-NN s4: 4.92), Cortex-M55 0.54 / 0.87
+ *   (CMSIS-NN: 0.39); batch 4 per MAC 1.77 (M4), 0.49 / 0.58 (M55).
+ *   Configuration: QMX_NO_DSP, QMX_NO_MVE (portable C instead), QMX_NO_DSP_ASM (the DSP
+ *   loops in C intrinsics instead of assembly; -O0 builds do that anyway).
+ *
+ * WORKSPACE: qmx_matmul_i4_workspace_size(M, N, K, params, &bytes) (the same for the three
+ *   int4 entry points; a pure function of M, N, K and block_size, the same on every target):
+ *       64 + mb * R + r64(4 * mb * nblk) + r64(64 * r4(nblk)),   mb = min(M, 16),
+ *       R = (nblk - 1) * 2*r128(bs) + 2*r128(last block length)
+ *   (r128 / r4 round up to 128 / 4; 2 bytes per element covers the int16 layout of the DSP
+ *   path; the last term holds the block dots of a 4x4 tile on the blocks-of-32 path).
+ *   Any alignment. Stack: a 4x4 int32 tile and a few words (< 256 bytes).
+ *
+ * FULLY-CONNECTED s4: qmx_fully_connected_i4(M, N, K, A, lda, a_zp, W, ldw, rq, out, ldo,
+ *   workspace, workspace_bytes): out = clamp(requant(acc + bias) + out_zp), acc[m][n] =
+ *   sum_k (A[m][k] - a_zp) * W(n,k) with W signed int4 (packed as above, row n at element
+ *   n*ldw: CMSIS-NN's flat packing is ldw = K), rq exactly as qmx_fully_connected_i8.
+ *
+ * ERRORS (checked before anything is written; outputs and workspace untouched on error)
+ *   QMX_ERR_NULL              A, W, C/out, workspace NULL; params NULL (f32 only: NULL means
+ *                             the defaults elsewhere); rq NULL; a_scales / w_scales NULL
+ *                             (f32); rq's arrays as qmx_fully_connected_i8
+ *   QMX_ERR_DTYPE             a_dtype not 0/INT8/INT4; w_dtype not 0/INT4/UINT4; rq out dtype
+ *   QMX_ERR_ARG               a_zp outside its dtype's range; w_zp / w_zps[i] outside [0, 15]
+ *                             (uint4), w_zp != 0 for int4; a scale 0, negative, NaN or Inf;
+ *                             rq values as qmx_fully_connected_i8
+ *   QMX_ERR_SIZE              M, N or K is 0
+ *   QMX_ERR_OVERFLOW          K > QMX_MATMUL_I4_MAX_K; size_t overflow of an extent or of
+ *                             the workspace
+ *   QMX_ERR_SHAPE             lda < K, ldw < K, ldc/ldo < N
+ *   QMX_ERR_BUFFER_TOO_SMALL  workspace too small; w_zps_len < N*nblk; scales_len short
+ *
+ * FP8 x FP8 -> FLOAT: qmx_matmul_fp8_f32(M, N, K, A, lda, B, ldb, C, ldc, params, workspace,
+ *                                         workspace_bytes)
+ *   A [M,K] and B [N,K] fp8 codes (one byte each), formats params.a_fmt / params.b_fmt each
+ *   QMX_FP8_E4M3FN (default when 0) or QMX_FP8_E5M2 (E4M3xE4M3, E4M3xE5M2, E5M2xE5M2, and
+ *   E5M2xE4M3). Scales: sa = a_scales[a_per_row ? m : 0], sb = b_scales[b_per_col ? n : 0].
+ *   Every product A(m,k)*B(n,k) is exact in float: significands of 4 (E4M3) or 3 (E5M2)
+ *   bits multiply into at most 8 bits, and exponents stay within [2^-32, 2^32) (no
+ *   overflow, no float subnormal). Hence an FMA gives the same bits as a multiply then an
+ *   add, and contraction cannot change results. The sum has this fixed order:
+ *       s[l] = +0.0f for l < 16;
+ *       for k = 0, 1, ..., K-1:  s[k % 16] = s[k % 16] + A(m,k)*B(n,k);
+ *       for w = 8, 4, 2, 1:  for l < w:  s[l] = s[l] + s[l + w];
+ *       C[m][n] = (s[0] * sa) * sb;
+ *   each step rounded to float (nearest-even): 16 lanes as one AVX-512 register (4x4 tiles,
+ *   vfmadd; for M = 1 the codes of B are decoded in registers as they stream) or four NEON
+ *   registers; elsewhere portable C (AVX2 too). Same bits on every path
+ *   and target. Codes are decoded exactly through IEEE binary16 (vcvtph2ps / vcvt_f32_f16;
+ *   E5M2 is the top byte of a binary16, E4M3 shifted into one is its value times 2^-8),
+ *   or a 256-entry table of qmx_fp8_to_f32 built in the workspace. Accuracy: |C - exact| <=
+ *   (K/16 + 6) * 2^-24 * sum_k |A*B| * sa * sb (+ underflow).
+ *   NaN and Inf codes (E4M3FN 0x7F/0xFF; E5M2 exponent field 11111) in A or B are rejected
+ *   with QMX_ERR_NONFINITE (outputs untouched): a NaN result would carry no information and
+ *   an Inf*0 would make the order observable. The FNUZ formats: QMX_ERR_UNSUPPORTED.
+ *   Workspace: qmx_matmul_fp8_f32_workspace_size(M, N, K, &bytes) =
+ *       64 + 2048 + r64(4 * min(M, 16) * r16(K)) + r64(16 * r16(K))
+ *   (two 256-entry decode tables, a panel of A and a tile of 4 rows of B decoded to float).
+ *   Errors as the int4 entry points, plus QMX_ERR_DTYPE for another format and
+ *   QMX_ERR_NONFINITE above; K has no maximum beyond size_t (float sums).
+ * ============================================================================================ */
+#ifndef QMX_LOWBIT_WIP_H
+#define QMX_LOWBIT_WIP_H
+/* (inside qmx_kernels.h) */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Largest K of the int4 matmuls (see OVERFLOW BOUND). */
+#define QMX_MATMUL_I4_MAX_K 561433
+
+/* Parameters of the int4 matmuls; zero-initialised = int8 A with zero point 0, signed int4 W,
+ * one block over K, no scales (the f32 variant needs them). */
+typedef struct qmx_matmul_i4_params {
+    qmx_dtype a_dtype;        /* 0 or QMX_INT8: int8 A; QMX_INT4: packed int4 A */
+    int32_t a_zp;             /* zero point of A (int8: [-128, 127]; int4: [-8, 7]) */
+    qmx_dtype w_dtype;        /* 0 or QMX_INT4 (symmetric); QMX_UINT4 (with zero points) */
+    int32_t w_zp;             /* uint4 per-tensor zero point in [0, 15] (w_zps == NULL) */
+    const uint8_t *w_zps;     /* uint4 per-block zero points [N][nblk], or NULL */
+    size_t w_zps_len;         /* entries in w_zps (>= N*nblk) */
+    size_t block_size;        /* K-block length; 0 = K (one block) */
+    /* qmx_matmul_i4_f32 only: */
+    const float *a_scales;    /* [M][nblk] when a_per_row, else [nblk] */
+    size_t a_scales_len;
+    int a_per_row;
+    const float *w_scales;    /* [N][nblk] when w_per_col, else [nblk] */
+    size_t w_scales_len;
+    int w_per_col;
+} qmx_matmul_i4_params;
+
+/* Workspace bytes of the int4 matmuls (see WORKSPACE). params may be NULL (one block). */
+QMX_API qmx_status qmx_matmul_i4_workspace_size(size_t M, size_t N, size_t K,
+                                                const qmx_matmul_i4_params *params,
+                                                size_t *bytes);
+/* Exact int32: C = sum_k (A - a_zp)(W - w_zp). params NULL: the defaults. */
+QMX_API qmx_status qmx_matmul_i4(size_t M, size_t N, size_t K, const void *A, size_t lda,
+                                 const uint8_t *W, size_t ldw, int32_t *C, size_t ldc,
+                                 const qmx_matmul_i4_params *params, void *workspace,
+                                 size_t workspace_bytes);
+/* Float: per-block partials dequantized in the documented order (scales in params). */
+QMX_API qmx_status qmx_matmul_i4_f32(size_t M, size_t N, size_t K, const void *A, size_t lda,
+                                     const uint8_t *W, size_t ldw, float *C, size_t ldc,
+                                     const qmx_matmul_i4_params *params, void *workspace,
+                                     size_t workspace_bytes);
+/* CMSIS-NN s4 fully-connected: int8 A (zero point a_zp), signed int4 W [N,K], output stage rq
+ * as qmx_fully_connected_i8. Workspace: qmx_matmul_i4_workspace_size(M, N, K, NULL, &b). */
+QMX_API qmx_status qmx_fully_connected_i4(size_t M, size_t N, size_t K, const int8_t *A,
+                                          size_t lda, int32_t a_zp, const uint8_t *W,
+                                          size_t ldw, const qmx_requant_config *rq, void *out,
+                                          size_t ldo, void *workspace, size_t workspace_bytes);
+
+/* Formats and scales of qmx_matmul_fp8_f32 (zero-initialised: E4M3FN x E4M3FN, no scales). */
+typedef struct qmx_matmul_fp8_params {
+    qmx_dtype a_fmt;          /* 0 or QMX_FP8_E4M3FN, or QMX_FP8_E5M2 */
+    qmx_dtype b_fmt;          /* 0 or QMX_FP8_E4M3FN, or QMX_FP8_E5M2 */
+    const float *a_scales;    /* [M] when a_per_row, else [1] */
+    size_t a_scales_len;
+    int a_per_row;
+    const float *b_scales;    /* [N] when b_per_col, else [1] */
+    size_t b_scales_len;
+    int b_per_col;
+} qmx_matmul_fp8_params;
+
+QMX_API qmx_status qmx_matmul_fp8_f32_workspace_size(size_t M, size_t N, size_t K,
+                                                     size_t *bytes);
+/* C = (sum_k A*B in the documented order) * sa * sb; B is [N,K] (weights). */
+QMX_API qmx_status qmx_matmul_fp8_f32(size_t M, size_t N, size_t K, const uint8_t *A,
+                                      size_t lda, const uint8_t *B, size_t ldb, float *C,
+                                      size_t ldc, const qmx_matmul_fp8_params *params,
+                                      void *workspace, size_t workspace_bytes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* QMX_LOWBIT_WIP_H */
+
+#if defined(QMX_IMPLEMENTATION) && !defined(QMX__LOWBIT_IMPLEMENTATION_DONE)
+#if defined(__GNUC__) && !defined(__clang__)
+/* g++ 12: false -Wmaybe-uninitialized inside the AVX-512 intrinsics (GCC PR 105593) */
+#  pragma GCC diagnostic push
+#  pragma GCC diagnostic ignored "-Wuninitialized"
+#  pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#define QMX__LOWBIT_IMPLEMENTATION_DONE
+
+/* ---- path selection (as qmx_kernels.h; Cortex-M DSP / MVE in addition) ---- */
+#if !defined(QMX_NO_SIMD)
+#  if !defined(QMX_NO_AVX512) && defined(__AVX512F__) && defined(__AVX512BW__) && \
+      defined(__AVX512VNNI__)
+#    define QMX__LB_VNNI 1
+#  elif !defined(QMX_NO_AVX2) && defined(__AVX2__)
+#    define QMX__LB_AVX2 1
+#  elif !defined(QMX_NO_NEON) && (defined(__ARM_NEON) || defined(__ARM_NEON__)) && \
+        defined(__aarch64__)
+#    if defined(__ARM_FEATURE_DOTPROD) && !defined(QMX_NO_DOTPROD)
+#      define QMX__LB_NEONDOT 1
+#    else
+#      define QMX__LB_NEON 1
+#    endif
+#  elif defined(__ARM_FEATURE_MVE) && !defined(__ARM_BIG_ENDIAN) && !defined(QMX_NO_MVE)
+#    define QMX__LB_MVE 1
+#  elif defined(__ARM_FEATURE_DSP) && !defined(__ARM_BIG_ENDIAN) && !defined(QMX_NO_DSP) && \
+        !defined(__aarch64__)
+#    define QMX__LB_DSP 1
+#  endif
+#endif
+#if defined(QMX__LB_VNNI) || defined(QMX__LB_AVX2)
+#  include <immintrin.h>
+#endif
+#if defined(QMX__LB_NEONDOT) || defined(QMX__LB_NEON)
+#  include <arm_neon.h>
+#endif
+#if defined(QMX__LB_MVE)
+#  include <arm_mve.h>
+#endif
+#if defined(QMX__LB_DSP)
+#  include <arm_acle.h>
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define QMX__LB_MB 16 /* rows of A per laid-out panel */
+
+static int32_t qmx__lb_u2i(uint32_t u) {
+    return u <= 0x7FFFFFFFu ? (int32_t)u : (int32_t)(u - 0x80000000u) - 0x7FFFFFFF - 1;
+}
+static size_t qmx__lb_r64(size_t x) { return (x + 63u) & ~(size_t)63u; }
+static size_t qmx__lb_r128(size_t x) { return (x + 127u) & ~(size_t)127u; }
+/* (rows-1)*ld + cols, 0 on overflow (rows, cols >= 1) */
+static size_t qmx__lb_extent(size_t rows, size_t cols, size_t ld) {
+    if (rows - 1 != 0 && ld > (SIZE_MAX - cols) / (rows - 1)) return 0;
+    return (rows - 1) * ld + cols;
+}
+static int qmx__lb_scale_ok(float s) { return s > 0.0f && s <= FLT_MAX; }
+/* every s[i] finite and > 0; no early exit, so that the compiler can vectorise the loop
+ * (per-block weight scales are N*K/bs floats) */
+static int qmx__lb_scales_ok(const float *s, size_t n) {
+    size_t i;
+    int ok = 1;
+    for (i = 0; i < n; i++) ok &= (s[i] > 0.0f) & (s[i] <= FLT_MAX);
+    return ok;
+}
+static uint32_t qmx__lb_ld32(const uint8_t *p) {   /* little-endian word, any alignment */
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+           ((uint32_t)p[3] << 24);
+}
+/* element e of a packed int4 stream: signed (two's complement nibble) or unsigned */
+static int32_t qmx__lb_nib(const uint8_t *p, size_t e, int is_signed) {
+    int32_t v = (int32_t)((p[e >> 1] >> ((e & 1u) * 4u)) & 0xFu);
+    return is_signed ? (v ^ 8) - 8 : v;
+}
+
+/* ================================ int4 kernels ================================
+ * qmx__lb_tile(a, na, w, nb, x, d): d[i][j] = sum over one block of a_i[k] * u_j[k],
+ * i < na (1 <= na <= QMX__LB_MR), j < 4, u = nibble ^ x (x = 0x88 for int4, 0 for uint4)
+ * read from the nb = ceil(kl/2) bytes at w[j] (never past them); a[i] is row i's block laid
+ * out by qmx__lb_prep_block (zero padding makes the high nibble of an odd last byte count 0).
+ * pf != 0 (M = 1): w[j] + pf is the next tile's row j; paths may prefetch it.
+ * On the DSP path a is (A - a_zp) as int16 pairs, so the zero point of A is already in d. */
+
+#if defined(QMX__LB_VNNI)
+#define QMX__LB_MR 4
+static int32_t qmx__lb_hsum512(__m512i v) {
+    __m256i h = _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    return _mm_cvtsi128_si32(s);
+}
+static void qmx__lb_tile(const uint8_t *const *a, size_t na, const uint8_t *const *w, size_t nb,
+                         uint8_t x, int32_t d[4][4], size_t pf) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F), xv = _mm512_set1_epi8((char)x);
+    size_t c, i, j;
+    if (na == 4) {
+        __m512i acc[4][4];
+        for (i = 0; i < 4; i++)
+            for (j = 0; j < 4; j++) acc[i][j] = _mm512_setzero_si512();
+        for (c = 0; c * 64 < nb; c++) {
+            size_t rem = nb - c * 64;
+            __mmask64 msk = rem >= 64 ? ~(__mmask64)0 : (__mmask64)((((uint64_t)1) << rem) - 1u);
+            __m512i lo[4], hi[4];
+            for (j = 0; j < 4; j++) {
+                __m512i v = _mm512_xor_si512(_mm512_maskz_loadu_epi8(msk, w[j] + c * 64), xv);
+                lo[j] = _mm512_and_si512(v, m4);
+                hi[j] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+            }
+            for (i = 0; i < 4; i++) {
+                __m512i ae = _mm512_loadu_si512((const void *)(a[i] + c * 128));
+                __m512i ao = _mm512_loadu_si512((const void *)(a[i] + c * 128 + 64));
+                for (j = 0; j < 4; j++) {
+                    acc[i][j] = _mm512_dpbusd_epi32(acc[i][j], lo[j], ae);
+                    acc[i][j] = _mm512_dpbusd_epi32(acc[i][j], hi[j], ao);
+                }
+            }
+        }
+        for (i = 0; i < 4; i++)
+            for (j = 0; j < 4; j++) d[i][j] = qmx__lb_hsum512(acc[i][j]);
+        return;
+    }
+    for (i = 0; i < na; i++) {
+        __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0;
+        const uint8_t *ap = a[i];
+        for (c = 0; c * 64 < nb; c++) {
+            size_t rem = nb - c * 64;
+            __mmask64 msk = rem >= 64 ? ~(__mmask64)0 : (__mmask64)((((uint64_t)1) << rem) - 1u);
+            __m512i ae = _mm512_loadu_si512((const void *)(ap + c * 128));
+            __m512i ao = _mm512_loadu_si512((const void *)(ap + c * 128 + 64));
+            __m512i v0, v1, v2, v3;
+            if (pf) { /* GEMV: pull the next tile's rows in while this one streams */
+                _mm_prefetch((const char *)(w[0] + c * 64 + pf), _MM_HINT_T1);
+                _mm_prefetch((const char *)(w[1] + c * 64 + pf), _MM_HINT_T1);
+                _mm_prefetch((const char *)(w[2] + c * 64 + pf), _MM_HINT_T1);
+                _mm_prefetch((const char *)(w[3] + c * 64 + pf), _MM_HINT_T1);
+            }
+            v0 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(msk, w[0] + c * 64), xv);
+            v1 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(msk, w[1] + c * 64), xv);
+            v2 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(msk, w[2] + c * 64), xv);
+            v3 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(msk, w[3] + c * 64), xv);
+            c0 = _mm512_dpbusd_epi32(c0, _mm512_and_si512(v0, m4), ae);
+            c1 = _mm512_dpbusd_epi32(c1, _mm512_and_si512(v1, m4), ae);
+            c2 = _mm512_dpbusd_epi32(c2, _mm512_and_si512(v2, m4), ae);
+            c3 = _mm512_dpbusd_epi32(c3, _mm512_and_si512(v3, m4), ae);
+            c0 = _mm512_dpbusd_epi32(c0, _mm512_and_si512(_mm512_srli_epi16(v0, 4), m4), ao);
+            c1 = _mm512_dpbusd_epi32(c1, _mm512_and_si512(_mm512_srli_epi16(v1, 4), m4), ao);
+            c2 = _mm512_dpbusd_epi32(c2, _mm512_and_si512(_mm512_srli_epi16(v2, 4), m4), ao);
+            c3 = _mm512_dpbusd_epi32(c3, _mm512_and_si512(_mm512_srli_epi16(v3, 4), m4), ao);
+        }
+        d[i][0] = qmx__lb_hsum512(c0); d[i][1] = qmx__lb_hsum512(c1);
+        d[i][2] = qmx__lb_hsum512(c2); d[i][3] = qmx__lb_hsum512(c3);
+    }
+}
+
+#elif defined(QMX__LB_AVX2)
+#define QMX__LB_MR 2
+static int32_t qmx__lb_hsum256(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    return _mm_cvtsi128_si32(s);
+}
+/* sum of u*a for 32 bytes: maddubs pairs (|.| <= 3840, no saturation) then madd to int32 */
+#define QMX__LB_DOT2(acc, u, a, ones) \
+    acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, a), ones))
+static void qmx__lb_tile(const uint8_t *const *a, size_t na, const uint8_t *const *w, size_t nb,
+                         uint8_t x, int32_t d[4][4], size_t pf) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F), xv = _mm256_set1_epi8((char)x);
+    const __m256i ones = _mm256_set1_epi16(1);
+    size_t i = 0, j, q, o;
+    (void)pf;
+    while (i < na) {
+        size_t nr = na - i >= 2 ? 2 : 1, r;
+        __m256i acc[2][4];
+        for (r = 0; r < 2; r++)
+            for (j = 0; j < 4; j++) acc[r][j] = _mm256_setzero_si256();
+        for (q = 0; q + 32 <= nb; q += 32) { /* byte q of W: chunk q/64, offset q%64 */
+            size_t ao = (q >> 6) * 128 + (q & 63);
+            __m256i lo[4], hi[4];
+            for (j = 0; j < 4; j++) {
+                __m256i v = _mm256_xor_si256(
+                    _mm256_loadu_si256((const __m256i *)(const void *)(w[j] + q)), xv);
+                lo[j] = _mm256_and_si256(v, m4);
+                hi[j] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+            }
+            for (r = 0; r < nr; r++) {
+                __m256i ae = _mm256_loadu_si256((const __m256i *)(const void *)(a[i + r] + ao));
+                __m256i aod =
+                    _mm256_loadu_si256((const __m256i *)(const void *)(a[i + r] + ao + 64));
+                for (j = 0; j < 4; j++) {
+                    QMX__LB_DOT2(acc[r][j], lo[j], ae, ones);
+                    QMX__LB_DOT2(acc[r][j], hi[j], aod, ones);
+                }
+            }
+        }
+        for (r = 0; r < nr; r++)
+            for (j = 0; j < 4; j++) d[i + r][j] = qmx__lb_hsum256(acc[r][j]);
+        for (; q < nb; q++) {
+            o = (q >> 6) * 128 + (q & 63);
+            for (r = 0; r < nr; r++)
+                for (j = 0; j < 4; j++) {
+                    uint32_t v = (uint32_t)(w[j][q] ^ x);
+                    d[i + r][j] += (int32_t)(v & 15u) * (int8_t)a[i + r][o] +
+                                   (int32_t)(v >> 4) * (int8_t)a[i + r][o + 64];
+                }
+        }
+        i += nr;
+    }
+}
+
+#elif defined(QMX__LB_NEONDOT) || defined(QMX__LB_NEON)
+#define QMX__LB_MR 4
+#if defined(QMX__LB_NEONDOT)
+#  define QMX__LB_MAC(c, u, y) c = vdotq_s32(c, u, y)
+#else
+#  define QMX__LB_MAC(c, u, y) \
+     c = vpadalq_s16(vpadalq_s16(c, vmull_s8(vget_low_s8(u), vget_low_s8(y))), vmull_high_s8(u, y))
+#endif
+static void qmx__lb_tile(const uint8_t *const *a, size_t na, const uint8_t *const *w, size_t nb,
+                         uint8_t x, int32_t d[4][4], size_t pf) {
+    const uint8x16_t m4 = vdupq_n_u8(0x0F), xv = vdupq_n_u8(x);
+    size_t i, j, q, o;
+    int32x4_t acc[4][4];
+    (void)pf;
+    for (i = 0; i < 4; i++)
+        for (j = 0; j < 4; j++) acc[i][j] = vdupq_n_s32(0);
+    for (q = 0; q + 16 <= nb; q += 16) {
+        size_t ao = (q >> 6) * 128 + (q & 63);
+        int8x16_t lo[4], hi[4];
+        for (j = 0; j < 4; j++) {
+            uint8x16_t v = veorq_u8(vld1q_u8(w[j] + q), xv);
+            lo[j] = vreinterpretq_s8_u8(vandq_u8(v, m4));
+            hi[j] = vreinterpretq_s8_u8(vshrq_n_u8(v, 4));
+        }
+        for (i = 0; i < na; i++) {
+            int8x16_t ae = vld1q_s8((const int8_t *)(const void *)(a[i] + ao));
+            int8x16_t aod = vld1q_s8((const int8_t *)(const void *)(a[i] + ao + 64));
+            for (j = 0; j < 4; j++) {
+                QMX__LB_MAC(acc[i][j], lo[j], ae);
+                QMX__LB_MAC(acc[i][j], hi[j], aod);
+            }
+        }
+    }
+    for (i = 0; i < na; i++)
+        for (j = 0; j < 4; j++) d[i][j] = vaddvq_s32(acc[i][j]);
+    for (; q < nb; q++) {
+        o = (q >> 6) * 128 + (q & 63);
+        for (i = 0; i < na; i++)
+            for (j = 0; j < 4; j++) {
+                uint32_t v = (uint32_t)(w[j][q] ^ x);
+                d[i][j] += (int32_t)(v & 15u) * (int8_t)a[i][o] +
+                           (int32_t)(v >> 4) * (int8_t)a[i][o + 64];
+            }
+    }
+}
+
+#elif defined(QMX__LB_MVE)
+#define QMX__LB_MR 1
+static void qmx__lb_tile(const uint8_t *const *a, size_t na, const uint8_t *const *w, size_t nb,
+                         uint8_t x, int32_t d[4][4], size_t pf) {
+    const uint8x16_t xv = vdupq_n_u8(x), m4 = vdupq_n_u8(15);
+    size_t i, q, o;
+    (void)pf;
+    for (i = 0; i < na; i++) {
+        const int8_t *ap = (const int8_t *)(const void *)a[i];
+        const uint8_t *w0 = w[0], *w1 = w[1], *w2 = w[2], *w3 = w[3];
+        int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        uint8x16_t v;
+        int8x16_t ae, ao;
+        /* byte q of a W row pairs with byte q%64 of both halves of A chunk q/64 */
+#define QMX__LB_MVE_ROW(s, LOAD)                                                    \
+        v = veorq_u8(LOAD, xv);                                                      \
+        s = vmladavaq_s8(s, vreinterpretq_s8_u8(vandq_u8(v, m4)), ae);               \
+        s = vmladavaq_s8(s, vreinterpretq_s8_u8(vshrq_n_u8(v, 4)), ao);
+        for (q = 0; q + 64 <= nb; q += 64) { /* whole chunks: constant offsets */
+            for (o = 0; o < 64; o += 16) {
+                ae = vld1q_s8(ap + o); ao = vld1q_s8(ap + 64 + o);
+                QMX__LB_MVE_ROW(s0, vld1q_u8(w0 + o))
+                QMX__LB_MVE_ROW(s1, vld1q_u8(w1 + o))
+                QMX__LB_MVE_ROW(s2, vld1q_u8(w2 + o))
+                QMX__LB_MVE_ROW(s3, vld1q_u8(w3 + o))
+            }
+            ap += 128; w0 += 64; w1 += 64; w2 += 64; w3 += 64;
+        }
+        for (o = 0; q + o < nb; o += 16) { /* the last chunk, predicated */
+            mve_pred16_t p = vctp8q((uint32_t)(nb - q - o));
+            ae = vld1q_s8(ap + o); ao = vld1q_s8(ap + 64 + o);
+            QMX__LB_MVE_ROW(s0, vldrbq_z_u8(w0 + o, p))
+            QMX__LB_MVE_ROW(s1, vldrbq_z_u8(w1 + o, p))
+            QMX__LB_MVE_ROW(s2, vldrbq_z_u8(w2 + o, p))
+            QMX__LB_MVE_ROW(s3, vldrbq_z_u8(w3 + o, p))
+        }
+#undef QMX__LB_MVE_ROW
+        d[i][0] = s0; d[i][1] = s1; d[i][2] = s2; d[i][3] = s3;
+    }
+}
+/* sum of u over the nb = kl/2 whole bytes (vaddvaq), for the zero point of A */
+#define QMX__LB_USUM_BYTES 1
+static uint32_t qmx__lb_usum_bytes(const uint8_t *w, size_t nb, uint8_t x) {
+    const uint8x16_t xv = vdupq_n_u8(x), m4 = vdupq_n_u8(15);
+    uint32_t s = 0;
+    size_t q;
+    for (q = 0; q + 16 <= nb; q += 16) {
+        uint8x16_t v = veorq_u8(vld1q_u8(w + q), xv);
+        s = vaddvaq_u8(s, vandq_u8(v, m4));
+        s = vaddvaq_u8(s, vshrq_n_u8(v, 4));
+    }
+    for (; q < nb; q++) s += (uint32_t)((w[q] ^ x) & 15u) + (uint32_t)((w[q] ^ x) >> 4);
+    return s;
+}
+
+#elif defined(QMX__LB_DSP)
+#define QMX__LB_MR 1
+#define QMX__LB_AZP_IN_A 1 /* a is int16 (A - a_zp): d already holds the zero point of A */
+/* One A row against W rows wa, wb: per 8 elements, 4 words of A pairs and one word of each W
+ * row, u = (w >> 4i) & 0x000F000F (one AND with a shifted operand), 4 SMLAD. The main loop is
+ * inline assembly (13 registers: also builds that keep a frame pointer); C does the rest. */
+static void qmx__lb_dsp_pair(const uint8_t *ap, const uint8_t *wa, const uint8_t *wb,
+                             size_t nb, uint8_t x, int32_t *ra, int32_t *rb) {
+    const uint32_t xx = (uint32_t)x * 0x01010101u, mk = 0x000F000Fu;
+    const uint32_t *aw = (const uint32_t *)(const void *)ap;
+    const uint8_t *wa0 = wa, *wb0 = wb;
+    const int16_t *a16 = (const int16_t *)(const void *)ap;
+    size_t nw = nb / 4, q = 0;
+    int32_t s0 = 0, s1 = 0;
+#if defined(__OPTIMIZE__) && !defined(QMX_NO_DSP_ASM) && defined(__thumb2__) && \
+    defined(__GNUC__)
+    if (nw >= 2) { /* 16 elements per iteration */
+        const uint32_t *volatile ae = aw + 4 * (nw & ~(size_t)1);
+        uint32_t p0, p1, p2, p3, v, t;
+#define QMX__LB_DSP_W(W, S)                                                         \
+        "ldr %[v], [%[" W "]], #4\n\teor %[v], %[v], %[xx]\n\t"                     \
+        "and %[t], %[mk], %[v]\n\tsmlad %[" S "], %[t], %[p0], %[" S "]\n\t"        \
+        "and %[t], %[mk], %[v], lsr #4\n\tsmlad %[" S "], %[t], %[p1], %[" S "]\n\t" \
+        "and %[t], %[mk], %[v], lsr #8\n\tsmlad %[" S "], %[t], %[p2], %[" S "]\n\t" \
+        "and %[t], %[mk], %[v], lsr #12\n\tsmlad %[" S "], %[t], %[p3], %[" S "]\n\t"
+#define QMX__LB_DSP_STEP                                                            \
+        "ldr %[p0], [%[aw]], #4\n\tldr %[p1], [%[aw]], #4\n\t"                      \
+        "ldr %[p2], [%[aw]], #4\n\tldr %[p3], [%[aw]], #4\n\t"                      \
+        QMX__LB_DSP_W("wa", "s0") QMX__LB_DSP_W("wb", "s1")
+        __asm__("1:\n\t" QMX__LB_DSP_STEP QMX__LB_DSP_STEP
+                "ldr %[t], %[ae]\n\tcmp %[aw], %[t]\n\tbne 1b\n\t"
+                : [aw] "+r"(aw), [wa] "+r"(wa), [wb] "+r"(wb), [s0] "+r"(s0), [s1] "+r"(s1),
+                  [p0] "=&r"(p0), [p1] "=&r"(p1), [p2] "=&r"(p2), [p3] "=&r"(p3),
+                  [v] "=&r"(v), [t] "=&r"(t)
+                : [ae] "m"(ae), [mk] "r"(mk), [xx] "r"(xx)
+                : "cc", "memory");
+#undef QMX__LB_DSP_STEP
+#undef QMX__LB_DSP_W
+        q = nw & ~(size_t)1;
+    }
+#endif
+    for (; q < nw; q++) {
+        uint32_t p0 = aw[0], p1 = aw[1], p2 = aw[2], p3 = aw[3], v;
+        aw += 4;
+        v = qmx__lb_ld32(wa) ^ xx; wa += 4;
+        s0 = (int32_t)__smlad(v & mk, p0, (uint32_t)s0);
+        s0 = (int32_t)__smlad((v >> 4) & mk, p1, (uint32_t)s0);
+        s0 = (int32_t)__smlad((v >> 8) & mk, p2, (uint32_t)s0);
+        s0 = (int32_t)__smlad((v >> 12) & mk, p3, (uint32_t)s0);
+        v = qmx__lb_ld32(wb) ^ xx; wb += 4;
+        s1 = (int32_t)__smlad(v & mk, p0, (uint32_t)s1);
+        s1 = (int32_t)__smlad((v >> 4) & mk, p1, (uint32_t)s1);
+        s1 = (int32_t)__smlad((v >> 8) & mk, p2, (uint32_t)s1);
+        s1 = (int32_t)__smlad((v >> 12) & mk, p3, (uint32_t)s1);
+    }
+    for (q = nw * 4; q < nb; q++) { /* tail bytes: elements 2q, 2q+1 */
+        size_t e = 2 * q, g = (e >> 3) * 8, r = e & 7u;
+        int32_t xe = a16[g + 2 * (r & 3u) + (r >> 2)];
+        int32_t xo = a16[g + 2 * ((r + 1) & 3u) + ((r + 1) >> 2)];
+        s0 += xe * (int32_t)((wa0[q] ^ x) & 15u) + xo * (int32_t)((wa0[q] ^ x) >> 4);
+        s1 += xe * (int32_t)((wb0[q] ^ x) & 15u) + xo * (int32_t)((wb0[q] ^ x) >> 4);
+    }
+    *ra = s0;
+    *rb = s1;
+}
+static void qmx__lb_tile(const uint8_t *const *a, size_t na, const uint8_t *const *w, size_t nb,
+                         uint8_t x, int32_t d[4][4], size_t pf) {
+    size_t i;
+    (void)pf;
+    for (i = 0; i < na; i++) {
+        qmx__lb_dsp_pair(a[i], w[0], w[1], nb, x, &d[i][0], &d[i][1]);
+        qmx__lb_dsp_pair(a[i], w[2], w[3], nb, x, &d[i][2], &d[i][3]);
+    }
+}
+
+#else
+#define QMX__LB_MR 2
+static void qmx__lb_tile(const uint8_t *const *a, size_t na, const uint8_t *const *w, size_t nb,
+                         uint8_t x, int32_t d[4][4], size_t pf) {
+    size_t i, j, q;
+    (void)pf;
+    for (i = 0; i < na; i++) {
+        const int8_t *ap = (const int8_t *)(const void *)a[i];
+        for (j = 0; j < 4; j++) {
+            const uint8_t *wp = w[j];
+            int32_t s = 0;
+            for (q = 0; q < nb; q++) {
+                uint32_t v = (uint32_t)(wp[q] ^ x);
+                size_t o = (q >> 6) * 128 + (q & 63);
+                s += (int32_t)(v & 15u) * ap[o] + (int32_t)(v >> 4) * ap[o + 64];
+            }
+            d[i][j] = s;
+        }
+    }
+}
+#endif
+
+#ifndef QMX__LB_AZP_IN_A
+#define QMX__LB_AZP_IN_A 0
+#endif
+
+
+/* Lays out elements [k0, k0 + kl) of row m of A for qmx__lb_tile; returns sum of the values
+ * laid out (A - a_zp on the DSP path, raw A otherwise). src: int8 row or packed int4 stream. */
+static int32_t qmx__lb_prep_block(uint8_t *dst, const void *A, int a_i4, size_t row_start,
+                                  size_t k0, size_t kl, int32_t a_zp) {
+    size_t k, pad = qmx__lb_r128(kl);
+    int32_t s = 0;
+#if QMX__LB_AZP_IN_A
+    int16_t *d16 = (int16_t *)(void *)dst;
+    for (k = 0; k < pad; k++) d16[k] = 0;
+    for (k = 0; k < kl; k++) {
+        int32_t v = a_i4 ? qmx__lb_nib((const uint8_t *)A, row_start + k0 + k, 1)
+                         : (int32_t)((const int8_t *)A)[row_start + k0 + k];
+        size_t g = (k >> 3) * 8, r = k & 7u;
+        v -= a_zp;
+        d16[g + 2 * (r & 3u) + (r >> 2)] = (int16_t)v;
+        s += v;
+    }
+#else
+    int8_t *d8 = (int8_t *)(void *)dst;
+    (void)a_zp;
+    for (k = 0; k < pad; k++) d8[k] = 0;
+    for (k = 0; k < kl; k++) {
+        int32_t v = a_i4 ? qmx__lb_nib((const uint8_t *)A, row_start + k0 + k, 1)
+                         : (int32_t)((const int8_t *)A)[row_start + k0 + k];
+        d8[(k >> 7) * 128 + ((k & 127u) >> 1) + (k & 1u) * 64] = (int8_t)v;
+        s += v;
+    }
+#endif
+    return s;
+}
+
+/* sum of u = nibble ^ x over elements [0, kl) of a byte-aligned stream (SWAR, 4 bytes) */
+static int32_t qmx__lb_usum(const uint8_t *w, size_t kl, uint8_t x) {
+    size_t nb = kl / 2, q = 0;
+    uint32_t s = 0, xx = (uint32_t)x * 0x01010101u;
+#if defined(QMX__LB_USUM_BYTES)
+    s = qmx__lb_usum_bytes(w, nb, x);
+    q = nb;
+#endif
+    for (; q + 4 <= nb; q += 4) {
+        uint32_t v = qmx__lb_ld32(w + q) ^ xx;
+        s += (((v & 0x0F0F0F0Fu) + ((v >> 4) & 0x0F0F0F0Fu)) * 0x01010101u) >> 24;
+    }
+    for (; q < nb; q++) s += (uint32_t)((w[q] ^ x) & 15u) + (uint32_t)((w[q] ^ x) >> 4);
+    if (kl & 1u) s += (uint32_t)((w[nb] ^ x) & 15u);
+    return (int32_t)s;
+}
+
+/* ---- the int4 driver: validates, then calls the stage for every 4x4 (or smaller) tile ---- */
+typedef struct qmx__lb_args {
+    size_t M, N, K, lda, ldw, bs, nblk;
+    const void *A;
+    const uint8_t *W;
+    int a_i4, w_u4;
+    int32_t a_zp, w_zp;
+    const uint8_t *w_zps;
+} qmx__lb_args;
+
+/* stage(ctx, m, nm, n, nn, blk, P): P[i][j] = exact partial of block blk for (m+i, n+j) */
+typedef void (*qmx__lb_stage_fn)(void *ctx, size_t m, size_t nm, size_t n, size_t nn,
+                                 size_t blk, int32_t P[4][4]);
+
+static qmx_status qmx__lb_ws(size_t M, size_t K, size_t bs, size_t *bytes) {
+    size_t nblk, mb, last, R, t, total;
+    if (!bytes) return QMX_ERR_NULL;
+    if (M == 0 || K == 0) return QMX_ERR_SIZE;
+    if (K > QMX_MATMUL_I4_MAX_K) return QMX_ERR_OVERFLOW;
+    if (bs == 0 || bs > K) bs = K;
+    nblk = K / bs + (K % bs != 0);
+    last = K - (nblk - 1) * bs;
+    mb = M < QMX__LB_MB ? M : QMX__LB_MB;
+    /* K <= 561433: every term below is < 2^40 only on 64-bit size_t; check on 32-bit */
+    R = 2 * qmx__lb_r128(last);
+    t = 2 * qmx__lb_r128(bs);
+    if (nblk - 1 != 0 && t > (SIZE_MAX - R) / (nblk - 1)) return QMX_ERR_OVERFLOW;
+    R += (nblk - 1) * t;
+    if (R > (SIZE_MAX - 64) / mb) return QMX_ERR_OVERFLOW;
+    total = 64 + mb * R;
+    if (nblk > (SIZE_MAX / 4 - 64) / mb) return QMX_ERR_OVERFLOW;
+    t = qmx__lb_r64(4 * mb * nblk) + qmx__lb_r64(64 * ((nblk + 3) / 4 * 4));
+    if (t > SIZE_MAX - total) return QMX_ERR_OVERFLOW;
+    *bytes = total + t;
+    return QMX_OK;
+}
+
+QMX_API qmx_status qmx_matmul_i4_workspace_size(size_t M, size_t N, size_t K,
+                                                const qmx_matmul_i4_params *params,
+                                                size_t *bytes) {
+    if (!bytes) return QMX_ERR_NULL;
+    if (N == 0) return QMX_ERR_SIZE;
+    return qmx__lb_ws(M, K, params ? params->block_size : 0, bytes);
+}
+
+/* Checks the operands common to the int4 entry points (not the output, not the stage). */
+static qmx_status qmx__lb_check(size_t M, size_t N, size_t K, const void *A, size_t lda,
+                                const uint8_t *W, size_t ldw, const qmx_matmul_i4_params *p,
+                                qmx__lb_args *g) {
+    qmx_dtype ad = p->a_dtype == QMX_DTYPE_INVALID ? QMX_INT8 : p->a_dtype;
+    qmx_dtype wd = p->w_dtype == QMX_DTYPE_INVALID ? QMX_INT4 : p->w_dtype;
+    size_t ext, i;
+    if (!A || !W) return QMX_ERR_NULL;
+    if (ad != QMX_INT8 && ad != QMX_INT4) return QMX_ERR_DTYPE;
+    if (wd != QMX_INT4 && wd != QMX_UINT4) return QMX_ERR_DTYPE;
+    if (ad == QMX_INT8 ? (p->a_zp < -128 || p->a_zp > 127) : (p->a_zp < -8 || p->a_zp > 7))
+        return QMX_ERR_ARG;
+    if (wd == QMX_INT4 ? (p->w_zp != 0 || p->w_zps != NULL) : (p->w_zp < 0 || p->w_zp > 15))
+        return QMX_ERR_ARG;
+    if (M == 0 || N == 0 || K == 0) return QMX_ERR_SIZE;
+    if (K > QMX_MATMUL_I4_MAX_K) return QMX_ERR_OVERFLOW;
+    if (lda < K || ldw < K) return QMX_ERR_SHAPE;
+    ext = qmx__lb_extent(M, K, lda);
+    if (!ext || (ad == QMX_INT4 && ext > SIZE_MAX - 1)) return QMX_ERR_OVERFLOW;
+    ext = qmx__lb_extent(N, K, ldw);
+    if (!ext || ext > SIZE_MAX - 1) return QMX_ERR_OVERFLOW;
+    g->bs = (p->block_size == 0 || p->block_size > K) ? K : p->block_size;
+    g->nblk = K / g->bs + (K % g->bs != 0);
+    if (p->w_zps) {
+        if (N > SIZE_MAX / g->nblk) return QMX_ERR_OVERFLOW;
+        if (p->w_zps_len < N * g->nblk) return QMX_ERR_BUFFER_TOO_SMALL;
+        for (i = 0; i < N * g->nblk; i++)
+            if (p->w_zps[i] > 15) return QMX_ERR_ARG;
+    }
+    g->M = M; g->N = N; g->K = K; g->lda = lda; g->ldw = ldw; g->A = A; g->W = W;
+    g->a_i4 = ad == QMX_INT4; g->w_u4 = wd == QMX_UINT4;
+    g->a_zp = p->a_zp; g->w_zp = p->w_zp; g->w_zps = p->w_zps;
+    return QMX_OK;
+}
+
+static void qmx__lb_run(const qmx__lb_args *g, void *workspace, qmx__lb_stage_fn stage,
+                        void *ctx) {
+    const size_t M = g->M, N = g->N, K = g->K, bs = g->bs, nblk = g->nblk;
+    const uint8_t x = g->w_u4 ? 0u : 0x88u;
+    const uint32_t azp = (uint32_t)g->a_zp;
+    const int fast = (g->ldw % 2 == 0) && (bs % 2 == 0 || nblk == 1);
+    const int a_i4 = g->a_i4;
+    int32_t P[4][4], D[4][4];
+    size_t m0, m, n, i, j, b;
+    if (!fast) { /* generic: every nibble by index */
+        for (m = 0; m < M; m++)
+            for (n = 0; n < N; n += 4) {
+                size_t nn = N - n < 4 ? N - n : 4;
+                for (b = 0; b < nblk; b++) {
+                    size_t k0 = b * bs, kl = K - k0 < bs ? K - k0 : bs, k;
+                    for (j = 0; j < nn; j++) {
+                        int32_t z = g->w_u4 ? (g->w_zps ? (int32_t)g->w_zps[(n + j) * nblk + b]
+                                                        : g->w_zp) : 0;
+                        uint32_t s = 0;
+                        for (k = k0; k < k0 + kl; k++) {
+                            int32_t av = a_i4 ? qmx__lb_nib((const uint8_t *)g->A,
+                                                            m * g->lda + k, 1)
+                                              : ((const int8_t *)g->A)[m * g->lda + k];
+                            int32_t wv = qmx__lb_nib(g->W, (n + j) * g->ldw + k, !g->w_u4);
+                            s += (uint32_t)((av - g->a_zp) * (wv - z));
+                        }
+                        P[0][j] = qmx__lb_u2i(s);
+                    }
+                    stage(ctx, m, 1, n, nn, b, P);
+                }
+            }
+        return;
+    }
+    {
+        uint8_t *ws = (uint8_t *)workspace;
+        size_t off = (size_t)((64u - ((uintptr_t)ws & 63u)) & 63u);
+        const size_t blkb = 2 * qmx__lb_r128(bs);
+        const size_t last = K - (nblk - 1) * bs;
+        const size_t rowb = (nblk - 1) * blkb + 2 * qmx__lb_r128(last);
+        const size_t mbmax = M < QMX__LB_MB ? M : QMX__LB_MB;
+        uint8_t *panel = ws + off;
+        int32_t *sa = (int32_t *)(void *)(ws + off + mbmax * rowb);
+        for (m0 = 0; m0 < M; m0 += QMX__LB_MB) {
+            size_t mb = M - m0 < QMX__LB_MB ? M - m0 : QMX__LB_MB;
+            for (i = 0; i < mb; i++)
+                for (b = 0; b < nblk; b++) {
+                    size_t k0 = b * bs, kl = K - k0 < bs ? K - k0 : bs;
+                    sa[i * nblk + b] = qmx__lb_prep_block(panel + i * rowb + b * blkb, g->A,
+                                                          a_i4, (m0 + i) * g->lda, k0, kl,
+                                                          g->a_zp);
+                }
+            for (n = 0; n < N; n += 4) {
+                size_t nn = N - n < 4 ? N - n : 4;
+                for (b = 0; b < nblk; b++) {
+                    size_t k0 = b * bs, kl = K - k0 < bs ? K - k0 : bs, nbytes = (kl + 1) / 2;
+                    const uint8_t *wr[4];
+                    uint32_t su[4], z[4];
+                    for (j = 0; j < 4; j++) {
+                        size_t jj = j < nn ? j : 0;
+                        wr[j] = g->W + ((n + jj) * g->ldw + k0) / 2;
+                        z[j] = g->w_u4 ? (uint32_t)(g->w_zps ? g->w_zps[(n + jj) * nblk + b]
+                                                             : (uint8_t)g->w_zp)
+                                       : 8u;
+                        su[j] = (!QMX__LB_AZP_IN_A && azp != 0)
+                                    ? (uint32_t)qmx__lb_usum(wr[j], kl, x) : 0u;
+                    }
+                    for (m = 0; m < mb;) {
+                        size_t na = mb - m >= QMX__LB_MR ? QMX__LB_MR : 1;
+                        const uint8_t *ar[4];
+                        for (i = 0; i < na; i++) ar[i] = panel + (m + i) * rowb + b * blkb;
+                        /* GEMV: the kernel prefetches rows n+8..n+11 (4*ldw bytes on) */
+                        qmx__lb_tile(ar, na, wr, nbytes, x, D,
+                                     (M == 1 && n + 12 <= N) ? 4 * g->ldw : 0);
+                        for (i = 0; i < na; i++) {
+                            uint32_t s_a = (uint32_t)sa[(m + i) * nblk + b];
+                            for (j = 0; j < nn; j++) {
+                                /* P = D - azp*Su - z*Sa + azp*z*kl (DSP: A - a_zp already) */
+                                uint32_t v = (uint32_t)D[i][j] - z[j] * s_a;
+                                if (!QMX__LB_AZP_IN_A)
+                                    v = v - azp * su[j] + azp * z[j] * (uint32_t)kl;
+                                P[i][j] = qmx__lb_u2i(v);
+                            }
+                        }
+                        stage(ctx, m0 + m, na, n, nn, b, P);
+                        m += na;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* ---- stages ---- */
+typedef struct qmx__lb_i32_ctx { int32_t *C; size_t ldc; } qmx__lb_i32_ctx;
+static void qmx__lb_i32_stage(void *vctx, size_t m, size_t nm, size_t n, size_t nn, size_t blk,
+                              int32_t P[4][4]) {
+    const qmx__lb_i32_ctx *x = (const qmx__lb_i32_ctx *)vctx;
+    size_t i, j;
+    for (i = 0; i < nm; i++) {
+        int32_t *c = x->C + (m + i) * x->ldc + n;
+        for (j = 0; j < nn; j++)
+            c[j] = blk == 0 ? P[i][j] : qmx__lb_u2i((uint32_t)c[j] + (uint32_t)P[i][j]);
+    }
+}
+
+typedef struct qmx__lb_f32_ctx {
+    float *C;
+    size_t ldc, nblk;
+    const qmx_matmul_i4_params *p;
+} qmx__lb_f32_ctx;
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("fp-contract=off")))
+#endif
+static void qmx__lb_f32_stage(void *vctx, size_t m, size_t nm, size_t n, size_t nn, size_t blk,
+                              int32_t P[4][4]) {
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+    const qmx__lb_f32_ctx *x = (const qmx__lb_f32_ctx *)vctx;
+    const qmx_matmul_i4_params *p = x->p;
+    size_t i, j;
+    for (i = 0; i < nm; i++) {
+        float *c = x->C + (m + i) * x->ldc + n;
+        float sa = p->a_scales[(p->a_per_row ? (m + i) * x->nblk : 0) + blk];
+        for (j = 0; j < nn; j++) {
+            float sb = p->w_scales[(p->w_per_col ? (n + j) * x->nblk : 0) + blk];
+            float q = (float)P[i][j], sum;
+            q = q * sa;
+            q = q * sb;
+#if defined(__clang__)
+            __asm__("" : "+m"(q));
+#endif
+            sum = blk == 0 ? 0.0f : c[j];
+            sum = sum + q;
+            c[j] = sum;
+        }
+    }
+}
+
+#if defined(QMX__LB_VNNI)
+/* Blocks of 32 (ggml Q4_0 class) in one pass over K: a 128-element chunk holds 4 blocks, and
+ * 128-bit lane L of a vpdpbusd accumulator sums exactly elements 32L..32L+31 of the chunk
+ * (int32 lane l holds even bytes 4l..4l+3 and odd bytes 4l..4l+3, elements 8l..8l+7), so two
+ * in-lane shuffles give the 4 block dots. P[(i*4 + j)*ps + b] = raw dot of block b. */
+static void qmx__lb_tile_b32(const uint8_t *const *a, size_t na, const uint8_t *const *w,
+                             size_t nb, uint8_t x, int32_t *P, size_t ps) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F), xv = _mm512_set1_epi8((char)x);
+    const __m512i z = _mm512_setzero_si512();
+    const __mmask16 f = (__mmask16)0xFFFF;
+    size_t c, i, j;
+    for (c = 0; c * 64 < nb; c++) {
+        size_t rem = nb - c * 64;
+        __mmask64 msk = rem >= 64 ? ~(__mmask64)0 : (__mmask64)((((uint64_t)1) << rem) - 1u);
+        __m512i lo[4], hi[4];
+        for (j = 0; j < 4; j++) {
+            __m512i v = _mm512_xor_si512(_mm512_maskz_loadu_epi8(msk, w[j] + c * 64), xv);
+            lo[j] = _mm512_and_si512(v, m4);
+            hi[j] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+        }
+        for (i = 0; i < na; i++) {
+            __m512i ae = _mm512_loadu_si512((const void *)(a[i] + c * 128));
+            __m512i ao = _mm512_loadu_si512((const void *)(a[i] + c * 128 + 64));
+            for (j = 0; j < 4; j++) {
+                __m512i t = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(z, lo[j], ae), hi[j], ao);
+                t = _mm512_add_epi32(t, _mm512_maskz_shuffle_epi32(f, t, (_MM_PERM_ENUM)0x4E));
+                t = _mm512_add_epi32(t, _mm512_maskz_shuffle_epi32(f, t, (_MM_PERM_ENUM)0xB1));
+                _mm_storeu_si128((__m128i *)(void *)(P + (i * 4 + j) * ps + c * 4),
+                                 _mm512_castsi512_si128(
+                                     _mm512_maskz_compress_epi32((__mmask16)0x1111, t)));
+            }
+        }
+    }
+}
+#define QMX__LB_HAVE_B32 1
+#endif
+
+#if defined(QMX__LB_HAVE_B32)
+/* sum of A over elements [k0, k0 + kl) of the row starting at element row_start */
+static int32_t qmx__lb_asum(const void *A, int a_i4, size_t row_start, size_t k0, size_t kl) {
+    int32_t s = 0;
+    size_t k;
+    for (k = k0; k < k0 + kl; k++)
+        s += a_i4 ? qmx__lb_nib((const uint8_t *)A, row_start + k, 1)
+                  : (int32_t)((const int8_t *)A)[row_start + k];
+    return s;
+}
+
+/* C[m][n] for one (m, n): the documented float order over the nblk block partials */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("fp-contract=off")))
+#endif
+static float qmx__lb_blocks_f32(const int32_t *P, size_t nblk, const float *sa,
+                                const float *sb, size_t sb_step) {
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+    float sum = 0.0f, q;
+    size_t b;
+    for (b = 0; b < nblk; b++) {
+        q = (float)P[b];
+        q = q * sa[b];
+        q = q * sb[b * sb_step];
+#if defined(__clang__)
+        __asm__("" : "+m"(q));
+#endif
+        sum = sum + q;
+    }
+    return sum;
+}
+
+/* qmx_matmul_i4_f32 with blocks of 32 on the fast layout: A laid out once over K (chunks of
+ * 128 hold 4 blocks), block dots for a 4x4 tile over all of K, then the float order per
+ * output. Same integers, same float operations as the per-block path. */
+static void qmx__lb_run_b32(const qmx__lb_args *g, void *workspace, const qmx__lb_f32_ctx *x) {
+    const size_t M = g->M, N = g->N, K = g->K, nblk = g->nblk, ps = (nblk + 3) / 4 * 4;
+    const uint8_t xr = g->w_u4 ? 0u : 0x88u;
+    const uint32_t azp = (uint32_t)g->a_zp;
+    const qmx_matmul_i4_params *p = x->p;
+    uint8_t *ws = (uint8_t *)workspace;
+    size_t off = (size_t)((64u - ((uintptr_t)ws & 63u)) & 63u), R, m0, m, n, i, j, b;
+    size_t mbmax = M < QMX__LB_MB ? M : QMX__LB_MB;
+    uint8_t *panel;
+    int32_t *sa, *P;
+    R = (nblk - 1) * 2 * qmx__lb_r128(32) + 2 * qmx__lb_r128(K - (nblk - 1) * 32); /* as WORKSPACE */
+    panel = ws + off;
+    sa = (int32_t *)(void *)(ws + off + mbmax * R);
+    P = (int32_t *)(void *)(ws + off + mbmax * R + qmx__lb_r64(4 * mbmax * nblk));
+    for (m0 = 0; m0 < M; m0 += QMX__LB_MB) {
+        size_t mb = M - m0 < QMX__LB_MB ? M - m0 : QMX__LB_MB;
+        for (i = 0; i < mb; i++) {
+            qmx__lb_prep_block(panel + i * R, g->A, g->a_i4, (m0 + i) * g->lda, 0, K, g->a_zp);
+            for (b = 0; b < nblk; b++)
+                sa[i * nblk + b] = qmx__lb_asum(g->A, g->a_i4, (m0 + i) * g->lda, b * 32,
+                                                K - b * 32 < 32 ? K - b * 32 : 32);
+        }
+        for (n = 0; n < N; n += 4) {
+            size_t nn = N - n < 4 ? N - n : 4;
+            const uint8_t *wr[4];
+            for (j = 0; j < 4; j++) wr[j] = g->W + ((n + (j < nn ? j : 0)) * g->ldw) / 2;
+            for (m = 0; m < mb;) {
+                size_t na = mb - m >= 4 ? 4 : mb - m;
+                const uint8_t *ar[4];
+                for (i = 0; i < na; i++) ar[i] = panel + (m + i) * R;
+                qmx__lb_tile_b32(ar, na, wr, (K + 1) / 2, xr, P, ps);
+                for (j = 0; j < nn; j++) /* exact partials, as the per-block path */
+                    for (i = 0; i < na; i++) {
+                        int32_t *q = P + (i * 4 + j) * ps;
+                        const int32_t *s_a = sa + (m + i) * nblk;
+                        if (!azp && !g->w_zps) { /* one zero point: a loop that vectorises */
+                            const uint32_t z = g->w_u4 ? (uint32_t)g->w_zp : 8u;
+                            for (b = 0; b < nblk; b++)
+                                q[b] = qmx__lb_u2i((uint32_t)q[b] - z * (uint32_t)s_a[b]);
+                            continue;
+                        }
+                        for (b = 0; b < nblk; b++) {
+                            size_t kl = K - b * 32 < 32 ? K - b * 32 : 32;
+                            uint32_t z = g->w_u4 ? (uint32_t)(g->w_zps ? g->w_zps[(n + j) * nblk + b]
+                                                                        : (uint8_t)g->w_zp) : 8u;
+                            uint32_t su = azp ? (uint32_t)qmx__lb_usum(wr[j] + b * 16, kl, xr) : 0u;
+                            q[b] = qmx__lb_u2i((uint32_t)q[b] - z * (uint32_t)s_a[b] - azp * su +
+                                               azp * z * (uint32_t)kl);
+                        }
+                    }
+                for (i = 0; i < na; i++)
+                    for (j = 0; j < nn; j++)
+                        x->C[(m0 + m + i) * x->ldc + n + j] = qmx__lb_blocks_f32(
+                            P + (i * 4 + j) * ps, nblk,
+                            p->a_scales + (p->a_per_row ? (m0 + m + i) * nblk : 0),
+                            p->w_scales + (p->w_per_col ? (n + j) * nblk : 0), 1);
+                m += na;
+            }
+        }
+    }
+}
+#endif
+
+QMX_API qmx_status qmx_matmul_i4(size_t M, size_t N, size_t K, const void *A, size_t lda,
+                                 const uint8_t *W, size_t ldw, int32_t *C, size_t ldc,
+                                 const qmx_matmul_i4_params *params, void *workspace,
+                                 size_t workspace_bytes) {
+    qmx_matmul_i4_params dflt;
+    qmx__lb_args g;
+    qmx__lb_i32_ctx x;
+    size_t need, ext;
+    qmx_status st;
+    if (!params) {
+        qmx_matmul_i4_params z = QMX_ZERO_INIT;
+        dflt = z;
+        params = &dflt;
+    }
+    if (!C || !workspace) return QMX_ERR_NULL;
+    st = qmx__lb_check(M, N, K, A, lda, W, ldw, params, &g);
+    if (st != QMX_OK) return st;
+    if (ldc < N) return QMX_ERR_SHAPE;
+    ext = qmx__lb_extent(M, N, ldc);
+    if (!ext || ext > SIZE_MAX / 4) return QMX_ERR_OVERFLOW;
+    st = qmx__lb_ws(M, K, g.bs, &need);
+    if (st != QMX_OK) return st;
+    if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    x.C = C; x.ldc = ldc;
+    qmx__lb_run(&g, workspace, qmx__lb_i32_stage, &x);
+    return QMX_OK;
+}
+
+QMX_API qmx_status qmx_matmul_i4_f32(size_t M, size_t N, size_t K, const void *A, size_t lda,
+                                     const uint8_t *W, size_t ldw, float *C, size_t ldc,
+                                     const qmx_matmul_i4_params *params, void *workspace,
+                                     size_t workspace_bytes) {
+    qmx__lb_args g;
+    qmx__lb_f32_ctx x;
+    size_t need, ext, na, nw;
+    qmx_status st;
+    if (!C || !workspace || !params) return QMX_ERR_NULL;
+    if (!params->a_scales || !params->w_scales) return QMX_ERR_NULL;
+    st = qmx__lb_check(M, N, K, A, lda, W, ldw, params, &g);
+    if (st != QMX_OK) return st;
+    if (ldc < N) return QMX_ERR_SHAPE;
+    ext = qmx__lb_extent(M, N, ldc);
+    if (!ext || ext > SIZE_MAX / sizeof(float)) return QMX_ERR_OVERFLOW;
+    na = params->a_per_row ? M : 1;
+    nw = params->w_per_col ? N : 1;
+    if (na > SIZE_MAX / g.nblk || nw > SIZE_MAX / g.nblk) return QMX_ERR_OVERFLOW;
+    if (params->a_scales_len < na * g.nblk || params->w_scales_len < nw * g.nblk)
+        return QMX_ERR_BUFFER_TOO_SMALL;
+    if (!qmx__lb_scales_ok(params->a_scales, na * g.nblk) ||
+        !qmx__lb_scales_ok(params->w_scales, nw * g.nblk))
+        return QMX_ERR_ARG;
+    st = qmx__lb_ws(M, K, g.bs, &need);
+    if (st != QMX_OK) return st;
+    if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    x.C = C; x.ldc = ldc; x.nblk = g.nblk; x.p = params;
+#if defined(QMX__LB_HAVE_B32)
+    if (g.bs == 32 && g.nblk > 1 && g.ldw % 2 == 0) {
+        qmx__lb_run_b32(&g, workspace, &x);
+        return QMX_OK;
+    }
+#endif
+    qmx__lb_run(&g, workspace, qmx__lb_f32_stage, &x);
+    return QMX_OK;
+}
+
+/* ---- fully-connected s4 ---- */
+typedef struct qmx__lb_fc_ctx {
+    const qmx_requant_config *rq;
+    void *out;
+    size_t ldo;
+    int32_t amin, amax, ozp;
+    int i16;
+} qmx__lb_fc_ctx;
+static void qmx__lb_fc_stage(void *vctx, size_t m, size_t nm, size_t n, size_t nn, size_t blk,
+                             int32_t P[4][4]) {
+    const qmx__lb_fc_ctx *x = (const qmx__lb_fc_ctx *)vctx;
+    const qmx_requant_config *c = x->rq;
+    size_t i, j;
+    (void)blk;
+    for (i = 0; i < nm; i++)
+        for (j = 0; j < nn; j++) {
+            size_t ch = c->per_channel ? n + j : 0, o = (m + i) * x->ldo + n + j;
+            int32_t a = P[i][j], v;
+            if (c->bias) a = qmx__lb_u2i((uint32_t)a + (uint32_t)c->bias[n + j]);
+            if (c->mode == QMX_REQUANT_DOUBLE_ROUNDING)
+                v = qmx_requantize(a, c->multipliers[ch], c->shifts[ch]);
+            else if (c->mode == QMX_REQUANT_SINGLE_ROUNDING)
+                v = qmx_requantize_single_rounding(a, c->multipliers[ch], c->shifts[ch]);
+            else
+                v = qmx_requantize_float(a, c->scales[ch]);
+            /* v + ozp, clamped, without overflowing int32 */
+            v = v < x->amin - x->ozp ? x->amin : (v > x->amax - x->ozp ? x->amax : v + x->ozp);
+            if (x->i16) ((int16_t *)x->out)[o] = (int16_t)v;
+            else ((int8_t *)x->out)[o] = (int8_t)v;
+        }
+}
+
+QMX_API qmx_status qmx_fully_connected_i4(size_t M, size_t N, size_t K, const int8_t *A,
+                                          size_t lda, int32_t a_zp, const uint8_t *W,
+                                          size_t ldw, const qmx_requant_config *rq, void *out,
+                                          size_t ldo, void *workspace, size_t workspace_bytes) {
+    qmx_matmul_i4_params p = QMX_ZERO_INIT;
+    qmx__lb_args g;
+    qmx__lb_fc_ctx x;
+    qmx_dtype od;
+    int32_t lo, hi;
+    size_t need, np, ch, ext;
+    qmx_status st;
+    if (!out || !rq || !workspace) return QMX_ERR_NULL;
+    p.a_zp = a_zp;
+    st = qmx__lb_check(M, N, K, A, lda, W, ldw, &p, &g);
+    if (st != QMX_OK) return st;
+    if (ldo < N) return QMX_ERR_SHAPE;
+    od = rq->out_dtype == QMX_DTYPE_INVALID ? QMX_INT8 : rq->out_dtype;
+    if (od != QMX_INT8 && od != QMX_INT16) return QMX_ERR_DTYPE;
+    if ((unsigned)rq->mode > (unsigned)QMX_REQUANT_FLOAT) return QMX_ERR_ARG;
+    ext = qmx__lb_extent(M, N, ldo);
+    if (!ext || ext > SIZE_MAX / 2) return QMX_ERR_OVERFLOW;
+    lo = od == QMX_INT8 ? -128 : -32768;
+    hi = od == QMX_INT8 ? 127 : 32767;
+    x.amin = rq->act_min; x.amax = rq->act_max;
+    if (x.amin == 0 && x.amax == 0) { x.amin = lo; x.amax = hi; }
+    if (x.amin < lo || x.amax > hi || x.amin > x.amax) return QMX_ERR_ARG;
+    if (rq->output_zero_point < lo || rq->output_zero_point > hi) return QMX_ERR_ARG;
+    np = rq->per_channel ? N : 1;
+    if (rq->mode == QMX_REQUANT_FLOAT) {
+        if (!rq->scales) return QMX_ERR_NULL;
+        for (ch = 0; ch < np; ch++)
+            if (!qmx__lb_scale_ok(rq->scales[ch])) return QMX_ERR_ARG;
+    } else {
+        if (!rq->multipliers || !rq->shifts) return QMX_ERR_NULL;
+        for (ch = 0; ch < np; ch++)
+            if (qmx_requantize_check(rq->mode, rq->multipliers[ch], rq->shifts[ch]) != QMX_OK)
+                return QMX_ERR_ARG;
+    }
+    st = qmx__lb_ws(M, K, K, &need);
+    if (st != QMX_OK) return st;
+    if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    x.rq = rq; x.out = out; x.ldo = ldo; x.ozp = rq->output_zero_point; x.i16 = od == QMX_INT16;
+    qmx__lb_run(&g, workspace, qmx__lb_fc_stage, &x);
+    return QMX_OK;
+}
+
+/* ================================ fp8 x fp8 -> float ================================ */
+#define QMX__LB_FMB 16 /* rows of A per decoded panel */
+static size_t qmx__lb_r16(size_t x) { return (x + 15u) & ~(size_t)15u; }
+
+QMX_API qmx_status qmx_matmul_fp8_f32_workspace_size(size_t M, size_t N, size_t K,
+                                                     size_t *bytes) {
+    size_t k16, mb, t, total = 64 + 2048;
+    if (!bytes) return QMX_ERR_NULL;
+    if (M == 0 || N == 0 || K == 0) return QMX_ERR_SIZE;
+    if (K > SIZE_MAX - 16) return QMX_ERR_OVERFLOW;
+    k16 = qmx__lb_r16(K);
+    mb = M < QMX__LB_FMB ? M : QMX__LB_FMB;
+    if (k16 > (SIZE_MAX / 4 - 64) / (mb + 4)) return QMX_ERR_OVERFLOW;
+    t = qmx__lb_r64(4 * mb * k16) + qmx__lb_r64(16 * k16);
+    if (t > SIZE_MAX - total) return QMX_ERR_OVERFLOW;
+    *bytes = total + t;
+    return QMX_OK;
+}
+
+
+#if defined(QMX__LB_VNNI)
+/* E4M3 codes (16-bit lanes) -> binary16 bits of value * 2^-8 */
+static __m256i qmx__lb_e4m3_h(__m256i c, __m256i m7f, __m256i m80) {
+    return _mm256_or_si256(_mm256_slli_epi16(_mm256_and_si256(c, m80), 8),
+                           _mm256_slli_epi16(_mm256_and_si256(c, m7f), 7));
+}
+#endif
+/* 1 when one of src[0..n) is a NaN/Inf code of the format (SIMD: 64/32/16 codes a step) */
+static int qmx__lb_fp8_any_nonfinite(const uint8_t *src, size_t n, int e5) {
+    const uint8_t mk = e5 ? 0x7Cu : 0x7Fu;
+    size_t k = 0;
+#if defined(QMX__LB_VNNI)
+    const __m512i m = _mm512_set1_epi8((char)mk);
+    for (; k + 64 <= n; k += 64)
+        if (_mm512_cmpeq_epi8_mask(_mm512_and_si512(_mm512_loadu_si512((const void *)(src + k)), m), m))
+            return 1;
+#elif defined(QMX__LB_AVX2)
+    const __m256i m = _mm256_set1_epi8((char)mk);
+    for (; k + 32 <= n; k += 32) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(src + k));
+        if (_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(v, m), m))) return 1;
+    }
+#elif defined(QMX__LB_NEONDOT) || defined(QMX__LB_NEON)
+    const uint8x16_t m = vdupq_n_u8(mk);
+    for (; k + 16 <= n; k += 16)
+        if (vmaxvq_u8(vceqq_u8(vandq_u8(vld1q_u8(src + k), m), m))) return 1;
+#endif
+    for (; k < n; k++)
+        if ((src[k] & mk) == mk) return 1;
+    return 0;
+}
+
+/* dst[k] = value of src[k] for k < K, +0 up to r16(K) (tab: the 256 decoded values). The SIMD
+ * paths go through IEEE half precision, exactly: an E5M2 code is the top byte of a binary16;
+ * an E4M3 code shifted into a binary16's exponent and mantissa is its value times 2^-8
+ * (subnormals included), so the float is scaled back by 256, exactly. */
+static void qmx__lb_fp8_decode(float *dst, const uint8_t *src, size_t K, const float *tab,
+                               int e5) {
+    size_t k = 0, k16 = qmx__lb_r16(K);
+#if defined(QMX__LB_VNNI)
+    const __m256i m7f = _mm256_set1_epi16(0x7F), m80 = _mm256_set1_epi16(0x80);
+    const __m512 s256 = _mm512_set1_ps(256.0f);
+    for (; k + 16 <= K; k += 16) {
+        __m256i c = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(src + k)));
+        if (e5) {
+            _mm512_storeu_ps(dst + k, _mm512_cvtph_ps(_mm256_slli_epi16(c, 8)));
+        } else {
+            _mm512_storeu_ps(dst + k, _mm512_mul_ps(_mm512_cvtph_ps(qmx__lb_e4m3_h(c, m7f, m80)), s256));
+        }
+    }
+#elif (defined(QMX__LB_NEONDOT) || defined(QMX__LB_NEON)) && defined(__ARM_FP16_FORMAT_IEEE)
+    const uint16x8_t m7f = vdupq_n_u16(0x7F), m80 = vdupq_n_u16(0x80);
+    for (; k + 8 <= K; k += 8) {
+        uint16x8_t c = vmovl_u8(vld1_u8(src + k)), h;
+        float32x4_t lo, hi;
+        if (e5) h = vshlq_n_u16(c, 8);
+        else h = vorrq_u16(vshlq_n_u16(vandq_u16(c, m80), 8), vshlq_n_u16(vandq_u16(c, m7f), 7));
+        lo = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(h)));
+        hi = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(h)));
+        if (!e5) { lo = vmulq_n_f32(lo, 256.0f); hi = vmulq_n_f32(hi, 256.0f); }
+        vst1q_f32(dst + k, lo);
+        vst1q_f32(dst + k + 4, hi);
+    }
+#endif
+    (void)e5;
+    for (; k < K; k++) dst[k] = tab[src[k]];
+    for (; k < k16; k++) dst[k] = 0.0f;
+}
+
+/* s[j] = the documented 16-lane sum of a[k]*b_j[k] over k < k16 (padding is +0 and adds
+ * nothing: no lane sum is ever -0, as +0 + -0 = +0 and exact cancellation gives +0). */
+#if defined(QMX__LB_VNNI)
+static float qmx__lb_fold16(__m512 v) {
+    __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v),
+                             _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+    __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    q = _mm_add_ps(q, _mm_movehl_ps(q, q));              /* l + (l + 2) */
+    q = _mm_add_ss(q, _mm_shuffle_ps(q, q, 0x55));       /* l0 + l1 */
+    return _mm_cvtss_f32(q);
+}
+#define QMX__LB_FMR 4
+#define QMX__LB_FP8_GEMV 1
+/* M = 1: the 4 rows of B are decoded in registers as they stream (no decoded copy); the
+ * same 16 lanes (lane = k % 16, masked tail codes decode to +0) and the same fold. */
+static void qmx__lb_fp8_gemv(const float *a, const uint8_t *const *b, size_t K, int e5,
+                             float s[4]) {
+    const __m256i m7f = _mm256_set1_epi16(0x7F), m80 = _mm256_set1_epi16(0x80);
+    const __m512 sc = _mm512_set1_ps(e5 ? 1.0f : 256.0f);
+    __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+    size_t k;
+#define QMX__LB_DEC16(p, m)                                                              \
+    (e5 ? _mm512_cvtph_ps(_mm256_slli_epi16(                                             \
+              _mm256_cvtepu8_epi16(_mm_maskz_loadu_epi8(m, p)), 8))                      \
+        : _mm512_mul_ps(_mm512_cvtph_ps(qmx__lb_e4m3_h(                                  \
+              _mm256_cvtepu8_epi16(_mm_maskz_loadu_epi8(m, p)), m7f, m80)), sc))
+    for (k = 0; k < K; k += 16) {
+        __mmask16 m = K - k >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (K - k)) - 1u);
+        __m512 av = _mm512_loadu_ps(a + k); /* the decoded row is zero padded to r16(K) */
+        c0 = _mm512_fmadd_ps(av, QMX__LB_DEC16(b[0] + k, m), c0);
+        c1 = _mm512_fmadd_ps(av, QMX__LB_DEC16(b[1] + k, m), c1);
+        c2 = _mm512_fmadd_ps(av, QMX__LB_DEC16(b[2] + k, m), c2);
+        c3 = _mm512_fmadd_ps(av, QMX__LB_DEC16(b[3] + k, m), c3);
+    }
+#undef QMX__LB_DEC16
+    s[0] = qmx__lb_fold16(c0); s[1] = qmx__lb_fold16(c1);
+    s[2] = qmx__lb_fold16(c2); s[3] = qmx__lb_fold16(c3);
+}
+static void qmx__lb_fp8_tile(const float *const *a, size_t na, const float *const *b,
+                             size_t k16, float s[4][4]) {
+    size_t i, j, k;
+    if (na == 4) {
+        __m512 c[4][4];
+        for (i = 0; i < 4; i++)
+            for (j = 0; j < 4; j++) c[i][j] = _mm512_setzero_ps();
+        for (k = 0; k < k16; k += 16) {
+            __m512 bv[4];
+            for (j = 0; j < 4; j++) bv[j] = _mm512_loadu_ps(b[j] + k);
+            for (i = 0; i < 4; i++) {
+                __m512 av = _mm512_loadu_ps(a[i] + k);
+                /* the product is exact: an FMA rounds once, as the add does */
+                for (j = 0; j < 4; j++) c[i][j] = _mm512_fmadd_ps(av, bv[j], c[i][j]);
+            }
+        }
+        for (i = 0; i < 4; i++)
+            for (j = 0; j < 4; j++) s[i][j] = qmx__lb_fold16(c[i][j]);
+        return;
+    }
+    for (i = 0; i < na; i++) {
+        __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+        for (k = 0; k < k16; k += 16) {
+            __m512 av = _mm512_loadu_ps(a[i] + k);
+            c0 = _mm512_fmadd_ps(av, _mm512_loadu_ps(b[0] + k), c0);
+            c1 = _mm512_fmadd_ps(av, _mm512_loadu_ps(b[1] + k), c1);
+            c2 = _mm512_fmadd_ps(av, _mm512_loadu_ps(b[2] + k), c2);
+            c3 = _mm512_fmadd_ps(av, _mm512_loadu_ps(b[3] + k), c3);
+        }
+        s[i][0] = qmx__lb_fold16(c0); s[i][1] = qmx__lb_fold16(c1);
+        s[i][2] = qmx__lb_fold16(c2); s[i][3] = qmx__lb_fold16(c3);
+    }
+}
+#elif defined(QMX__LB_NEONDOT) || defined(QMX__LB_NEON)
+#define QMX__LB_FMR 1
+static void qmx__lb_fp8_tile(const float *const *a, size_t na, const float *const *b,
+                             size_t k16, float s[4][4]) {
+    size_t i, j, k, q;
+    for (i = 0; i < na; i++) {
+        float32x4_t c[4][4];
+        float l[16];
+        for (j = 0; j < 4; j++)
+            for (q = 0; q < 4; q++) c[j][q] = vdupq_n_f32(0.0f);
+        for (k = 0; k < k16; k += 16)
+            for (q = 0; q < 4; q++) {
+                float32x4_t av = vld1q_f32(a[i] + k + 4 * q);
+                for (j = 0; j < 4; j++)  /* exact product: vmul then vadd (no fused form) */
+                    c[j][q] = vaddq_f32(c[j][q], vmulq_f32(av, vld1q_f32(b[j] + k + 4 * q)));
+            }
+        for (j = 0; j < 4; j++) {
+            float32x4_t h0 = vaddq_f32(c[j][0], c[j][2]), h1 = vaddq_f32(c[j][1], c[j][3]);
+            float32x4_t g = vaddq_f32(h0, h1);               /* l + (l + 8), then + (l + 4) */
+            vst1q_f32(l, g);
+            l[0] = l[0] + l[2]; l[1] = l[1] + l[3];
+            s[i][j] = l[0] + l[1];
+        }
+    }
+}
+#else
+#define QMX__LB_FMR 1
+static void qmx__lb_fp8_tile(const float *const *a, size_t na, const float *const *b,
+                             size_t k16, float s[4][4]) {
+    size_t i, j, k, l, w;
+    for (i = 0; i < na; i++)
+        for (j = 0; j < 4; j++) {
+            float t[16], p;
+            const float *ap = a[i], *bp = b[j];
+            for (l = 0; l < 16; l++) t[l] = 0.0f;
+            for (k = 0; k < k16; k += 16)
+                for (l = 0; l < 16; l++) {
+                    p = ap[k + l] * bp[k + l];   /* exact */
+                    t[l] = t[l] + p;
+                }
+            for (w = 8; w >= 1; w /= 2)
+                for (l = 0; l < w; l++) t[l] = t[l] + t[l + w];
+            s[i][j] = t[0];
+        }
+}
+#endif
+
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("fp-contract=off")))
+#endif
+static void qmx__lb_fp8_store(float *c, float s, float sa, float sb) {
+    float v = s * sa;
+    v = v * sb;
+    *c = v;
+}
+
+QMX_API qmx_status qmx_matmul_fp8_f32(size_t M, size_t N, size_t K, const uint8_t *A,
+                                      size_t lda, const uint8_t *B, size_t ldb, float *C,
+                                      size_t ldc, const qmx_matmul_fp8_params *params,
+                                      void *workspace, size_t workspace_bytes) {
+    qmx_dtype af, bf;
+    size_t need, ext, m, n, i, j, m0, k16, mbmax, off;
+    int ae5, be5;
+    float *ta, *tb, *pa, *pb;
+    uint8_t *ws;
+    qmx_status st;
+    if (!A || !B || !C || !params || !workspace) return QMX_ERR_NULL;
+    if (!params->a_scales || !params->b_scales) return QMX_ERR_NULL;
+    af = params->a_fmt == QMX_DTYPE_INVALID ? QMX_FP8_E4M3FN : params->a_fmt;
+    bf = params->b_fmt == QMX_DTYPE_INVALID ? QMX_FP8_E4M3FN : params->b_fmt;
+    if (af == QMX_FP8_E4M3FNUZ || af == QMX_FP8_E5M2FNUZ || bf == QMX_FP8_E4M3FNUZ ||
+        bf == QMX_FP8_E5M2FNUZ)
+        return QMX_ERR_UNSUPPORTED;
+    if ((af != QMX_FP8_E4M3FN && af != QMX_FP8_E5M2) ||
+        (bf != QMX_FP8_E4M3FN && bf != QMX_FP8_E5M2))
+        return QMX_ERR_DTYPE;
+    if (M == 0 || N == 0 || K == 0) return QMX_ERR_SIZE;
+    if (lda < K || ldb < K || ldc < N) return QMX_ERR_SHAPE;
+    if (!qmx__lb_extent(M, K, lda) || !qmx__lb_extent(N, K, ldb)) return QMX_ERR_OVERFLOW;
+    ext = qmx__lb_extent(M, N, ldc);
+    if (!ext || ext > SIZE_MAX / sizeof(float)) return QMX_ERR_OVERFLOW;
+    if (params->a_scales_len < (params->a_per_row ? M : 1) ||
+        params->b_scales_len < (params->b_per_col ? N : 1))
+        return QMX_ERR_BUFFER_TOO_SMALL;
+    for (i = 0; i < (params->a_per_row ? M : 1); i++)
+        if (!qmx__lb_scale_ok(params->a_scales[i])) return QMX_ERR_ARG;
+    for (i = 0; i < (params->b_per_col ? N : 1); i++)
+        if (!qmx__lb_scale_ok(params->b_scales[i])) return QMX_ERR_ARG;
+    st = qmx_matmul_fp8_f32_workspace_size(M, N, K, &need);
+    if (st != QMX_OK) return st;
+    if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    ae5 = af == QMX_FP8_E5M2;
+    be5 = bf == QMX_FP8_E5M2;
+    for (m = 0; m < M; m++)
+        if (qmx__lb_fp8_any_nonfinite(A + m * lda, K, ae5)) return QMX_ERR_NONFINITE;
+    for (n = 0; n < N; n++)
+        if (qmx__lb_fp8_any_nonfinite(B + n * ldb, K, be5)) return QMX_ERR_NONFINITE;
+
+    ws = (uint8_t *)workspace;
+    off = (size_t)((64u - ((uintptr_t)ws & 63u)) & 63u);
+    ta = (float *)(void *)(ws + off);
+    tb = ta + 256;
+    for (i = 0; i < 256; i++) {
+        ta[i] = qmx_fp8_to_f32((uint8_t)i, af);
+        tb[i] = qmx_fp8_to_f32((uint8_t)i, bf);
+    }
+    k16 = qmx__lb_r16(K);
+    mbmax = M < QMX__LB_FMB ? M : QMX__LB_FMB;
+    pa = (float *)(void *)(ws + off + 2048);
+    pb = (float *)(void *)(ws + off + 2048 + qmx__lb_r64(4 * mbmax * k16));
+    for (m0 = 0; m0 < M; m0 += QMX__LB_FMB) {
+        size_t mb = M - m0 < QMX__LB_FMB ? M - m0 : QMX__LB_FMB;
+        for (i = 0; i < mb; i++) qmx__lb_fp8_decode(pa + i * k16, A + (m0 + i) * lda, K, ta, ae5);
+        for (n = 0; n < N; n += 4) {
+            size_t nn = N - n < 4 ? N - n : 4;
+            const float *br[4];
+#if defined(QMX__LB_FP8_GEMV)
+            if (mb == 1) {
+                const uint8_t *bc[4];
+                float s1[4];
+                for (j = 0; j < 4; j++) bc[j] = B + (n + (j < nn ? j : 0)) * ldb;
+                qmx__lb_fp8_gemv(pa, bc, K, be5, s1);
+                for (j = 0; j < nn; j++)
+                    qmx__lb_fp8_store(C + m0 * ldc + n + j, s1[j],
+                                      params->a_scales[params->a_per_row ? m0 : 0],
+                                      params->b_scales[params->b_per_col ? n + j : 0]);
+                continue;
+            }
+#endif
+            for (j = 0; j < 4; j++) {
+                if (j < nn) qmx__lb_fp8_decode(pb + j * k16, B + (n + j) * ldb, K, tb, be5);
+                br[j] = pb + (j < nn ? j : 0) * k16;
+            }
+            for (m = 0; m < mb;) {
+                size_t na = mb - m >= QMX__LB_FMR ? QMX__LB_FMR : 1;
+                const float *ar[4];
+                float s[4][4];
+                for (i = 0; i < na; i++) ar[i] = pa + (m + i) * k16;
+                qmx__lb_fp8_tile(ar, na, br, k16, s);
+                for (i = 0; i < na; i++) {
+                    float sa = params->a_scales[params->a_per_row ? m0 + m + i : 0];
+                    for (j = 0; j < nn; j++)
+                        qmx__lb_fp8_store(C + (m0 + m + i) * ldc + n + j, s[i][j], sa,
+                                          params->b_scales[params->b_per_col ? n + j : 0]);
+                }
+                m += na;
+            }
+        }
+    }
+    return QMX_OK;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#if defined(__GNUC__) && !defined(__clang__)
+#  pragma GCC diagnostic pop
+#endif
+#endif /* QMX_IMPLEMENTATION (lowbit) */
+
+/* ############################################################################################
+ * qmx_kernels.h part: EINSUM
+ * ############################################################################################ */
+/* ============================================================================================
+ * EINSUM (qmx_einsum, qmx_einsum_workspace_size, qmx_einsum_output_shape)
+ *   Two-operand einsum, as numpy.einsum / jnp.einsum and AQT's/Qwix's quantized einsum:
+ *       out[o...] = sum over the other labels of  A[a...] * B[b...]
+ *   planned onto one batched matrix product C[t] = A'[t] (M x K) . B'[t]^T (N x K).
+ *
+ *   SPEC GRAMMAR  spec := term "," term [ "->" term ]     term := { label | "..." }
+ *     label: a-z, A-Z (52 labels). ' ' (space) is ignored anywhere, as numpy does; every other
+ *     character (tab, digit, '_', ...) is a parse error. Without "->" the output is implicit
+ *     (numpy's rule): the ellipsis dims first, then every label that appears exactly once in
+ *     the inputs, in ASCII order (A-Z before a-z). At most QMX_EINSUM_MAX_RANK (8) dims per
+ *     term, at most QMX_EINSUM_MAX_SPEC (256) characters.
+ *     "...": at most one per term; it stands for the operand's leading/middle dims not named by
+ *     labels (rank - named). Ellipsis dims of the two inputs are right-aligned and broadcast
+ *     numpy-style (equal sizes, or 1 against n). An explicit output must contain "..." when
+ *     the ellipsis stands for at least one dim (numpy's rule; else QMX_ERR_SHAPE).
+ *   LABEL CLASSES (t = batch, the matmul's M/N/K):
+ *     in A, B and out: batch (one product per batch index)   in A and out only: M (rows)
+ *     in B and out only: N (columns)                         not in out: K (contraction)
+ *     A label not in the output that appears in one operand only is summed within that operand
+ *     (it joins K; the other operand is read with stride 0 there). A label repeated in one
+ *     operand ("ii,i->i") takes its diagonal (the strides add up), as numpy. Both supported.
+ *     Named labels must have equal sizes wherever they appear (no size-1 broadcast of named
+ *     labels, a deviation from numpy: QMX_ERR_SHAPE).
+ *
+ *   OPERANDS (qmx_einsum_operand, zero-init = float32, no scales, zero point 0)
+ *     data is a dense row-major tensor of shape[0..rank-1] (rank 0: a scalar), data_bytes the
+ *     bytes readable there (>= the storage of the whole tensor; int4: (count + 1) / 2).
+ *       dtype 0 / QMX_FLOAT32  float; scales must be NULL, zero_point 0
+ *       QMX_INT8               int8
+ *       QMX_INT4, QMX_UINT4    packed two per byte, low nibble first along the flat index (as
+ *                              qmx.h); unpacked exactly to int8 in the workspace
+ *       fp8 (the four formats) decoded exactly to float in the workspace, then the float path
+ *     Combinations: float/fp8 x float/fp8 -> float; int x int (int8/int4/uint4) -> float
+ *     (scales, dequant on output) or -> int32 (opts.int32_out: raw, exact, scales must be
+ *     NULL). float x int: QMX_ERR_UNSUPPORTED (dequantize first); uint8, int16: QMX_ERR_DTYPE.
+ *   SCALES (int and fp8 operands; NULL = one per-tensor scale 1.0). Finite and > 0.
+ *     QMX_EINSUM_SCALE_TENSOR (0)       scales[0]
+ *     QMX_EINSUM_SCALE_CHANNEL          scales[c], c = index along operand axis channel_axis,
+ *                                       which must be a batch or free (non-contracted) axis
+ *     QMX_EINSUM_SCALE_BLOCK            scales[j], j = index along block_axis / block_size
+ *                                       (block_axis: a contracted axis; a ragged last block)
+ *     QMX_EINSUM_SCALE_CHANNEL_BLOCK    scales[c * nblk + j], nblk = ceil(shape[block_axis] /
+ *                                       block_size)   (AQT/Qwix sub-channel)
+ *     Blocks are int-only (fp8 takes TENSOR/CHANNEL). When both operands have blocks they must
+ *     use the same contracted label and block_size. When K has other contracted labels besides
+ *     the blocked one, block_size must divide the blocked size (or be >= it), else
+ *     QMX_ERR_UNSUPPORTED. A channel axis of size 1 that broadcasts reads scales[0].
+ *   ZERO POINT: int operands, per tensor, in [-128, 127]: the operand's real value is
+ *     (q - zero_point) * scale. int32 output: both operands may have one. float output: only one
+ *     (Qwix's rule; the planner makes that operand the matmul's A), both: UNSUPPORTED.
+ *
+ *   NUMERICS (identical bits on every target and with QMX_NO_SIMD)
+ *     int -> int32: qmx_matmul_i8, exact (K <= QMX_MATMUL_I8_MAX_K, else QMX_ERR_OVERFLOW).
+ *     int -> float: qmx_matmul_i8_f32 with the expanded scales: per K-block b in increasing
+ *       order, sum = sum + ((float)P_b * s_lhs) * s_rhs (its documented order), where lhs is
+ *       the operand the planner makes A (the one with the zero point, else the first operand
+ *       unless swapping the roles copies fewer elements: packs of A and B plus the output
+ *       tile); the plan is a pure function of spec and shapes, so the bits are the same
+ *       everywhere.
+ *     float: sum = 0.0f; for k = 0 .. K-1 in increasing order: p = a*b (rounded to float);
+ *       sum = sum + p (rounded); then with fp8 scales: sum = (sum * s_lhs) * s_rhs. K runs over
+ *       the contracted labels in the order they appear in A (labels of B only appended), the
+ *       blocked label (if any) last. FMA contraction is off in this function (as
+ *       qmx_matmul_i8_f32). Against exact arithmetic, |err| <= K * 2^-24 * sum |a*b| (+3 ulp
+ *       for the scales); integer-valued data whose partial sums stay below 2^24 is exact.
+ *     Non-finite float/fp8 input data or scales: QMX_ERR_NONFINITE / QMX_ERR_ARG. An overflow
+ *     to Inf inside the sum is IEEE behaviour (not checked).
+ *
+ *   PLAN AND WORKSPACE: qmx_einsum_workspace_size(spec, a, b, opts, &bytes) reads only the
+ *     dtypes, ranks, shapes and scale modes (never data): a pure function of those. Regions
+ *     (each rounded up to 64 bytes, plus 64 for alignment), only when needed:
+ *       int4 -> int8 copy (count bytes) or fp8 -> float copy (4*count) per converted operand;
+ *       A' packed [M,K] when A's labels are not already a row-major [M,K] view with a leading
+ *       dimension ("bsd,df->bsf": no copy, M = b*s);
+ *       B' packed [N,K] when B is neither an [N,K] nor (int32/float only) a [K,N] view;
+ *       float: B' packed [K,N] when B is not a [K,N] view and M >= 4 (the row form below
+ *       vectorises across outputs; the 4 x 4 tile form does not, about 4x slower);
+ *       an [M,N] result tile when the output order is not (batch, M, N), then scattered;
+ *       (M + N) * nblk expanded float scales (quantized outputs);
+ *       the matmul's own workspace (qmx_matmul_i8 / qmx_matmul_i8_f32 for M, N, K).
+ *     Packs and scales are per batch index (sized for one). No region needed (a float einsum
+ *     whose layouts fit): 0 bytes, workspace may be NULL. Any alignment.
+ *     Stack (gcc -fstack-usage): about 2.7 KiB on 64-bit hosts, 1.6 KiB on Cortex-M4, plus the
+ *     int8 kernel's (under 256 bytes) during the product.
+ *     Speed (bench/bench_einsum.c, x86-64 AVX-512): the int paths run the qmx_matmul_i8 /
+ *     qmx_matmul_i8_f32 kernels; einsum/kernel time is 1.00 +- noise for "bsd,fd->bsf" at
+ *     128x1024x1024 and "bnth,bnsh->bnts" (8 heads of 128x128x64). int -> float needs B as
+ *     [N,K]: "bsd,df->bsf" with int8 weights transposes B (16 x 16 tiles) into the workspace
+ *     on every call, 1.5x the kernel's time at that size: store weights as [N,K]
+ *     ("bsd,fd->bsf"). The float path is portable C without intrinsics (about 30 GFLOP/s at
+ *     64x256x256 there; compilers vectorise the row form across outputs, which keeps each
+ *     output's order).
+ *   OUTPUT: dense row-major in the output's label order, out_len elements (float or int32);
+ *     qmx_einsum_output_shape gives its shape. It must not overlap the inputs or the workspace.
+ *   EXAMPLE (int8 activations [b,s,d] with a zero point and per-token scales, int8 weights
+ *   [f,d] with per-channel scales, float output [b,s,f]):
+ *       qmx_einsum_operand x = QMX_ZERO_INIT, w = QMX_ZERO_INIT;
+ *       x.dtype = QMX_INT8; x.rank = 3; x.shape[0] = B; x.shape[1] = S; x.shape[2] = D;
+ *       x.data = xq; x.data_bytes = B*S*D; x.zero_point = zp;
+ *       x.scales = tok_scales; x.scales_len = S; x.scaling = QMX_EINSUM_SCALE_CHANNEL;
+ *       x.channel_axis = 1;                     (w likewise: shape {F, D}, channel_axis 0)
+ *       qmx_einsum_workspace_size("bsd,fd->bsf", &x, &w, NULL, &bytes, &pos);
+ *       st = qmx_einsum("bsd,fd->bsf", &x, &w, NULL, y, B*S*F, ws, bytes, &pos);
+ *
+ *   ERRORS (all checked before the output is written; on error out is untouched)
+ *     QMX_ERR_NULL        spec, a, b, out, data, bytes; workspace when the plan needs one
+ *     QMX_ERR_PARSE       bad character, "..." malformed or twice in a term, '-' without '>',
+ *                         '>' without '-', a second "->", ',' in the output, three operands,
+ *                         more than 8 labels in a term, an output label not in the inputs, an
+ *                         output label twice, spec longer than 256
+ *     QMX_ERR_UNSUPPORTED one operand ("ij->ji"); see above
+ *     QMX_ERR_SHAPE       rank != labels in the term (no "..." to absorb the rest, or fewer
+ *                         dims than labels), a label with two sizes, ellipsis dims that do
+ *                         not broadcast, ellipsis dims with an explicit output lacking "...",
+ *                         an explicit output of more than 8 dims
+ *     QMX_ERR_SIZE        a zero dimension; rank outside [0, 8]; block_size 0
+ *     QMX_ERR_OVERFLOW    size_t overflow of a count, an extent or the workspace; int K too big
+ *     QMX_ERR_DTYPE, QMX_ERR_ARG (axis out of range or on the wrong label class, zero point
+ *     out of range or on a float operand, bad scale, scales with int32_out),
+ *     QMX_ERR_BUFFER_TOO_SMALL (data_bytes, scales_len, out_len, workspace), QMX_ERR_NONFINITE.
+ *     QMX_ERR_UNSUPPORTED also: an implicit output of more than 8 labels (err_pos -1).
+ *     err_pos (may be NULL) receives the 0-based character of the spec at fault, else -1:
+ *       PARSE: the offending character (for a missing '>' the '-', for a spec too long 256);
+ *       SHAPE: the label occurrence whose size disagrees with the size seen before it
+ *       (scanning A then B, left to right), B's "..." when ellipsis dims do not broadcast,
+ *       the end of the term (one past its last character) for a rank mismatch;
+ *       one operand: the "->" (or the end of the spec).
+ * ============================================================================================ */
+#ifndef QMX_EINSUM_WIP_H
+#define QMX_EINSUM_WIP_H
+/* (inside qmx_kernels.h) */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define QMX_EINSUM_MAX_RANK 8   /* dims per operand and output */
+#define QMX_EINSUM_MAX_SPEC 256 /* characters of a spec */
+
+typedef enum qmx_einsum_scaling {
+    QMX_EINSUM_SCALE_TENSOR = 0,       /* scales[0] */
+    QMX_EINSUM_SCALE_CHANNEL = 1,      /* scales[c] along channel_axis */
+    QMX_EINSUM_SCALE_BLOCK = 2,        /* scales[j] along block_axis in blocks of block_size */
+    QMX_EINSUM_SCALE_CHANNEL_BLOCK = 3 /* scales[c * nblk + j] */
+} qmx_einsum_scaling;
+
+typedef struct qmx_einsum_operand {
+    qmx_dtype dtype;                   /* 0 = QMX_FLOAT32; INT8, INT4, UINT4, fp8 */
+    int rank;                          /* 0 .. QMX_EINSUM_MAX_RANK */
+    size_t shape[QMX_EINSUM_MAX_RANK]; /* dims, all >= 1 */
+    const void *data;                  /* dense row-major tensor */
+    size_t data_bytes;                 /* bytes readable at data */
+    const float *scales;               /* NULL: per tensor 1.0 (int, fp8 only) */
+    size_t scales_len;                 /* entries at scales */
+    qmx_einsum_scaling scaling;        /* default per tensor */
+    int channel_axis;                  /* operand axis of per-channel scales */
+    int block_axis;                    /* operand axis of per-block scales (contracted) */
+    size_t block_size;                 /* block length along block_axis */
+    int32_t zero_point;                /* int operands: real = (q - zero_point) * scale */
+} qmx_einsum_operand;
+
+typedef struct qmx_einsum_opts {
+    int int32_out; /* int x int: raw int32 output (no scales); default 0 = float output */
+} qmx_einsum_opts;
+
+/* Shape of the output (out_rank dims into out_shape[QMX_EINSUM_MAX_RANK]); validates spec and
+ * shapes (not dtypes or data). err_pos may be NULL. */
+QMX_API qmx_status qmx_einsum_output_shape(const char *spec, const qmx_einsum_operand *a,
+                                           const qmx_einsum_operand *b, size_t *out_shape,
+                                           int *out_rank, int *err_pos);
+/* Workspace bytes of qmx_einsum (see PLAN AND WORKSPACE); opts may be NULL. */
+QMX_API qmx_status qmx_einsum_workspace_size(const char *spec, const qmx_einsum_operand *a,
+                                             const qmx_einsum_operand *b,
+                                             const qmx_einsum_opts *opts, size_t *bytes,
+                                             int *err_pos);
+/* out = einsum(spec, a, b): float (out_len floats) or, with opts->int32_out, int32. */
+QMX_API qmx_status qmx_einsum(const char *spec, const qmx_einsum_operand *a,
+                              const qmx_einsum_operand *b, const qmx_einsum_opts *opts,
+                              void *out, size_t out_len, void *workspace,
+                              size_t workspace_bytes, int *err_pos);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* QMX_EINSUM_WIP_H */
+
+#if defined(QMX_IMPLEMENTATION) && !defined(QMX__EINSUM_IMPLEMENTATION_DONE)
+#define QMX__EINSUM_IMPLEMENTATION_DONE
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define QMX__ES_NCODE 60 /* label codes: 52 letters (A-Z = 0..25, a-z = 26..51) + 8 "..." dims */
+#define QMX__ES_NLAB 16  /* label ids: every label is a dim of an input (8 + 8) */
+#define QMX__ES_MAXG 16 /* labels per group: at most 8 + 8 distinct input dims */
+
+typedef struct qmx__es_term {
+    int n;                                    /* named labels */
+    unsigned char lab[QMX_EINSUM_MAX_RANK];   /* label codes */
+    int pos[QMX_EINSUM_MAX_RANK];             /* their characters */
+    int ell, ellpos, end;                     /* "..." before lab[ell] (-1: none), its char */
+} qmx__es_term;
+
+typedef struct qmx__es_parsed {
+    qmx__es_term t[3]; /* A, B, out */
+    int explicit_out;
+} qmx__es_parsed;
+
+/* Everything bound to shapes: label sizes, strides per operand (elements), groups. */
+typedef struct qmx__es_plan {
+    size_t size[QMX__ES_NLAB];
+    size_t st[2][QMX__ES_NLAB];  /* operand strides; 0 = absent or broadcast */
+    size_t ost[QMX__ES_NLAB];    /* output strides */
+    unsigned char in[2][QMX__ES_NLAB], inout[QMX__ES_NLAB];
+    unsigned char lab[2][QMX_EINSUM_MAX_RANK]; /* per operand axis: label */
+    int rank[2];
+    int olab_n;
+    unsigned char olab[QMX_EINSUM_MAX_RANK];
+    int nb, nm, nn, nk; /* group sizes; M = free of lhs, N = free of rhs (after the swap) */
+    unsigned char gb[QMX__ES_MAXG], gm[QMX__ES_MAXG], gn[QMX__ES_MAXG], gk[QMX__ES_MAXG];
+    size_t Bt, M, N, K, count[2], out_count;
+    int swap;                  /* lhs = operand swap, rhs = operand 1 - swap */
+    int kind;                  /* QMX__ES_F32, _I32, _Q */
+    int conv[2];               /* 0 none, 1 int4 -> int8, 2 fp8 -> float */
+    int a_direct, b_mode;      /* b_mode: 0 NK view, 1 KN view, 2 pack to NK, 3 pack to KN */
+    size_t lda, ldb;
+    int out_direct;
+    size_t nblk, bs, nbax;     /* K-blocks of the matmul, block size, blocks per blocked label */
+    int blk_label;             /* -1 none */
+    size_t off_conv[2], off_pa, off_pb, off_c, off_sa, off_sb, off_mm, mm_bytes, total;
+} qmx__es_plan;
+
+enum { QMX__ES_F32 = 0, QMX__ES_I32 = 1, QMX__ES_Q = 2 };
+
+static int qmx__es_code(char c) {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return 26 + (c - 'a');
+    return -1;
+}
+
+static qmx_status qmx__es_fail(qmx_status st, int pos, int *err_pos) {
+    if (err_pos) *err_pos = pos;
+    return st;
+}
+
+/* Syntax: fills p; PARSE/UNSUPPORTED with the character position. */
+static qmx_status qmx__es_parse(const char *s, qmx__es_parsed *p, int *err_pos) {
+    int i, ti = 0, arrow = -1, ncomma = 0, k, j;
+    for (k = 0; k < 3; k++) { p->t[k].n = 0; p->t[k].ell = -1; p->t[k].ellpos = -1; p->t[k].end = 0; }
+    p->explicit_out = 0;
+    for (i = 0; s[i]; i++) {
+        char c = s[i];
+        qmx__es_term *t = &p->t[ti];
+        if (i >= QMX_EINSUM_MAX_SPEC) return qmx__es_fail(QMX_ERR_PARSE, i, err_pos);
+        if (c == ' ') continue;
+        if (qmx__es_code(c) >= 0) {
+            if (t->n >= QMX_EINSUM_MAX_RANK) return qmx__es_fail(QMX_ERR_PARSE, i, err_pos);
+            t->lab[t->n] = (unsigned char)qmx__es_code(c);
+            t->pos[t->n++] = i;
+            t->end = i + 1;
+        } else if (c == '.') {
+            if (s[i + 1] != '.' || s[i + 2] != '.' || t->ell >= 0)
+                return qmx__es_fail(QMX_ERR_PARSE, i, err_pos);
+            t->ell = t->n; t->ellpos = i; i += 2; t->end = i + 1;
+        } else if (c == ',') {
+            if (ti != 0) return qmx__es_fail(QMX_ERR_PARSE, i, err_pos);
+            ncomma++; ti = 1; p->t[1].end = i + 1;
+        } else if (c == '-') {
+            if (s[i + 1] != '>' || arrow >= 0) return qmx__es_fail(QMX_ERR_PARSE, i, err_pos);
+            arrow = i; ti = 2; p->t[2].end = i + 2; i++;
+        } else {
+            return qmx__es_fail(QMX_ERR_PARSE, i, err_pos); /* '>' alone, tab, digit, ... */
+        }
+    }
+    if (ncomma == 0) return qmx__es_fail(QMX_ERR_UNSUPPORTED, arrow >= 0 ? arrow : i, err_pos);
+    p->explicit_out = arrow >= 0;
+    if (p->explicit_out) {
+        qmx__es_term *o = &p->t[2];
+        for (k = 0; k < o->n; k++) {
+            int found = 0;
+            for (j = 0; j < 2 && !found; j++) {
+                int q;
+                for (q = 0; q < p->t[j].n; q++) found |= p->t[j].lab[q] == o->lab[k];
+            }
+            if (!found) return qmx__es_fail(QMX_ERR_PARSE, o->pos[k], err_pos);
+            for (j = 0; j < k; j++)
+                if (o->lab[j] == o->lab[k]) return qmx__es_fail(QMX_ERR_PARSE, o->pos[k], err_pos);
+        }
+    }
+    return QMX_OK;
+}
+
+static int qmx__es_mul(size_t a, size_t b, size_t *r) {
+    if (a != 0 && b > SIZE_MAX / a) return 0;
+    *r = a * b;
+    return 1;
+}
+static int qmx__es_add(size_t a, size_t b, size_t *r) {
+    if (b > SIZE_MAX - a) return 0;
+    *r = a + b;
+    return 1;
+}
+static int qmx__es_r64add(size_t *total, size_t x, size_t *off) {
+    size_t r;
+    if (x > SIZE_MAX - 63) return 0;
+    r = (x + 63u) & ~(size_t)63u;
+    *off = *total;
+    return qmx__es_add(*total, r, total);
+}
+
+/* Binds the parsed spec to the operands' ranks and shapes: label ids (dense, in order of first
+ * appearance; at most 16 since every label is a dim of an input), sizes, strides, output
+ * labels. Label codes: A-Z 0..25, a-z 26..51, ellipsis dim e (of NE, right-aligned) 52 + e.
+ * No dtype checks. */
+static qmx_status qmx__es_bind(const qmx__es_parsed *p, const qmx_einsum_operand *const ops[2],
+                               qmx__es_plan *pl, int *err_pos) {
+    int ne[2], NE = 0, o, i, L, nid = 0;
+    size_t esz[2][QMX_EINSUM_MAX_RANK]; /* ellipsis dim sizes per operand (0: absent) */
+    signed char id[QMX__ES_NCODE];
+    unsigned char cnt[QMX__ES_NCODE];
+    for (L = 0; L < QMX__ES_NLAB; L++) {
+        pl->size[L] = 0; pl->st[0][L] = pl->st[1][L] = 0; pl->ost[L] = 0;
+        pl->in[0][L] = pl->in[1][L] = 0; pl->inout[L] = 0;
+    }
+    for (L = 0; L < QMX__ES_NCODE; L++) { id[L] = -1; cnt[L] = 0; }
+    for (L = 0; L < QMX_EINSUM_MAX_RANK; L++) esz[0][L] = esz[1][L] = 0;
+    for (o = 0; o < 2; o++) {
+        const qmx_einsum_operand *op = ops[o];
+        const qmx__es_term *t = &p->t[o];
+        if (op->rank < 0 || op->rank > QMX_EINSUM_MAX_RANK)
+            return qmx__es_fail(QMX_ERR_SIZE, -1, err_pos);
+        for (i = 0; i < op->rank; i++)
+            if (op->shape[i] == 0) return qmx__es_fail(QMX_ERR_SIZE, -1, err_pos);
+        if (qmx_shape_count(op->shape, op->rank, &pl->count[o]) != QMX_OK)
+            return qmx__es_fail(QMX_ERR_OVERFLOW, -1, err_pos);
+        pl->rank[o] = op->rank;
+        ne[o] = op->rank - t->n;
+        if (ne[o] < 0 || (t->ell < 0 && ne[o] != 0))
+            return qmx__es_fail(QMX_ERR_SHAPE, t->end, err_pos);
+        if (ne[o] > NE) NE = ne[o];
+    }
+    for (o = 0; o < 2; o++) {
+        const qmx_einsum_operand *op = ops[o];
+        const qmx__es_term *t = &p->t[o];
+        size_t stride[QMX_EINSUM_MAX_RANK], s = 1;
+        unsigned char code[QMX_EINSUM_MAX_RANK];
+        int ax;
+        for (ax = 0, i = 0; i <= t->n; i++) { /* axis -> code; ellipsis dims right-aligned */
+            int e;
+            if (i == t->ell)
+                for (e = 0; e < ne[o]; e++) code[ax++] = (unsigned char)(52 + NE - ne[o] + e);
+            if (i < t->n) code[ax++] = t->lab[i];
+        }
+        for (ax = op->rank - 1; ax >= 0; ax--) { stride[ax] = s; s *= op->shape[ax]; }
+        for (ax = 0; ax < op->rank; ax++) {
+            size_t d = op->shape[ax];
+            int c = code[ax];
+            if (id[c] < 0) id[c] = (signed char)nid++;
+            L = id[c];
+            pl->lab[o][ax] = (unsigned char)L;
+            if (c >= 52) {
+                esz[o][c - 52] = d;
+                if (d > 1) pl->st[o][L] = stride[ax];
+            } else {
+                if (pl->size[L] != 0 && pl->size[L] != d) {
+                    int q = (t->ell >= 0 && ax >= t->ell + ne[o]) ? ax - ne[o] : ax;
+                    return qmx__es_fail(QMX_ERR_SHAPE, t->pos[q], err_pos);
+                }
+                pl->size[L] = d;
+                pl->st[o][L] += stride[ax]; /* a repeated label: the diagonal */
+                cnt[c]++;
+            }
+            pl->in[o][L] = 1;
+        }
+    }
+    for (i = 0; i < NE; i++) { /* ellipsis dims broadcast numpy-style */
+        size_t a = esz[0][i], b = esz[1][i];
+        if (a > 1 && b > 1 && a != b)
+            return qmx__es_fail(QMX_ERR_SHAPE, p->t[1].ellpos, err_pos);
+        L = id[52 + i];
+        pl->size[L] = a > b ? a : b;
+    }
+    pl->olab_n = 0;
+    if (p->explicit_out) {
+        const qmx__es_term *t = &p->t[2];
+        if (t->n + (t->ell >= 0 ? NE : 0) > QMX_EINSUM_MAX_RANK || (t->ell < 0 && NE > 0))
+            return qmx__es_fail(QMX_ERR_SHAPE, t->end, err_pos); /* numpy rejects too */
+        for (i = 0; i <= t->n; i++) {
+            int e;
+            if (i == t->ell)
+                for (e = 0; e < NE; e++) pl->olab[pl->olab_n++] = (unsigned char)id[52 + e];
+            if (i < t->n) pl->olab[pl->olab_n++] = (unsigned char)id[t->lab[i]];
+        }
+    } else {
+        int e;
+        for (e = 0; e < NE; e++) pl->olab[pl->olab_n++] = (unsigned char)id[52 + e];
+        for (L = 0; L < 52; L++)
+            if (cnt[L] == 1) {
+                if (pl->olab_n >= QMX_EINSUM_MAX_RANK)
+                    return qmx__es_fail(QMX_ERR_UNSUPPORTED, -1, err_pos);
+                pl->olab[pl->olab_n++] = (unsigned char)id[L];
+            }
+    }
+    {
+        size_t s = 1;
+        for (i = pl->olab_n - 1; i >= 0; i--) {
+            L = pl->olab[i];
+            pl->inout[L] = 1;
+            pl->ost[L] = s;
+            if (!qmx__es_mul(s, pl->size[L], &s)) return qmx__es_fail(QMX_ERR_OVERFLOW, -1, err_pos);
+        }
+        pl->out_count = s;
+    }
+    return QMX_OK;
+}
+
+/* Groups for a role assignment (lhs = operand sw): batch, M, N in output order; K in the
+ * order of A's axes, then B's; the blocked label blk (>= 0) last. Also their products. */
+static int qmx__es_groups(qmx__es_plan *pl, int sw, int blk) {
+    int i, o, L;
+    unsigned char seen[QMX__ES_NLAB];
+    pl->nb = pl->nm = pl->nn = pl->nk = 0;
+    pl->swap = sw;
+    for (i = 0; i < pl->olab_n; i++) {
+        L = pl->olab[i];
+        if (pl->in[0][L] && pl->in[1][L]) pl->gb[pl->nb++] = (unsigned char)L;
+        else if (pl->in[sw][L]) pl->gm[pl->nm++] = (unsigned char)L;
+        else pl->gn[pl->nn++] = (unsigned char)L; /* every output label is an input's */
+    }
+    for (L = 0; L < QMX__ES_NLAB; L++) seen[L] = 0;
+    for (o = 0; o < 2; o++)
+        for (i = 0; i < pl->rank[o]; i++) {
+            L = pl->lab[o][i];
+            if (!pl->inout[L] && !seen[L] && L != blk) {
+                seen[L] = 1;
+                pl->gk[pl->nk++] = (unsigned char)L;
+            }
+        }
+    if (blk >= 0) pl->gk[pl->nk++] = (unsigned char)blk;
+    pl->Bt = pl->M = pl->N = pl->K = 1;
+    for (i = 0; i < pl->nb; i++) if (!qmx__es_mul(pl->Bt, pl->size[pl->gb[i]], &pl->Bt)) return 0;
+    for (i = 0; i < pl->nm; i++) if (!qmx__es_mul(pl->M, pl->size[pl->gm[i]], &pl->M)) return 0;
+    for (i = 0; i < pl->nn; i++) if (!qmx__es_mul(pl->N, pl->size[pl->gn[i]], &pl->N)) return 0;
+    for (i = 0; i < pl->nk; i++) if (!qmx__es_mul(pl->K, pl->size[pl->gk[i]], &pl->K)) return 0;
+    return 1;
+}
+
+/* Is the operand (strides st) a row-major [R,C] matrix view over row labels r[] and column
+ * labels c[] (C = product of c sizes)? Column stride 1, row stride *ld >= C. Size-1 labels
+ * do not matter. */
+static int qmx__es_view(const qmx__es_plan *pl, const size_t *st, const unsigned char *r, int nr,
+                        const unsigned char *c, int nc, size_t C, size_t *ld) {
+    size_t want = 1;
+    int i, first = 1;
+    for (i = nc - 1; i >= 0; i--) {
+        size_t d = pl->size[c[i]];
+        if (d == 1) continue;
+        if (st[c[i]] != want) return 0;
+        want *= d;
+    }
+    *ld = C;
+    for (i = nr - 1; i >= 0; i--) {
+        size_t d = pl->size[r[i]];
+        if (d == 1) continue;
+        if (first) { /* the innermost row label sets ld */
+            if (st[r[i]] < C) return 0;
+            want = *ld = st[r[i]];
+            first = 0;
+        } else if (st[r[i]] != want) {
+            return 0;
+        }
+        want *= d; /* <= the operand's extent: no overflow */
+    }
+    return 1;
+}
+
+/* Is the output (batch..., M..., N...) in row-major order, i.e. writable in place? */
+static int qmx__es_out_direct(const qmx__es_plan *pl) {
+    size_t want = 1;
+    int i;
+    const unsigned char *g[3];
+    int n[3], q;
+    g[0] = pl->gb; g[1] = pl->gm; g[2] = pl->gn;
+    n[0] = pl->nb; n[1] = pl->nm; n[2] = pl->nn;
+    for (q = 2; q >= 0; q--)
+        for (i = n[q] - 1; i >= 0; i--) {
+            size_t d = pl->size[g[q][i]];
+            if (d == 1) continue;
+            if (pl->ost[g[q][i]] != want) return 0;
+            want *= d;
+        }
+    return 1;
+}
+
+/* One element of esz bytes (1 or 4). */
+#define QMX__ES_COPY1(d, s, esz)                                                          \
+    do {                                                                                   \
+        (d)[0] = (s)[0];                                                                   \
+        if ((esz) == 4) { (d)[1] = (s)[1]; (d)[2] = (s)[2]; (d)[3] = (s)[3]; }             \
+    } while (0)
+
+/* Strided copy of esz-byte elements (1 or 4) over the labels r... then c... (an odometer, the
+ * last label fastest): the packs of A and B and the output scatter. The innermost label runs in
+ * the inner loop; when the source is more contiguous along the next label (a transpose, e.g.
+ * [K,N] weights packed to [N,K]) the two run in 16 x 16 tiles so both sides stay in cache. */
+static void qmx__es_copy2d(const qmx__es_plan *pl, size_t esz, const unsigned char *src,
+                           const size_t *ss, unsigned char *dst, const size_t *ds,
+                           const unsigned char *r, int nr, const unsigned char *c, int nc) {
+    unsigned char lab[2 * QMX__ES_MAXG];
+    size_t idx[2 * QMX__ES_MAXG], so = 0, dof = 0, cnt = 1, si = 0, di = 0, cnt2 = 1, si2 = 0,
+           di2 = 0, j, k, jb, kb, je, ke;
+    int n = 0, i;
+    for (i = 0; i < nr; i++) lab[n++] = r[i];
+    for (i = 0; i < nc; i++) lab[n++] = c[i];
+    if (n > 0) {
+        n--;
+        cnt = pl->size[lab[n]]; si = ss[lab[n]] * esz; di = ds[lab[n]] * esz;
+        if (n > 0 && ss[lab[n - 1]] < ss[lab[n]]) { /* transpose: tile the two inner labels */
+            n--;
+            cnt2 = pl->size[lab[n]]; si2 = ss[lab[n]] * esz; di2 = ds[lab[n]] * esz;
+        }
+    }
+    for (i = 0; i < n; i++) idx[i] = 0;
+    for (;;) {
+        const unsigned char *s = src + so * esz;
+        unsigned char *d = dst + dof * esz;
+        for (jb = 0; jb < cnt2; jb += 16) {
+            je = cnt2 - jb < 16 ? cnt2 : jb + 16;
+            for (kb = 0; kb < cnt; kb += 16) {
+                ke = cnt2 == 1 ? cnt : (cnt - kb < 16 ? cnt : kb + 16);
+                for (j = jb; j < je; j++)
+                    for (k = kb; k < ke; k++)
+                        QMX__ES_COPY1(d + j * di2 + k * di, s + j * si2 + k * si, esz);
+                if (cnt2 == 1) break; /* a plain row: one pass */
+            }
+        }
+        for (i = n - 1; i >= 0; i--) {
+            int L = lab[i];
+            so += ss[L]; dof += ds[L];
+            if (++idx[i] < pl->size[L]) break;
+            so -= ss[L] * pl->size[L]; dof -= ds[L] * pl->size[L];
+            idx[i] = 0;
+        }
+        if (i < 0) break;
+    }
+}
+
+/* Dense row-major strides (into ds, by label) of an [R,C] matrix over labels r then c. */
+static void qmx__es_dense(const qmx__es_plan *pl, size_t *ds, const unsigned char *r, int nr,
+                          const unsigned char *c, int nc) {
+    size_t s = 1;
+    int i;
+    for (i = nc - 1; i >= 0; i--) { ds[c[i]] = s; s *= pl->size[c[i]]; }
+    for (i = nr - 1; i >= 0; i--) { ds[r[i]] = s; s *= pl->size[r[i]]; }
+}
+
+static int qmx__es_is_int(qmx_dtype d) { return d == QMX_INT8 || d == QMX_INT4 || d == QMX_UINT4; }
+static qmx_dtype qmx__es_dt(const qmx_einsum_operand *op) {
+    return op->dtype == QMX_DTYPE_INVALID ? QMX_FLOAT32 : op->dtype;
+}
+static int qmx__es_has_block(const qmx_einsum_operand *op) {
+    return op->scales && (op->scaling == QMX_EINSUM_SCALE_BLOCK ||
+                          op->scaling == QMX_EINSUM_SCALE_CHANNEL_BLOCK);
+}
+static int qmx__es_has_chan(const qmx_einsum_operand *op) {
+    return op->scales && (op->scaling == QMX_EINSUM_SCALE_CHANNEL ||
+                          op->scaling == QMX_EINSUM_SCALE_CHANNEL_BLOCK);
+}
+
+/* Groups and matrix views for the roles sw (lhs = operand sw): whether A' is a view, how B'
+ * is read (b_mode), whether the output is written in place; *cost = the elements copied per
+ * batch index (packs and the output tile). 0 on size_t overflow. */
+static int qmx__es_layouts(qmx__es_plan *pl, int sw, int blk, size_t *cost) {
+    int lhs = sw, rhs = 1 - sw;
+    size_t x;
+    if (!qmx__es_groups(pl, sw, blk)) return 0;
+    pl->a_direct = qmx__es_view(pl, pl->st[lhs], pl->gm, pl->nm, pl->gk, pl->nk, pl->K, &pl->lda);
+    if (!pl->a_direct) pl->lda = pl->K;
+    if (pl->kind != QMX__ES_Q &&
+        qmx__es_view(pl, pl->st[rhs], pl->gk, pl->nk, pl->gn, pl->nn, pl->N, &pl->ldb)) {
+        pl->b_mode = 1;
+    } else if (pl->kind == QMX__ES_F32 && pl->M >= 4) {
+        pl->b_mode = 3; pl->ldb = pl->N; /* the float row form vectorises: worth a transpose */
+    } else if (qmx__es_view(pl, pl->st[rhs], pl->gn, pl->nn, pl->gk, pl->nk, pl->K, &pl->ldb)) {
+        pl->b_mode = 0;
+    } else {
+        pl->b_mode = 2; pl->ldb = pl->K;
+    }
+    pl->out_direct = qmx__es_out_direct(pl);
+    *cost = 0;
+    if (!pl->a_direct && (!qmx__es_mul(pl->M, pl->K, &x) || !qmx__es_add(*cost, x, cost))) return 0;
+    if (pl->b_mode >= 2 && (!qmx__es_mul(pl->N, pl->K, &x) || !qmx__es_add(*cost, x, cost))) return 0;
+    if (!pl->out_direct && (!qmx__es_mul(pl->M, pl->N, &x) || !qmx__es_add(*cost, x, cost))) return 0;
+    return 1;
+}
+
+/* Parse, bind, check dtypes and scale modes, choose the roles and layouts, lay out the
+ * workspace. Reads no data. */
+static qmx_status qmx__es_plan_all(const char *spec, const qmx_einsum_operand *a,
+                                   const qmx_einsum_operand *b, const qmx_einsum_opts *opts,
+                                   qmx__es_plan *pl, int *err_pos) {
+    qmx__es_parsed p;
+    const qmx_einsum_operand *ops[2];
+    qmx_status st;
+    int o, sw, blk = -1, isf[2], int32_out = opts ? opts->int32_out : 0;
+    size_t x, esz;
+    if (err_pos) *err_pos = -1;
+    if (!spec || !a || !b) return QMX_ERR_NULL;
+    ops[0] = a; ops[1] = b;
+    st = qmx__es_parse(spec, &p, err_pos);
+    if (st != QMX_OK) return st;
+    st = qmx__es_bind(&p, ops, pl, err_pos);
+    if (st != QMX_OK) return st;
+    /* dtypes -> kind */
+    for (o = 0; o < 2; o++) {
+        qmx_dtype d = qmx__es_dt(ops[o]);
+        isf[o] = d == QMX_FLOAT32 || qmx_dtype_is_fp8(d);
+        if (!isf[o] && !qmx__es_is_int(d)) return QMX_ERR_DTYPE;
+        pl->conv[o] = (d == QMX_INT4 || d == QMX_UINT4) ? 1 : qmx_dtype_is_fp8(d) ? 2 : 0;
+    }
+    if (isf[0] != isf[1]) return QMX_ERR_UNSUPPORTED;
+    if (isf[0]) {
+        if (int32_out) return QMX_ERR_ARG;
+        pl->kind = QMX__ES_F32;
+    } else {
+        pl->kind = int32_out ? QMX__ES_I32 : QMX__ES_Q;
+    }
+    /* scale modes, axes, zero points */
+    for (o = 0; o < 2; o++) {
+        const qmx_einsum_operand *op = ops[o];
+        qmx_dtype d = qmx__es_dt(op);
+        if (d == QMX_FLOAT32 && (op->scales || op->zero_point)) return QMX_ERR_ARG;
+        if (qmx_dtype_is_fp8(d) && op->zero_point) return QMX_ERR_ARG;
+        if (pl->kind == QMX__ES_I32 && op->scales) return QMX_ERR_ARG;
+        if (op->zero_point < -128 || op->zero_point > 127) return QMX_ERR_ARG;
+        if (!op->scales) continue;
+        if ((unsigned)op->scaling > 3u) return QMX_ERR_ARG; /* any enum representation */
+        if (qmx__es_has_chan(op)) {
+            if (op->channel_axis < 0 || op->channel_axis >= op->rank) return QMX_ERR_ARG;
+            if (!pl->inout[pl->lab[o][op->channel_axis]]) return QMX_ERR_ARG;
+        }
+        if (qmx__es_has_block(op)) {
+            int L;
+            if (qmx_dtype_is_fp8(d)) return QMX_ERR_UNSUPPORTED;
+            if (op->block_axis < 0 || op->block_axis >= op->rank) return QMX_ERR_ARG;
+            L = pl->lab[o][op->block_axis];
+            if (pl->inout[L]) return QMX_ERR_ARG;
+            if (op->block_size == 0) return QMX_ERR_SIZE;
+            if (blk >= 0 && (blk != L || op->block_size != ops[0]->block_size))
+                return QMX_ERR_UNSUPPORTED;
+            blk = L;
+            pl->bs = op->block_size;
+        }
+    }
+    pl->blk_label = blk;
+    /* roles: Qwix's single zero point goes to the matmul's A; else the assignment that copies
+     * fewer elements (packs of A and B, the output tile), the first operand as A on a tie */
+    if (pl->kind == QMX__ES_Q && a->zero_point && b->zero_point) return QMX_ERR_UNSUPPORTED;
+    if (pl->kind == QMX__ES_Q && (a->zero_point || b->zero_point)) {
+        sw = b->zero_point ? 1 : 0;
+    } else {
+        size_t c0, c1;
+        if (!qmx__es_layouts(pl, 1, blk, &c1) || !qmx__es_layouts(pl, 0, blk, &c0))
+            return QMX_ERR_OVERFLOW;
+        sw = c1 < c0 ? 1 : 0;
+    }
+    if (!qmx__es_layouts(pl, sw, blk, &x)) return QMX_ERR_OVERFLOW;
+    if (pl->kind != QMX__ES_F32 && pl->K > QMX_MATMUL_I8_MAX_K) return QMX_ERR_OVERFLOW;
+    /* K-blocks: the blocked label is the innermost of K */
+    if (blk >= 0) {
+        size_t kax = pl->size[blk], bs = pl->bs < kax ? pl->bs : kax, kouter = pl->K / kax;
+        if (kouter > 1 && kax % bs != 0) return QMX_ERR_UNSUPPORTED;
+        pl->bs = bs;
+        pl->nbax = kax / bs + (kax % bs != 0);
+        pl->nblk = kouter * pl->nbax; /* <= K */
+    } else {
+        pl->bs = pl->K; pl->nbax = 1; pl->nblk = 1;
+    }
+    /* workspace: 64 alignment slack, then the regions */
+    pl->total = 64;
+    esz = pl->kind == QMX__ES_F32 ? 4 : 1;
+    for (o = 0; o < 2; o++) {
+        pl->off_conv[o] = 0;
+        if (pl->conv[o]) {
+            if (!qmx__es_mul(pl->count[o], pl->conv[o] == 2 ? 4 : 1, &x)) return QMX_ERR_OVERFLOW;
+            if (!qmx__es_r64add(&pl->total, x, &pl->off_conv[o])) return QMX_ERR_OVERFLOW;
+        }
+    }
+    pl->off_pa = pl->off_pb = pl->off_c = pl->off_sa = pl->off_sb = pl->off_mm = 0;
+    pl->mm_bytes = 0;
+    if (!pl->a_direct) {
+        if (!qmx__es_mul(pl->M, pl->K, &x) || !qmx__es_mul(x, esz, &x) ||
+            !qmx__es_r64add(&pl->total, x, &pl->off_pa)) return QMX_ERR_OVERFLOW;
+    }
+    if (pl->b_mode >= 2) {
+        if (!qmx__es_mul(pl->N, pl->K, &x) || !qmx__es_mul(x, esz, &x) ||
+            !qmx__es_r64add(&pl->total, x, &pl->off_pb)) return QMX_ERR_OVERFLOW;
+    }
+    if (!pl->out_direct) {
+        if (!qmx__es_mul(pl->M, pl->N, &x) || !qmx__es_mul(x, 4, &x) ||
+            !qmx__es_r64add(&pl->total, x, &pl->off_c)) return QMX_ERR_OVERFLOW;
+    }
+    if (pl->kind == QMX__ES_Q || pl->conv[0] == 2 || pl->conv[1] == 2) {
+        if (!qmx__es_mul(pl->M, pl->nblk, &x) || !qmx__es_mul(x, 4, &x) ||
+            !qmx__es_r64add(&pl->total, x, &pl->off_sa)) return QMX_ERR_OVERFLOW;
+        if (!qmx__es_mul(pl->N, pl->nblk, &x) || !qmx__es_mul(x, 4, &x) ||
+            !qmx__es_r64add(&pl->total, x, &pl->off_sb)) return QMX_ERR_OVERFLOW;
+    }
+    if (pl->kind != QMX__ES_F32) {
+        st = pl->kind == QMX__ES_I32
+                 ? qmx_matmul_i8_workspace_size(pl->M, pl->N, pl->K, NULL, &pl->mm_bytes)
+                 : qmx_matmul_i8_f32_workspace_size(pl->M, pl->N, pl->K, &pl->mm_bytes);
+        if (st != QMX_OK) return st;
+        if (!qmx__es_r64add(&pl->total, pl->mm_bytes, &pl->off_mm)) return QMX_ERR_OVERFLOW;
+    }
+    if (pl->total == 64) pl->total = 0; /* nothing to copy: no workspace at all */
+    return QMX_OK;
+}
+
+QMX_API qmx_status qmx_einsum_output_shape(const char *spec, const qmx_einsum_operand *a,
+                                           const qmx_einsum_operand *b, size_t *out_shape,
+                                           int *out_rank, int *err_pos) {
+    qmx__es_parsed p;
+    qmx__es_plan pl;
+    const qmx_einsum_operand *ops[2];
+    qmx_status st;
+    int i;
+    if (err_pos) *err_pos = -1;
+    if (!spec || !a || !b || !out_shape || !out_rank) return QMX_ERR_NULL;
+    ops[0] = a; ops[1] = b;
+    st = qmx__es_parse(spec, &p, err_pos);
+    if (st == QMX_OK) st = qmx__es_bind(&p, ops, &pl, err_pos);
+    if (st != QMX_OK) return st;
+    for (i = 0; i < pl.olab_n; i++) out_shape[i] = pl.size[pl.olab[i]];
+    *out_rank = pl.olab_n;
+    return QMX_OK;
+}
+
+QMX_API qmx_status qmx_einsum_workspace_size(const char *spec, const qmx_einsum_operand *a,
+                                             const qmx_einsum_operand *b,
+                                             const qmx_einsum_opts *opts, size_t *bytes,
+                                             int *err_pos) {
+    qmx__es_plan pl;
+    qmx_status st;
+    if (err_pos) *err_pos = -1;
+    if (!bytes) return QMX_ERR_NULL;
+    st = qmx__es_plan_all(spec, a, b, opts, &pl, err_pos);
+    if (st != QMX_OK) return st;
+    *bytes = pl.total;
+    return QMX_OK;
+}
+
+/* The float product of the documented order: per output, k increasing, p = a*b and sum = sum
+ * + p each rounded to float; FMA contraction off (see NUMERICS). kn: B(n,k) = B[k*ldb + n].
+ * Blocking changes which outputs advance together, never an output's order:
+ *   [K,N] B: columns in chunks of 256 (the chunk of B, K x 256 floats, is reused by every row
+ *     tile from L2), rows in tiles of 4 that share each load of B's row k; the sums live in C
+ *     (the row form vectorises across n without reassociation);
+ *   [N,K] B: 4 x 4 register tiles of sums over the whole K (A and B rows reused 4 times). */
+#if defined(__clang__)
+#  define QMX__ES_OPAQUE(p) __asm__("" : "+m"(p)) /* clang -ffp-contract=fast ignores the pragma */
+#else
+#  define QMX__ES_OPAQUE(p) ((void)0)
+#endif
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("fp-contract=off")))
+#endif
+static void qmx__es_sgemm(size_t M, size_t N, size_t K, const float *A, size_t lda,
+                          const float *B, size_t ldb, int kn, float *C, size_t ldc) {
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+    size_t m, n, k, n0, nb, r, mr;
+    if (kn) {
+        for (n0 = 0; n0 < N; n0 += 256) {
+            nb = N - n0 < 256 ? N - n0 : 256;
+            for (m = 0; m < M; m += mr) {
+                float *c[4];
+                mr = M - m < 4 ? M - m : 4;
+                for (r = 0; r < mr; r++) {
+                    c[r] = C + (m + r) * ldc + n0;
+                    for (n = 0; n < nb; n++) c[r][n] = 0.0f;
+                }
+                for (k = 0; k < K; k++) {
+                    const float *bk = B + k * ldb + n0;
+                    for (r = 0; r < mr; r++) {
+                        float ak = A[(m + r) * lda + k], *cr = c[r];
+                        for (n = 0; n < nb; n++) {
+                            float p = ak * bk[n], sum;
+                            QMX__ES_OPAQUE(p);
+                            sum = cr[n];
+                            sum = sum + p;
+                            cr[n] = sum;
+                        }
+                    }
+                }
+            }
+        }
+        return;
+    }
+    for (m = 0; m < M; m += 4) {
+        const float *a0 = A + m * lda, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda;
+        if (M - m < 4) break;
+        for (n = 0; n + 4 <= N; n += 4) {
+            const float *b0 = B + n * ldb, *b1 = b0 + ldb, *b2 = b1 + ldb, *b3 = b2 + ldb;
+            float s[16], p;
+            for (r = 0; r < 16; r++) s[r] = 0.0f;
+            for (k = 0; k < K; k++) {
+                float x0 = a0[k], x1 = a1[k], x2 = a2[k], x3 = a3[k];
+                float y0 = b0[k], y1 = b1[k], y2 = b2[k], y3 = b3[k];
+#define QMX__ES_MAC(i, x, y) do { p = (x) * (y); QMX__ES_OPAQUE(p); s[i] = s[i] + p; } while (0)
+                QMX__ES_MAC(0, x0, y0); QMX__ES_MAC(1, x0, y1); QMX__ES_MAC(2, x0, y2); QMX__ES_MAC(3, x0, y3);
+                QMX__ES_MAC(4, x1, y0); QMX__ES_MAC(5, x1, y1); QMX__ES_MAC(6, x1, y2); QMX__ES_MAC(7, x1, y3);
+                QMX__ES_MAC(8, x2, y0); QMX__ES_MAC(9, x2, y1); QMX__ES_MAC(10, x2, y2); QMX__ES_MAC(11, x2, y3);
+                QMX__ES_MAC(12, x3, y0); QMX__ES_MAC(13, x3, y1); QMX__ES_MAC(14, x3, y2); QMX__ES_MAC(15, x3, y3);
+#undef QMX__ES_MAC
+            }
+            for (r = 0; r < 16; r++) C[(m + r / 4) * ldc + n + r % 4] = s[r];
+        }
+        for (; n < N; n++) { /* leftover columns of this row tile */
+            for (r = 0; r < 4; r++) {
+                const float *a = A + (m + r) * lda, *b = B + n * ldb;
+                float sum = 0.0f, p;
+                for (k = 0; k < K; k++) { p = a[k] * b[k]; QMX__ES_OPAQUE(p); sum = sum + p; }
+                C[(m + r) * ldc + n] = sum;
+            }
+        }
+    }
+    for (; m < M; m++) { /* leftover rows */
+        const float *a = A + m * lda;
+        for (n = 0; n < N; n++) {
+            const float *b = B + n * ldb;
+            float sum = 0.0f, p;
+            for (k = 0; k < K; k++) { p = a[k] * b[k]; QMX__ES_OPAQUE(p); sum = sum + p; }
+            C[m * ldc + n] = sum;
+        }
+    }
+}
+
+/* sum = (sum * sa[m]) * sb[n], two rounded products (fp8 dequant on output). */
+static void qmx__es_scale_out(size_t M, size_t N, float *C, size_t ldc, const float *sa,
+                              const float *sb) {
+    size_t m, n;
+    for (m = 0; m < M; m++)
+        for (n = 0; n < N; n++) {
+            float v = C[m * ldc + n];
+            v = v * sa[m];
+            v = v * sb[n];
+            C[m * ldc + n] = v;
+        }
+}
+
+/* Scales needed by an operand (entries), 0 on overflow; sets *nbax_op. */
+static size_t qmx__es_scales_need(const qmx_einsum_operand *op, const qmx__es_plan *pl) {
+    size_t need = 1, c = 1;
+    (void)pl;
+    if (!op->scales) return 1;
+    if (qmx__es_has_chan(op)) c = op->shape[op->channel_axis];
+    if (qmx__es_has_block(op)) {
+        size_t d = op->shape[op->block_axis];
+        size_t nb = d / op->block_size + (d % op->block_size != 0);
+        if (!qmx__es_mul(c, nb, &need)) return 0;
+        return need;
+    }
+    return c;
+}
+
+/* Expanded scales of one role for one batch index: dst[i*nblk + f] for the R rows of the
+ * group g (M or N labels), bidx = the batch labels' indices (by label). */
+static void qmx__es_expand(const qmx__es_plan *pl, const qmx_einsum_operand *op, int o,
+                           const unsigned char *g, int ng, size_t R, const size_t *bidx,
+                           float *dst) {
+    size_t i, f, inner = 1, csz = 1, cidx = 0;
+    int Lc = -1, gi = -1, q, chan = qmx__es_has_chan(op), block = qmx__es_has_block(op);
+    if (chan) {
+        Lc = pl->lab[o][op->channel_axis];
+        csz = op->shape[op->channel_axis];
+        for (q = 0; q < ng; q++) if (g[q] == Lc) gi = q;
+        if (gi >= 0) for (q = gi + 1; q < ng; q++) inner *= pl->size[g[q]];
+        else cidx = bidx[Lc]; /* a batch label */
+    }
+    for (i = 0; i < R; i++) {
+        size_t c = 0;
+        if (chan) c = csz == 1 ? 0 : gi >= 0 ? (i / inner) % pl->size[Lc] : cidx;
+        for (f = 0; f < pl->nblk; f++) {
+            float s;
+            if (!op->scales) s = 1.0f;
+            else if (block) s = op->scales[c * pl->nbax + f % pl->nbax];
+            else s = op->scales[c];
+            dst[i * pl->nblk + f] = s;
+        }
+    }
+}
+
+QMX_API qmx_status qmx_einsum(const char *spec, const qmx_einsum_operand *a,
+                              const qmx_einsum_operand *b, const qmx_einsum_opts *opts,
+                              void *out, size_t out_len, void *workspace,
+                              size_t workspace_bytes, int *err_pos) {
+    qmx__es_plan pl;
+    const qmx_einsum_operand *ops[2];
+    qmx_status st;
+    unsigned char *ws;
+    const unsigned char *data[2];
+    size_t bi, bidx[QMX__ES_NLAB], dst_a[QMX__ES_NLAB], dst_b[QMX__ES_NLAB],
+        dst_c[QMX__ES_NLAB], esz;
+    int o, i, lhs, rhs;
+    if (err_pos) *err_pos = -1;
+    st = qmx__es_plan_all(spec, a, b, opts, &pl, err_pos);
+    if (st != QMX_OK) return st;
+    if (!out || (!workspace && pl.total) || !a->data || !b->data) return QMX_ERR_NULL;
+    ops[0] = a; ops[1] = b;
+    if (out_len < pl.out_count) return QMX_ERR_BUFFER_TOO_SMALL;
+    if (workspace_bytes < pl.total) return QMX_ERR_BUFFER_TOO_SMALL;
+    /* data and scales: lengths, values */
+    for (o = 0; o < 2; o++) {
+        const qmx_einsum_operand *op = ops[o];
+        qmx_dtype d = qmx__es_dt(op);
+        size_t need, k;
+        if (qmx_dtype_storage_bytes(d, pl.count[o], &need) != QMX_OK) return QMX_ERR_OVERFLOW;
+        if (d == QMX_FLOAT32 && !qmx__es_mul(pl.count[o], 4, &need)) return QMX_ERR_OVERFLOW;
+        if (op->data_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+        if (op->scales) {
+            need = qmx__es_scales_need(op, &pl);
+            if (need == 0) return QMX_ERR_OVERFLOW;
+            if (op->scales_len < need) return QMX_ERR_BUFFER_TOO_SMALL;
+            for (k = 0; k < need; k++) {
+                float s = op->scales[k];
+                if (!qmx__isfinite(s) || !(s > 0.0f)) return QMX_ERR_ARG;
+            }
+        }
+        if (d == QMX_FLOAT32) {
+            const float *p = (const float *)op->data;
+            for (k = 0; k < pl.count[o]; k++)
+                if (!qmx__isfinite(p[k])) return QMX_ERR_NONFINITE;
+        } else if (pl.conv[o] == 2) {
+            const uint8_t *p = (const uint8_t *)op->data;
+            for (k = 0; k < pl.count[o]; k++)
+                if (!qmx__isfinite(qmx_fp8_to_f32(p[k], d))) return QMX_ERR_NONFINITE;
+        }
+    }
+    /* from here on nothing can fail */
+    ws = (unsigned char *)workspace; /* NULL when total is 0: then no region is used */
+    if (ws) ws += (64u - ((size_t)((uintptr_t)ws & 63u))) & 63u;
+    for (o = 0; o < 2; o++) {
+        qmx_dtype d = qmx__es_dt(ops[o]);
+        data[o] = (const unsigned char *)ops[o]->data;
+        if (pl.conv[o] == 1) {
+            size_t pb = pl.count[o] / 2 + (pl.count[o] & 1);
+            (void)qmx_unpack_int4(d, data[o], pb, pl.count[o], (int8_t *)(void *)(ws + pl.off_conv[o]));
+            data[o] = ws + pl.off_conv[o];
+        } else if (pl.conv[o] == 2) {
+            size_t k;
+            float *f = (float *)(void *)(ws + pl.off_conv[o]);
+            for (k = 0; k < pl.count[o]; k++) f[k] = qmx_fp8_to_f32(data[o][k], d);
+            data[o] = ws + pl.off_conv[o];
+        }
+    }
+    lhs = pl.swap; rhs = 1 - pl.swap;
+    esz = pl.kind == QMX__ES_F32 ? 4 : 1;
+    for (i = 0; i < QMX__ES_NLAB; i++) { dst_a[i] = dst_b[i] = dst_c[i] = 0; bidx[i] = 0; }
+    qmx__es_dense(&pl, dst_a, pl.gm, pl.nm, pl.gk, pl.nk);
+    if (pl.b_mode == 3) qmx__es_dense(&pl, dst_b, pl.gk, pl.nk, pl.gn, pl.nn); /* [K,N] */
+    else qmx__es_dense(&pl, dst_b, pl.gn, pl.nn, pl.gk, pl.nk);
+    qmx__es_dense(&pl, dst_c, pl.gm, pl.nm, pl.gn, pl.nn);
+    for (bi = 0; bi < pl.Bt; bi++) {
+        size_t offl = 0, offr = 0, offo = 0, r = bi;
+        const unsigned char *A, *B;
+        unsigned char *C;
+        for (i = pl.nb - 1; i >= 0; i--) {
+            int L = pl.gb[i];
+            bidx[L] = r % pl.size[L];
+            r /= pl.size[L];
+            offl += bidx[L] * pl.st[lhs][L];
+            offr += bidx[L] * pl.st[rhs][L];
+            offo += bidx[L] * pl.ost[L];
+        }
+        A = data[lhs] + offl * esz;
+        B = data[rhs] + offr * esz;
+        if (!pl.a_direct) {
+            qmx__es_copy2d(&pl, esz, A, pl.st[lhs], ws + pl.off_pa, dst_a, pl.gm, pl.nm, pl.gk, pl.nk);
+            A = ws + pl.off_pa;
+        }
+        if (pl.b_mode == 2) {
+            qmx__es_copy2d(&pl, esz, B, pl.st[rhs], ws + pl.off_pb, dst_b, pl.gn, pl.nn, pl.gk, pl.nk);
+            B = ws + pl.off_pb;
+        } else if (pl.b_mode == 3) {
+            qmx__es_copy2d(&pl, esz, B, pl.st[rhs], ws + pl.off_pb, dst_b, pl.gk, pl.nk, pl.gn, pl.nn);
+            B = ws + pl.off_pb;
+        }
+        C = pl.out_direct ? (unsigned char *)out + offo * 4 : ws + pl.off_c;
+        if (pl.kind == QMX__ES_F32) {
+            qmx__es_sgemm(pl.M, pl.N, pl.K, (const float *)(const void *)A, pl.lda,
+                          (const float *)(const void *)B, pl.ldb, pl.b_mode == 1 || pl.b_mode == 3,
+                          (float *)(void *)C, pl.N);
+            if (pl.conv[0] == 2 || pl.conv[1] == 2) {
+                float *sa = (float *)(void *)(ws + pl.off_sa), *sb = (float *)(void *)(ws + pl.off_sb);
+                qmx__es_expand(&pl, ops[lhs], lhs, pl.gm, pl.nm, pl.M, bidx, sa);
+                qmx__es_expand(&pl, ops[rhs], rhs, pl.gn, pl.nn, pl.N, bidx, sb);
+                qmx__es_scale_out(pl.M, pl.N, (float *)(void *)C, pl.N, sa, sb);
+            }
+        } else if (pl.kind == QMX__ES_I32) {
+            qmx_matmul_i8_opts mo;
+            mo.a_zp = ops[lhs]->zero_point; mo.b_zp = ops[rhs]->zero_point;
+            mo.b_layout = pl.b_mode == 1 ? QMX_B_KN : QMX_B_NK;
+            mo.b_sums = NULL; mo.b_sums_len = 0;
+            st = qmx_matmul_i8(pl.M, pl.N, pl.K, (const int8_t *)A, pl.lda, (const int8_t *)B,
+                               pl.ldb, (int32_t *)(void *)C, pl.N, &mo, ws + pl.off_mm,
+                               pl.mm_bytes);
+            QMX_ASSERT(st == QMX_OK);
+        } else {
+            qmx_matmul_i8_f32_scales sc;
+            float *sa = (float *)(void *)(ws + pl.off_sa), *sb = (float *)(void *)(ws + pl.off_sb);
+            qmx__es_expand(&pl, ops[lhs], lhs, pl.gm, pl.nm, pl.M, bidx, sa);
+            qmx__es_expand(&pl, ops[rhs], rhs, pl.gn, pl.nn, pl.N, bidx, sb);
+            sc.a_scales = sa; sc.a_scales_len = pl.M * pl.nblk; sc.a_per_row = 1;
+            sc.a_zp = ops[lhs]->zero_point;
+            sc.b_scales = sb; sc.b_scales_len = pl.N * pl.nblk; sc.b_per_col = 1;
+            sc.block_size = pl.bs;
+            st = qmx_matmul_i8_f32(pl.M, pl.N, pl.K, (const int8_t *)A, pl.lda,
+                                   (const int8_t *)B, pl.ldb, (float *)(void *)C, pl.N, &sc,
+                                   ws + pl.off_mm, pl.mm_bytes);
+            QMX_ASSERT(st == QMX_OK);
+        }
+        if (!pl.out_direct)
+            qmx__es_copy2d(&pl, 4, C, dst_c, (unsigned char *)out + offo * 4, pl.ost, pl.gm,
+                           pl.nm, pl.gn, pl.nn);
+    }
+    (void)st;
+    return QMX_OK;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* QMX_IMPLEMENTATION && !QMX__EINSUM_IMPLEMENTATION_DONE */
+
+/* ############################################################################################
+ * qmx_kernels.h part: KV CACHE AND ATTENTION DECODE
+ * ############################################################################################ */
+/* ============================================================================================
+ * QUANTIZED KV CACHE AND ATTENTION DECODE (qmx_kv_*)            [fragment of qmx_kernels.h]
+ *
+ * A key/value cache for autoregressive decoding over caller storage, with MaxText's
+ * quantization (AI-Hypercomputer/maxtext kvcache.py, see ../shared/SEMANTICS.md section 3),
+ * and the attention step that reads it without dequantizing it.
+ *
+ * A SIX-LINE EXAMPLE (one layer, int8 K and V, 8 KV heads of 128, 32 query heads)
+ *       qmx_kv_config cfg = QMX_ZERO_INIT;   // int8/int8, "heads_and_dkv", linear
+ *       cfg.capacity = 4096; cfg.n_kv_heads = 8; cfg.head_dim = 128;
+ *       qmx_kv_cache_storage_size(&cfg, &bytes);             -> storage of `bytes`
+ *       qmx_kv_cache_init(&cache, &cfg, storage, bytes);
+ *       qmx_kv_cache_append(&cache, k, v, 1);                 // k, v: [8][128] float
+ *       qmx_kv_attention(&cache, q, 32, NULL, out, ws, ws_bytes);  // q, out: [32][128]
+ *
+ * CONFIGURATION (qmx_kv_config; zero-initialised = the defaults in brackets)
+ *   capacity      tokens the cache holds (>= 1)
+ *   n_kv_heads    KV heads (>= 1); head_dim: elements per head, 1 .. QMX_KV_MAX_HEAD_DIM
+ *   k_dtype, v_dtype  [QMX_INT8] QMX_INT8, QMX_INT4 (packed, head_dim even), QMX_FP8_E4M3FN,
+ *                 QMX_FP8_E5M2, or QMX_FLOAT32 (unquantized reference; no scales)
+ *   k_axis, v_axis    scale granularity, MaxText's kv_quant_axis:
+ *     QMX_KV_HEADS_AND_DKV [default, as MaxText] one scale per token, over all heads and dims
+ *     QMX_KV_DKV           one scale per token per KV head, over head_dim
+ *     QMX_KV_CHANNEL       keys only (KIVI, Liu et al. 2024): one scale per channel (head, dim)
+ *                          over a block of `channel_block` consecutive token positions
+ *                          (block b = positions [b*G, (b+1)*G), G = channel_block [32]; the
+ *                          capacity must be a multiple of G). The tokens of the block being
+ *                          filled are kept in float32 ("residual") and quantized together when
+ *                          the block completes, so a token's key is exact until then.
+ *   mode          [QMX_KV_LINEAR] positions 0 .. capacity-1, appending past the end is
+ *                 QMX_ERR_BUFFER_TOO_SMALL; QMX_KV_RING: a ring buffer (sliding window),
+ *                 position p lives in slot p % capacity, the last `capacity` tokens are kept.
+ *   n_layers      [1] layers sharing one storage query (qmx_kv_cache_init_layer picks one)
+ *   rotate        [0] 1: Hadamard rotation (as llama.cpp's default for quantized caches):
+ *                 keys and values are stored as H k, H v per head (H the unnormalized
+ *                 Walsh-Hadamard matrix of order head_dim, a power of two; H H = d I), which
+ *                 spreads outlier channels over all channels before the per-token scale is
+ *                 taken. Attention rotates the query (H q . H k = d q.k, the 1/d folded
+ *                 exactly into the logit scale) and un-rotates the output (H o' / d); read-back
+ *                 returns H x' / d. Fast transform, butterflies in a fixed order, adds only.
+ *                 Measured: int4 keys with outlier channels 0.109 -> 0.050, int8 0.012 ->
+ *                 0.007 (tests/test_kvcache.c). Inputs with |x| > FLT_MAX / (2 head_dim):
+ *                 QMX_ERR_OVERFLOW.
+ *
+ * QUANTIZATION (append), per scale group x (a token's heads, one head, or a channel block):
+ *   s = absmax(x) / B, B = 127.5 (int8), 7.5 (int4), 448 (E4M3FN), 57344 (E5M2), then
+ *   q = saturate(RNE(x / s)) to [-128, 127] / [-8, 7], fp8: clip to +-max and RNE cast.
+ *   This is qmx_compute_qparams + qmx_quantize with QMX_RECIPE_QWIX, which equals MaxText's
+ *   kvcache.py up to two documented departures: (1) MaxText computes x * (B / absmax) and we
+ *   x / s (the two can differ by one step on rare ties); (2) MaxText has no zero guard (an
+ *   all-zero token gives 0 * Inf = NaN there); we use Qwix's guard s < sqrt(FLT_MIN) -> s = 1,
+ *   so an all-zero token stores zeros with scale 1. Read-back / dequant: x' = q * s.
+ *   SCALE STORAGE: float32 s = absmax / B (MaxText stores bfloat16 absmax and divides by B on
+ *   read: our float32 scale removes bf16's 2^-9 relative error from every value).
+ *   Bit layouts of the data are qmx.h's (int4: element 2i in the low nibble of byte i).
+ *   Non-finite input (NaN, Inf) is rejected: QMX_ERR_NONFINITE and nothing is written.
+ *
+ * STORAGE (qmx_kv_cache_storage_size; a pure function of the config). Per layer, each piece
+ *   starting at a 64-byte boundary of the 64-byte aligned base, in this order:
+ *     K data  [n_kv_heads][capacity][row_k]   row_k = bytes of head_dim elements of k_dtype
+ *     V data  [n_kv_heads][capacity][row_v]   (head-major: a head's tokens are contiguous)
+ *     K scales float  HEADS_AND_DKV: [capacity]; DKV: [n_kv_heads][capacity];
+ *                     CHANNEL: [n_kv_heads][capacity / G][head_dim]; float32: none
+ *     V scales float  HEADS_AND_DKV: [capacity]; DKV: [n_kv_heads][capacity]
+ *     K residual float [n_kv_heads][G][head_dim]  (CHANNEL only)
+ *     rotation scratch float [2][n_kv_heads][head_dim] (rotate only: the token being appended)
+ *   size = 64 + n_layers * r64(that sum). The storage may have any alignment. The descriptor
+ *   (qmx_kv_cache) keeps pointers into it and the token count; it is the only state.
+ *
+ * ATTENTION DECODE (qmx_kv_attention): query q [n_heads][head_dim] float, n_heads a multiple
+ *   of n_kv_heads (GQA: query head j uses KV head j / (n_heads / n_kv_heads), MaxText's
+ *   "btkgd" grouping), out [n_heads][head_dim] float. Visible positions [lo, hi):
+ *   hi = opts->causal_len (0: every appended token), lo = max(0, hi - window) (opts->window,
+ *   0: no window; in ring mode window 0 means window = capacity). Tokens evicted from a ring
+ *   (or never appended) cannot be requested: QMX_ERR_ARG.
+ *     isd = opts->scale, or 0 -> RN(1/sqrt(head_dim)), correctly rounded (qmx_kv_inv_sqrt)
+ *     logit[t] per token, by K format:
+ *       int8 / int4 K (default, "integer query"): the query head is quantized to int8 with
+ *         qmx's AQT recipe (s_q = absmax/127, RNE, [-127, 127]), then
+ *         l = (float)(sum_d q8[d]*k8[t][d]) (exact int32);  l = l * (s_q * isd);  l = l * s_k[t]
+ *       float query (opts->float_query, or fp8 / float32 K):
+ *         l = dot16(q, k[t]) (k[t] decoded exactly to float, unscaled);  l = l * isd;
+ *         l = l * s_k[t]
+ *       CHANNEL keys of a completed block b: the key scales vary along d, so they are folded
+ *         into the query once per block, q'[d] = q[d] * s_b[d], and the float path runs with
+ *         q' for q and s_k[t] = 1 (no multiply); residual (float) keys: the float path with q.
+ *         (Always float: q' has the outlier channels' scales in it, and an int8 q' would lose
+ *         the other channels.)
+ *       rotate: q is H q (per head) and isd is isd / head_dim (exact) in all of the above.
+ *     softmax: m = max l; e[t] = qmx_kv_exp(l[t] - m); S = sum16(e)
+ *     value scales folded into the probabilities (MaxText's order): w[t] = e[t] * s_v[t]
+ *       (float32 V: w[t] = e[t])
+ *     out[d] = (sum over t in increasing order of w[t] * v[t][d]) / S, where each step is
+ *       acc = acc + (w * v), the product rounded to float first (v decoded exactly).
+ *   dot16 / sum16: FIXED ORDER. Element i goes to lane i % 16 (lanes start at +0, each
+ *   a = a + (x*y) or a = a + x in increasing i), then lanes are folded as a[j] += a[j+8]
+ *   (j < 8), a[j] += a[j+4] (j < 4), a[j] += a[j+2], a[0] += a[1]. Every path (scalar,
+ *   AVX-512, AVX2, NEON) uses this order and no FMA (contraction is switched off in these
+ *   functions; x87 and s390x round each assignment under -std=c99), so the output is the same
+ *   bits on every target and build. Integer dot products are exact in int32
+ *   (|sum| <= 127 * 128 * QMX_KV_MAX_HEAD_DIM < 2^31).
+ *   Why the integer query: the int32 dot is exact and order-free, so SIMD needs no float
+ *   reduction order, and it reads the cache at int8 width; its cost in accuracy is one more
+ *   rounding of the query (relative <= 2^-8 of |q|max per element), of the same size as the
+ *   key's own. MaxText keeps the query in float (opts->float_query reproduces that).
+ *   ERROR BOUNDS (tests/test_kvcache.c, vs float64 attention on the unquantized K/V; random
+ *   data with outlier key channels 16x the rest, d = 64, 200 tokens, GQA 8/2, logits up to
+ *   ~10): max |out - ref| / max|V| <= K part + V part, with K: int8 0.05, int4 0.6, E4M3 0.12,
+ *   E5M2 0.2 and V: int8 0.01, int4 0.06, E4M3 0.04, E5M2 0.07 (float32: 1e-6); the worst
+ *   measured are about half of those (K int8 0.022, V int8 0.002). Per-channel (KIVI) int8
+ *   keys cut the int8 key error on outlier data by ~2.5x (0.0076 vs 0.018). The arithmetic
+ *   itself (float query vs float64 on the dequantized cache) is < 1e-6; the int8 query adds
+ *   <= 0.0065 (measured) on top.
+ *
+ * EXP (qmx_kv_exp): no libm. n = RNE(x * log2(e)), r = (x - n*C1) - n*C2 (Cody-Waite,
+ *   C1 = 0.693359375 exact, C2 = -2.12194440e-4), e^r by a degree-7 polynomial (the classic
+ *   Cephes expf coefficients, Horner, each step a rounded float op), times 2^n from the bits.
+ *   x > 88.7228 -> +Inf, x < -87.3365 -> +0 (results below FLT_MIN flushed), NaN -> NaN.
+ *   Max relative error over [-87.33, 88.72]: 8.1e-8 measured (0.67 ulp); the tests check
+ *   <= 2e-7 on 2^21 points against the host libm's double exp. Same bits on every target.
+ *
+ * WORKSPACE (qmx_kv_attention_workspace_size(cfg, n_heads)): a pure function of the config
+ *   and n_heads: 64 + r64(4*g*capacity) + r64(4*n_heads*head_dim) + r64(4*g*head_dim)
+ *   + r64(g*head_dim) + r64(4*g) * 2 + r64(64*head_dim) * 2 + 2048, g = n_heads / n_kv_heads
+ *   (logits, the staged output, the block query, the int8 query, query scales and sums, a tile
+ *   of 16 decoded float rows, a tile of 64 unpacked int4 rows, two fp8 tables), plus
+ *   r64(4*g*head_dim) with rotate (the rotated query). Any alignment. Stack: see SIMD.
+ *   Output `out` is written only on success (it is staged in the workspace).
+ *
+ * PREFILL (qmx_kv_prefill): appends n_tokens tokens one at a time and after each computes
+ *   the causal attention of that token's query (causal_len = its position + 1, opts->window
+ *   as given; opts->causal_len must be 0). The cache is read quantized, so the result equals
+ *   appending the tokens and calling qmx_kv_attention per token. All inputs are checked
+ *   first; only a logit overflow (QMX_ERR_NONFINITE for a huge query/key) can stop it midway,
+ *   with the tokens before the failing one appended and their outputs written.
+ *
+ * ERRORS (checked before anything is written)
+ *   QMX_ERR_NULL    any required pointer NULL
+ *   QMX_ERR_SIZE    capacity, n_kv_heads, head_dim, n_tokens or n_heads is 0; head_dim >
+ *                   QMX_KV_MAX_HEAD_DIM; attention on an empty cache
+ *   QMX_ERR_DTYPE   k/v dtype not one of the five formats
+ *   QMX_ERR_ARG     unknown axis / mode; an uninitialised descriptor; layer >= n_layers;
+ *                   causal_len > tokens appended; a requested position or window that is not
+ *                   in the cache; opts->scale negative, NaN or Inf; read range outside the cache
+ *   QMX_ERR_SHAPE   int4 with odd head_dim; QMX_KV_CHANNEL for V; capacity not a multiple of
+ *                   channel_block; n_heads not a multiple of n_kv_heads
+ *   QMX_ERR_OVERFLOW size_t overflow of a size or of the token count
+ *   QMX_ERR_BUFFER_TOO_SMALL  storage or workspace too small; appending past the capacity of
+ *                   a linear cache (nothing is appended)
+ *   QMX_ERR_NONFINITE  NaN/Inf in appended keys/values or in the query; a logit that overflows
+ *
+ * SIMD (compile-time, as qmx.h; every path gives the scalar path's bits, tests/test_kvcache.c
+ *   checks a hash of all outputs against the x86-64 value on every target):
+ *   AVX-512 VNNI  int8/int4 keys with the integer query, 16 tokens at a time: vpdpbusd on
+ *                 (k + 128) u8 x q8 s8 (exact) - 128 * sum(q8), the 16 int32 sums reduced
+ *                 together, then the float steps on 16 lanes.
+ *   AVX-512       float-path keys (float32, fp8, float query, KIVI blocks), 16 tokens at a
+ *                 time: each token's 16 lanes as dot16, then the 16 lane sets folded together
+ *                 by shuffles in dot16's own tree. fp8 rows decoded by bit placement (x 2^(127
+ *                 - bias), exact) instead of the table. exp + sum16; max + finiteness.
+ *   AVX-512, AVX2, NEON (aarch64): values in tiles of 64 (16 for fp8) tokens with the
+ *                 accumulators of up to 4 query heads x 64 / 16 / 16 dims in registers (each
+ *                 element still accumulates over the tokens in order); int8 dot (NEON
+ *                 dotprod when targeted), dot16, axpy; AVX2: exp + sum16.
+ *   int4 is unpacked to int8 (64 rows at a time for values, 16 for keys) by portable C.
+ *   Stack: the portable path uses under 512 bytes; the AVX-512 kernels hold up to 30 vector
+ *   locals (1920 bytes if the compiler spills them).
+ * SPEED (bench/bench_kv.c: context 4096, 32/8 heads, d 128, one core of an AMD EPYC Zen 4
+ *   shared with other jobs; 3 runs at a quieter time): int8 0.84-0.99 ms/step (1000-1190
+ *   tokens/s), 3.7-4.8x the float32 cache on the same code (3.1-4.2x under heavy load). The
+ *   int8 step is compute-bound in the weighted V sum (two float ops per element per query
+ *   head, no FMA so that every target gives the same bits) and reads its 8 MiB at 43-51 %
+ *   of the 64 MiB (DRAM) read stream; the 8 MiB also fit the 32 MiB L3, whose stream is far
+ *   faster (int8 reaches ~11 % of a same-size stream). fp8 1.4-1.7x and int4 2.3-2.5x
+ *   float32 (rows decoded to float / int8 first).
+ * Not done: a 16-token K kernel for AVX2 / NEON; SIMD for the Hadamard transform; batch > 1
+ *   (call per sequence); threads.
+ * ============================================================================================ */
+#ifndef QMX_KV_WIP_H
+#define QMX_KV_WIP_H
+/* (inside qmx_kernels.h) */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define QMX_KV_MAX_HEAD_DIM 8192
+#define QMX_KV_DEFAULT_CHANNEL_BLOCK 32
+
+typedef enum qmx_kv_axis {
+    QMX_KV_HEADS_AND_DKV = 0, /* one scale per token (MaxText default) */
+    QMX_KV_DKV = 1,           /* one scale per token per KV head */
+    QMX_KV_CHANNEL = 2        /* keys only: per channel over a block of tokens (KIVI) */
+} qmx_kv_axis;
+
+typedef enum qmx_kv_mode {
+    QMX_KV_LINEAR = 0, /* fill once; past the capacity is an error */
+    QMX_KV_RING = 1    /* ring buffer: keeps the last `capacity` tokens */
+} qmx_kv_mode;
+
+typedef struct qmx_kv_config {
+    size_t capacity;        /* tokens */
+    size_t n_kv_heads;
+    size_t head_dim;
+    qmx_dtype k_dtype;      /* 0 = QMX_INT8 */
+    qmx_dtype v_dtype;      /* 0 = QMX_INT8 */
+    qmx_kv_axis k_axis;
+    qmx_kv_axis v_axis;
+    size_t channel_block;   /* QMX_KV_CHANNEL block of tokens; 0 = 32 */
+    qmx_kv_mode mode;
+    size_t n_layers;        /* 0 = 1 */
+    int rotate;             /* 1: Hadamard-rotate keys and values (head_dim a power of 2) */
+} qmx_kv_config;
+
+/* The cache descriptor. Fields are read-only for the caller (n_tokens = tokens appended since
+ * init/reset = the position of the next token). */
+typedef struct qmx_kv_cache {
+    qmx_kv_config cfg;      /* normalised copy (defaults filled in) */
+    size_t row_k, row_v;    /* bytes per (head, token) row */
+    size_t n_tokens;
+    unsigned char *k, *v;
+    float *k_scales, *v_scales, *k_resid;
+    float *rot;             /* rotation scratch in the storage (rotate = 1) */
+    uint32_t magic;
+} qmx_kv_cache;
+
+typedef struct qmx_kv_attn_opts {
+    size_t causal_len;  /* attend to positions < causal_len; 0 = all appended tokens */
+    size_t window;      /* sliding window: the last `window` positions; 0 = none */
+    float scale;        /* logit scale; 0 = 1/sqrt(head_dim) */
+    int float_query;    /* 1: float query against int8/int4 keys (MaxText's numerics) */
+} qmx_kv_attn_opts;
+
+/* Bytes of storage for cfg->n_layers layers (see STORAGE). */
+QMX_API qmx_status qmx_kv_cache_storage_size(const qmx_kv_config *cfg, size_t *bytes);
+/* Bytes per token of one layer's K and V data and scales (without the KIVI residual), for
+ * reports; 0 on an invalid config. */
+QMX_API size_t qmx_kv_cache_bytes_per_token(const qmx_kv_config *cfg);
+/* Descriptor of layer 0 / of layer `layer` over storage (the same storage for every layer). */
+QMX_API qmx_status qmx_kv_cache_init(qmx_kv_cache *cache, const qmx_kv_config *cfg,
+                                     void *storage, size_t storage_bytes);
+QMX_API qmx_status qmx_kv_cache_init_layer(qmx_kv_cache *cache, const qmx_kv_config *cfg,
+                                           void *storage, size_t storage_bytes, size_t layer);
+/* Forget every token (n_tokens = 0). */
+QMX_API qmx_status qmx_kv_cache_reset(qmx_kv_cache *cache);
+/* Append n_tokens tokens: k, v are [n_tokens][n_kv_heads][head_dim] float. */
+QMX_API qmx_status qmx_kv_cache_append(qmx_kv_cache *cache, const float *k, const float *v,
+                                       size_t n_tokens);
+/* Dequantized copy of positions [pos, pos + n_tokens) into k_out / v_out ([n][heads][dim]);
+ * either may be NULL (not both). */
+QMX_API qmx_status qmx_kv_cache_read(const qmx_kv_cache *cache, size_t pos, size_t n_tokens,
+                                     float *k_out, float *v_out);
+QMX_API qmx_status qmx_kv_attention_workspace_size(const qmx_kv_config *cfg, size_t n_heads,
+                                                   size_t *bytes);
+/* One decode step (see ATTENTION DECODE). opts may be NULL (defaults). */
+QMX_API qmx_status qmx_kv_attention(const qmx_kv_cache *cache, const float *q, size_t n_heads,
+                                    const qmx_kv_attn_opts *opts, float *out, void *workspace,
+                                    size_t workspace_bytes);
+/* Append n_tokens tokens and compute their causal attention: q and out [n_tokens][n_heads]
+ * [head_dim]. */
+QMX_API qmx_status qmx_kv_prefill(qmx_kv_cache *cache, const float *k, const float *v,
+                                  size_t n_tokens, const float *q, size_t n_heads,
+                                  const qmx_kv_attn_opts *opts, float *out, void *workspace,
+                                  size_t workspace_bytes);
+/* qmx's exp (see EXP) and RN(1/sqrt(n)) for 1 <= n <= QMX_KV_MAX_HEAD_DIM (0 otherwise). */
+QMX_API float qmx_kv_exp(float x);
+QMX_API float qmx_kv_inv_sqrt(size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* QMX_KV_WIP_H */
+
+/* ============================================================================================
+ * IMPLEMENTATION (kv)
+ * ============================================================================================ */
+#if defined(QMX_IMPLEMENTATION) && !defined(QMX__KV_IMPLEMENTATION_DONE)
+#define QMX__KV_IMPLEMENTATION_DONE
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define QMX__KV_MAGIC 0x716D786Bu
+
+/* g++ 12 reports its own _mm512_undefined_* helpers as (maybe-)uninitialized once they are
+ * inlined into functions with an optimize attribute: a false positive in the intrinsic
+ * headers, silenced for this section only. */
+#if defined(__GNUC__) && !defined(__clang__)
+#  pragma GCC diagnostic push
+#  pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#  pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
+/* Float functions below run with FMA contraction off (see ATTENTION DECODE). */
+#if defined(__GNUC__) && !defined(__clang__)
+#  define QMX__KV_STRICT __attribute__((optimize("fp-contract=off")))
+#else
+#  define QMX__KV_STRICT
+#endif
+#if defined(__clang__)
+#  define QMX__KV_NOCONTRACT _Pragma("clang fp contract(off)")
+/* clang's -ffp-contract=fast ignores the pragma: a product that feeds an add goes through an
+ * empty asm (in its register), which no contraction can see through */
+#  if defined(__x86_64__) || (defined(__i386__) && defined(__SSE_MATH__))
+#    define QMX__KV_BAR(x) __asm__("" : "+x"(x))
+#  elif defined(__aarch64__)
+#    define QMX__KV_BAR(x) __asm__("" : "+w"(x))
+#  else
+#    define QMX__KV_BAR(x) __asm__("" : "+m"(x))
+#  endif
+#else
+#  define QMX__KV_NOCONTRACT
+#  define QMX__KV_BAR(x) ((void)0)
+#endif
+
+/* unaligned integer vector loads */
+#define QMX__KV_L128(p) _mm_loadu_si128((const __m128i *)(const void *)(p))
+#define QMX__KV_L64(p) _mm_loadl_epi64((const __m128i *)(const void *)(p))
+#define QMX__KV_L256(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
+
+static size_t qmx__kv_r64(size_t x) { return (x + 63u) & ~(size_t)63u; }
+/* a * b with overflow detection: 0 on overflow (callers pass nonzero a, b). */
+static size_t qmx__kv_mul(size_t a, size_t b) {
+    if (a != 0 && b > SIZE_MAX / a) return 0;
+    return a * b;
+}
+static size_t qmx__kv_add(size_t a, size_t b) { return a > SIZE_MAX - b ? 0 : a + b; }
+
+static int qmx__kv_dtype_ok(qmx_dtype d) {
+    return d == QMX_INT8 || d == QMX_INT4 || d == QMX_FP8_E4M3FN || d == QMX_FP8_E5M2 ||
+           d == QMX_FLOAT32;
+}
+
+/* Layout of one layer. */
+typedef struct qmx__kv_layout {
+    size_t row_k, row_v, n_ks, n_vs, n_res;
+    size_t off_v, off_ks, off_vs, off_res, off_rot, layer_bytes;
+} qmx__kv_layout;
+
+static size_t qmx__kv_row_bytes(qmx_dtype d, size_t dim) {
+    return d == QMX_INT4 ? dim / 2 : (d == QMX_FLOAT32 ? dim * 4 : dim);
+}
+
+/* Normalises cfg into *n and computes the layout; every size checked for overflow. */
+static qmx_status qmx__kv_plan(const qmx_kv_config *cfg, qmx_kv_config *n, qmx__kv_layout *L) {
+    size_t rows, a, kd, vd;
+    if (!cfg) return QMX_ERR_NULL;
+    *n = *cfg;
+    if (n->k_dtype == QMX_DTYPE_INVALID) n->k_dtype = QMX_INT8;
+    if (n->v_dtype == QMX_DTYPE_INVALID) n->v_dtype = QMX_INT8;
+    if (n->channel_block == 0) n->channel_block = QMX_KV_DEFAULT_CHANNEL_BLOCK;
+    if (n->n_layers == 0) n->n_layers = 1;
+    if (n->capacity == 0 || n->n_kv_heads == 0 || n->head_dim == 0) return QMX_ERR_SIZE;
+    if (n->head_dim > QMX_KV_MAX_HEAD_DIM) return QMX_ERR_SIZE;
+    if (!qmx__kv_dtype_ok(n->k_dtype) || !qmx__kv_dtype_ok(n->v_dtype)) return QMX_ERR_DTYPE;
+    if ((unsigned)n->k_axis > 2u || (unsigned)n->v_axis > 2u || (unsigned)n->mode > 1u)
+        return QMX_ERR_ARG;
+    if (n->v_axis == QMX_KV_CHANNEL) return QMX_ERR_SHAPE;
+    if ((n->k_dtype == QMX_INT4 || n->v_dtype == QMX_INT4) && (n->head_dim & 1u))
+        return QMX_ERR_SHAPE;
+    if (n->k_dtype == QMX_FLOAT32 && n->k_axis == QMX_KV_CHANNEL) n->k_axis = QMX_KV_HEADS_AND_DKV;
+    if (n->k_axis == QMX_KV_CHANNEL && n->capacity % n->channel_block != 0) return QMX_ERR_SHAPE;
+    if (n->rotate != 0 && n->rotate != 1) return QMX_ERR_ARG;
+    if (n->rotate && (n->head_dim & (n->head_dim - 1))) return QMX_ERR_SHAPE;
+    L->row_k = qmx__kv_row_bytes(n->k_dtype, n->head_dim);
+    L->row_v = qmx__kv_row_bytes(n->v_dtype, n->head_dim);
+    rows = qmx__kv_mul(n->n_kv_heads, n->capacity);
+    if (!rows || !qmx__kv_mul(n->head_dim, 4)) return QMX_ERR_OVERFLOW;
+    kd = qmx__kv_mul(rows, L->row_k);
+    vd = qmx__kv_mul(rows, L->row_v);
+    if (!kd || !vd) return QMX_ERR_OVERFLOW;
+    L->n_ks = n->k_dtype == QMX_FLOAT32 ? 0
+            : n->k_axis == QMX_KV_HEADS_AND_DKV ? n->capacity
+            : n->k_axis == QMX_KV_DKV ? rows
+            : qmx__kv_mul(n->n_kv_heads * (n->capacity / n->channel_block), n->head_dim);
+    L->n_vs = n->v_dtype == QMX_FLOAT32 ? 0
+            : n->v_axis == QMX_KV_HEADS_AND_DKV ? n->capacity : rows;
+    L->n_res = n->k_axis == QMX_KV_CHANNEL
+             ? qmx__kv_mul(qmx__kv_mul(n->n_kv_heads, n->channel_block), n->head_dim) : 0;
+    if (n->k_axis == QMX_KV_CHANNEL && (!L->n_ks || !L->n_res)) return QMX_ERR_OVERFLOW;
+    if (!qmx__kv_mul(L->n_ks, 4) && L->n_ks) return QMX_ERR_OVERFLOW;
+    if (!qmx__kv_mul(L->n_res, 4) && L->n_res) return QMX_ERR_OVERFLOW;
+    if (L->n_vs > SIZE_MAX / 4) return QMX_ERR_OVERFLOW;
+    /* every r64 below adds < 64 to a value < SIZE_MAX - 64 * 8: check the sums */
+    a = qmx__kv_r64(kd);                           if (a < kd) return QMX_ERR_OVERFLOW;
+    L->off_v = a;
+    a = qmx__kv_add(a, qmx__kv_r64(vd));           if (!a) return QMX_ERR_OVERFLOW;
+    L->off_ks = a;
+    a = qmx__kv_add(a, qmx__kv_r64(L->n_ks * 4));  if (!a) return QMX_ERR_OVERFLOW;
+    L->off_vs = a;
+    a = qmx__kv_add(a, qmx__kv_r64(L->n_vs * 4));  if (!a) return QMX_ERR_OVERFLOW;
+    L->off_res = a;
+    a = qmx__kv_add(a, qmx__kv_r64(L->n_res * 4)); if (!a) return QMX_ERR_OVERFLOW;
+    L->off_rot = a;
+    if (n->rotate) {   /* one token of K and V: [2][n_kv_heads][head_dim] float */
+        size_t r = qmx__kv_mul(qmx__kv_mul(2 * n->n_kv_heads, n->head_dim), 4);
+        if (!r || r > SIZE_MAX - 64) return QMX_ERR_OVERFLOW;
+        a = qmx__kv_add(a, qmx__kv_r64(r));        if (!a) return QMX_ERR_OVERFLOW;
+    }
+    if (a > SIZE_MAX - 64) return QMX_ERR_OVERFLOW;
+    L->layer_bytes = a;
+    return QMX_OK;
+}
+
+QMX__DEF qmx_status qmx_kv_cache_storage_size(const qmx_kv_config *cfg, size_t *bytes) {
+    qmx_kv_config n;
+    qmx__kv_layout L;
+    size_t t;
+    qmx_status st;
+    if (!cfg || !bytes) return QMX_ERR_NULL;
+    st = qmx__kv_plan(cfg, &n, &L);
+    if (st != QMX_OK) return st;
+    t = qmx__kv_mul(n.n_layers, L.layer_bytes);
+    if (!t || t > SIZE_MAX - 64) return QMX_ERR_OVERFLOW;
+    *bytes = 64 + t;
+    return QMX_OK;
+}
+
+QMX__DEF size_t qmx_kv_cache_bytes_per_token(const qmx_kv_config *cfg) {
+    qmx_kv_config n;
+    qmx__kv_layout L;
+    size_t b;
+    if (!cfg || qmx__kv_plan(cfg, &n, &L) != QMX_OK) return 0;
+    b = n.n_kv_heads * (L.row_k + L.row_v) + 4 * (L.n_vs / n.capacity);
+    if (n.k_axis == QMX_KV_CHANNEL) b += 4 * n.n_kv_heads * n.head_dim / n.channel_block;
+    else b += 4 * (L.n_ks / n.capacity);
+    return b;
+}
+
+QMX__DEF qmx_status qmx_kv_cache_init_layer(qmx_kv_cache *c, const qmx_kv_config *cfg,
+                                            void *storage, size_t storage_bytes, size_t layer) {
+    qmx_kv_config n;
+    qmx__kv_layout L;
+    size_t need;
+    unsigned char *base;
+    qmx_status st;
+    if (!c || !cfg || !storage) return QMX_ERR_NULL;
+    st = qmx__kv_plan(cfg, &n, &L);
+    if (st != QMX_OK) return st;
+    st = qmx_kv_cache_storage_size(cfg, &need);
+    if (st != QMX_OK) return st;
+    if (layer >= n.n_layers) return QMX_ERR_ARG;
+    if (storage_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    base = (unsigned char *)storage;
+    base += (64u - ((size_t)((uintptr_t)base & 63u))) & 63u;
+    base += layer * L.layer_bytes;
+    c->cfg = n;
+    c->row_k = L.row_k;
+    c->row_v = L.row_v;
+    c->n_tokens = 0;
+    c->k = base;
+    c->v = base + L.off_v;
+    c->k_scales = L.n_ks ? (float *)(void *)(base + L.off_ks) : NULL;
+    c->v_scales = L.n_vs ? (float *)(void *)(base + L.off_vs) : NULL;
+    c->k_resid = L.n_res ? (float *)(void *)(base + L.off_res) : NULL;
+    c->rot = n.rotate ? (float *)(void *)(base + L.off_rot) : NULL;
+    c->magic = QMX__KV_MAGIC;
+    return QMX_OK;
+}
+
+QMX__DEF qmx_status qmx_kv_cache_init(qmx_kv_cache *c, const qmx_kv_config *cfg, void *storage,
+                                      size_t storage_bytes) {
+    return qmx_kv_cache_init_layer(c, cfg, storage, storage_bytes, 0);
+}
+
+static int qmx__kv_valid(const qmx_kv_cache *c) { return c->magic == QMX__KV_MAGIC && c->k; }
+
+QMX__DEF qmx_status qmx_kv_cache_reset(qmx_kv_cache *c) {
+    if (!c) return QMX_ERR_NULL;
+    if (!qmx__kv_valid(c)) return QMX_ERR_ARG;
+    c->n_tokens = 0;
+    return QMX_OK;
+}
+
+/* ---- quantize on append ---- */
+static void qmx__kv_qcfg(qmx_qconfig *q, qmx_dtype dt) {
+    qmx_qconfig z = QMX_ZERO_INIT;
+    *q = z;
+    q->dtype = dt;
+    q->recipe = QMX_RECIPE_QWIX;
+}
+
+/* Stores one token x [heads][dim] of one tensor (K or V) at `slot`, per-token scales. */
+static void qmx__kv_store_token(const qmx_kv_cache *c, int is_k, const float *x, size_t slot) {
+    const qmx_kv_config *n = &c->cfg;
+    qmx_dtype dt = is_k ? n->k_dtype : n->v_dtype;
+    qmx_kv_axis ax = is_k ? n->k_axis : n->v_axis;
+    unsigned char *data = is_k ? c->k : c->v;
+    float *sc = is_k ? c->k_scales : c->v_scales;
+    size_t row = is_k ? c->row_k : c->row_v, d = n->head_dim, h;
+    qmx_qconfig q;
+    float s_tok = 1.0f;
+    if (dt == QMX_FLOAT32) {
+        for (h = 0; h < n->n_kv_heads; h++) {
+            float *dst = (float *)(void *)(data + (h * n->capacity + slot) * row);
+            size_t i;
+            for (i = 0; i < d; i++) dst[i] = x[h * d + i];
+        }
+        return;
+    }
+    qmx__kv_qcfg(&q, dt);
+    if (ax == QMX_KV_HEADS_AND_DKV) {
+        (void)qmx_compute_qparams(&q, x, n->n_kv_heads * d, &s_tok, 1, NULL);
+        sc[slot] = s_tok;
+    }
+    for (h = 0; h < n->n_kv_heads; h++) {
+        float s = s_tok;
+        if (ax == QMX_KV_DKV) {
+            (void)qmx_compute_qparams(&q, x + h * d, d, &s, 1, NULL);
+            sc[h * n->capacity + slot] = s;
+        }
+        (void)qmx_quantize(&q, x + h * d, d, &s, 1, NULL, data + (h * n->capacity + slot) * row,
+                           row);
+    }
+}
+
+/* KIVI: key of position p into the residual; quantize the block when it completes. */
+static void qmx__kv_store_key_channel(const qmx_kv_cache *c, const float *x, size_t p) {
+    const qmx_kv_config *n = &c->cfg;
+    size_t G = n->channel_block, d = n->head_dim, h, i;
+    size_t r = p % G;
+    for (h = 0; h < n->n_kv_heads; h++)
+        for (i = 0; i < d; i++) c->k_resid[(h * G + r) * d + i] = x[h * d + i];
+    if (r == G - 1) {
+        size_t slot0 = (p + 1 - G) % n->capacity, blk = slot0 / G;
+        qmx_qconfig q;
+        qmx__kv_qcfg(&q, n->k_dtype);
+        q.granularity = QMX_PER_CHANNEL;
+        q.outer = G; q.axis_len = d; q.inner = 1;
+        for (h = 0; h < n->n_kv_heads; h++) {
+            const float *res = c->k_resid + h * G * d;
+            float *s = c->k_scales + (h * (n->capacity / G) + blk) * d;
+            (void)qmx_compute_qparams(&q, res, G * d, s, d, NULL);
+            (void)qmx_quantize(&q, res, G * d, s, d, NULL,
+                               c->k + (h * n->capacity + slot0) * c->row_k, G * c->row_k);
+        }
+    }
+}
+
+static int qmx__kv_all_finite(const float *x, size_t n) {
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (!qmx__isfinite(x[i])) return 0;
+    return 1;
+}
+
+static qmx_status qmx__kv_check_append(const qmx_kv_cache *c, const float *k, const float *v,
+                                       size_t n_tok) {
+    size_t per, tot;
+    if (!c || !k || !v) return QMX_ERR_NULL;
+    if (!qmx__kv_valid(c)) return QMX_ERR_ARG;
+    if (n_tok == 0) return QMX_ERR_SIZE;
+    if (c->n_tokens > SIZE_MAX - n_tok) return QMX_ERR_OVERFLOW;
+    if (c->cfg.mode == QMX_KV_LINEAR && c->n_tokens + n_tok > c->cfg.capacity)
+        return QMX_ERR_BUFFER_TOO_SMALL;
+    per = c->cfg.n_kv_heads * c->cfg.head_dim;    /* fits: the storage holds it */
+    tot = qmx__kv_mul(per, n_tok);
+    if (!tot || tot > SIZE_MAX / 4) return QMX_ERR_OVERFLOW;
+    if (!qmx__kv_all_finite(k, tot) || !qmx__kv_all_finite(v, tot)) return QMX_ERR_NONFINITE;
+    if (c->cfg.rotate) {   /* |H x| <= d max|x|: keep it finite */
+        float lim = FLT_MAX / (float)(2 * c->cfg.head_dim);
+        size_t i;
+        for (i = 0; i < tot; i++)
+            if (qmx__fabs(k[i]) > lim || qmx__fabs(v[i]) > lim) return QMX_ERR_OVERFLOW;
+    }
+    return QMX_OK;
+}
+
+/* In-place fast Walsh-Hadamard transform (unnormalized: H H = d I), butterflies in the fixed
+ * order h = 1, 2, 4, ...; adds and subtracts only. */
+QMX__KV_STRICT static void qmx__kv_fwht(float *x, size_t d) {
+    QMX__KV_NOCONTRACT
+    size_t len, i, j;
+    for (len = 1; len < d; len <<= 1)
+        for (i = 0; i < d; i += len << 1)
+            for (j = i; j < i + len; j++) {
+                float a = x[j], b = x[j + len], s = a + b, t = a - b;
+                x[j] = s;
+                x[j + len] = t;
+            }
+}
+/* 1/d for d a power of two, exactly. */
+static float qmx__kv_inv_pow2(size_t d) {
+    int e = 0;
+    while (((size_t)1 << e) < d) e++;
+    return qmx__bits_f32((uint32_t)(127 - e) << 23);
+}
+/* x [heads][d] <- H x / d per head (the inverse of the rotation). */
+QMX__KV_STRICT static void qmx__kv_unrotate(float *x, size_t heads, size_t d) {
+    QMX__KV_NOCONTRACT
+    float s = qmx__kv_inv_pow2(d);
+    size_t h, i;
+    for (h = 0; h < heads; h++) {
+        qmx__kv_fwht(x + h * d, d);
+        for (i = 0; i < d; i++) x[h * d + i] = x[h * d + i] * s;
+    }
+}
+
+static void qmx__kv_append_one(qmx_kv_cache *c, const float *k, const float *v) {
+    size_t p = c->n_tokens, slot = p % c->cfg.capacity;
+    if (c->cfg.rotate) {   /* H k and H v per head, in the storage's scratch token */
+        size_t per = c->cfg.n_kv_heads * c->cfg.head_dim, i, hh;
+        float *rk = c->rot, *rv = c->rot + per;
+        for (i = 0; i < per; i++) { rk[i] = k[i]; rv[i] = v[i]; }
+        for (hh = 0; hh < c->cfg.n_kv_heads; hh++) {
+            qmx__kv_fwht(rk + hh * c->cfg.head_dim, c->cfg.head_dim);
+            qmx__kv_fwht(rv + hh * c->cfg.head_dim, c->cfg.head_dim);
+        }
+        k = rk;
+        v = rv;
+    }
+    if (c->cfg.k_axis == QMX_KV_CHANNEL && c->cfg.k_dtype != QMX_FLOAT32)
+        qmx__kv_store_key_channel(c, k, p);
+    else
+        qmx__kv_store_token(c, 1, k, slot);
+    qmx__kv_store_token(c, 0, v, slot);
+    c->n_tokens = p + 1;
+}
+
+QMX__DEF qmx_status qmx_kv_cache_append(qmx_kv_cache *c, const float *k, const float *v,
+                                        size_t n_tok) {
+    size_t per, t;
+    qmx_status st = qmx__kv_check_append(c, k, v, n_tok);
+    if (st != QMX_OK) return st;
+    per = c->cfg.n_kv_heads * c->cfg.head_dim;
+    for (t = 0; t < n_tok; t++) qmx__kv_append_one(c, k + t * per, v + t * per);
+    return QMX_OK;
+}
+
+/* Oldest position still held. */
+static size_t qmx__kv_oldest(const qmx_kv_cache *c) {
+    return c->n_tokens > c->cfg.capacity ? c->n_tokens - c->cfg.capacity : 0;
+}
+/* First position of the KIVI block still in the residual. */
+static size_t qmx__kv_completed(const qmx_kv_cache *c) {
+    return c->n_tokens / c->cfg.channel_block * c->cfg.channel_block;
+}
+static int qmx__kv_is_channel(const qmx_kv_cache *c) {
+    return c->cfg.k_axis == QMX_KV_CHANNEL && c->cfg.k_dtype != QMX_FLOAT32;
+}
+
+/* Decodes one stored row (no scale) to float. */
+static void qmx__kv_decode_row(qmx_dtype dt, const unsigned char *src, size_t d, float *y) {
+    size_t i;
+    if (dt == QMX_FLOAT32) {
+        const float *f = (const float *)(const void *)src;
+        for (i = 0; i < d; i++) y[i] = f[i];
+    } else if (dt == QMX_INT8) {
+        for (i = 0; i < d; i++) y[i] = (float)(int8_t)src[i];
+    } else if (dt == QMX_INT4) {
+        for (i = 0; i < d; i++) y[i] = (float)qmx__get_nibble(src, i, 1);
+    } else {
+        for (i = 0; i < d; i++) y[i] = qmx_fp8_to_f32(src[i], dt);
+    }
+}
+
+QMX__DEF qmx_status qmx_kv_cache_read(const qmx_kv_cache *c, size_t pos, size_t n_tok,
+                                      float *k_out, float *v_out) {
+    const qmx_kv_config *n;
+    size_t t, h, i, d, per;
+    if (!c || (!k_out && !v_out)) return QMX_ERR_NULL;
+    if (!qmx__kv_valid(c)) return QMX_ERR_ARG;
+    if (n_tok == 0) return QMX_ERR_SIZE;
+    if (pos > SIZE_MAX - n_tok || pos < qmx__kv_oldest(c) || pos + n_tok > c->n_tokens)
+        return QMX_ERR_ARG;
+    n = &c->cfg;
+    d = n->head_dim;
+    per = n->n_kv_heads * d;
+    for (t = 0; t < n_tok; t++) {
+        size_t p = pos + t, slot = p % n->capacity;
+        for (h = 0; h < n->n_kv_heads; h++) {
+            if (k_out) {
+                float *y = k_out + t * per + h * d;
+                if (qmx__kv_is_channel(c) && p >= qmx__kv_completed(c)) {
+                    const float *r = c->k_resid + (h * n->channel_block + p % n->channel_block) * d;
+                    for (i = 0; i < d; i++) y[i] = r[i];
+                } else {
+                    qmx__kv_decode_row(n->k_dtype, c->k + (h * n->capacity + slot) * c->row_k, d,
+                                       y);
+                    if (qmx__kv_is_channel(c)) {
+                        const float *s = c->k_scales +
+                            (h * (n->capacity / n->channel_block) + slot / n->channel_block) * d;
+                        for (i = 0; i < d; i++) y[i] = y[i] * s[i];
+                    } else if (n->k_dtype != QMX_FLOAT32) {
+                        size_t si = n->k_axis == QMX_KV_DKV ? h * n->capacity + slot : slot;
+                        float s = c->k_scales[si];
+                        for (i = 0; i < d; i++) y[i] = y[i] * s;
+                    }
+                }
+            }
+            if (v_out) {
+                float *y = v_out + t * per + h * d;
+                qmx__kv_decode_row(n->v_dtype, c->v + (h * n->capacity + slot) * c->row_v, d, y);
+                if (n->v_dtype != QMX_FLOAT32) {
+                    float s = c->v_scales[n->v_axis == QMX_KV_DKV ? h * n->capacity + slot : slot];
+                    for (i = 0; i < d; i++) y[i] = y[i] * s;
+                }
+            }
+        }
+        if (n->rotate) {   /* back from the rotated basis */
+            if (k_out) qmx__kv_unrotate(k_out + t * per, n->n_kv_heads, d);
+            if (v_out) qmx__kv_unrotate(v_out + t * per, n->n_kv_heads, d);
+        }
+    }
+    return QMX_OK;
+}
+
+/* ---- exp and 1/sqrt ---- */
+/* Every float constant is written as the exact decimal value of a float: under x87
+ * (FLT_EVAL_METHOD 2) or s390x a constant that is not a float would be used with excess
+ * precision and change the bits. */
+#define QMX__KV_EXP_LO (-87.3365020751953125f)      /* 0xC2AEAC4A */
+#define QMX__KV_EXP_HI 88.72283172607421875f        /* 0x42B17217 */
+#define QMX__KV_LOG2E 1.44269502162933349609375f    /* 0x3FB8AA3B */
+#define QMX__KV_C2 (-0.000212194441701285541057586669921875f)
+#define QMX__KV_P0 0.000198756912141107022762298583984375f
+#define QMX__KV_P1 0.00139819993637502193450927734375f
+#define QMX__KV_P2 0.008333452045917510986328125f
+#define QMX__KV_P3 0.0416657961905002593994140625f
+#define QMX__KV_P4 0.1666666567325592041015625f
+#define QMX__KV_P5 0.5f
+
+/* e^x for x in [QMX__KV_EXP_LO, 88.37]: the documented sequence, one rounded op per line. */
+QMX__KV_STRICT static float qmx__kv_exp_core(float x, int *n_out) {
+    QMX__KV_NOCONTRACT
+    float t, n, r, p, z, a;
+    t = x * QMX__KV_LOG2E;
+    n = t + 12582912.0f;
+    n = n - 12582912.0f;
+    a = n * 0.693359375f; QMX__KV_BAR(a);
+    r = x - a;
+    a = n * QMX__KV_C2; QMX__KV_BAR(a);
+    r = r - a;
+    z = r * r;
+    p = QMX__KV_P0;
+    p = p * r; QMX__KV_BAR(p); p = p + QMX__KV_P1;
+    p = p * r; QMX__KV_BAR(p); p = p + QMX__KV_P2;
+    p = p * r; QMX__KV_BAR(p); p = p + QMX__KV_P3;
+    p = p * r; QMX__KV_BAR(p); p = p + QMX__KV_P4;
+    p = p * r; QMX__KV_BAR(p); p = p + QMX__KV_P5;
+    p = p * z; QMX__KV_BAR(p);
+    p = p + r;
+    p = p + 1.0f;
+    *n_out = (int)n;
+    return p;
+}
+
+QMX__KV_STRICT QMX__DEF float qmx_kv_exp(float x) {
+    QMX__KV_NOCONTRACT
+    int n;
+    float p;
+    if (qmx__isnan(x)) return x;
+    if (x > QMX__KV_EXP_HI) return qmx__bits_f32(0x7F800000u);
+    if (x < QMX__KV_EXP_LO) return 0.0f;
+    p = qmx__kv_exp_core(x, &n);
+    if (n > 127) {
+        p = p * qmx__bits_f32((uint32_t)(127 + 127) << 23);
+        return p * 2.0f;
+    }
+    return p * qmx__bits_f32((uint32_t)(n + 127) << 23);
+}
+
+/* RN(1/sqrt(n)): Newton in float, then an exact integer correction to the nearest float. */
+QMX__KV_STRICT QMX__DEF float qmx_kv_inv_sqrt(size_t nn) {
+    QMX__KV_NOCONTRACT
+    float x, y, h;
+    uint32_t b, M;
+    int e, k, it;
+    uint64_t d, lim;
+    if (nn == 0 || nn > QMX_KV_MAX_HEAD_DIM) return 0.0f;
+    x = (float)nn;
+    y = qmx__bits_f32(0x5F3759DFu - (qmx__f32_bits(x) >> 1));
+    for (it = 0; it < 4; it++) {
+        h = x * y; h = h * y; h = h * 0.5f; QMX__KV_BAR(h); h = 1.5f - h; y = y * h;
+    }
+    b = qmx__f32_bits(y);
+    e = (int)(b >> 23) - 127;
+    M = (b & 0x7FFFFFu) | 0x800000u;  /* y = M * 2^-k */
+    k = 23 - e;
+    if (k < 23 || k > 30) return y;   /* cannot happen for n in range (y in (2^-7, 1]) */
+    d = (uint64_t)nn;
+    lim = (uint64_t)1 << (2 * k + 2); /* 1/sqrt(n) vs (2M +- 1) 2^-(k+1): compare squares */
+    while ((uint64_t)(2 * M + 1) * (2 * M + 1) * d < lim) M++;
+    while (M > 0 && (uint64_t)(2 * M - 1) * (2 * M - 1) * d > lim) M--;
+    return (float)M * qmx__bits_f32((uint32_t)(127 - k) << 23);
+}
+
+/* ---- hot loops: each has a scalar definition and SIMD paths with the same bits ---- */
+
+/* Exact int32 dot of two int8 rows. */
+static int32_t qmx__kv_dot_i8(const int8_t *a, const int8_t *b, size_t n) {
+    size_t i = 0;
+    int32_t s = 0;
+#if defined(QMX__AVX512)
+    {
+        __m512i acc = _mm512_setzero_si512();
+        for (; i + 32 <= n; i += 32) {
+            __m512i x = _mm512_cvtepi8_epi16(QMX__KV_L256((a + i)));
+            __m512i y = _mm512_cvtepi8_epi16(QMX__KV_L256((b + i)));
+            acc = _mm512_add_epi32(acc, _mm512_madd_epi16(x, y));
+        }
+        s = _mm512_reduce_add_epi32(acc);
+    }
+#elif defined(QMX__AVX2)
+    {
+        __m256i acc = _mm256_setzero_si256();
+        __m128i t;
+        for (; i + 16 <= n; i += 16) {
+            __m256i x = _mm256_cvtepi8_epi16(QMX__KV_L128((a + i)));
+            __m256i y = _mm256_cvtepi8_epi16(QMX__KV_L128((b + i)));
+            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(x, y));
+        }
+        t = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
+        t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0x4E));
+        t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0xB1));
+        s = _mm_cvtsi128_si32(t);
+    }
+#elif defined(QMX__NEON64)
+    {
+        int32x4_t acc = vdupq_n_s32(0);
+        for (; i + 16 <= n; i += 16) {
+            int8x16_t x = vld1q_s8(a + i), y = vld1q_s8(b + i);
+#if defined(QMX__K_NEONDOT)
+            acc = vdotq_s32(acc, x, y);
+#else
+            acc = vpadalq_s16(acc, vmull_s8(vget_low_s8(x), vget_low_s8(y)));
+            acc = vpadalq_s16(acc, vmull_s8(vget_high_s8(x), vget_high_s8(y)));
+#endif
+        }
+        s = vaddvq_s32(acc);
+    }
+#endif
+    for (; i < n; i++) s += (int32_t)a[i] * (int32_t)b[i];
+    return s;
+}
+
+/* Folds 16 lanes in the documented order. */
+QMX__KV_STRICT static float qmx__kv_fold16(float *l) {
+    QMX__KV_NOCONTRACT
+    int j;
+    for (j = 0; j < 8; j++) l[j] = l[j] + l[j + 8];
+    for (j = 0; j < 4; j++) l[j] = l[j] + l[j + 4];
+    for (j = 0; j < 2; j++) l[j] = l[j] + l[j + 2];
+    l[0] = l[0] + l[1];
+    return l[0];
+}
+
+/* dot16 of two float rows. */
+QMX__KV_STRICT static float qmx__kv_dot_f32(const float *a, const float *b, size_t n) {
+    QMX__KV_NOCONTRACT
+    float l[16];
+    size_t i = 0, j;
+    for (j = 0; j < 16; j++) l[j] = 0.0f;
+#if defined(QMX__AVX512)
+    {
+        __m512 acc = _mm512_setzero_ps();
+        for (; i + 16 <= n; i += 16) {
+            __m512 t = _mm512_mul_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i));
+            QMX__KV_BAR(t);
+            acc = _mm512_add_ps(acc, t);
+        }
+        _mm512_storeu_ps(l, acc);
+    }
+#elif defined(QMX__AVX2)
+    {
+        __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+        for (; i + 16 <= n; i += 16) {
+            __m256 t0 = _mm256_mul_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i));
+            __m256 t1 = _mm256_mul_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8));
+            QMX__KV_BAR(t0);
+            QMX__KV_BAR(t1);
+            a0 = _mm256_add_ps(a0, t0);
+            a1 = _mm256_add_ps(a1, t1);
+        }
+        _mm256_storeu_ps(l, a0);
+        _mm256_storeu_ps(l + 8, a1);
+    }
+#elif defined(QMX__NEON64)
+    {
+        float32x4_t c[4];
+        int r;
+        for (r = 0; r < 4; r++) c[r] = vdupq_n_f32(0.0f);
+        for (; i + 16 <= n; i += 16)
+            for (r = 0; r < 4; r++) {
+                float32x4_t t = vmulq_f32(vld1q_f32(a + i + 4 * r), vld1q_f32(b + i + 4 * r));
+                QMX__KV_BAR(t);
+                c[r] = vaddq_f32(c[r], t);
+            }
+        for (r = 0; r < 4; r++) vst1q_f32(l + 4 * r, c[r]);
+    }
+#endif
+    for (; i < n; i++) {
+        float t = a[i] * b[i];
+        QMX__KV_BAR(t);
+        l[i & 15] = l[i & 15] + t;
+    }
+    return qmx__kv_fold16(l);
+}
+
+/* acc[i] = acc[i] + w * (float)v[i] */
+QMX__KV_STRICT static void qmx__kv_axpy_i8(float *acc, float w, const int8_t *v, size_t n) {
+    QMX__KV_NOCONTRACT
+    size_t i = 0;
+#if defined(QMX__AVX512)
+    {
+        __m512 ww = _mm512_set1_ps(w);
+        for (; i + 16 <= n; i += 16) {
+            __m512 x = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(QMX__KV_L128((v + i))));
+            x = _mm512_mul_ps(ww, x);
+            QMX__KV_BAR(x);
+            _mm512_storeu_ps(acc + i, _mm512_add_ps(_mm512_loadu_ps(acc + i), x));
+        }
+    }
+#elif defined(QMX__AVX2)
+    {
+        __m256 ww = _mm256_set1_ps(w);
+        for (; i + 8 <= n; i += 8) {
+            __m256 x = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(QMX__KV_L64((v + i))));
+            x = _mm256_mul_ps(ww, x);
+            QMX__KV_BAR(x);
+            _mm256_storeu_ps(acc + i, _mm256_add_ps(_mm256_loadu_ps(acc + i), x));
+        }
+    }
+#elif defined(QMX__NEON64)
+    {
+        float32x4_t ww = vdupq_n_f32(w);
+        for (; i + 16 <= n; i += 16) {
+            int8x16_t b = vld1q_s8(v + i);
+            int16x8_t lo = vmovl_s8(vget_low_s8(b)), hi = vmovl_s8(vget_high_s8(b));
+            float32x4_t x0 = vcvtq_f32_s32(vmovl_s16(vget_low_s16(lo)));
+            float32x4_t x1 = vcvtq_f32_s32(vmovl_s16(vget_high_s16(lo)));
+            float32x4_t x2 = vcvtq_f32_s32(vmovl_s16(vget_low_s16(hi)));
+            float32x4_t x3 = vcvtq_f32_s32(vmovl_s16(vget_high_s16(hi)));
+            x0 = vmulq_f32(ww, x0); x1 = vmulq_f32(ww, x1);
+            x2 = vmulq_f32(ww, x2); x3 = vmulq_f32(ww, x3);
+            QMX__KV_BAR(x0); QMX__KV_BAR(x1); QMX__KV_BAR(x2); QMX__KV_BAR(x3);
+            vst1q_f32(acc + i, vaddq_f32(vld1q_f32(acc + i), x0));
+            vst1q_f32(acc + i + 4, vaddq_f32(vld1q_f32(acc + i + 4), x1));
+            vst1q_f32(acc + i + 8, vaddq_f32(vld1q_f32(acc + i + 8), x2));
+            vst1q_f32(acc + i + 12, vaddq_f32(vld1q_f32(acc + i + 12), x3));
+        }
+    }
+#endif
+    for (; i < n; i++) {
+        float t = w * (float)v[i];
+        QMX__KV_BAR(t);
+        acc[i] = acc[i] + t;
+    }
+}
+
+/* acc[i] = acc[i] + w * v[i] */
+QMX__KV_STRICT static void qmx__kv_axpy_f32(float *acc, float w, const float *v, size_t n) {
+    QMX__KV_NOCONTRACT
+    size_t i = 0;
+#if defined(QMX__AVX512)
+    {
+        __m512 ww = _mm512_set1_ps(w);
+        for (; i + 16 <= n; i += 16) {
+            __m512 t = _mm512_mul_ps(ww, _mm512_loadu_ps(v + i));
+            QMX__KV_BAR(t);
+            _mm512_storeu_ps(acc + i, _mm512_add_ps(_mm512_loadu_ps(acc + i), t));
+        }
+    }
+#elif defined(QMX__AVX2)
+    {
+        __m256 ww = _mm256_set1_ps(w);
+        for (; i + 8 <= n; i += 8) {
+            __m256 t = _mm256_mul_ps(ww, _mm256_loadu_ps(v + i));
+            QMX__KV_BAR(t);
+            _mm256_storeu_ps(acc + i, _mm256_add_ps(_mm256_loadu_ps(acc + i), t));
+        }
+    }
+#elif defined(QMX__NEON64)
+    {
+        float32x4_t ww = vdupq_n_f32(w);
+        for (; i + 4 <= n; i += 4) {
+            float32x4_t t = vmulq_f32(ww, vld1q_f32(v + i));
+            QMX__KV_BAR(t);
+            vst1q_f32(acc + i, vaddq_f32(vld1q_f32(acc + i), t));
+        }
+    }
+#endif
+    for (; i < n; i++) {
+        float t = w * v[i];
+        QMX__KV_BAR(t);
+        acc[i] = acc[i] + t;
+    }
+}
+
+#if defined(QMX__AVX512)
+/* 16 lanes of qmx__kv_exp_core + scaling, for x in [LO, 0]; lanes below LO give +0. */
+QMX__KV_STRICT static __m512 qmx__kv_exp16(__m512 x) {
+    __mmask16 low = _mm512_cmp_ps_mask(x, _mm512_set1_ps(QMX__KV_EXP_LO), _CMP_LT_OQ);
+    __m512 magic = _mm512_set1_ps(12582912.0f), t, n, r, p, z;
+    __m512i e;
+    x = _mm512_max_ps(x, _mm512_set1_ps(QMX__KV_EXP_LO));
+    t = _mm512_mul_ps(x, _mm512_set1_ps(QMX__KV_LOG2E));
+    n = _mm512_add_ps(t, magic);
+    e = _mm512_sub_epi32(_mm512_castps_si512(n), _mm512_castps_si512(magic));
+    n = _mm512_sub_ps(n, magic);
+    t = _mm512_mul_ps(n, _mm512_set1_ps(0.693359375f)); QMX__KV_BAR(t);
+    r = _mm512_sub_ps(x, t);
+    t = _mm512_mul_ps(n, _mm512_set1_ps(QMX__KV_C2)); QMX__KV_BAR(t);
+    r = _mm512_sub_ps(r, t);
+    z = _mm512_mul_ps(r, r);
+    p = _mm512_set1_ps(QMX__KV_P0);
+    p = _mm512_mul_ps(p, r); QMX__KV_BAR(p); p = _mm512_add_ps(p, _mm512_set1_ps(QMX__KV_P1));
+    p = _mm512_mul_ps(p, r); QMX__KV_BAR(p); p = _mm512_add_ps(p, _mm512_set1_ps(QMX__KV_P2));
+    p = _mm512_mul_ps(p, r); QMX__KV_BAR(p); p = _mm512_add_ps(p, _mm512_set1_ps(QMX__KV_P3));
+    p = _mm512_mul_ps(p, r); QMX__KV_BAR(p); p = _mm512_add_ps(p, _mm512_set1_ps(QMX__KV_P4));
+    p = _mm512_mul_ps(p, r); QMX__KV_BAR(p); p = _mm512_add_ps(p, _mm512_set1_ps(QMX__KV_P5));
+    p = _mm512_mul_ps(p, z); QMX__KV_BAR(p);
+    p = _mm512_add_ps(_mm512_add_ps(p, r), _mm512_set1_ps(1.0f));
+    e = _mm512_slli_epi32(_mm512_add_epi32(e, _mm512_set1_epi32(127)), 23);
+    p = _mm512_mul_ps(p, _mm512_castsi512_ps(e));
+    QMX__KV_BAR(p);
+    return _mm512_maskz_mov_ps((__mmask16)~low, p);
+}
+#elif defined(QMX__AVX2)
+QMX__KV_STRICT static __m256 qmx__kv_exp8(__m256 x) {
+    __m256 low = _mm256_cmp_ps(x, _mm256_set1_ps(QMX__KV_EXP_LO), _CMP_LT_OQ);
+    __m256 magic = _mm256_set1_ps(12582912.0f), t, n, r, p, z;
+    __m256i e;
+    x = _mm256_max_ps(x, _mm256_set1_ps(QMX__KV_EXP_LO));
+    t = _mm256_mul_ps(x, _mm256_set1_ps(QMX__KV_LOG2E));
+    n = _mm256_add_ps(t, magic);
+    e = _mm256_sub_epi32(_mm256_castps_si256(n), _mm256_castps_si256(magic));
+    n = _mm256_sub_ps(n, magic);
+    t = _mm256_mul_ps(n, _mm256_set1_ps(0.693359375f)); QMX__KV_BAR(t);
+    r = _mm256_sub_ps(x, t);
+    t = _mm256_mul_ps(n, _mm256_set1_ps(QMX__KV_C2)); QMX__KV_BAR(t);
+    r = _mm256_sub_ps(r, t);
+    z = _mm256_mul_ps(r, r);
+    p = _mm256_set1_ps(QMX__KV_P0);
+    p = _mm256_mul_ps(p, r); QMX__KV_BAR(p); p = _mm256_add_ps(p, _mm256_set1_ps(QMX__KV_P1));
+    p = _mm256_mul_ps(p, r); QMX__KV_BAR(p); p = _mm256_add_ps(p, _mm256_set1_ps(QMX__KV_P2));
+    p = _mm256_mul_ps(p, r); QMX__KV_BAR(p); p = _mm256_add_ps(p, _mm256_set1_ps(QMX__KV_P3));
+    p = _mm256_mul_ps(p, r); QMX__KV_BAR(p); p = _mm256_add_ps(p, _mm256_set1_ps(QMX__KV_P4));
+    p = _mm256_mul_ps(p, r); QMX__KV_BAR(p); p = _mm256_add_ps(p, _mm256_set1_ps(QMX__KV_P5));
+    p = _mm256_mul_ps(p, z); QMX__KV_BAR(p);
+    p = _mm256_add_ps(_mm256_add_ps(p, r), _mm256_set1_ps(1.0f));
+    e = _mm256_slli_epi32(_mm256_add_epi32(e, _mm256_set1_epi32(127)), 23);
+    p = _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+    QMX__KV_BAR(p);
+    return _mm256_andnot_ps(low, p);
+}
+#endif
+
+/* x[i] = exp(x[i] - m) (x[i] - m <= 0), returns sum16 of the results. */
+QMX__KV_STRICT static float qmx__kv_exp_sum(float *x, size_t n, float m) {
+    QMX__KV_NOCONTRACT
+    float l[16];
+    size_t i = 0, j;
+    for (j = 0; j < 16; j++) l[j] = 0.0f;
+#if defined(QMX__AVX512)
+    {
+        __m512 acc = _mm512_setzero_ps(), mm = _mm512_set1_ps(m);
+        for (; i + 16 <= n; i += 16) {
+            __m512 e = qmx__kv_exp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), mm));
+            _mm512_storeu_ps(x + i, e);
+            acc = _mm512_add_ps(acc, e);
+        }
+        _mm512_storeu_ps(l, acc);
+    }
+#elif defined(QMX__AVX2)
+    {
+        __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), mm = _mm256_set1_ps(m);
+        for (; i + 16 <= n; i += 16) {
+            __m256 e0 = qmx__kv_exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), mm));
+            __m256 e1 = qmx__kv_exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8), mm));
+            _mm256_storeu_ps(x + i, e0);
+            _mm256_storeu_ps(x + i + 8, e1);
+            a0 = _mm256_add_ps(a0, e0);
+            a1 = _mm256_add_ps(a1, e1);
+        }
+        _mm256_storeu_ps(l, a0);
+        _mm256_storeu_ps(l + 8, a1);
+    }
+#endif
+    for (; i < n; i++) {
+        float t = x[i] - m, e;
+        if (t < QMX__KV_EXP_LO) {
+            e = 0.0f;
+        } else {
+            int k;
+            e = qmx__kv_exp_core(t, &k);
+            e = e * qmx__bits_f32((uint32_t)(k + 127) << 23);
+            QMX__KV_BAR(e);
+        }
+        x[i] = e;
+        l[i & 15] = l[i & 15] + e;
+    }
+    return qmx__kv_fold16(l);
+}
+
+/* acc[j][e] += w[j*ldw + t] * rows[t*stride + e] for t = 0..n-1 in order, every head j < g
+ * and element e < d: the per-row qmx__kv_axpy_i8 order, with the accumulators of up to 4
+ * heads x 64 elements held in registers across the tokens (AVX-512). */
+QMX__KV_STRICT static void qmx__kv_v_tile_i8(float *acc, size_t d, const float *w, size_t ldw,
+                                             size_t g, const int8_t *rows, size_t stride,
+                                             size_t n) {
+    QMX__KV_NOCONTRACT
+    size_t c = 0, t, j;
+#if defined(QMX__AVX512)
+    size_t j0;
+    for (j0 = 0; j0 < g; j0 += 4) {
+        size_t hb = g - j0 < 4 ? g - j0 : 4;
+        for (c = 0; c + 64 <= d; c += 64) {
+            __m512 a[4][4];
+            size_t k;
+            for (j = 0; j < 4; j++)
+                for (k = 0; k < 4; k++)
+                    a[j][k] = j < hb ? _mm512_loadu_ps(acc + (j0 + j) * d + c + 16 * k)
+                                     : _mm512_setzero_ps();
+            for (t = 0; t < n; t++) {
+                const int8_t *r = rows + t * stride + c;
+                __m512 x[4];
+                for (k = 0; k < 4; k++)
+                    x[k] = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(QMX__KV_L128((r + 16 * k))));
+                for (j = 0; j < 4; j++) {
+                    if (j < hb) {
+                        __m512 ww = _mm512_set1_ps(w[(j0 + j) * ldw + t]);
+                        for (k = 0; k < 4; k++) {
+                            __m512 p = _mm512_mul_ps(ww, x[k]);
+                            QMX__KV_BAR(p);
+                            a[j][k] = _mm512_add_ps(a[j][k], p);
+                        }
+                    }
+                }
+            }
+            for (j = 0; j < hb; j++)
+                for (k = 0; k < 4; k++) _mm512_storeu_ps(acc + (j0 + j) * d + c + 16 * k, a[j][k]);
+        }
+    }
+#elif defined(QMX__AVX2)
+    size_t j0;   /* 4 heads x 16 dims of accumulators (8 ymm) */
+    for (j0 = 0; j0 < g; j0 += 4) {
+        size_t hb = g - j0 < 4 ? g - j0 : 4;
+        for (c = 0; c + 16 <= d; c += 16) {
+            __m256 a[4][2];
+            size_t k;
+            for (j = 0; j < 4; j++)
+                for (k = 0; k < 2; k++)
+                    a[j][k] = j < hb ? _mm256_loadu_ps(acc + (j0 + j) * d + c + 8 * k)
+                                     : _mm256_setzero_ps();
+            for (t = 0; t < n; t++) {
+                const int8_t *r = rows + t * stride + c;
+                __m256 x[2];
+                for (k = 0; k < 2; k++)
+                    x[k] = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(QMX__KV_L64((r + 8 * k))));
+                for (j = 0; j < 4; j++) {
+                    if (j < hb) {
+                        __m256 ww = _mm256_set1_ps(w[(j0 + j) * ldw + t]);
+                        for (k = 0; k < 2; k++) {
+                            __m256 p = _mm256_mul_ps(ww, x[k]);
+                            QMX__KV_BAR(p);
+                            a[j][k] = _mm256_add_ps(a[j][k], p);
+                        }
+                    }
+                }
+            }
+            for (j = 0; j < hb; j++)
+                for (k = 0; k < 2; k++) _mm256_storeu_ps(acc + (j0 + j) * d + c + 8 * k, a[j][k]);
+        }
+    }
+#elif defined(QMX__NEON64)
+    size_t j0;   /* 4 heads x 16 dims of accumulators (16 q registers) */
+    for (j0 = 0; j0 < g; j0 += 4) {
+        size_t hb = g - j0 < 4 ? g - j0 : 4;
+        for (c = 0; c + 16 <= d; c += 16) {
+            float32x4_t a[4][4];
+            size_t k;
+            for (j = 0; j < 4; j++)
+                for (k = 0; k < 4; k++)
+                    a[j][k] = j < hb ? vld1q_f32(acc + (j0 + j) * d + c + 4 * k)
+                                     : vdupq_n_f32(0.0f);
+            for (t = 0; t < n; t++) {
+                int8x16_t b = vld1q_s8(rows + t * stride + c);
+                int16x8_t lo = vmovl_s8(vget_low_s8(b)), hi = vmovl_s8(vget_high_s8(b));
+                float32x4_t x[4];
+                x[0] = vcvtq_f32_s32(vmovl_s16(vget_low_s16(lo)));
+                x[1] = vcvtq_f32_s32(vmovl_s16(vget_high_s16(lo)));
+                x[2] = vcvtq_f32_s32(vmovl_s16(vget_low_s16(hi)));
+                x[3] = vcvtq_f32_s32(vmovl_s16(vget_high_s16(hi)));
+                for (j = 0; j < 4; j++) {
+                    if (j < hb) {
+                        float32x4_t ww = vdupq_n_f32(w[(j0 + j) * ldw + t]);
+                        for (k = 0; k < 4; k++) {
+                            float32x4_t p = vmulq_f32(ww, x[k]);
+                            QMX__KV_BAR(p);
+                            a[j][k] = vaddq_f32(a[j][k], p);
+                        }
+                    }
+                }
+            }
+            for (j = 0; j < hb; j++)
+                for (k = 0; k < 4; k++) vst1q_f32(acc + (j0 + j) * d + c + 4 * k, a[j][k]);
+        }
+    }
+#endif
+    if (c < d)
+        for (t = 0; t < n; t++)
+            for (j = 0; j < g; j++)
+                qmx__kv_axpy_i8(acc + j * d + c, w[j * ldw + t], rows + t * stride + c, d - c);
+}
+
+/* The same for float rows (row t at rows + t * stride floats): qmx__kv_axpy_f32's order. */
+QMX__KV_STRICT static void qmx__kv_v_tile_f32(float *acc, size_t d, const float *w, size_t ldw,
+                                              size_t g, const float *rows, size_t stride,
+                                              size_t n) {
+    QMX__KV_NOCONTRACT
+    size_t c = 0, t, j;
+#if defined(QMX__AVX512) || defined(QMX__AVX2) || defined(QMX__NEON64)
+    size_t j0;
+#  if defined(QMX__AVX512)
+#    define QMX__KV_VF __m512
+#    define QMX__KV_VW 16
+#    define QMX__KV_VN 4
+#    define QMX__KV_LD _mm512_loadu_ps
+#    define QMX__KV_ST _mm512_storeu_ps
+#    define QMX__KV_SET1 _mm512_set1_ps
+#    define QMX__KV_MUL _mm512_mul_ps
+#    define QMX__KV_ADD _mm512_add_ps
+#  elif defined(QMX__AVX2)
+#    define QMX__KV_VF __m256
+#    define QMX__KV_VW 8
+#    define QMX__KV_VN 2
+#    define QMX__KV_LD _mm256_loadu_ps
+#    define QMX__KV_ST _mm256_storeu_ps
+#    define QMX__KV_SET1 _mm256_set1_ps
+#    define QMX__KV_MUL _mm256_mul_ps
+#    define QMX__KV_ADD _mm256_add_ps
+#  else
+#    define QMX__KV_VF float32x4_t
+#    define QMX__KV_VW 4
+#    define QMX__KV_VN 4
+#    define QMX__KV_LD vld1q_f32
+#    define QMX__KV_ST vst1q_f32
+#    define QMX__KV_SET1 vdupq_n_f32
+#    define QMX__KV_MUL vmulq_f32
+#    define QMX__KV_ADD vaddq_f32
+#  endif
+    for (j0 = 0; j0 < g; j0 += 4) {
+        size_t hb = g - j0 < 4 ? g - j0 : 4;
+        for (c = 0; c + QMX__KV_VW * QMX__KV_VN <= d; c += QMX__KV_VW * QMX__KV_VN) {
+            QMX__KV_VF a[4][QMX__KV_VN];
+            size_t k;
+            for (j = 0; j < 4; j++)
+                for (k = 0; k < QMX__KV_VN; k++)
+                    a[j][k] = QMX__KV_SET1(0.0f);
+            for (j = 0; j < hb; j++)
+                for (k = 0; k < QMX__KV_VN; k++)
+                    a[j][k] = QMX__KV_LD(acc + (j0 + j) * d + c + QMX__KV_VW * k);
+            for (t = 0; t < n; t++) {
+                const float *r = rows + t * stride + c;
+                QMX__KV_VF x[QMX__KV_VN];
+                for (k = 0; k < QMX__KV_VN; k++) x[k] = QMX__KV_LD(r + QMX__KV_VW * k);
+                for (j = 0; j < 4; j++) {
+                    if (j < hb) {
+                        QMX__KV_VF ww = QMX__KV_SET1(w[(j0 + j) * ldw + t]);
+                        for (k = 0; k < QMX__KV_VN; k++) {
+                            QMX__KV_VF p = QMX__KV_MUL(ww, x[k]);
+                            QMX__KV_BAR(p);
+                            a[j][k] = QMX__KV_ADD(a[j][k], p);
+                        }
+                    }
+                }
+            }
+            for (j = 0; j < hb; j++)
+                for (k = 0; k < QMX__KV_VN; k++)
+                    QMX__KV_ST(acc + (j0 + j) * d + c + QMX__KV_VW * k, a[j][k]);
+        }
+    }
+#  undef QMX__KV_VF
+#  undef QMX__KV_VW
+#  undef QMX__KV_VN
+#  undef QMX__KV_LD
+#  undef QMX__KV_ST
+#  undef QMX__KV_SET1
+#  undef QMX__KV_MUL
+#  undef QMX__KV_ADD
+#endif
+    if (c < d)
+        for (t = 0; t < n; t++)
+            for (j = 0; j < g; j++)
+                qmx__kv_axpy_f32(acc + j * d + c, w[j * ldw + t], rows + t * stride + c, d - c);
+}
+
+/* m = max x[i]; 0 when some x[i] is NaN or Inf (x - x is NaN exactly then). */
+QMX__KV_STRICT static int qmx__kv_max_finite(const float *x, size_t n, float *m_out) {
+    QMX__KV_NOCONTRACT
+    size_t i = 0;
+    float m = x[0], z = 0.0f;
+#if defined(QMX__AVX512)
+    if (n >= 16) {
+        __m512 mm = _mm512_loadu_ps(x), zz = _mm512_setzero_ps();
+        float t[16];
+        int k;
+        for (; i + 16 <= n; i += 16) {
+            __m512 v = _mm512_loadu_ps(x + i);
+            mm = _mm512_max_ps(mm, v);
+            zz = _mm512_add_ps(zz, _mm512_sub_ps(v, v));
+        }
+        _mm512_storeu_ps(t, zz);
+        for (k = 0; k < 16; k++) z = z + t[k];
+        _mm512_storeu_ps(t, mm);
+        for (k = 0; k < 16; k++) if (t[k] > m) m = t[k];
+    }
+#endif
+    for (; i < n; i++) {
+        float v = x[i], t = v - v;
+        z = z + t;
+        if (v > m) m = v;
+    }
+    *m_out = m;
+    return z == z && qmx__isfinite(m);
+}
+
+/* ---- attention ---- */
+typedef struct qmx__kv_ws {
+    float *logits, *stage, *qf, *qsc, *sums, *rowf, *lut_k, *lut_v, *qrot;
+    int8_t *q8, *row8;
+} qmx__kv_ws;
+
+static qmx_status qmx__kv_ws_size(const qmx_kv_config *n, size_t n_heads, size_t *bytes,
+                                  size_t off[10]) {
+    size_t g, d = n->head_dim, t, a = 64, i, part[10];
+    if (n_heads == 0) return QMX_ERR_SIZE;
+    if (n_heads % n->n_kv_heads) return QMX_ERR_SHAPE;
+    g = n_heads / n->n_kv_heads;
+    t = qmx__kv_mul(qmx__kv_mul(g, n->capacity), 4);
+    part[0] = t;
+    part[1] = qmx__kv_mul(qmx__kv_mul(n_heads, d), 4);
+    part[2] = qmx__kv_mul(qmx__kv_mul(g, d), 4);
+    part[3] = qmx__kv_mul(g, d);
+    part[4] = qmx__kv_mul(g, 4);
+    part[5] = part[4];
+    part[6] = qmx__kv_mul(64, d);   /* 16 decoded float rows */
+    part[7] = qmx__kv_mul(64, d);   /* 64 unpacked int4 rows */
+    part[8] = 2048;
+    part[9] = n->rotate ? part[2] : 0;   /* the rotated query */
+    for (i = 0; i < 10; i++) {
+        if (i == 9 && !n->rotate) {
+            if (off) off[i] = a;
+            continue;
+        }
+        if (!part[i] || part[i] > SIZE_MAX - 64) return QMX_ERR_OVERFLOW;
+        if (off) off[i] = a;
+        a = qmx__kv_add(a, qmx__kv_r64(part[i]));
+        if (!a) return QMX_ERR_OVERFLOW;
+    }
+    *bytes = a;
+    return QMX_OK;
+}
+
+QMX__DEF qmx_status qmx_kv_attention_workspace_size(const qmx_kv_config *cfg, size_t n_heads,
+                                                    size_t *bytes) {
+    qmx_kv_config n;
+    qmx__kv_layout L;
+    qmx_status st;
+    if (!cfg || !bytes) return QMX_ERR_NULL;
+    st = qmx__kv_plan(cfg, &n, &L);
+    if (st != QMX_OK) return st;
+    return qmx__kv_ws_size(&n, n_heads, bytes, NULL);
+}
+
+/* Quantizes a query row to int8 (AQT, absmax/127, RNE, [-127, 127]); returns its scale. */
+static float qmx__kv_quant_query(const float *q, size_t d, int8_t *q8) {
+    qmx_qconfig c;
+    float s = 1.0f;
+    qmx__kv_qcfg(&c, QMX_INT8);
+    c.recipe = QMX_RECIPE_AQT;
+    c.preserve_max_val = 1;
+    (void)qmx_compute_qparams(&c, q, d, &s, 1, NULL);
+    (void)qmx_quantize(&c, q, d, &s, 1, NULL, q8, d);
+    return s;
+}
+
+/* int4 nibbles (d even; element 2i low) to int8: (nibble ^ 8) - 8 sign-extends. */
+static void qmx__kv_unpack4(const unsigned char *src, size_t d, int8_t *dst) {
+    size_t i;
+    for (i = 0; i < d / 2; i++) {
+        int b = src[i];
+        dst[2 * i] = (int8_t)(((b & 15) ^ 8) - 8);
+        dst[2 * i + 1] = (int8_t)(((b >> 4) ^ 8) - 8);
+    }
+}
+
+/* Pointer to the stored row (head h, slot); for int4 unpacked into w->row8. */
+static const int8_t *qmx__kv_row_i8(qmx_dtype dt, const unsigned char *src, size_t d,
+                                    int8_t *row8) {
+    if (dt == QMX_INT8) return (const int8_t *)(const void *)src;
+    qmx__kv_unpack4(src, d, row8);
+    return row8;
+}
+/* fp8 codes (E4M3FN / E5M2) to float: y[i] = lut[src[i]] (lut = qmx_fp8_to_f32 of every
+ * code). AVX-512: the code's exponent and mantissa bits placed at the top of a float's and
+ * that float multiplied by 2^(127 - bias) (exact: a power of two, subnormal codes included),
+ * sign OR-ed in; a group holding a NaN/Inf code takes the table. Same floats either way. */
+static void qmx__kv_fp8_decode(const unsigned char *src, size_t n, qmx_dtype dt,
+                               const float *lut, float *y) {
+    size_t i = 0;
+#if defined(QMX__AVX512)
+    {
+        int e4 = dt == QMX_FP8_E4M3FN;
+        __m512 mul = _mm512_set1_ps(e4 ? 1.329227995784915872903807060280344576e36f    /* 2^120 */
+                                       : 5.192296858534827628530496329220096e33f);     /* 2^112 */
+        __m512i lim = _mm512_set1_epi32(e4 ? 0x7F : 0x7C);
+        for (; i + 16 <= n; i += 16) {
+            __m512i c = _mm512_cvtepu8_epi32(QMX__KV_L128((src + i)));
+            __m512i mag = _mm512_and_si512(c, _mm512_set1_epi32(0x7F));
+            __m512i sgn = _mm512_slli_epi32(_mm512_and_si512(c, _mm512_set1_epi32(0x80)), 24);
+            __m512 v;
+            if (_mm512_cmpge_epi32_mask(mag, lim)) {          /* NaN / Inf codes: the table */
+                size_t k;
+                for (k = 0; k < 16; k++) y[i + k] = lut[src[i + k]];
+                continue;
+            }
+            v = _mm512_castsi512_ps(_mm512_slli_epi32(mag, e4 ? 20 : 21));
+            v = _mm512_mul_ps(v, mul);
+            v = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(v), sgn));
+            _mm512_storeu_ps(y + i, v);
+        }
+    }
+#else
+    (void)dt;
+#endif
+    for (; i < n; i++) y[i] = lut[src[i]];
+}
+
+static const float *qmx__kv_row_f32(qmx_dtype dt, const unsigned char *src, size_t d,
+                                    const float *lut, float *rowf, int8_t *row8) {
+    size_t i;
+    if (dt == QMX_FLOAT32) return (const float *)(const void *)src;
+    if (dt == QMX_INT8 || dt == QMX_INT4) {
+        const int8_t *r = qmx__kv_row_i8(dt, src, d, row8);
+        for (i = 0; i < d; i++) rowf[i] = (float)r[i];
+    } else {
+        qmx__kv_fp8_decode(src, d, dt, lut, rowf);
+    }
+    return rowf;
+}
+
+#if defined(QMX__K_VNNI)
+/* The integer-query logits of the g heads for 16 consecutive int8 key rows, AVX-512 VNNI:
+ * vpdpbusd on (k + 128) as u8 times q8 as s8 (exact, no saturation), minus 128 * sum(q8);
+ * the 16 accumulators are reduced together (integers: any order is exact). Then the same
+ * float steps as the scalar path: l = (float)dot; l = l * qsc; l = l * ks. */
+QMX__KV_STRICT static void qmx__kv_k16_vnni(const int8_t *rows, size_t stride, size_t d,
+                                            const int8_t *q8, const int32_t *qsum,
+                                            const float *qsc, size_t g, const float *ks,
+                                            float *logits, size_t ldl) {
+    QMX__KV_NOCONTRACT
+    const __m512i flip = _mm512_set1_epi8((char)0x80);
+    size_t j, e, t;
+    for (j = 0; j < g; j++) {
+        __m512i a[16], b[8], c4[4], d2[2], s;
+        __m512 f;
+        for (t = 0; t < 16; t++) a[t] = _mm512_setzero_si512();
+        for (e = 0; e < d; e += 64) {
+            __mmask64 m = d - e >= 64 ? ~(__mmask64)0 : (((__mmask64)1) << (d - e)) - 1;
+            __m512i qq = _mm512_maskz_loadu_epi8(m, q8 + j * d + e);
+            for (t = 0; t < 16; t++) {
+                __m512i kk = _mm512_maskz_loadu_epi8(m, rows + t * stride + e);
+                a[t] = _mm512_dpbusd_epi32(a[t], _mm512_xor_si512(kk, flip), qq);
+            }
+        }
+        for (t = 0; t < 8; t++)
+            b[t] = _mm512_add_epi32(_mm512_unpacklo_epi32(a[2 * t], a[2 * t + 1]),
+                                    _mm512_unpackhi_epi32(a[2 * t], a[2 * t + 1]));
+        for (t = 0; t < 4; t++)
+            c4[t] = _mm512_add_epi32(_mm512_unpacklo_epi64(b[2 * t], b[2 * t + 1]),
+                                     _mm512_unpackhi_epi64(b[2 * t], b[2 * t + 1]));
+        for (t = 0; t < 2; t++)
+            d2[t] = _mm512_add_epi32(_mm512_shuffle_i32x4(c4[2 * t], c4[2 * t + 1], 0x88),
+                                     _mm512_shuffle_i32x4(c4[2 * t], c4[2 * t + 1], 0xDD));
+        s = _mm512_add_epi32(_mm512_shuffle_i32x4(d2[0], d2[1], 0x88),
+                             _mm512_shuffle_i32x4(d2[0], d2[1], 0xDD));
+        s = _mm512_sub_epi32(s, _mm512_set1_epi32(128 * qsum[j]));
+        f = _mm512_cvtepi32_ps(s);
+        f = _mm512_mul_ps(f, _mm512_set1_ps(qsc[j]));
+        if (ks) f = _mm512_mul_ps(f, _mm512_loadu_ps(ks));
+        _mm512_storeu_ps(logits + j * ldl, f);
+    }
+}
+#endif
+
+#if defined(QMX__AVX512)
+/* dot16(q, row t) for 16 rows (row t at rows + t * d, d a multiple of 16): each token's 16
+ * lanes accumulate as in qmx__kv_dot_f32, then the 16 lane sets are folded together with the
+ * same tree (a[j] += a[j+8], += a[j+4], += a[j+2], a[0] += a[1]) by shuffles, so every dot is
+ * bit-identical to qmx__kv_dot_f32's. */
+/* rows are float (rows8 == NULL) or int8 (rows8, converted exactly on the fly), stride d */
+QMX__KV_STRICT static void qmx__kv_kf16(const float *q, const float *rows, const int8_t *rows8,
+                                        size_t d, float dots[16]) {
+    QMX__KV_NOCONTRACT
+    __m512 a[16], b[8], c4[4], d2[2], e;
+    float tmp[16];
+    size_t t, i;
+    for (t = 0; t < 16; t++) a[t] = _mm512_setzero_ps();
+    for (i = 0; i < d; i += 16) {
+        __m512 qq = _mm512_loadu_ps(q + i);
+        for (t = 0; t < 16; t++) {
+            __m512 k = rows8
+                ? _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(QMX__KV_L128(rows8 + t * d + i)))
+                : _mm512_loadu_ps(rows + t * d + i);
+            __m512 p = _mm512_mul_ps(qq, k);
+            QMX__KV_BAR(p);
+            a[t] = _mm512_add_ps(a[t], p);
+        }
+    }
+    for (t = 0; t < 8; t++)   /* l[j] + l[j+8]: tokens 2t, 2t+1 as 256-bit halves */
+        b[t] = _mm512_add_ps(_mm512_shuffle_f32x4(a[2 * t], a[2 * t + 1], 0x44),
+                             _mm512_shuffle_f32x4(a[2 * t], a[2 * t + 1], 0xEE));
+    for (t = 0; t < 4; t++)   /* l[j] + l[j+4]: tokens 4t..4t+3 as 128-bit lanes */
+        c4[t] = _mm512_add_ps(_mm512_shuffle_f32x4(b[2 * t], b[2 * t + 1], 0x88),
+                              _mm512_shuffle_f32x4(b[2 * t], b[2 * t + 1], 0xDD));
+    for (t = 0; t < 2; t++)   /* l[j] + l[j+2] */
+        d2[t] = _mm512_add_ps(_mm512_shuffle_ps(c4[2 * t], c4[2 * t + 1], 0x44),
+                              _mm512_shuffle_ps(c4[2 * t], c4[2 * t + 1], 0xEE));
+    e = _mm512_add_ps(_mm512_shuffle_ps(d2[0], d2[1], 0x88),   /* l[0] + l[1] */
+                      _mm512_shuffle_ps(d2[0], d2[1], 0xDD));
+    _mm512_storeu_ps(tmp, e);
+    for (i = 0; i < 4; i++)      /* element 4L + m holds token 4m + L */
+        for (t = 0; t < 4; t++) dots[4 * t + i] = tmp[4 * i + t];
+}
+#endif
+
+/* Logits of the g query heads of KV head h over positions [lo, hi) into w->logits[j][i]. */
+QMX__KV_STRICT static void qmx__kv_logits(const qmx_kv_cache *c, size_t h, const float *q,
+                                          size_t g, size_t lo, size_t hi, float isd, int int_q,
+                                          const qmx__kv_ws *w) {
+    QMX__KV_NOCONTRACT
+    const qmx_kv_config *n = &c->cfg;
+    size_t d = n->head_dim, cap = n->capacity, cnt = hi - lo, i, j, blk_cur = (size_t)-1;
+    int chan = qmx__kv_is_channel(c);
+    size_t G = n->channel_block, completed = chan ? qmx__kv_completed(c) : 0;
+    qmx_dtype dt = n->k_dtype;
+    int use_int = int_q && !chan && (dt == QMX_INT8 || dt == QMX_INT4);
+    if (use_int && !chan)
+        for (j = 0; j < g; j++) w->qsc[j] = qmx__kv_quant_query(q + j * d, d, w->q8 + j * d) * isd;
+#if defined(QMX__K_VNNI)
+    if (use_int)
+        for (j = 0; j < g; j++) {   /* sum(q8) of each head, for the +128 correction */
+            int32_t sq = 0;
+            for (i = 0; i < d; i++) sq += w->q8[j * d + i];
+            ((int32_t *)(void *)w->sums)[j] = sq;
+        }
+#endif
+    for (i = 0; i < cnt; i++) {
+        size_t p = lo + i, slot = p < cap ? p : p % cap;  /* no division in the linear case */
+        const unsigned char *src = c->k + (h * cap + slot) * c->row_k;
+        float ks = 1.0f;
+        int scaled = 0;
+#if defined(QMX__K_VNNI)
+        if (use_int && i + 16 <= cnt && slot + 16 <= cap) {
+            const float *kss = c->k_scales + (n->k_axis == QMX_KV_DKV ? h * cap + slot : slot);
+            const int8_t *rows = (const int8_t *)(const void *)src;
+            size_t r;
+            if (dt == QMX_INT4) {   /* 16 rows unpacked to int8 */
+                for (r = 0; r < 16; r++) qmx__kv_unpack4(src + r * c->row_k, d, w->row8 + r * d);
+                rows = w->row8;
+            }
+            qmx__kv_k16_vnni(rows, dt == QMX_INT4 ? d : c->row_k, d, w->q8,
+                             (const int32_t *)(const void *)w->sums, w->qsc, g, kss,
+                             w->logits + i, cnt);
+            i += 15;
+            continue;
+        }
+#endif
+        if (chan && p >= completed) {         /* residual: exact float key */
+            const float *kr = c->k_resid + (h * G + p % G) * d;
+            for (j = 0; j < g; j++) {
+                float l = qmx__kv_dot_f32(q + j * d, kr, d);
+                l = l * isd;
+                w->logits[j * cnt + i] = l;
+            }
+            continue;
+        }
+        if (chan) {
+            size_t blk = slot / G;
+            if (blk != blk_cur) {   /* fold this block's channel scales into the query */
+                const float *s = c->k_scales + (h * (cap / G) + blk) * d;
+                size_t e;
+                blk_cur = blk;
+                for (j = 0; j < g; j++) {
+                    float *qf = w->qf + j * d;
+                    for (e = 0; e < d; e++) qf[e] = q[j * d + e] * s[e];
+                              }
+            }
+        } else if (dt != QMX_FLOAT32) {
+            ks = c->k_scales[n->k_axis == QMX_KV_DKV ? h * cap + slot : slot];
+            scaled = 1;
+        }
+#if defined(QMX__AVX512)
+        if (!use_int && (d & 15) == 0 && i + 16 <= cnt && slot + 16 <= cap &&
+            (!chan || (p + 16 <= completed && slot / G == (slot + 15) / G))) {
+            const float *qq = chan ? w->qf : q, *rows = w->rowf;
+            const float *kss = !scaled ? NULL
+                             : c->k_scales + (n->k_axis == QMX_KV_DKV ? h * cap + slot : slot);
+            const int8_t *rows8 = NULL;
+            float dots[16];
+            size_t r;
+            if (dt == QMX_FLOAT32) {
+                rows = (const float *)(const void *)src;
+            } else if (dt == QMX_INT8) {
+                rows8 = (const int8_t *)(const void *)src;
+            } else if (dt == QMX_INT4) {
+                for (r = 0; r < 16; r++) qmx__kv_unpack4(src + r * c->row_k, d, w->row8 + r * d);
+                rows8 = w->row8;
+            } else {
+                qmx__kv_fp8_decode(src, 16 * d, dt, w->lut_k, w->rowf);
+            }
+            for (j = 0; j < g; j++) {
+                qmx__kv_kf16(qq + j * d, rows, rows8, d, dots);
+                for (r = 0; r < 16; r++) {
+                    float l = dots[r] * isd;
+                    if (scaled) l = l * kss[r];
+                    w->logits[j * cnt + i + r] = l;
+                }
+            }
+            i += 15;
+            continue;
+        }
+#endif
+        if (use_int) {
+            const int8_t *kr = qmx__kv_row_i8(dt, src, d, w->row8);
+            for (j = 0; j < g; j++) {
+                float l = (float)qmx__kv_dot_i8(w->q8 + j * d, kr, d);
+                l = l * w->qsc[j];
+                if (scaled) l = l * ks;
+                w->logits[j * cnt + i] = l;
+            }
+        } else {
+            const float *kr = qmx__kv_row_f32(dt, src, d, w->lut_k, w->rowf, w->row8);
+            const float *qq = chan ? w->qf : q;
+            for (j = 0; j < g; j++) {
+                float l = qmx__kv_dot_f32(qq + j * d, kr, d);
+                l = l * isd;
+                if (scaled) l = l * ks;
+                w->logits[j * cnt + i] = l;
+            }
+        }
+    }
+}
+
+/* Resolves the visible range; QMX_OK or QMX_ERR_ARG. */
+static qmx_status qmx__kv_range(const qmx_kv_cache *c, const qmx_kv_attn_opts *o, size_t *lo,
+                                size_t *hi) {
+    size_t h = o->causal_len ? o->causal_len : c->n_tokens, l, old = qmx__kv_oldest(c);
+    size_t win = o->window ? o->window : (c->cfg.mode == QMX_KV_RING ? c->cfg.capacity : 0);
+    if (h > c->n_tokens || h == 0) return QMX_ERR_ARG;
+    l = (win && win < h) ? h - win : 0;
+    if (l < old) return QMX_ERR_ARG;
+    *lo = l;
+    *hi = h;
+    return QMX_OK;
+}
+
+static void qmx__kv_bind_ws(const qmx_kv_config *n, size_t n_heads, void *ws, qmx__kv_ws *w) {
+    size_t off[10], bytes;
+    unsigned char *b = (unsigned char *)ws;
+    b += (64u - ((size_t)((uintptr_t)b & 63u))) & 63u;
+    (void)qmx__kv_ws_size(n, n_heads, &bytes, off);
+    /* the offsets count the leading 64 bytes of alignment slack */
+    w->logits = (float *)(void *)(b + (off[0] - 64));
+    w->stage = (float *)(void *)(b + (off[1] - 64));
+    w->qf = (float *)(void *)(b + (off[2] - 64));
+    w->q8 = (int8_t *)(void *)(b + (off[3] - 64));
+    w->qsc = (float *)(void *)(b + (off[4] - 64));
+    w->sums = (float *)(void *)(b + (off[5] - 64));
+    w->rowf = (float *)(void *)(b + (off[6] - 64));
+    w->row8 = (int8_t *)(void *)(b + (off[7] - 64));
+    w->lut_k = (float *)(void *)(b + (off[8] - 64));
+    w->lut_v = w->lut_k + 256;
+    w->qrot = (float *)(void *)(b + (off[9] - 64));
+}
+
+static qmx_status qmx__kv_check_attn(const qmx_kv_cache *c, const float *q, size_t n_heads,
+                                     const qmx_kv_attn_opts *o, const float *out, const void *ws,
+                                     size_t ws_bytes, int prefill, size_t n_tok) {
+    size_t need, nq;
+    qmx_status st;
+    if (!c || !q || !out || !ws) return QMX_ERR_NULL;
+    if (!qmx__kv_valid(c)) return QMX_ERR_ARG;
+    st = qmx__kv_ws_size(&c->cfg, n_heads, &need, NULL);
+    if (st != QMX_OK) return st;
+    if (!(o->scale >= 0.0f) || !qmx__isfinite(o->scale)) return QMX_ERR_ARG;
+    if (prefill) {
+        if (o->causal_len != 0) return QMX_ERR_ARG;
+        if (c->cfg.mode == QMX_KV_RING && o->window > c->cfg.capacity) return QMX_ERR_ARG;
+    } else if (c->n_tokens == 0) {
+        return QMX_ERR_SIZE;
+    }
+    nq = qmx__kv_mul(qmx__kv_mul(n_heads, c->cfg.head_dim), n_tok);
+    if (!nq || nq > SIZE_MAX / 4) return QMX_ERR_OVERFLOW;
+    if (!qmx__kv_all_finite(q, nq)) return QMX_ERR_NONFINITE;
+    if (ws_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    return QMX_OK;
+}
+
+/* The step itself, arguments checked. */
+QMX__KV_STRICT static qmx_status qmx__kv_attend(const qmx_kv_cache *c, const float *q,
+                                                size_t n_heads, const qmx_kv_attn_opts *o,
+                                                float *out, void *ws) {
+    QMX__KV_NOCONTRACT
+    const qmx_kv_config *n = &c->cfg;
+    qmx__kv_ws w;
+    size_t lo, hi, cnt, g, d = n->head_dim, h, i, j, cap = n->capacity;
+    float isd;
+    qmx_status st = qmx__kv_range(c, o, &lo, &hi);
+    if (st != QMX_OK) return st;
+    qmx__kv_bind_ws(n, n_heads, ws, &w);
+    cnt = hi - lo;
+    g = n_heads / n->n_kv_heads;
+    isd = o->scale > 0.0f ? o->scale : qmx_kv_inv_sqrt(d);
+    if (n->rotate) isd = isd * qmx__kv_inv_pow2(d);   /* (Hq).(Hk) = d q.k; exact */
+    if (qmx_dtype_is_fp8(n->k_dtype))
+        for (i = 0; i < 256; i++) w.lut_k[i] = qmx_fp8_to_f32((uint8_t)i, n->k_dtype);
+    if (qmx_dtype_is_fp8(n->v_dtype))
+        for (i = 0; i < 256; i++) w.lut_v[i] = qmx_fp8_to_f32((uint8_t)i, n->v_dtype);
+    for (h = 0; h < n->n_kv_heads; h++) {
+        float *acc = w.stage + h * g * d;
+        const float *qh = q + h * g * d;
+        if (n->rotate) {
+            for (i = 0; i < g * d; i++) w.qrot[i] = qh[i];
+            for (j = 0; j < g; j++) qmx__kv_fwht(w.qrot + j * d, d);
+            qh = w.qrot;
+        }
+        qmx__kv_logits(c, h, qh, g, lo, hi, isd, !o->float_query, &w);
+        for (j = 0; j < g; j++) {
+            float *l = w.logits + j * cnt, m;
+            if (!qmx__kv_max_finite(l, cnt, &m)) return QMX_ERR_NONFINITE;
+            w.sums[j] = qmx__kv_exp_sum(l, cnt, m);
+            for (i = 0; i < d; i++) acc[j * d + i] = 0.0f;
+        }
+        /* value scales into the probabilities: w[t] = e[t] * s_v[t], in place, over the
+         * (at most two) runs of consecutive slots */
+        if (n->v_dtype != QMX_FLOAT32) {
+            size_t i0 = 0;
+            while (i0 < cnt) {
+                size_t slot = (lo + i0) % cap, run = cap - slot;
+                const float *vs = c->v_scales + (n->v_axis == QMX_KV_DKV ? h * cap + slot : slot);
+                if (run > cnt - i0) run = cnt - i0;
+                for (j = 0; j < g; j++) {
+                    float *l = w.logits + j * cnt + i0;
+                    for (i = 0; i < run; i++) {
+                        float wt = l[i];
+                        wt = wt * vs[i];
+                        l[i] = wt;
+                    }
+                }
+                i0 += run;
+            }
+        }
+        {   /* runs of consecutive slots (a ring wraps once at most), in tiles of tokens
+             * (int8: 64 in place; int4: 64 unpacked; fp8: 16 decoded; float32: 64 in place) */
+            size_t i0 = 0, T = (n->v_dtype == QMX_INT8 || n->v_dtype == QMX_INT4 ||
+                                n->v_dtype == QMX_FLOAT32) ? 64 : 16;
+            while (i0 < cnt) {
+                size_t slot = (lo + i0) % cap, run = cap - slot, t0, r;
+                if (run > cnt - i0) run = cnt - i0;
+                for (t0 = 0; t0 < run; t0 += T) {
+                    size_t nt = run - t0 < T ? run - t0 : T;
+                    const unsigned char *src = c->v + (h * cap + slot + t0) * c->row_v;
+                    const float *wt = w.logits + i0 + t0;
+                    if (n->v_dtype == QMX_INT8) {
+                        qmx__kv_v_tile_i8(acc, d, wt, cnt, g, (const int8_t *)(const void *)src, d,
+                                          nt);
+                    } else if (n->v_dtype == QMX_INT4) {
+                        for (r = 0; r < nt; r++)
+                            qmx__kv_unpack4(src + r * c->row_v, d, w.row8 + r * d);
+                        qmx__kv_v_tile_i8(acc, d, wt, cnt, g, w.row8, d, nt);
+                    } else if (n->v_dtype == QMX_FLOAT32) {
+                        qmx__kv_v_tile_f32(acc, d, wt, cnt, g, (const float *)(const void *)src, d,
+                                           nt);
+                    } else {
+                        qmx__kv_fp8_decode(src, nt * d, n->v_dtype, w.lut_v, w.rowf);
+                        qmx__kv_v_tile_f32(acc, d, wt, cnt, g, w.rowf, d, nt);
+                    }
+                }
+                i0 += run;
+            }
+        }
+        for (j = 0; j < g; j++)
+            for (i = 0; i < d; i++) acc[j * d + i] = acc[j * d + i] / w.sums[j];
+        if (n->rotate) qmx__kv_unrotate(acc, g, d);
+    }
+    for (i = 0; i < n_heads * d; i++) out[i] = w.stage[i];
+    return QMX_OK;
+}
+
+QMX__DEF qmx_status qmx_kv_attention(const qmx_kv_cache *c, const float *q, size_t n_heads,
+                                     const qmx_kv_attn_opts *opts, float *out, void *ws,
+                                     size_t ws_bytes) {
+    qmx_kv_attn_opts o0 = QMX_ZERO_INIT;
+    const qmx_kv_attn_opts *o = opts ? opts : &o0;
+    qmx_status st = qmx__kv_check_attn(c, q, n_heads, o, out, ws, ws_bytes, 0, 1);
+    if (st != QMX_OK) return st;
+    return qmx__kv_attend(c, q, n_heads, o, out, ws);
+}
+
+QMX__DEF qmx_status qmx_kv_prefill(qmx_kv_cache *c, const float *k, const float *v,
+                                   size_t n_tok, const float *q, size_t n_heads,
+                                   const qmx_kv_attn_opts *opts, float *out, void *ws,
+                                   size_t ws_bytes) {
+    qmx_kv_attn_opts o = QMX_ZERO_INIT;
+    size_t t, per, qper;
+    qmx_status st;
+    if (opts) o = *opts;
+    st = qmx__kv_check_append(c, k, v, n_tok);
+    if (st != QMX_OK) return st;
+    st = qmx__kv_check_attn(c, q, n_heads, &o, out, ws, ws_bytes, 1, n_tok);
+    if (st != QMX_OK) return st;
+    per = c->cfg.n_kv_heads * c->cfg.head_dim;
+    qper = n_heads * c->cfg.head_dim;
+    for (t = 0; t < n_tok; t++) {
+        qmx__kv_append_one(c, k + t * per, v + t * per);
+        o.causal_len = c->n_tokens;
+        st = qmx__kv_attend(c, q + t * qper, n_heads, &o, out + t * qper, ws);
+        if (st != QMX_OK) return st;
+    }
+    return QMX_OK;
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+#  pragma GCC diagnostic pop
+#endif
+#ifdef __cplusplus
+}
+#endif
+#endif /* QMX_IMPLEMENTATION (kv) */

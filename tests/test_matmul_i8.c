@@ -140,10 +140,11 @@ static void random_shapes(void) {
 
 static void big_shapes(void) {
 #if BIG
-    static const size_t shapes[][3] = {{1, 513, 4100}, {67, 130, 1025}, {128, 64, 64}, {9, 300, 2049}};
+    static const size_t shapes[][3] = {{1, 513, 4100}, {67, 130, 1025}, {128, 64, 64},
+                                       {9, 300, 2049}, {260, 33, 1030}};
     int i, l;
     QMX_TEST_CASE("larger shapes (64-bit hosts): several panels and B blocks");
-    for (i = 0; i < 4; i++)
+    for (i = 0; i < 5; i++)
         for (l = 0; l < 2; l++) {
             mm_case t;
             t.M = shapes[i][0]; t.N = shapes[i][1]; t.K = shapes[i][2];
@@ -174,7 +175,8 @@ static void overflow_bound(void) {
     for (i = 0; i < sizeof fills / sizeof fills[0]; i++)
         for (l = 0; l < 2; l++) {
             mm_case t;
-            t.M = 5; t.N = 6; t.K = QMX_MATMUL_I8_MAX_K;
+            t.M = (i & 2) ? 13 : 5; /* both the 4x4-tile and the packed-strip kernels */
+            t.N = 6; t.K = QMX_MATMUL_I8_MAX_K;
             if (i == 0) t.K = QMX_MATMUL_I8_MAX_K; else if (i == 5) t.K = QMX_MATMUL_I8_MAX_K - 17;
             t.layout = l ? QMX_B_KN : QMX_B_NK;
             t.lda = t.K; t.ldb = l ? t.N + 1 : t.K; t.ldc = t.N;
@@ -227,12 +229,16 @@ static void workspace_size(void) {
     qmx_matmul_i8_opts o = QMX_ZERO_INIT;
     QMX_TEST_CASE("workspace size: documented formula, pure, errors");
     CHECK_EQ_INT(qmx_matmul_i8_workspace_size(1, 1, 1, NULL, &b), QMX_OK, "1x1x1");
-    CHECK_EQ_INT(b, 64 + 64 + 64 + 64 + 64, "1x1x1 bytes");
+    /* 64 + r64(4M) + r64(4N) + r64(max(min(M,64)*K, min(M,256)*Kp)) + r64(max(4K, 32*Kp)),
+     * Kp = K rounded up to 4 */
+    CHECK_EQ_INT(b, 64 + 64 + 64 + 64 + 128, "1x1x1 bytes");
     CHECK_EQ_INT(qmx_matmul_i8_workspace_size(100, 17, 1000, NULL, &b), QMX_OK, "100x17x1000");
-    CHECK_EQ_INT(b, 64 + 448 + 128 + 64000 + 4032, "100x17x1000 bytes");
+    CHECK_EQ_INT(b, 64 + 448 + 128 + 100032 + 32000, "100x17x1000 bytes");
     o.b_layout = QMX_B_KN; o.a_zp = 3;
     CHECK_EQ_INT(qmx_matmul_i8_workspace_size(100, 17, 1000, &o, &b2), QMX_OK, "with opts");
     CHECK_EQ_INT(b2, b, "opts do not change the size");
+    CHECK_EQ_INT(qmx_matmul_i8_workspace_size(300, 5, 3001, NULL, &b), QMX_OK, "300x5x3001");
+    CHECK_EQ_INT(b, 64 + 1216 + 64 + 769024 + 96128, "300x5x3001 bytes");
     b = 7;
     CHECK_EQ_INT(qmx_matmul_i8_workspace_size(0, 1, 1, NULL, &b), QMX_ERR_SIZE, "M=0");
     CHECK_EQ_INT(qmx_matmul_i8_workspace_size(1, 0, 1, NULL, &b), QMX_ERR_SIZE, "N=0");

@@ -1,0 +1,98 @@
+/* bench_fc_cm.c - fully-connected layers measured in executed instructions on Cortex-M under
+ * QEMU (make bench-cortex-m; tools/cortexm_count.sh counts between the markers).
+ * Regions, in this order, each batch x 1024 -> 1024, per-channel double-rounding requant:
+ *   0 qmx_fully_connected_i8  batch 1      1 qmx_fully_connected_i8  batch 4
+ *   2 qmx_fully_connected_i4  batch 1      3 qmx_fully_connected_i4  batch 4
+ * The input zero point is BENCH_AZP (default -3, an asymmetric int8 input as TFLite gives;
+ * -DBENCH_AZP=0 for a symmetric one). After each region the outputs are checked against an
+ * int64 reference through qmx_requantize (outside the region), so a wrong kernel cannot
+ * report a count. */
+#define QMX_IMPLEMENTATION
+#include "qmx_kernels.h"
+#include <stdio.h>
+#include <inttypes.h>
+
+#ifndef BENCH_AZP
+#define BENCH_AZP (-3)
+#endif
+#define NIN 1024
+#define NOUT 1024
+#define BMAX 4
+
+void qmx_region_begin(void);
+void qmx_region_end(void);
+
+static int8_t A[BMAX * NIN];
+static int8_t W8[NOUT * NIN];
+static uint8_t W4[NOUT * NIN / 2];
+static int8_t out[BMAX * NOUT];
+static int32_t mult[NOUT], bias[NOUT];
+static int shift[NOUT];
+static unsigned char ws[64 * 1024 + 4 * NIN * 2 + 4096];
+
+static uint32_t s = 12345u;
+static uint32_t rnd(void) { s ^= s << 13; s ^= s >> 17; s ^= s << 5; return s; }
+
+static int check(int i4, size_t M) {
+    size_t m, n, k;
+    int bad = 0;
+    for (m = 0; m < M; m++)
+        for (n = 0; n < NOUT; n++) {
+            int64_t acc = 0;
+            int32_t v;
+            for (k = 0; k < NIN; k++) {
+                int32_t w = i4 ? (int32_t)(((W4[(n * NIN + k) / 2] >> (4 * (k & 1))) & 15) ^ 8) - 8
+                               : W8[n * NIN + k];
+                acc += ((int64_t)A[m * NIN + k] - BENCH_AZP) * w;
+            }
+            v = qmx_requantize((int32_t)acc + bias[n], mult[n], shift[n]);
+            v = v < -128 ? -128 : (v > 127 ? 127 : v);
+            bad += out[m * NOUT + n] != v;
+        }
+    return bad;
+}
+
+int main(void) {
+    qmx_requant_config rq;
+    size_t i, need8 = 0, need4 = 0, M;
+    int bad = 0;
+    for (i = 0; i < sizeof A; i++) A[i] = (int8_t)rnd();
+    for (i = 0; i < sizeof W8; i++) W8[i] = (int8_t)rnd();
+    for (i = 0; i < sizeof W4; i++) W4[i] = (uint8_t)rnd();
+    for (i = 0; i < NOUT; i++) {
+        mult[i] = (int32_t)(0x40000000u + (rnd() & 0x3FFFFFFFu));
+        shift[i] = -9 - (int)(rnd() % 3);
+        bias[i] = (int32_t)(rnd() % 20001u) - 10000;
+    }
+    memset(&rq, 0, sizeof rq);
+    rq.per_channel = 1; rq.multipliers = mult; rq.shifts = shift; rq.bias = bias;
+    for (M = 1; M <= 4; M += 3) {
+        if (qmx_fully_connected_i8_workspace_size(M, NOUT, NIN, &need8) != QMX_OK ||
+            qmx_matmul_i4_workspace_size(M, NOUT, NIN, NULL, &need4) != QMX_OK ||
+            need8 > sizeof ws || need4 > sizeof ws) {
+            printf("workspace too small (%lu, %lu)\n", (unsigned long)need8, (unsigned long)need4);
+            return 1;
+        }
+    }
+    for (M = 1; M <= 4; M += 3) {
+        qmx_status st;
+        qmx_fully_connected_i8_workspace_size(M, NOUT, NIN, &need8);
+        qmx_region_begin();
+        st = qmx_fully_connected_i8(M, NOUT, NIN, A, NIN, BENCH_AZP, W8, NIN, &rq, out, NOUT, ws, need8);
+        qmx_region_end();
+        i = (size_t)check(0, M);
+        printf("fc int8 batch %lu: status %d, %lu wrong\n", (unsigned long)M, (int)st, (unsigned long)i);
+        bad += st != QMX_OK || i != 0;
+    }
+    for (M = 1; M <= 4; M += 3) {
+        qmx_status st;
+        qmx_matmul_i4_workspace_size(M, NOUT, NIN, NULL, &need4);
+        qmx_region_begin();
+        st = qmx_fully_connected_i4(M, NOUT, NIN, A, NIN, BENCH_AZP, W4, NIN, &rq, out, NOUT, ws, need4);
+        qmx_region_end();
+        i = (size_t)check(1, M);
+        printf("fc int4 batch %lu: status %d, %lu wrong\n", (unsigned long)M, (int)st, (unsigned long)i);
+        bad += st != QMX_OK || i != 0;
+    }
+    return bad != 0;
+}

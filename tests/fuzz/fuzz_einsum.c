@@ -1,0 +1,147 @@
+/* fuzz_einsum.c - libFuzzer harness for qmx_einsum (qmx_kernels.h): arbitrary spec strings
+ * on small random shapes, dtypes, scale modes and zero points.
+ * Input: 32 header bytes (ranks, 16 dims of 1..4, dtypes, flags, axes, block sizes, zero
+ * points; missing bytes read as 0), then the spec (any bytes, cut at 300 and at a NUL).
+ * Invariants checked (abort on violation), beyond ASan/UBSan:
+ *   - qmx_einsum_workspace_size and qmx_einsum agree on spec/shape errors (status and
+ *     position) and the position is -1 or inside the spec;
+ *   - on any error the output (and its guard) is untouched; on success nothing past out_len
+ *     is written, and a second run on a differently aligned workspace gives the same bits;
+ *   - a workspace one byte short is refused with QMX_ERR_BUFFER_TOO_SMALL;
+ *   - differential: int8 x int8 without scales or zero points gives the same numbers through
+ *     the three paths (int32 output, float output via qmx_matmul_i8_f32, and the float32
+ *     kernel on the same values as floats): the values are in [-7, 7] and K <= 4^8, so
+ *     every sum is an integer below 2^24 and exact in float.
+ * Build: make fuzz (tools/fuzz.sh), e.g. FUZZ=fuzz_einsum FUZZ_SECONDS=30 make fuzz. */
+#define QMX_IMPLEMENTATION
+#include "qmx_kernels.h"
+#include <stdlib.h>
+#include <string.h>
+
+#define OUTN 4096
+static float da[4096], db[4096], fa[4096], fb[4096], sc[2][64];
+static int8_t qa[4096], qb[4096];
+static uint32_t out1[OUTN + 8], out2[OUTN + 8];
+static unsigned char ws[1 << 20];
+
+static qmx_dtype pick(unsigned b) {
+    static const qmx_dtype d[8] = {QMX_FLOAT32, QMX_FLOAT32, QMX_INT8, QMX_INT8, QMX_INT4,
+                                   QMX_UINT4, QMX_FP8_E4M3FN, QMX_FP8_E5M2};
+    if (b == 0xFF) return QMX_UINT8;
+    return d[b & 7];
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    uint8_t h[32];
+    char spec[301];
+    size_t i, n, bytes = 0, cnt;
+    qmx_einsum_operand op[2];
+    qmx_einsum_opts opts;
+    int o, p1 = -7, p2 = -7, rank;
+    qmx_status s1, s2;
+    size_t oshape[QMX_EINSUM_MAX_RANK];
+    memset(h, 0, sizeof h);
+    memcpy(h, data, size < 32 ? size : 32);
+    n = size > 32 ? size - 32 : 0;
+    if (n > 300) n = 300;
+    if (n) memcpy(spec, data + 32, n);
+    spec[n] = 0;
+    memset(op, 0, sizeof op);
+    memset(&opts, 0, sizeof opts);
+    opts.int32_out = h[20] & 1;
+    for (o = 0; o < 2; o++) {
+        qmx_einsum_operand *q = &op[o];
+        float *d = o ? db : da, *fv = o ? fb : fa;
+        int8_t *qv = o ? qb : qa;
+        q->rank = h[o] % 10 == 9 ? 9 : h[o] % 9;
+        for (i = 0; i < QMX_EINSUM_MAX_RANK; i++) q->shape[i] = 1 + (h[2 + o * 8 + i] & 3);
+        if (h[2 + o * 8] == 0xFF) q->shape[0] = 0;
+        q->dtype = pick(h[18 + o]);
+        cnt = 1;
+        for (i = 0; i < (size_t)(q->rank < 9 ? q->rank : 0); i++) cnt *= q->shape[i];
+        if (cnt > 4096) return 0;
+        for (i = 0; i < cnt; i++) {
+            int v = (int)((i * 2654435761u + h[28] + 5u * (unsigned)o) % 15) - 7;
+            d[i] = fv[i] = (float)v;
+            qv[i] = (int8_t)v;
+        }
+        if (q->dtype == QMX_FLOAT32) {
+            q->data = d; q->data_bytes = cnt * 4;
+        } else if (q->dtype == QMX_INT8) {
+            q->data = qv; q->data_bytes = (h[20] & 0x80) ? cnt / 2 : cnt; /* sometimes short */
+        } else if (q->dtype == QMX_FP8_E4M3FN || q->dtype == QMX_FP8_E5M2) {
+            unsigned char *c = (unsigned char *)d; /* small finite codes */
+            for (i = 0; i < cnt; i++) c[i] = (unsigned char)(0x30 + (i * 7 + h[29]) % 16);
+            q->data = d; q->data_bytes = cnt;
+        } else {
+            q->data = d; q->data_bytes = (h[20] & 0x80) ? cnt / 2 : cnt; /* sometimes short */
+        }
+        if (h[20] & (2 << o)) {
+            size_t k;
+            q->scales = sc[o];
+            q->scales_len = h[24 + o] & 63;
+            q->scaling = (qmx_einsum_scaling)((h[20] >> (3 + 2 * o)) & 3);
+            q->channel_axis = (int)(h[21 + o] & 7) - 1;
+            q->block_axis = (int)(h[21 + o] >> 4 & 7) - 1;
+            q->block_size = h[23] & 7;
+            for (k = 0; k < 64; k++) sc[o][k] = 0.25f * (float)(1 + (k + h[26]) % 5);
+        }
+        q->zero_point = (int32_t)(h[27 + o * 2] % 9) - 4;
+        if (h[30] == 0xFF) q->zero_point = 200;
+    }
+    s1 = qmx_einsum_workspace_size(spec, &op[0], &op[1], &opts, &bytes, &p1);
+    for (i = 0; i < OUTN + 8; i++) out1[i] = 0xDEADBEEFu;
+    if (s1 == QMX_OK && bytes > sizeof ws - 64) return 0;
+    if (qmx_einsum_output_shape(spec, &op[0], &op[1], oshape, &rank, &p2) == QMX_OK) {
+        size_t c = 1;
+        for (i = 0; i < (size_t)rank; i++) c *= oshape[i];
+        if (c > OUTN) return 0;
+    }
+    s2 = qmx_einsum(spec, &op[0], &op[1], &opts, out1, OUTN, ws + (h[31] & 63),
+                    s1 == QMX_OK ? bytes : sizeof ws - 64, &p2);
+    if (p1 < -1 || p1 > (int)n || p2 < -1 || p2 > (int)n) abort();
+    if (s1 != QMX_OK) {
+        /* plan errors come first in qmx_einsum as well */
+        if (s2 != s1 || p1 != p2) abort();
+    }
+    if (s2 != QMX_OK) {
+        for (i = 0; i < OUTN + 8; i++) if (out1[i] != 0xDEADBEEFu) abort();
+        return 0;
+    }
+    if (qmx_einsum_output_shape(spec, &op[0], &op[1], oshape, &rank, &p2) != QMX_OK) abort();
+    cnt = 1;
+    for (i = 0; i < (size_t)rank; i++) cnt *= oshape[i];
+    for (i = cnt; i < OUTN + 8; i++) if (out1[i] != 0xDEADBEEFu) abort();
+    if (qmx_einsum(spec, &op[0], &op[1], &opts, out2, OUTN, ws + 64 - (h[31] & 63), bytes, &p2)
+        != QMX_OK) abort();
+    if (memcmp(out1, out2, cnt * 4) != 0) abort();
+    if (bytes > 0 && qmx_einsum(spec, &op[0], &op[1], &opts, out2, OUTN, ws, bytes - 1, &p2)
+                         != QMX_ERR_BUFFER_TOO_SMALL) abort();
+    if (op[0].dtype == QMX_INT8 && op[1].dtype == QMX_INT8 && !op[0].scales && !op[1].scales &&
+        !op[0].zero_point && !op[1].zero_point && !opts.int32_out) {
+        qmx_einsum_operand f[2];
+        qmx_einsum_opts o32;
+        size_t need = 0;
+        memset(&o32, 0, sizeof o32);
+        o32.int32_out = 1;
+        if (qmx_einsum_workspace_size(spec, &op[0], &op[1], &o32, &need, &p2) != QMX_OK ||
+            need > sizeof ws || qmx_einsum(spec, &op[0], &op[1], &o32, out2, OUTN, ws, need, &p2)
+            != QMX_OK) abort();
+        for (i = 0; i < cnt; i++) {
+            float x;
+            memcpy(&x, &out1[i], 4);
+            if (x != (float)(int32_t)out2[i]) abort();
+        }
+        for (o = 0; o < 2; o++) {
+            f[o] = op[o];
+            f[o].dtype = QMX_FLOAT32;
+            f[o].data = o ? fb : fa;
+            f[o].data_bytes = sizeof fa;
+        }
+        if (qmx_einsum_workspace_size(spec, &f[0], &f[1], NULL, &need, &p2) != QMX_OK ||
+            need > sizeof ws || qmx_einsum(spec, &f[0], &f[1], NULL, out2, OUTN, ws, need, &p2)
+            != QMX_OK) abort();
+        if (memcmp(out1, out2, cnt * 4) != 0) abort();
+    }
+    return 0;
+}

@@ -1,0 +1,816 @@
+/* test_calib.c - specification of qmx_calib.h's observers, fp8 delayed scaling, method strings
+ * and decimal parser.
+ *
+ * References (independent of qmx's C code):
+ *   tests/data/calib_torch.txt    PyTorch 1.13 MinMaxObserver, PerChannelMinMaxObserver,
+ *       MovingAverage(PerChannel)MinMaxObserver (tests/gen/gen_calib.py). Tolerance: the tracked
+ *       min/max are compared bit for bit (min/max are exact; the EMA is the same three float32
+ *       operations); scale bit for bit (torch's formula equals qmx's Qwix recipe for these
+ *       dtypes, in the same float32 operations, and scale > torch's eps here); zero point exactly.
+ *   tests/data/calib_delayed.txt  Flax / AQT delayed-scaling sequences from the published
+ *       formulas in numpy float32: scales bit for bit (the same float32 operations).
+ *   tests/data/calib_parse.txt    exact rational rounding of decimal strings: bit for bit (the
+ *       parser is documented as correctly rounded).
+ *   Hand-worked cases for every Qwix method string (exact float expressions written out here).
+ *   Double-precision references for the sum-based methods: within 4 ulp (Neumaier's sum is
+ *   within ~2 ulp of the exact sum, the root within 2 ulp, the clip multiply 0.5 ulp).
+ */
+#define QMX_IMPLEMENTATION
+#include "qmx_calib.h"
+#include "qmx_test.h"
+#include <math.h>   /* the test's references only (libm log / exp); the library uses none */
+
+#if defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_8_1M_MAIN__) || defined(__ARM_ARCH_7M__)
+#define SMALL_TARGET 1
+#else
+#define SMALL_TARGET 0
+#endif
+
+/* one float operation each, rounded by the return (no constant folding in excess precision) */
+static float fdiv(float a, float b) { float r = a / b; return r; }
+static uint32_t fb(float f) { return qmx_test_f32_bits(f); }
+static float hexf(const char *s) { return qmx_test_bits_f32((uint32_t)strtoul(s, NULL, 16)); }
+
+/* ---- PyTorch observers ---------------------------------------------------------------------- */
+#define TMAXN 2048
+static float t_batches[8][TMAXN];
+
+static void test_torch(void) {
+    FILE *f = qmx_test_open("calib_torch.txt");
+    static char line[40000];
+    int cases = 0;
+    QMX_TEST_CASE("PyTorch observers: min/max tracked bit-exactly, scale and zero point equal");
+    if (!f) return;
+    while (qmx_test_next_line(f, line, sizeof line)) {
+        char name[64], kind[16], dt[16], qs[16], mom[16];
+        unsigned outer, len, inner, nb, b;
+        size_t count, g, ng;
+        qmx_calib_config cc = QMX_ZERO_INIT;
+        qmx_qconfig q = QMX_ZERO_INIT;
+        qmx_observer obs;
+        qmx_calib_stat stats[64];
+        float scales[64];
+        int32_t zps[64];
+        int pc;
+        if (sscanf(line, "case %63s %15s %15s %15s %15s %u %u %u %u", name, kind, dt, qs, mom,
+                   &outer, &len, &inner, &nb) != 9) continue;
+        count = (size_t)outer * len * inner;
+        CHECK(count <= TMAXN && nb <= 8, "case %s too large", name);
+        if (count > TMAXN || nb > 8) break;
+        for (b = 0; b < nb; b++) {
+            char *p;
+            size_t i;
+            if (!qmx_test_next_line(f, line, sizeof line) || line[0] != 'x') break;
+            p = line + 1;
+            for (i = 0; i < count; i++) {
+                t_batches[b][i] = qmx_test_bits_f32((uint32_t)strtoul(p, &p, 16));
+            }
+        }
+        pc = strstr(name, "_pc") != NULL;
+        cc.method = strcmp(kind, "moving") == 0 ? QMX_CALIB_MOVING_MINMAX : QMX_CALIB_MINMAX;
+        cc.momentum = hexf(mom);
+        q.dtype = strcmp(dt, "uint8") == 0 ? QMX_UINT8 : QMX_INT8;
+        q.recipe = QMX_RECIPE_QWIX;
+        q.asymmetric = strcmp(qs, "affine") == 0;
+        q.granularity = pc ? QMX_PER_CHANNEL : QMX_PER_TENSOR;
+        q.outer = outer; q.axis_len = len; q.inner = inner;
+        CHECK_EQ_INT(qmx_observer_init(&obs, &cc, &q, count, stats, 64), QMX_OK, "%s init", name);
+        for (b = 0; b < nb; b++)
+            CHECK_EQ_INT(qmx_observer_update(&obs, t_batches[b], count), QMX_OK, "%s update", name);
+        CHECK_EQ_INT(qmx_observer_finalize(&obs, scales, 64, zps), QMX_OK, "%s finalize", name);
+        ng = obs.n_groups;
+        CHECK_EQ_INT(ng, pc ? len : 1, "%s groups", name);
+        while (qmx_test_next_line(f, line, sizeof line) && strncmp(line, "end", 3) != 0) {
+            char h1[16], h2[16];
+            unsigned gi;
+            long zp;
+            if (sscanf(line, "mm %u %15s %15s", &gi, h1, h2) == 3) {
+                g = gi;
+                CHECK(g < ng && fb(stats[g].min) == fb(hexf(h1)) && fb(stats[g].max) == fb(hexf(h2)),
+                      "%s group %u min/max %.9g %.9g want %.9g %.9g", name, gi, stats[g].min,
+                      stats[g].max, hexf(h1), hexf(h2));
+            } else if (sscanf(line, "qp %u %15s %ld", &gi, h1, &zp) == 3) {
+                g = gi;
+                CHECK(g < ng && fb(scales[g]) == fb(hexf(h1)), "%s group %u scale %.9g want %.9g",
+                      name, gi, scales[g], hexf(h1));
+                if (q.asymmetric) CHECK_EQ_INT(zps[g], zp, "%s group %u zero point", name, gi);
+                else CHECK_EQ_INT(zps[g], 0, "%s group %u symmetric zero point", name, gi);
+            }
+        }
+        cases++;
+    }
+    fclose(f);
+    CHECK(cases >= 11, "only %d torch cases", cases);
+}
+
+/* ---- fp8 delayed scaling ---------------------------------------------------------------------- */
+static void test_delayed_golden(void) {
+    FILE *f = qmx_test_open("calib_delayed.txt");
+    char line[256];
+    int seqs = 0;
+    QMX_TEST_CASE("fp8 delayed scaling follows Flax fp8_ops / AQT bit for bit over scripted amaxes");
+    if (!f) return;
+    while (qmx_test_next_line(f, line, sizeof line)) {
+        char mode[8], fmt[16];
+        int margin, steps, i;
+        unsigned L;
+        float hist[16];
+        qmx_fp8_delayed d;
+        qmx_dtype dt;
+        if (sscanf(line, "seq %7s %15s %d %u %d", mode, fmt, &margin, &L, &steps) != 5) continue;
+        dt = strcmp(fmt, "e4m3fn") == 0 ? QMX_FP8_E4M3FN : strcmp(fmt, "e5m2") == 0 ? QMX_FP8_E5M2
+           : strcmp(fmt, "e4m3fnuz") == 0 ? QMX_FP8_E4M3FNUZ : QMX_FP8_E5M2FNUZ;
+        CHECK_EQ_INT(qmx_fp8_delayed_init(&d, dt, strcmp(mode, "aqt") == 0 ? QMX_DELAYED_AQT
+                                                                          : QMX_DELAYED_FLAX,
+                                          margin, hist, L), QMX_OK, "init");
+        for (i = 0; i < steps; i++) {
+            char a[16], s[16];
+            float got = -1.0f;
+            if (!qmx_test_next_line(f, line, sizeof line) || sscanf(line, "%15s %15s", a, s) != 2) break;
+            CHECK_EQ_INT(qmx_fp8_delayed_step(&d, hexf(a), &got), QMX_OK, "step");
+            CHECK(fb(got) == fb(hexf(s)), "%s %s margin %d L %u step %d amax %g: scale %.9g want %.9g",
+                  mode, fmt, margin, L, i, hexf(a), got, hexf(s));
+        }
+        seqs++;
+    }
+    fclose(f);
+    CHECK(seqs >= 60, "only %d sequences", seqs);
+}
+
+static void test_delayed_spec(void) {
+    float hist[3], s = 0.0f, x[4] = {1.0f, -7.0f, 2.0f, 0.0f}, a;
+    qmx_fp8_delayed d;
+    QMX_TEST_CASE("delayed scaling: first step keeps 1.0, then max of the PREVIOUS amaxes / fp8_max");
+    CHECK_EQ_INT(qmx_fp8_delayed_init(&d, QMX_FP8_E4M3FN, QMX_DELAYED_FLAX, 0, hist, 3), QMX_OK, "init");
+    CHECK_EQ_INT(qmx_fp8_delayed_update(&d, x, 4, &s), QMX_OK, "update");
+    CHECK(s == 1.0f, "first scale %g", s);                 /* history all zero: keep */
+    CHECK(hist[0] == 7.0f, "amax pushed %g", hist[0]);
+    x[1] = 0.5f;
+    CHECK_EQ_INT(qmx_fp8_delayed_update(&d, x, 4, &s), QMX_OK, "update 2");
+    CHECK(s == fdiv(1.0f, fdiv(448.0f, 7.0f)), "second scale %.9g", s); /* uses 7 from step 1 */
+    CHECK_EQ_INT(qmx_fp8_delayed_update(&d, x, 4, &s), QMX_OK, "update 3");
+    CHECK(s == fdiv(1.0f, fdiv(448.0f, 7.0f)), "7 still in history: %.9g", s);
+    CHECK_EQ_INT(qmx_fp8_delayed_update(&d, x, 4, &s), QMX_OK, "update 4");
+    CHECK(s == fdiv(1.0f, fdiv(448.0f, 7.0f)), "7 still in history (length 3): %.9g", s);
+    CHECK_EQ_INT(qmx_fp8_delayed_update(&d, x, 4, &s), QMX_OK, "update 5");
+    CHECK(s == fdiv(1.0f, fdiv(448.0f, 2.0f)), "7 rolled out: %.9g", s);
+    QMX_TEST_CASE("qmx_absmax_f32 propagates NaN like jnp.max; errors");
+    x[2] = qmx_test_bits_f32(0x7FC00001u);
+    CHECK(qmx_absmax_f32(x, 4, &a) == QMX_OK && a != a, "NaN expected");
+    x[2] = qmx_test_bits_f32(0xFF800000u);
+    CHECK(qmx_absmax_f32(x, 4, &a) == QMX_OK && fb(a) == 0x7F800000u, "-Inf gives +Inf");
+    CHECK_EQ_INT(qmx_absmax_f32(x, 0, &a), QMX_ERR_SIZE, "n 0");
+    CHECK_EQ_INT(qmx_absmax_f32(NULL, 4, &a), QMX_ERR_NULL, "NULL");
+    CHECK_EQ_INT(qmx_fp8_delayed_init(&d, QMX_INT8, QMX_DELAYED_FLAX, 0, hist, 3), QMX_ERR_DTYPE, "int8");
+    CHECK_EQ_INT(qmx_fp8_delayed_init(&d, QMX_FP8_E5M2, QMX_DELAYED_FLAX, 65, hist, 3), QMX_ERR_ARG, "margin");
+    CHECK_EQ_INT(qmx_fp8_delayed_init(&d, QMX_FP8_E5M2, (qmx_delayed_mode)7, 0, hist, 3), QMX_ERR_ARG, "mode");
+    CHECK_EQ_INT(qmx_fp8_delayed_init(&d, QMX_FP8_E5M2, QMX_DELAYED_FLAX, 0, hist, 0), QMX_ERR_SIZE, "L 0");
+    CHECK_EQ_INT(qmx_fp8_delayed_init(&d, QMX_FP8_E5M2, QMX_DELAYED_FLAX, 0, NULL, 3), QMX_ERR_NULL, "NULL");
+    CHECK_EQ_INT(qmx_fp8_delayed_update(&d, x, 0, &s), QMX_ERR_SIZE, "update n 0");
+}
+
+/* ---- decimal parser ----------------------------------------------------------------------- */
+static void test_parse_golden(void) {
+    FILE *f = qmx_test_open("calib_parse.txt");
+    char line[512];
+    int n = 0;
+    QMX_TEST_CASE("qmx_parse_f32 rounds decimal strings correctly (exact rational reference)");
+    if (!f) return;
+    while (qmx_test_next_line(f, line, sizeof line)) {
+        char s[256], h[16];
+        float v = 12345.0f;
+        if (sscanf(line, "ok %255s %15s", s, h) == 2) {
+            qmx_status st = qmx_parse_f32(s, strlen(s), &v);
+            CHECK(st == QMX_OK && fb(v) == fb(hexf(h)), "'%s' -> status %d %08x want %s", s, st,
+                  (unsigned)fb(v), h);
+            n++;
+        } else if (sscanf(line, "bad %255s", s) == 1) {
+            qmx_status st = qmx_parse_f32(s, strlen(s), &v);
+            CHECK(st == QMX_ERR_PARSE && v == 12345.0f, "'%s' -> status %d (want parse error, out untouched)", s, st);
+            n++;
+        }
+    }
+    fclose(f);
+    CHECK(n >= 400, "only %d strings", n);
+}
+
+/* ---- hand-worked Qwix method strings -------------------------------------------------------- */
+typedef struct mcase {
+    const char *str;
+    qmx_dtype dtype;
+    int asym;
+    float x[4];
+    float want_bound;   /* bound (absmax, or hi - lo); stored as float, so rounded once */
+    float divisor;      /* B (symmetric) or qmax - qmin (asymmetric) */
+    int32_t want_zp;
+} mcase;
+
+static void test_methods_hand(void) {
+    /* x and the expected scale are worked by hand from Qwix's definitions (SEMANTICS.md 2.3,
+     * 2.4): symmetric s = bound / 127.5 (int8), asymmetric s = (hi - lo) / 255,
+     * zp = RNE(-128 - lo / s) (int8) or RNE(0 - lo / s) (uint8). */
+    static const mcase cs[] = {
+        {"absmax", QMX_INT8, 0, {-3, 1, 2, 0.5f}, 3.0f, 127.5f, 0},
+        {"absmax,0.9", QMX_INT8, 0, {-3, 1, 2, 0.5f}, 2.69999981f, 127.5f, 0},
+        /* 3 * float(0.9) = 3 * 0.89999998 = 2.69999993 (26 bits) rounds, a tie, to even 2.69999981 */
+        {"AbsMax,0.5", QMX_INT8, 0, {-3, 1, 2, 0.5f}, 1.5f, 127.5f, 0},
+        {"absmax,2", QMX_INT4, 0, {-3, 1, 2, 0.5f}, 6.0f, 7.5f, 0},
+        {"minmax", QMX_INT8, 1, {-3, 1, 2, 0.5f}, 5.0f, 255.0f, 25},       /* -3/s = -153 */
+        {"minmax,2", QMX_INT8, 1, {-3, 1, 2, 0.5f}, 10.0f, 255.0f, 25},
+        {"minmax", QMX_UINT8, 1, {1, 2, 3, 4}, 4.0f, 255.0f, 0},          /* lo = min(1,0) = 0 */
+        {"minmax", QMX_UINT8, 1, {-1, -2, -3, -4}, 4.0f, 255.0f, 255},    /* hi = 0 */
+        {"rms,3", QMX_INT8, 0, {3, -4, 0, 0}, 7.5f, 127.5f, 0},            /* sqrt(25/4)*3 */
+        {"RMS,1", QMX_INT8, 0, {1, 1, -1, -1}, 1.0f, 127.5f, 0},
+        {"rms,0.5", QMX_INT16, 0, {2, 2, 2, 2}, 1.0f, 32768.0f, 0},
+        {"fixed,4", QMX_INT8, 0, {100, 0, 0, 0}, 4.0f, 127.5f, 0},         /* data ignored */
+        {"fixed,-2,2", QMX_INT8, 0, {0, 0, 0, 0}, 2.0f, 127.5f, 0},        /* lo+hi=0: symmetric */
+        {"fixed,-1,3", QMX_INT8, 1, {0, 0, 0, 0}, 4.0f, 255.0f, -64},      /* -128 + 63.75 */
+        {"fixed,0,6", QMX_UINT8, 1, {9, 9, 9, 9}, 6.0f, 255.0f, 0},
+        {"fixed,-6,0", QMX_UINT8, 1, {9, 9, 9, 9}, 6.0f, 255.0f, 255},
+        {"fixed,1e1", QMX_FP8_E4M3FN, 0, {0, 0, 0, 0}, 10.0f, 448.0f, 0},
+        {"absmax", QMX_FP8_E5M2, 0, {-3, 1, 2, 0.5f}, 3.0f, 57344.0f, 0},
+    };
+    size_t i;
+    QMX_TEST_CASE("every Qwix method string, hand-worked (Qwix recipe)");
+    for (i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        qmx_calib_config cc;
+        qmx_qconfig q = QMX_ZERO_INIT;
+        qmx_observer obs;
+        qmx_calib_stat st[1];
+        float s = -1.0f, want;
+        int32_t zp = 999;
+        q.dtype = cs[i].dtype; q.recipe = QMX_RECIPE_QWIX; q.asymmetric = cs[i].asym;
+        CHECK_EQ_INT(qmx_calib_parse_method(cs[i].str, strlen(cs[i].str), &cc), QMX_OK, "%s", cs[i].str);
+        CHECK_EQ_INT(qmx_observer_init(&obs, &cc, &q, 4, st, 1), QMX_OK, "%s init", cs[i].str);
+        CHECK_EQ_INT(qmx_observer_update(&obs, cs[i].x, 4), QMX_OK, "%s update", cs[i].str);
+        CHECK_EQ_INT(qmx_observer_finalize(&obs, &s, 1, &zp), QMX_OK, "%s finalize", cs[i].str);
+        want = cs[i].want_bound;
+        want = want / cs[i].divisor;   /* one float division, rounded by the assignment */
+        CHECK(fb(s) == fb(want), "%s: scale %.9g want %.9g", cs[i].str, s, want);
+        CHECK_EQ_INT(zp, cs[i].want_zp, "%s zero point", cs[i].str);
+    }
+    {
+        qmx_calib_config cc;
+        QMX_TEST_CASE("parsed configs hold the documented fields");
+        CHECK(qmx_calib_parse_method("fixed,-1.5,3", 12, &cc) == QMX_OK && cc.method == QMX_CALIB_FIXED &&
+              cc.lo == -1.5f && cc.hi == 3.0f, "fixed,-1.5,3");
+        CHECK(qmx_calib_parse_method("fixed,2", 7, &cc) == QMX_OK && cc.lo == -2.0f && cc.hi == 2.0f, "fixed,2");
+        CHECK(qmx_calib_parse_method("absmax", 6, &cc) == QMX_OK && cc.method == QMX_CALIB_ABSMAX &&
+              cc.clip == 0.0f, "absmax: clip 0 = 1");
+        CHECK(qmx_calib_parse_method("minmax,0.25", 11, &cc) == QMX_OK && cc.method == QMX_CALIB_MINMAX &&
+              cc.clip == 0.25f, "minmax,0.25");
+        CHECK(qmx_calib_parse_method("rms,3xyz", 5, &cc) == QMX_OK && cc.method == QMX_CALIB_RMS &&
+              cc.clip == 3.0f, "len bounds the string");
+    }
+}
+
+/* ---- malformed method strings ------------------------------------------------------------- */
+static int bad_method(const char *s, size_t len) {
+    qmx_calib_config cc;
+    memset(&cc, 0x5A, sizeof cc);
+    {
+        unsigned char before[sizeof cc];
+        memcpy(before, &cc, sizeof cc);
+        if (qmx_calib_parse_method(s, len, &cc) != QMX_ERR_PARSE) return 0;
+        return memcmp(before, &cc, sizeof cc) == 0;
+    }
+}
+
+static void test_methods_malformed(void) {
+    static const char *bad[] = {
+        "", "absmax,", ",absmax", "absmax,,1", "absmax,1,2", "absmax,0", "absmax,-1", "absmax,-0",
+        "absmax,inf", "absmax,nan", "absmax,1e39", "absmax,0x1", "absmax, 1", "absmax ,1",
+        " absmax", "absmax ", "absmax,1 ", "absmax,1.2.3", "absmax,e3", "absmax,1e", "absmax,+",
+        "absmax,-", "absmax,.", "absmax,1e-99", "absmaxx", "absma", "abs max", "max", "min",
+        "minmax,", "minmax,0", "minmax,1,1", "minmax,-2", "minmax,1e400",
+        "rms", "rms,", "rms,0", "rms,-3", "rms,3,4", "rms,three", "rmsx,3",
+        "fixed", "fixed,", "fixed,0", "fixed,-4", "fixed,1,2", "fixed,-2,-1", "fixed,2,1",
+        "fixed,0,0", "fixed,-0,0", "fixed,-1,2,3", "fixed,,2", "fixed,-1,", "fixed,a,b",
+        "fixed,1e39,2", "fixed,-1e39,1e39", "percentile,99", "mse", "kl", "absmean", "ABSMAX,",
+        "absmax;0.9", "absmax:0.9", "absmax,0.9,", "absmax,0,9", "absmax,1_0", "absmax,١",
+        "absmax,12345678901234567891", "absmax,0.12345678901234567891", "absmax,--1",
+        "absmax,+-1", "absmax,1e+", "absmax,1e-", "absmax,1ee5", "absmax,1e5.5", "fixed,-1e-50,0",
+        "fixed,-1e-50,1e-50", "absmax\t", "\nabsmax", "absmax,\x01", "rms,1\x7f", "a", ",", ",,",
+        ",,,", "absmax,1,2,3,4", "fixed,-1,1,1,1", "minmax,1;", "absmax,0e0", "fixed,1e-46",
+    };
+    size_t i, n = 0;
+    char buf[700];
+    QMX_TEST_CASE("every malformed method string is QMX_ERR_PARSE and leaves the output untouched");
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++, n++)
+        CHECK(bad_method(bad[i], strlen(bad[i])), "'%s' accepted", bad[i]);
+    /* embedded NUL at every position of valid strings */
+    {
+        static const char *good[] = {"absmax,0.9", "fixed,-2,2", "rms,3", "minmax"};
+        size_t g, p;
+        for (g = 0; g < 4; g++) {
+            size_t L = strlen(good[g]);
+            for (p = 0; p < L; p++, n++) {
+                memcpy(buf, good[g], L);
+                buf[p] = '\0';
+                CHECK(bad_method(buf, L), "NUL at %u of '%s' accepted", (unsigned)p, good[g]);
+            }
+            /* truncations that are invalid: every proper prefix except valid ones */
+            for (p = 0; p < L; p++) {
+                qmx_calib_config cc;
+                qmx_status st = qmx_calib_parse_method(good[g], p, &cc);
+                CHECK(st == QMX_OK || st == QMX_ERR_PARSE, "prefix %u of '%s' status %d",
+                      (unsigned)p, good[g], st);
+                n++;
+            }
+        }
+    }
+    /* overlong strings and numbers */
+    memset(buf, '1', sizeof buf);
+    memcpy(buf, "absmax,", 7);
+    CHECK(bad_method(buf, 300), "300-char string accepted"); n++;
+    memcpy(buf, "absmax,0.", 9);
+    memset(buf + 9, '0', 200); buf[209] = '1';
+    CHECK(bad_method(buf, 210), "overlong number accepted"); n++;
+    CHECK(bad_method(buf, QMX_CALIB_METHOD_MAX + 1), "len > max accepted"); n++;
+    CHECK_EQ_INT(qmx_calib_parse_method(NULL, 3, NULL), QMX_ERR_NULL, "NULL"); n++;
+    CHECK(n >= 100, "only %u malformed strings", (unsigned)n);
+}
+
+/* ---- sum-based methods against double references -------------------------------------------- */
+static double dsqrt(double v) {   /* Newton in double, for the reference only */
+    double r = v > 1.0 ? v : 1.0;
+    int i;
+    if (v <= 0.0) return 0.0;
+    for (i = 0; i < 200; i++) r = 0.5 * (r + v / r);
+    return r;
+}
+static double droot(double v, int p) {
+    double lo = 0.0, hi = v > 1.0 ? v : 1.0;
+    int i;
+    if (p == 1) return v;
+    if (p == 2) return dsqrt(v);
+    for (i = 0; i < 200; i++) {
+        double m = 0.5 * (lo + hi), y = m;
+        int j;
+        for (j = 1; j < p; j++) y *= m;
+        if (y <= v) lo = m; else hi = m;
+    }
+    return lo;
+}
+static int close_ulps(float got, double want, double ulps) {
+    double d = (double)got - want, tol = ulps * (want < 0 ? -want : want) * (1.0 / 8388608.0);
+    return (d < 0 ? -d : d) <= tol;
+}
+
+static float rdata[6][1024];
+static void test_sum_methods(void) {
+    uint32_t seed = 12345u;
+    size_t b, i, c, n = SMALL_TARGET ? 256 : 1024, C = 4;
+    int p;
+    QMX_TEST_CASE("mean-of-absmax, absmean p=1..4 and rms match double references within 4 ulp");
+    for (b = 0; b < 6; b++)
+        for (i = 0; i < n; i++) {
+            seed = seed * 1664525u + 1013904223u;
+            rdata[b][i] = ((float)(int32_t)(seed >> 8) - 8388608.0f) * (1.0f / 1048576.0f) *
+                          (float)(b + 1);
+            if (i % 7 == 3) rdata[b][i] = 0.0f;             /* zeros: absmean skips them */
+        }
+    for (p = 0; p <= 6; p++) {   /* 0: mean-absmax, 1..4: absmean, 5: rms, 6: rms with clip */
+        qmx_calib_config cc = QMX_ZERO_INIT;
+        qmx_qconfig q = QMX_ZERO_INIT;
+        qmx_observer obs;
+        qmx_calib_stat st[4];
+        q.granularity = QMX_PER_CHANNEL; q.outer = 1; q.axis_len = C; q.inner = n / C;
+        cc.method = p == 0 ? QMX_CALIB_MEAN_ABSMAX : p <= 4 ? QMX_CALIB_ABSMEAN : QMX_CALIB_RMS;
+        cc.p = p >= 1 && p <= 4 ? p : 0;
+        cc.clip = p == 6 ? 0.75f : 0.0f;
+        CHECK_EQ_INT(qmx_observer_init(&obs, &cc, &q, n, st, 4), QMX_OK, "init %d", p);
+        for (b = 0; b < 6; b++) CHECK_EQ_INT(qmx_observer_update(&obs, rdata[b], n), QMX_OK, "upd");
+        for (c = 0; c < C; c++) {
+            double acc = 0.0, cnt = 0.0, want;
+            float lo = 0.0f, hi = 0.0f;
+            for (b = 0; b < 6; b++) {
+                double am = 0.0;
+                for (i = c * (n / C); i < (c + 1) * (n / C); i++) {
+                    double v = rdata[b][i] < 0 ? -(double)rdata[b][i] : (double)rdata[b][i];
+                    if (p == 0) { if (v > am) am = v; }
+                    else if (p <= 4) { if (v != 0.0) { double y = v; int j; for (j = 1; j < p; j++) y *= v; acc += y; cnt += 1; } }
+                    else { acc += v * v; cnt += 1; }
+                }
+                if (p == 0) { acc += am; cnt += 1; }
+            }
+            want = p == 0 ? acc / cnt : p <= 4 ? droot(acc / cnt, p) : dsqrt(acc / cnt);
+            if (p == 6) want *= 0.75;
+            CHECK(qmx_observer_bounds(&obs, c, &lo, &hi) == QMX_OK && lo == -hi &&
+                  close_ulps(hi, want, 4.0), "method %d group %u: %.9g want %.12g", p,
+                  (unsigned)c, hi, want);
+        }
+    }
+}
+
+/* ---- granularity, recipes, zero data, errors ------------------------------------------------ */
+static void test_granularity(void) {
+    /* [outer=2][len=5][inner=3], per block of 2 along len: groups (o, b, i) = 2*3*3 = 18 */
+    float x[30], x2[30], scales[18], ref[18];
+    qmx_calib_stat st[18];
+    qmx_calib_config cc = QMX_ZERO_INIT;
+    qmx_qconfig q = QMX_ZERO_INIT;
+    qmx_observer obs;
+    size_t i, o, k, in, g;
+    QMX_TEST_CASE("per-block groups are (outer, block, inner), ragged tail, absmax over batches");
+    for (i = 0; i < 30; i++) { x[i] = (float)((int)(i * 7 % 11) - 5) * 0.25f; x2[i] = (float)((int)(i * 5 % 13) - 6) * 0.2f; }
+    q.granularity = QMX_PER_BLOCK; q.outer = 2; q.axis_len = 5; q.inner = 3; q.block_size = 2;
+    q.recipe = QMX_RECIPE_AQT;
+    CHECK_EQ_INT(qmx_observer_init(&obs, &cc, &q, 30, st, 18), QMX_OK, "init");
+    CHECK_EQ_INT(obs.n_groups, 18, "groups");
+    CHECK_EQ_INT(qmx_observer_update(&obs, x, 30), QMX_OK, "update 1");
+    CHECK_EQ_INT(qmx_observer_update(&obs, x2, 30), QMX_OK, "update 2");
+    CHECK_EQ_INT(qmx_observer_finalize(&obs, scales, 18, NULL), QMX_OK, "finalize");
+    for (g = 0; g < 18; g++) ref[g] = 0.0f;
+    for (o = 0; o < 2; o++) for (k = 0; k < 5; k++) for (in = 0; in < 3; in++) {
+        size_t gi = (o * 3 + k / 2) * 3 + in, e = (o * 5 + k) * 3 + in;
+        float a = x[e] < 0 ? -x[e] : x[e], b = x2[e] < 0 ? -x2[e] : x2[e];
+        if (a > ref[gi]) ref[gi] = a;
+        if (b > ref[gi]) ref[gi] = b;
+    }
+    for (g = 0; g < 18; g++) {
+        float want = (ref[g] == 0.0f ? 1.0f : ref[g]) / 127.5f;   /* AQT: absmax 0 -> 1 */
+        CHECK(fb(scales[g]) == fb(want), "group %u: %.9g want %.9g", (unsigned)g, scales[g], want);
+    }
+    QMX_TEST_CASE("a single-batch absmax/minmax observer equals qmx_compute_qparams");
+    {
+        qmx_qconfig qs[3];
+        int r;
+        for (r = 0; r < 3; r++) {
+            float s1[18], s2[18];
+            int32_t z1[18], z2[18];
+            size_t np = 0;
+            qs[r] = q;
+            qs[r].recipe = (qmx_recipe)r;
+            qs[r].asymmetric = r != 0;
+            cc.method = r != 0 ? QMX_CALIB_MINMAX : QMX_CALIB_ABSMAX;
+            CHECK_EQ_INT(qmx_observer_init(&obs, &cc, &qs[r], 30, st, 18), QMX_OK, "init");
+            CHECK_EQ_INT(qmx_observer_update(&obs, x, 30), QMX_OK, "update");
+            CHECK_EQ_INT(qmx_observer_finalize(&obs, s1, 18, z1), QMX_OK, "finalize");
+            CHECK_EQ_INT(qmx_compute_qparams(&qs[r], x, 30, s2, 18, z2), QMX_OK, "core");
+            qmx_qparams_count(&qs[r], 30, &np);
+            for (g = 0; g < np; g++)
+                CHECK(fb(s1[g]) == fb(s2[g]) && z1[g] == z2[g], "recipe %d group %u", r, (unsigned)g);
+        }
+    }
+}
+
+static void test_zero_and_errors(void) {
+    float z[8] = {0}, s = -1.0f, x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, sc[8];
+    int32_t zp = 7, zps[8];
+    qmx_calib_config cc = QMX_ZERO_INIT;
+    qmx_qconfig q = QMX_ZERO_INIT;
+    qmx_observer obs;
+    qmx_calib_stat st[8], snap[8];
+    int m;
+    QMX_TEST_CASE("all-zero data gives the recipe's guarded scale for every method");
+    for (m = QMX_CALIB_ABSMAX; m <= QMX_CALIB_RMS; m++) {
+        int r;
+        for (r = 0; r < 3; r++) {
+            float want = r == 0 ? 1.0f / 127.5f : 1.0f;
+            cc.method = (qmx_calib_method)m;
+            q.recipe = (qmx_recipe)r;
+            q.asymmetric = 0;
+            CHECK_EQ_INT(qmx_observer_init(&obs, &cc, &q, 8, st, 1), QMX_OK, "init");
+            CHECK_EQ_INT(qmx_observer_update(&obs, z, 8), QMX_OK, "update");
+            CHECK(qmx_observer_finalize(&obs, &s, 1, NULL) == QMX_OK && s == want,
+                  "method %d recipe %d: %g want %g", m, r, s, want);
+        }
+    }
+    QMX_TEST_CASE("NaN/Inf batches are QMX_ERR_NONFINITE and leave the state untouched");
+    cc.method = QMX_CALIB_MINMAX; q.recipe = QMX_RECIPE_QWIX; q.asymmetric = 1;
+    CHECK_EQ_INT(qmx_observer_init(&obs, &cc, &q, 8, st, 8), QMX_OK, "init");
+    CHECK_EQ_INT(qmx_observer_update(&obs, x, 8), QMX_OK, "update");
+    memcpy(snap, st, sizeof st);
+    x[5] = qmx_test_bits_f32(0x7FC00000u);
+    CHECK_EQ_INT(qmx_observer_update(&obs, x, 8), QMX_ERR_NONFINITE, "NaN");
+    x[5] = qmx_test_bits_f32(0xFF800000u);
+    CHECK_EQ_INT(qmx_observer_update(&obs, x, 8), QMX_ERR_NONFINITE, "-Inf");
+    CHECK(memcmp(snap, st, sizeof st) == 0, "state changed");
+    x[5] = 6.0f;
+    QMX_TEST_CASE("observer argument errors");
+    s = -1.0f;
+    CHECK_EQ_INT(qmx_observer_update(&obs, x, 7), QMX_ERR_SHAPE, "count differs");
+    CHECK_EQ_INT(qmx_observer_update(&obs, x, 0), QMX_ERR_SIZE, "count 0");
+    CHECK_EQ_INT(qmx_observer_update(&obs, NULL, 8), QMX_ERR_NULL, "NULL x");
+    CHECK_EQ_INT(qmx_observer_finalize(&obs, &s, 1, NULL), QMX_ERR_NULL, "asymmetric needs zps");
+    CHECK_EQ_INT(qmx_observer_finalize(&obs, &s, 0, &zp), QMX_ERR_BUFFER_TOO_SMALL, "n_scales 0");
+    CHECK(s == -1.0f && zp == 7, "outputs written on error");
+    CHECK_EQ_INT(qmx_observer_init(&obs, &cc, &q, 8, st, 8), QMX_OK, "re-init");
+    CHECK_EQ_INT(qmx_observer_finalize(&obs, &s, 1, &zp), QMX_ERR_SIZE, "finalize before data");
+    CHECK_EQ_INT(qmx_observer_init(NULL, &cc, &q, 8, st, 8), QMX_ERR_NULL, "NULL obs");
+    CHECK_EQ_INT(qmx_observer_init(&obs, &cc, &q, 0, st, 8), QMX_ERR_SIZE, "count 0");
+    q.granularity = QMX_PER_CHANNEL; q.outer = 1; q.axis_len = 4; q.inner = 2;
+    CHECK_EQ_INT(qmx_observer_init(&obs, &cc, &q, 8, st, 3), QMX_ERR_BUFFER_TOO_SMALL, "stats");
+    CHECK_EQ_INT(qmx_observer_init(&obs, &cc, &q, 9, st, 8), QMX_ERR_SHAPE, "view");
+    q.granularity = QMX_PER_TENSOR; q.outer = q.axis_len = q.inner = 0;
+    cc.clip = -1.0f;
+    CHECK_EQ_INT(qmx_observer_init(&obs, &cc, &q, 8, st, 8), QMX_ERR_ARG, "clip < 0");
+    cc.clip = qmx_test_bits_f32(0x7F800000u);
+    CHECK_EQ_INT(qmx_observer_init(&obs, &cc, &q, 8, st, 8), QMX_ERR_ARG, "clip Inf");
+    cc.clip = 0.0f; cc.momentum = 1.5f;
+    CHECK_EQ_INT(qmx_observer_init(&obs, &cc, &q, 8, st, 8), QMX_ERR_ARG, "momentum");
+    cc.momentum = 0.0f; cc.p = 5;
+    CHECK_EQ_INT(qmx_observer_init(&obs, &cc, &q, 8, st, 8), QMX_ERR_ARG, "p");
+    cc.p = 0; cc.method = QMX_CALIB_FIXED; cc.lo = 1.0f; cc.hi = 2.0f;
+    CHECK_EQ_INT(qmx_observer_init(&obs, &cc, &q, 8, st, 8), QMX_ERR_ARG, "fixed lo > 0");
+    cc.method = (qmx_calib_method)99;
+    CHECK_EQ_INT(qmx_observer_init(&obs, &cc, &q, 8, st, 8), QMX_ERR_ARG, "method");
+    cc.method = QMX_CALIB_ABSMAX;
+    q.dtype = QMX_FP8_E4M3FN;
+    CHECK_EQ_INT(qmx_observer_init(&obs, &cc, &q, 8, st, 8), QMX_ERR_ARG, "asymmetric fp8");
+    q.dtype = QMX_FLOAT32; q.asymmetric = 0;
+    CHECK_EQ_INT(qmx_observer_init(&obs, &cc, &q, 8, st, 8), QMX_ERR_DTYPE, "float32");
+    QMX_TEST_CASE("a bound that overflows float is QMX_ERR_NONFINITE, outputs untouched");
+    q.dtype = QMX_INT8; cc.clip = 3e38f;
+    x[0] = 100.0f;
+    CHECK_EQ_INT(qmx_observer_init(&obs, &cc, &q, 8, st, 8), QMX_OK, "init");
+    CHECK_EQ_INT(qmx_observer_update(&obs, x, 8), QMX_OK, "update");
+    sc[0] = -1.0f; zps[0] = 3;
+    CHECK_EQ_INT(qmx_observer_finalize(&obs, sc, 8, zps), QMX_ERR_NONFINITE, "overflow");
+    CHECK(sc[0] == -1.0f && zps[0] == 3, "written on error");
+}
+
+static void test_sqrt(void) {
+    uint32_t seed = 99u;
+    int i, bad = 0;
+    QMX_TEST_CASE("the internal square root is correctly rounded (exact midpoint test in double)");
+    for (i = 0; i < (SMALL_TARGET ? 300 : 20000); i++) {
+        float v, r;
+        double dr, lo, hi;
+        seed = seed * 1664525u + 1013904223u;
+        v = qmx_test_bits_f32(seed % 0x7F800000u);
+        r = qmx__cb_sqrt(v);
+        /* r is correct iff (r - ulp/2)^2 <= v <= (r + ulp/2)^2 (ties cannot occur) */
+        dr = (double)r;
+        lo = (dr + (double)qmx_test_bits_f32(fb(r) - (fb(r) ? 1u : 0u))) * 0.5;
+        hi = (dr + (double)qmx_test_bits_f32(fb(r) + 1u)) * 0.5;
+        if (!(lo * lo <= (double)v && (double)v <= hi * hi)) bad++;
+    }
+    CHECK(bad == 0, "%d incorrectly rounded roots", bad);
+    CHECK(qmx__cb_sqrt(6.25f) == 2.5f && qmx__cb_sqrt(0.0f) == 0.0f && qmx__cb_sqrt(1.0f) == 1.0f,
+          "exact squares");
+    CHECK(qmx__cb_root(8.0f, 3) == 2.0f && qmx__cb_root(81.0f, 4) == 3.0f, "exact cubes / 4th powers");
+}
+
+static void test_moving_spec(void) {
+    float a[4] = {-1, 0, 1, 2}, b[4] = {-3, 0, 1, 6}, lo, hi;
+    qmx_calib_config cc = QMX_ZERO_INIT;
+    qmx_qconfig q = QMX_ZERO_INIT;
+    qmx_observer obs;
+    qmx_calib_stat st[1];
+    QMX_TEST_CASE("moving-average min/max: first batch sets, later batches move by momentum");
+    cc.method = QMX_CALIB_MOVING_MINMAX; cc.momentum = 0.5f;
+    q.recipe = QMX_RECIPE_QWIX; q.asymmetric = 1;
+    qmx_observer_init(&obs, &cc, &q, 4, st, 1);
+    qmx_observer_update(&obs, a, 4);
+    CHECK(st[0].min == -1.0f && st[0].max == 2.0f, "first batch");
+    qmx_observer_update(&obs, b, 4);
+    CHECK(st[0].min == -2.0f && st[0].max == 4.0f, "-1 + 0.5*(-3 - -1) = -2, 2 + 0.5*(6-2) = 4");
+    CHECK(qmx_observer_bounds(&obs, 0, &lo, &hi) == QMX_OK && lo == -2.0f && hi == 4.0f, "bounds");
+    CHECK_EQ_INT(qmx_observer_bounds(&obs, 1, &lo, &hi), QMX_ERR_ARG, "group out of range");
+}
+
+/* ---- histogram, MSE and SNR searches -------------------------------------------------------- */
+static double rne_d(double t) {   /* round half to even, for the references */
+    double n = (double)(long long)t, fr = t - n;
+    long long ni = (long long)t;
+    if (fr > 0.5 || (fr == 0.5 && (ni & 1))) n += 1.0;
+    else if (fr < -0.5 || (fr == -0.5 && (ni & 1))) n -= 1.0;
+    return n;
+}
+static float hdata[4][512];
+static uint64_t hbins[64], hbins_ref[64];
+
+static void test_histogram(void) {
+    qmx_histogram h;
+    uint32_t seed = 777u;
+    size_t b, i, nb = 64;
+    double am = 0.0, w;
+    float bound = -1.0f;
+    QMX_TEST_CASE("histogram range growth merges bins exactly (= direct binning at the final width)");
+    for (b = 0; b < 4; b++)
+        for (i = 0; i < 512; i++) {
+            float u;
+            seed = seed * 1664525u + 1013904223u;
+            u = ((float)(int32_t)(seed >> 8) - 8388608.0f) * (1.0f / 8388608.0f);
+            hdata[b][i] = u * (float)(1u << (3 * b));      /* the range grows 8x per batch */
+            if (i == 100 && b == 3) hdata[b][i] = 4000.0f;  /* an outlier */
+        }
+    CHECK_EQ_INT(qmx_histogram_init(&h, hbins, nb), QMX_OK, "init");
+    for (b = 0; b < 4; b++) CHECK_EQ_INT(qmx_histogram_update(&h, hdata[b], 512), QMX_OK, "update");
+    for (b = 0; b < 4; b++) for (i = 0; i < 512; i++) {
+        double a = hdata[b][i] < 0 ? -(double)hdata[b][i] : (double)hdata[b][i];
+        if (a > am) am = a;
+    }
+    for (w = 1.0 / 1024.0 / 1024.0; !((double)nb * w > am); w *= 2.0) {}
+    CHECK(h.width == (float)w, "width %g want %g", h.width, w);
+    memset(hbins_ref, 0, sizeof hbins_ref);
+    for (b = 0; b < 4; b++) for (i = 0; i < 512; i++) {
+        double a = hdata[b][i] < 0 ? -(double)hdata[b][i] : (double)hdata[b][i];
+        size_t k = (size_t)(a / w);
+        hbins_ref[k < nb ? k : nb - 1]++;
+    }
+    CHECK(memcmp(hbins, hbins_ref, sizeof hbins) == 0 && h.total == 2048, "bins differ");
+    CHECK(h.absmax == 4000.0f, "absmax %g", h.absmax);
+    QMX_TEST_CASE("percentile: upper edge of the first bin whose cumulative count reaches ppm");
+    {
+        uint64_t cum = 0;
+        size_t k;
+        for (k = 0; k < nb; k++) { cum += hbins_ref[k]; if (cum * 1000000u >= (uint64_t)990000u * 2048u) break; }
+        CHECK(qmx_histogram_percentile(&h, 990000u, &bound) == QMX_OK &&
+              (double)bound == (double)(k + 1) * w, "99%%: %g want %g", bound, (double)(k + 1) * w);
+        CHECK(qmx_histogram_percentile(&h, 1000000u, &bound) == QMX_OK && bound == 4000.0f,
+              "100%% is absmax: %g", bound);
+        CHECK_EQ_INT(qmx_histogram_percentile(&h, 0, &bound), QMX_ERR_ARG, "ppm 0");
+        CHECK_EQ_INT(qmx_histogram_percentile(&h, 1000001u, &bound), QMX_ERR_ARG, "ppm > 1e6");
+    }
+    QMX_TEST_CASE("MSE search picks the clip with the least (double-precision) bin error");
+    {
+        qmx_qconfig q = QMX_ZERO_INIT;   /* int4 AQT: s = c / 7.5, q = clip(RNE(x * (1/s)), +-7) */
+        double best_e = -1.0, best_c = 0.0, second = -1.0;
+        size_t k;
+        q.dtype = QMX_INT4;
+        CHECK_EQ_INT(qmx_histogram_mse_bound(&h, &q, &bound), QMX_OK, "mse");
+        for (k = 0; k <= nb; k++) {
+            float c = k < nb ? (float)((double)(k + 1) * w) : h.absmax, s, inv;
+            double e = 0.0;
+            size_t j;
+            if (k < nb && !(c < h.absmax)) continue;
+            s = c / 7.5f; inv = 1.0f / s;
+            for (j = 0; j < nb; j++) {
+                float xc = (float)(((double)j + 0.5) * w), t = xc * inv;
+                double d;
+                if (t > 7.0f) t = 7.0f;
+                d = (double)xc - rne_d((double)t) * (double)s;
+                e += (double)hbins_ref[j] * d * d;
+            }
+            if (best_e < 0 || e < best_e) { second = best_e; best_e = e; best_c = c; }
+            else if (second < 0 || e < second) second = e;
+        }
+        CHECK((double)bound == best_c || (second - best_e) < 1e-5 * best_e,
+              "mse bound %g want %g (err %g, next %g)", bound, best_c, best_e, second);
+        CHECK(bound < 4000.0f, "int4: the outlier is clipped: %g", bound);
+    }
+    QMX_TEST_CASE("histogram errors and all-zero data");
+    CHECK_EQ_INT(qmx_histogram_init(&h, hbins, 7), QMX_ERR_SIZE, "too few bins");
+    CHECK_EQ_INT(qmx_histogram_init(&h, NULL, 64), QMX_ERR_NULL, "NULL bins");
+    CHECK_EQ_INT(qmx_histogram_init(&h, hbins, 64), QMX_OK, "init");
+    CHECK_EQ_INT(qmx_histogram_percentile(&h, 5, &bound), QMX_ERR_SIZE, "empty");
+    {
+        float z[5] = {0, 0, 0, 0, 0}, bad[2] = {1.0f, 0.0f};
+        qmx_qconfig q = QMX_ZERO_INIT;
+        bad[1] = qmx_test_bits_f32(0x7FC00000u);
+        CHECK_EQ_INT(qmx_histogram_update(&h, bad, 2), QMX_ERR_NONFINITE, "NaN");
+        CHECK(h.total == 0 && hbins[0] == 0, "state changed on error");
+        CHECK_EQ_INT(qmx_histogram_update(&h, z, 5), QMX_OK, "zeros");
+        CHECK(h.width == 0.0f && hbins[0] == 5, "zeros counted in bin 0 with no range");
+        CHECK(qmx_histogram_percentile(&h, 500000u, &bound) == QMX_OK && bound == 0.0f, "zero bound");
+        CHECK(qmx_histogram_mse_bound(&h, &q, &bound) == QMX_OK && bound == 0.0f, "zero mse bound");
+        z[2] = 3.0f;
+        CHECK_EQ_INT(qmx_histogram_update(&h, z, 5), QMX_OK, "then data");
+        CHECK(hbins[0] == 9 && h.width == 0.0625f, "bin 0 keeps the zeros, w = 2^-4 (64*w > 3)");
+        q.asymmetric = 1; q.recipe = QMX_RECIPE_QWIX;
+        CHECK_EQ_INT(qmx_histogram_mse_bound(&h, &q, &bound), QMX_ERR_ARG, "asymmetric");
+    }
+}
+
+static void test_snr(void) {
+    /* per channel [2][512], int4 AQT */
+    float x[1024], s[2], f[2];
+    static const float cand[] = {0.3f, 0.5f, 0.7f, 0.9f, 1.0f};
+    qmx_qconfig q = QMX_ZERO_INIT;
+    uint32_t seed = 4242u;
+    size_t i, c, g;
+    QMX_TEST_CASE("SNR clip search (AQT) keeps the factor with the smallest error, scale from it");
+    for (i = 0; i < 1024; i++) {   /* channel 0 uniform, channel 1 ~Gaussian (sum of 4 uniforms) */
+        float u = 0.0f;
+        int r;
+        for (r = 0; r < (i < 512 ? 1 : 4); r++) {
+            seed = seed * 1664525u + 1013904223u;
+            u = u + ((float)(int32_t)(seed >> 8) - 8388608.0f) * (1.0f / 8388608.0f);
+        }
+        x[i] = u;
+    }
+    q.dtype = QMX_INT4; q.granularity = QMX_PER_CHANNEL; q.outer = 1; q.axis_len = 2; q.inner = 512;
+    CHECK_EQ_INT(qmx_calib_snr_search(&q, x, 1024, cand, 5, s, 2, f), QMX_OK, "search");
+    for (g = 0; g < 2; g++) {
+        float am = 0.0f, best_f = 1.0f;
+        double best = -1.0, x2 = 0.0;
+        for (i = g * 512; i < g * 512 + 512; i++) {
+            float a = x[i] < 0 ? -x[i] : x[i];
+            if (a > am) am = a;
+            x2 += (double)x[i] * x[i];
+        }
+        for (c = 0; c < 5; c++) {   /* int4 AQT: s = b / 7.5, q = clip(RNE(x * (1/s)), +-7) */
+            float b = am * cand[c], sc = b / 7.5f, inv = 1.0f / sc;
+            double err = 0.0, snr;
+            for (i = g * 512; i < g * 512 + 512; i++) {
+                float t = x[i] * inv;
+                double qv;
+                if (t > 7.0f) t = 7.0f;
+                if (t < -7.0f) t = -7.0f;
+                qv = rne_d((double)t);
+                err += ((double)x[i] - qv * sc) * ((double)x[i] - qv * sc);
+            }
+            snr = x2 / err;               /* log(1 + r) is increasing in r */
+            if (snr > best) { best = snr; best_f = cand[c]; }
+        }
+        CHECK(f[g] == best_f, "group %u factor %g want %g", (unsigned)g, f[g], best_f);
+        {
+            float b = am * best_f, want = b / 7.5f;
+            CHECK(fb(s[g]) == fb(want), "group %u scale %g want %g", (unsigned)g, s[g], want);
+        }
+    }
+    CHECK(f[0] < 1.0f || f[1] < 1.0f, "a discriminating case: factors %g %g", f[0], f[1]);
+    {
+        float bad = -1.0f;
+        CHECK_EQ_INT(qmx_calib_snr_search(&q, x, 1024, &bad, 1, s, 2, f), QMX_ERR_ARG, "negative factor");
+        CHECK_EQ_INT(qmx_calib_snr_search(&q, x, 1024, cand, 5, s, 1, f), QMX_ERR_BUFFER_TOO_SMALL, "n_scales");
+        CHECK_EQ_INT(qmx_calib_snr_search(&q, x, 1023, cand, 5, s, 2, f), QMX_ERR_SHAPE, "count");
+        x[3] = qmx_test_bits_f32(0x7F800000u);
+        CHECK_EQ_INT(qmx_calib_snr_search(&q, x, 1024, cand, 5, s, 2, f), QMX_ERR_NONFINITE, "Inf");
+    }
+}
+
+static uint64_t kbins[512];
+static void test_kl(void) {
+    qmx_histogram h;
+    size_t i, j, g, best_i = 0, qb = 128, nb = 512;
+    double best = 0.0, second = -1.0;
+    float bound = -1.0f;
+    uint32_t sd = 5u;
+    int bad = 0;
+    QMX_TEST_CASE("qmx's float log is within 2^-22 (1 + |ln v|) of libm's");
+    for (i = 0; i < (SMALL_TARGET ? 2000u : 100000u); i++) {
+        float v, l;
+        double r;
+        sd = sd * 1664525u + 1013904223u;
+        v = qmx_test_bits_f32(1u + sd % 0x7F7FFFFFu);
+        l = qmx__cb_logf(v);
+        r = log((double)v);
+        if (fabs((double)l - r) > (1.0 + fabs(r)) * (1.0 / 4194304.0)) bad++;
+    }
+    CHECK(bad == 0, "%d logs out of bound", bad);
+    QMX_TEST_CASE("KL (entropy) clip search picks the candidate a double-precision reference picks");
+    for (j = 0; j < nb; j++) {
+        double x = (double)j / 70.0;
+        kbins[j] = (uint64_t)(200000.0 * exp(-x * x) + 0.5);
+    }
+    kbins[400] = 3; kbins[450] = 0; kbins[511] = 2;
+    h.bins = kbins; h.n_bins = nb; h.width = 0.5f; h.absmax = 255.9f; h.total = 0;
+    for (j = 0; j < nb; j++) h.total += kbins[j];
+    CHECK_EQ_INT(qmx_histogram_kl_bound(&h, 128, &bound), QMX_OK, "kl");
+    for (i = qb; i <= nb; i++) {   /* the documented algorithm, in double with libm */
+        double P = 0, Qs = 0, kl = 0, outl = 0;
+        int valid = 1;
+        for (j = i; j < nb; j++) outl += (double)kbins[j];
+        for (j = 0; j < i; j++) P += (double)kbins[j];
+        P += outl;
+        for (g = 0; g < qb; g++) {
+            size_t lo = g * i / qb, hi = (g + 1) * i / qb, nz = 0;
+            double gs = 0;
+            for (j = lo; j < hi; j++) { gs += (double)kbins[j]; nz += kbins[j] != 0; }
+            if (nz) Qs += gs;
+        }
+        for (g = 0; g < qb && valid; g++) {
+            size_t lo = g * i / qb, hi = (g + 1) * i / qb, nz = 0;
+            double gs = 0, q;
+            for (j = lo; j < hi; j++) { gs += (double)kbins[j]; nz += kbins[j] != 0; }
+            q = nz ? gs / (double)nz / Qs : 0.0;
+            for (j = lo; j < hi; j++) {
+                double pc = (double)kbins[j] + (j == i - 1 ? outl : 0.0), p;
+                if (pc == 0) continue;
+                if (kbins[j] == 0) { valid = 0; break; }
+                p = pc / P;
+                kl += p * log(p / q);
+            }
+        }
+        if (!valid) continue;
+        if (best_i == 0 || kl < best) { second = best_i ? best : -1.0; best = kl; best_i = i; }
+        else if (second < 0 || kl < second) second = kl;
+    }
+    CHECK(bound == (float)best_i * 0.5f || (second - best) < 1e-5 * (best > 1e-3 ? best : 1e-3),
+          "kl bound %g want %g (kl %g, next %g)", bound, (double)best_i * 0.5, best, second);
+    CHECK(bound < 255.9f, "the sparse tail is clipped: %g", bound);
+    CHECK_EQ_INT(qmx_histogram_kl_bound(&h, 1, &bound), QMX_ERR_ARG, "1 quant bin");
+    CHECK_EQ_INT(qmx_histogram_kl_bound(&h, 1024, &bound), QMX_ERR_SIZE, "more quant bins than bins");
+}
+
+int main(void) {
+    test_torch();
+    test_delayed_golden();
+    test_delayed_spec();
+    test_parse_golden();
+    test_methods_hand();
+    test_methods_malformed();
+    test_sum_methods();
+    test_granularity();
+    test_zero_and_errors();
+    test_sqrt();
+    test_moving_spec();
+    test_histogram();
+    test_snr();
+    test_kl();
+    return QMX_TEST_END();
+}

@@ -1,0 +1,718 @@
+/* test_einsum.c - qmx_einsum (qmx_kernels.h): two-operand einsum on float, fp8, int8 and
+ * int4 operands.
+ * References, independent of qmx:
+ *   - tests/data/einsum_cases.txt: numpy.einsum in float64 / int64 of the (dequantized)
+ *     operands (tests/gen/gen_einsum.py), 228 cases over 57 specs. Float results must lie
+ *     within the case's TOL: 0 where every float operation is exact (integer-valued data,
+ *     power-of-two scales, sums below 2^24), else (2K + 4) * 2^-24 * einsum(|A|, |B|), the
+ *     bound of the documented summation order. int32 results are bit-exact.
+ *   - tests/data/einsum_malformed.txt: 38 malformed specs with the status and character
+ *     position the spec grammar prescribes (each one rejected by numpy too).
+ *   - a naive einsum written here (an odometer over every label, int64 / double sums) on
+ *     random shapes past the matmul's tiles (64 rows, 256 columns) and blocks.
+ *   - identical bits in every build: a hash of all golden-case outputs must equal the value
+ *     recorded on x86-64 (the same with -DQMX_NO_SIMD, sanitizers, C++ and every target).
+ * Plus the API contract: plans that need no copy use no workspace, the workspace query is a
+ * pure function of spec and shapes, every error status with an untouched output. */
+#define QMX_IMPLEMENTATION
+#include "qmx_kernels.h"
+#include "qmx_test.h"
+
+#if defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_7M__) || defined(__ARM_ARCH_8_1M_MAIN__)
+#  define SMALL 1
+#else
+#  define SMALL 0
+#endif
+
+/* The FNV-1a hash of every golden case's output bits, recorded from the x86-64 build. */
+#define GOLDEN_BITS_HASH 0x073cc436u
+
+#define MAXE 4096
+static float fa[MAXE], fb[MAXE], fout[MAXE], fout2[MAXE];
+static int8_t ia[MAXE], ib[MAXE];
+static uint8_t pa[MAXE], pb[MAXE];
+static float sa_buf[MAXE], sb_buf[MAXE];
+static double want[MAXE];
+static unsigned char wsbuf[1 << 21];   /* K at QMX_MATMUL_I8_MAX_K needs ~1.1 MB */
+
+static uint32_t fnv = 2166136261u;
+/* Hashes n 32-bit words by value (little-endian byte order on every host). */
+static void hash_words(const void *p, size_t n) {
+    size_t i;
+    int b;
+    for (i = 0; i < n; i++) {
+        uint32_t w;
+        memcpy(&w, (const unsigned char *)p + 4 * i, 4);
+        for (b = 0; b < 4; b++) { fnv ^= (w >> (8 * b)) & 0xFFu; fnv *= 16777619u; }
+    }
+}
+
+/* Output element i as a double: an int32 or a float. Not inlined: GCC 12 if-converts the
+ * two conversions into a conditional vcvt that the Cortex-M55 assembler rejects. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static double elem(const float *o, size_t i, int as_i32) {
+    int32_t v;
+    if (!as_i32) return (double)o[i];
+    memcpy(&v, &o[i], 4);
+    return (double)v;
+}
+
+static qmx_dtype dtype_of(const char *s) {
+    if (!strcmp(s, "f32")) return QMX_FLOAT32;
+    if (!strcmp(s, "int8")) return QMX_INT8;
+    if (!strcmp(s, "int4")) return QMX_INT4;
+    if (!strcmp(s, "uint4")) return QMX_UINT4;
+    if (!strcmp(s, "e4m3fn")) return QMX_FP8_E4M3FN;
+    if (!strcmp(s, "e5m2")) return QMX_FP8_E5M2;
+    return QMX_DTYPE_INVALID;
+}
+
+static int tok(FILE *f, char *buf) { return fscanf(f, "%63s", buf) == 1; }
+static int expect(FILE *f, const char *w) {
+    char b[64];
+    return tok(f, b) && !strcmp(b, w);
+}
+
+/* Reads one OP line into op (data in the given buffers; int4 packed as qmx.h documents). */
+static int read_op(FILE *f, qmx_einsum_operand *op, float *fbuf, int8_t *ibuf, uint8_t *pbuf,
+                   float *sbuf) {
+    char b[64];
+    int i, r;
+    long n, ns;
+    memset(op, 0, sizeof *op);
+    if (!expect(f, "OP") || !tok(f, b)) return 0;
+    op->dtype = dtype_of(b);
+    if (fscanf(f, "%d", &r) != 1 || r < 0 || r > QMX_EINSUM_MAX_RANK) return 0;
+    op->rank = r;
+    for (i = 0; i < r; i++) {
+        unsigned long d;
+        if (fscanf(f, "%lu", &d) != 1) return 0;
+        op->shape[i] = (size_t)d;
+    }
+    if (!expect(f, "ZP") || fscanf(f, "%d", &i) != 1) return 0;
+    op->zero_point = i;
+    if (!expect(f, "SCALING") || fscanf(f, "%d", &i) != 1) return 0;
+    op->scaling = (qmx_einsum_scaling)i;
+    if (!expect(f, "CHAN") || fscanf(f, "%d", &op->channel_axis) != 1) return 0;
+    if (!expect(f, "BLOCK") || fscanf(f, "%d", &op->block_axis) != 1) return 0;
+    if (!expect(f, "BS") || fscanf(f, "%d", &i) != 1) return 0;
+    op->block_size = (size_t)i;
+    if (!expect(f, "NS") || fscanf(f, "%ld", &ns) != 1 || ns < 0 || ns > MAXE) return 0;
+    for (i = 0; i < ns; i++) {
+        double v;
+        if (fscanf(f, "%lf", &v) != 1) return 0;
+        sbuf[i] = (float)v;
+    }
+    op->scales = ns ? sbuf : NULL;
+    op->scales_len = (size_t)ns;
+    if (!expect(f, "DATA") || fscanf(f, "%ld", &n) != 1 || n < 1 || n > MAXE) return 0;
+    for (i = 0; i < n; i++) {
+        double v;
+        if (fscanf(f, "%lf", &v) != 1) return 0;
+        fbuf[i] = (float)v;
+        ibuf[i] = (int8_t)(int)v;
+        pbuf[i] = (uint8_t)(int)v;
+    }
+    if (op->dtype == QMX_FLOAT32) {
+        op->data = fbuf; op->data_bytes = (size_t)n * 4;
+    } else if (op->dtype == QMX_INT8) {
+        op->data = ibuf; op->data_bytes = (size_t)n;
+    } else if (op->dtype == QMX_INT4 || op->dtype == QMX_UINT4) {
+        size_t pbytes = (size_t)(n + 1) / 2;
+        if (qmx_pack_int4(op->dtype, ibuf, (size_t)n, pbuf + MAXE / 2, pbytes) != QMX_OK) return 0;
+        memmove(pbuf, pbuf + MAXE / 2, pbytes);
+        op->data = pbuf; op->data_bytes = pbytes;
+    } else {
+        op->data = pbuf; op->data_bytes = (size_t)n;
+    }
+    return 1;
+}
+
+static int read_spec(FILE *f, char *spec, int size) {
+    char line[512];
+    char *q0, *q1;
+    if (!qmx_test_next_line(f, line, sizeof line)) return 0;
+    if (strncmp(line, "SPEC", 4) != 0) return -1;
+    q0 = strchr(line, '"');
+    q1 = strrchr(line, '"');
+    if (!q0 || q1 == q0 || q1 - q0 - 1 >= size) return -1;
+    memcpy(spec, q0 + 1, (size_t)(q1 - q0 - 1));
+    spec[q1 - q0 - 1] = 0;
+    return 1;
+}
+
+static void test_golden(void) {
+    FILE *f;
+    char spec[300], kind[64];
+    int ncase = 0, r;
+    QMX_TEST_CASE("einsum matches numpy.einsum on the golden corpus (float, fp8, int8, int4)");
+    f = qmx_test_open("einsum_cases.txt");
+    if (!f) return;
+    while ((r = read_spec(f, spec, sizeof spec)) == 1) {
+        qmx_einsum_operand A, B;
+        qmx_einsum_opts opts;
+        size_t ws = 0, shape[QMX_EINSUM_MAX_RANK], i;
+        int orank = -1, rank, pos = 7, ok = 1;
+        long n;
+        double tol;
+        qmx_status st;
+        memset(&opts, 0, sizeof opts);
+        ok = expect(f, "KIND") && tok(f, kind);
+        ok = ok && read_op(f, &A, fa, ia, pa, sa_buf) && read_op(f, &B, fb, ib, pb, sb_buf);
+        ok = ok && expect(f, "OUT") && fscanf(f, "%d", &rank) == 1;
+        for (i = 0; ok && i < (size_t)rank; i++) {
+            unsigned long d;
+            ok = fscanf(f, "%lu", &d) == 1;
+            shape[i] = (size_t)d;
+        }
+        ok = ok && expect(f, "TOL") && fscanf(f, "%lf", &tol) == 1;
+        ok = ok && expect(f, "N") && fscanf(f, "%ld", &n) == 1 && n >= 1 && n <= MAXE;
+        for (i = 0; ok && i < (size_t)n; i++) ok = fscanf(f, "%lf", &want[i]) == 1;
+        ok = ok && expect(f, "END");
+        CHECK(ok, "malformed golden case %d (%s)", ncase, spec);
+        if (!ok) break;
+        ncase++;
+        opts.int32_out = !strcmp(kind, "i32");
+        {   /* the shape query agrees with numpy's output shape */
+            size_t got[QMX_EINSUM_MAX_RANK];
+            st = qmx_einsum_output_shape(spec, &A, &B, got, &orank, &pos);
+            CHECK(st == QMX_OK && orank == rank && pos == -1, "%s: output_shape st %d rank %d/%d",
+                  spec, (int)st, orank, rank);
+            for (i = 0; st == QMX_OK && i < (size_t)rank && (int)i < orank; i++)
+                CHECK(got[i] == shape[i], "%s: dim %u %u vs %u", spec, (unsigned)i,
+                      (unsigned)got[i], (unsigned)shape[i]);
+        }
+        st = qmx_einsum_workspace_size(spec, &A, &B, &opts, &ws, &pos);
+        CHECK(st == QMX_OK && ws <= sizeof wsbuf, "%s (%s): workspace st %d bytes %u", spec, kind,
+              (int)st, (unsigned)ws);
+        if (st != QMX_OK || ws > sizeof wsbuf) continue;
+        for (i = 0; i < (size_t)n + 1; i++) fout[i] = qmx_test_bits_f32(0x7FC00001u);
+        /* the exact workspace suffices; one byte less does not */
+        if (ws > 0) {
+            st = qmx_einsum(spec, &A, &B, &opts, fout, (size_t)n, wsbuf + 1, ws - 1, &pos);
+            CHECK(st == QMX_ERR_BUFFER_TOO_SMALL, "%s: short workspace st %d", spec, (int)st);
+        }
+        st = qmx_einsum(spec, &A, &B, &opts, fout, (size_t)n, wsbuf + 1, ws, &pos);
+        CHECK(st == QMX_OK && pos == -1, "%s (%s): st %d pos %d", spec, kind, (int)st, pos);
+        if (st != QMX_OK) continue;
+        CHECK(qmx_test_f32_bits(fout[n]) == 0x7FC00001u, "%s: wrote past out_len", spec);
+        {
+            int bad = 0;
+            for (i = 0; i < (size_t)n; i++) {
+                double g;
+                g = elem(fout, i, opts.int32_out);
+                if (!(g - want[i] <= tol && want[i] - g <= tol)) bad++;
+                if (bad == 1 && !(g - want[i] <= tol && want[i] - g <= tol)) {
+                    CHECK(0, "%s (%s, %s x %s): element %u got %.9g want %.17g tol %g", spec,
+                          kind, qmx_dtype_name(A.dtype), qmx_dtype_name(B.dtype), (unsigned)i,
+                          g, want[i], tol);
+                    bad++;
+                }
+            }
+            CHECK(bad == 0, "%s (%s): %d elements outside the bound", spec, kind, bad);
+        }
+        hash_words(fout, (size_t)n);
+        {   /* deterministic: a second run on a differently aligned workspace, same bits */
+            st = qmx_einsum(spec, &A, &B, &opts, fout2, (size_t)n, wsbuf + 13, ws, &pos);
+            CHECK(st == QMX_OK && !memcmp(fout, fout2, (size_t)n * 4), "%s: rerun differs", spec);
+        }
+    }
+    CHECK(r == 0, "golden file ends with a malformed SPEC line");
+    fclose(f);
+    CHECK(ncase >= 200, "only %d golden cases", ncase);
+    printf("golden cases: %d, output bits hash 0x%08lx\n", ncase, (unsigned long)fnv);
+    CHECK(GOLDEN_BITS_HASH == 0 || fnv == GOLDEN_BITS_HASH,
+          "output bits differ from the x86-64 recording: 0x%08lx", (unsigned long)fnv);
+}
+
+static void test_malformed(void) {
+    FILE *f;
+    char line[512];
+    int n = 0;
+    QMX_TEST_CASE("malformed specs and mismatched shapes: status and character position");
+    f = qmx_test_open("einsum_malformed.txt");
+    if (!f) return;
+    while (qmx_test_next_line(f, line, sizeof line)) {
+        qmx_einsum_operand A, B;
+        int want_st, want_pos, rk, i, pos = 1234, used, off = 0;
+        char spec[300], *q0, *q1;
+        size_t ws = 77;
+        float out[64];
+        qmx_status st;
+        memset(&A, 0, sizeof A); memset(&B, 0, sizeof B);
+        if (sscanf(line, "%d %d %d%n", &want_st, &want_pos, &rk, &used) != 3) { CHECK(0, "bad line %s", line); continue; }
+        off += used;
+        A.rank = rk;
+        for (i = 0; i < rk; i++) { unsigned long d; sscanf(line + off, "%lu%n", &d, &used); off += used; A.shape[i] = d; }
+        sscanf(line + off, "%d%n", &rk, &used); off += used;
+        B.rank = rk;
+        for (i = 0; i < rk; i++) { unsigned long d; sscanf(line + off, "%lu%n", &d, &used); off += used; B.shape[i] = d; }
+        q0 = strchr(line, '"'); q1 = strrchr(line, '"');
+        if (!q0 || q1 <= q0) { CHECK(0, "bad line %s", line); continue; }
+        memcpy(spec, q0 + 1, (size_t)(q1 - q0 - 1)); spec[q1 - q0 - 1] = 0;
+        A.data = fa; A.data_bytes = sizeof fa; B.data = fb; B.data_bytes = sizeof fb;
+        for (i = 0; i < 64; i++) out[i] = 42.0f;
+        st = qmx_einsum(spec, &A, &B, NULL, out, 64, wsbuf, sizeof wsbuf, &pos);
+        CHECK(st == (qmx_status)want_st && pos == want_pos,
+              "\"%s\": got status %d pos %d, want %d pos %d", spec, (int)st, pos, want_st, want_pos);
+        for (i = 0; i < 64; i++) CHECK(out[i] == 42.0f, "\"%s\": output written on error", spec);
+        pos = 1234;
+        st = qmx_einsum_workspace_size(spec, &A, &B, NULL, &ws, &pos);
+        CHECK(st == (qmx_status)want_st && pos == want_pos && ws == 77,
+              "\"%s\": workspace query status %d pos %d", spec, (int)st, pos);
+        n++;
+    }
+    fclose(f);
+    CHECK(n >= 30, "only %d malformed specs", n);
+}
+
+/* ---- a naive einsum written independently: odometer over all labels ---------------------- */
+static uint32_t rs = 0x9E3779B9u;
+static uint32_t rnd(void) { rs ^= rs << 13; rs ^= rs >> 17; rs ^= rs << 5; return rs; }
+
+/* spec without ellipsis/spaces; explicit output. Labels a-z only. Values read as double. */
+static void naive(const char *spec, const size_t *dim /* by letter */, double (*get)(int o, size_t i),
+                  double *res, size_t nout) {
+    const char *t[3];
+    size_t len[3], idx[26], i;
+    char labs[26];
+    int nl = 0, c, o;
+    t[0] = spec;
+    t[1] = strchr(spec, ',') + 1;
+    t[2] = strstr(spec, "->") + 2;
+    len[0] = (size_t)(t[1] - 1 - t[0]);
+    len[1] = (size_t)(t[2] - 2 - t[1]);
+    len[2] = strlen(t[2]);
+    for (c = 0; c < 26; c++) {
+        int used = 0;
+        for (o = 0; o < 3; o++)
+            for (i = 0; i < len[o]; i++) used |= t[o][i] == 'a' + c;
+        if (used) labs[nl++] = (char)('a' + c);
+        idx[c] = 0;
+    }
+    for (i = 0; i < nout; i++) res[i] = 0.0;
+    for (;;) {
+        size_t off[3];
+        int l;
+        for (o = 0; o < 3; o++) {
+            off[o] = 0;
+            for (i = 0; i < len[o]; i++) off[o] = off[o] * dim[t[o][i] - 'a'] + idx[t[o][i] - 'a'];
+        }
+        res[off[2]] += get(0, off[0]) * get(1, off[1]);
+        for (l = nl - 1; l >= 0; l--) {
+            int L = labs[l] - 'a';
+            if (++idx[L] < dim[L]) break;
+            idx[L] = 0;
+        }
+        if (l < 0) break;
+    }
+}
+
+static const qmx_einsum_operand *g_ops;
+static double g_scale_a, g_scale_b;
+static double get_q(int o, size_t i) {
+    const qmx_einsum_operand *op = &g_ops[o];
+    double v = op->dtype == QMX_FLOAT32 ? (double)((const float *)op->data)[i]
+                                        : (double)((const int8_t *)op->data)[i];
+    return (v - op->zero_point) * (o == 0 ? g_scale_a : g_scale_b);
+}
+
+static void test_naive_sweep(void) {
+    static const char *specs[] = {"mk,kn->mn", "mk,nk->mn", "km,kn->nm", "bmk,bkn->bmn",
+                                  "bmk,kn->bnm", "mkj,njk->mn", "km,k->m", "bij,bjk->kbi"};
+    static double ref[MAXE];
+    int it, iters = SMALL ? 12 : 60;
+    QMX_TEST_CASE("einsum against a naive label-odometer einsum on random shapes past the tiles");
+    for (it = 0; it < iters; it++) {
+        const char *spec = specs[it % 8];
+        size_t dim[26], ca = 1, cb = 1, co = 1, i, ws = 0;
+        qmx_einsum_operand ops[2];
+        qmx_einsum_opts opts;
+        int kind = (int)(rnd() % 3), o, pos;
+        const char *t;
+        qmx_status st;
+        for (i = 0; i < 26; i++) dim[i] = 1 + rnd() % 5;
+        dim['m' - 'a'] = 1 + rnd() % (SMALL ? 20 : 80);  /* past the 64-row panel */
+        dim['n' - 'a'] = 1 + rnd() % (SMALL ? 20 : 300); /* past the 256-column tile */
+        dim['k' - 'a'] = 1 + rnd() % 40;
+        memset(ops, 0, sizeof ops);
+        memset(&opts, 0, sizeof opts);
+        for (t = spec; *t != ','; t++) ca *= dim[*t - 'a'];
+        for (t++; *t != '-'; t++) cb *= dim[*t - 'a'];
+        for (t += 2; *t; t++) co *= dim[*t - 'a'];
+        if (ca > MAXE || cb > MAXE || co > MAXE) { it--; continue; }
+        for (o = 0; o < 2; o++) {
+            const char *s = o == 0 ? spec : strchr(spec, ',') + 1;
+            size_t c = o == 0 ? ca : cb;
+            ops[o].rank = 0;
+            for (; *s != ',' && *s != '-'; s++) ops[o].shape[ops[o].rank++] = dim[*s - 'a'];
+            for (i = 0; i < c; i++) {
+                int8_t v = (int8_t)((int)(rnd() & 0xFF) - 128);
+                if (o == 0) { ia[i] = v; fa[i] = (float)(v % 9); } else { ib[i] = v; fb[i] = (float)(v % 9); }
+            }
+            if (kind == 0) {
+                ops[o].dtype = QMX_FLOAT32;
+                ops[o].data = o == 0 ? (const void *)fa : (const void *)fb;
+                ops[o].data_bytes = c * 4;
+            } else {
+                ops[o].dtype = QMX_INT8;
+                ops[o].data = o == 0 ? (const void *)ia : (const void *)ib;
+                ops[o].data_bytes = c;
+            }
+        }
+        g_scale_a = g_scale_b = 1.0;
+        if (kind == 1) { ops[0].zero_point = (int32_t)(rnd() % 21) - 10; ops[1].zero_point = -3; opts.int32_out = 1; }
+        if (kind == 2) {
+            sa_buf[0] = 0.25f; sb_buf[0] = 0.5f; g_scale_a = 0.25; g_scale_b = 0.5;
+            ops[0].scales = sa_buf; ops[0].scales_len = 1;
+            ops[1].scales = sb_buf; ops[1].scales_len = 1;
+            ops[1].zero_point = (int32_t)(rnd() % 11) - 5; /* moves B into the matmul's A role */
+        }
+        g_ops = ops;
+        naive(spec, dim, get_q, ref, co);
+        st = qmx_einsum_workspace_size(spec, &ops[0], &ops[1], &opts, &ws, &pos);
+        CHECK(st == QMX_OK && ws <= sizeof wsbuf, "%s: ws st %d %u", spec, (int)st, (unsigned)ws);
+        if (st != QMX_OK || ws > sizeof wsbuf) continue;
+        st = qmx_einsum(spec, &ops[0], &ops[1], &opts, fout, co, wsbuf, ws, &pos);
+        CHECK(st == QMX_OK, "%s kind %d: st %d", spec, kind, (int)st);
+        {
+            int bad = 0;
+            for (i = 0; i < co; i++) {
+                double g;
+                g = elem(fout, i, kind == 1);
+                /* exact: integer data, power-of-two scales, |sums| < 2^24 */
+                if (g != ref[i] && bad++ < 3)
+                    CHECK(0, "%s kind %d elem %u: got %.9g want %.9g", spec, kind, (unsigned)i, g, ref[i]);
+            }
+            CHECK(bad == 0, "%s kind %d: %d mismatches", spec, kind, bad);
+        }
+    }
+}
+
+/* ---- API contract and errors ---------------------------------------------------------------- */
+static size_t r64(size_t x) { return (x + 63u) & ~(size_t)63u; }
+static void set_f32(qmx_einsum_operand *op, int rank, const size_t *shape, float *data, size_t n) {
+    int i;
+    memset(op, 0, sizeof *op);
+    op->rank = rank;
+    for (i = 0; i < rank; i++) op->shape[i] = shape[i];
+    op->data = data;
+    op->data_bytes = n * 4;
+}
+
+static void test_plans(void) {
+    qmx_einsum_operand A, B;
+    size_t sa3[3] = {2, 3, 4}, sb2[2] = {4, 5}, s4a[4] = {2, 3, 4, 5}, s4b[4] = {2, 3, 6, 5};
+    size_t ws = 0, ws2 = 0;
+    int pos;
+    QMX_TEST_CASE("plans: layouts that already fit take no workspace; the query is pure");
+    set_f32(&A, 3, sa3, fa, 24);
+    set_f32(&B, 2, sb2, fb, 20);
+    CHECK(qmx_einsum_workspace_size("bsd,df->bsf", &A, &B, NULL, &ws, &pos) == QMX_OK && ws == 0,
+          "bsd,df->bsf (float): A is [b*s, d], B is [K,N]: no copy, got %u", (unsigned)ws);
+    set_f32(&A, 4, s4a, fa, 120);
+    set_f32(&B, 4, s4b, fb, 180);
+    CHECK(qmx_einsum_workspace_size("bnth,bnsh->bnts", &A, &B, NULL, &ws, &pos) == QMX_OK &&
+          ws == 64 + r64(6 * 5 * 4), "bnth,bnsh->bnts (float, t = 4 rows): B' transposed to [K,N] "
+          "for the row form (64 + r64(N*K*4)), got %u", (unsigned)ws);
+    /* pure: data pointers and values do not matter */
+    A.data = NULL; B.data = fa;
+    CHECK(qmx_einsum_workspace_size("bnth,bnsh->bnts", &A, &B, NULL, &ws2, &pos) == QMX_OK && ws2 == ws,
+          "the query must not depend on data");
+    {   /* int8 -> int32: B is an [N,K] view per batch: only the kernel's own workspace */
+        qmx_einsum_opts o32;
+        size_t mm = 0;
+        memset(&o32, 0, sizeof o32);
+        o32.int32_out = 1;
+        A.dtype = B.dtype = QMX_INT8;
+        qmx_matmul_i8_workspace_size(4, 6, 5, NULL, &mm);
+        CHECK(qmx_einsum_workspace_size("bnth,bnsh->bnts", &A, &B, &o32, &ws, &pos) == QMX_OK &&
+              ws == 64 + r64(mm), "bnth,bnsh->bnts (int8 -> int32): no copy, got %u want %u",
+              (unsigned)ws, (unsigned)(64 + r64(mm)));
+        /* "ij,kj->ki": the output is (k, i): B becomes the matmul's A, nothing is copied */
+        {
+            size_t s2a[2] = {3, 4}, s2b[2] = {5, 4};
+            set_f32(&A, 2, s2a, fa, 12); set_f32(&B, 2, s2b, fb, 20);
+            A.dtype = B.dtype = QMX_INT8;
+            qmx_matmul_i8_workspace_size(5, 3, 4, NULL, &mm);
+            CHECK(qmx_einsum_workspace_size("ij,kj->ki", &A, &B, &o32, &ws, &pos) == QMX_OK &&
+                  ws == 64 + r64(mm), "ij,kj->ki: roles swapped, no tile, got %u", (unsigned)ws);
+            qmx_matmul_i8_workspace_size(3, 5, 4, NULL, &mm);
+            CHECK(qmx_einsum_workspace_size("ij,kj->ik", &A, &B, &o32, &ws, &pos) == QMX_OK &&
+                  ws == 64 + r64(mm), "ij,kj->ik: as is, got %u", (unsigned)ws);
+        }
+    }
+    {   /* "ij,jk->ki" (float): swapping would pack both operands (32 elements); the [i,k]
+         * result tile (15 elements) is cheaper: 64 + r64(15 * 4) */
+        size_t s2a[2] = {3, 4}, s2b[2] = {4, 5};
+        set_f32(&A, 2, s2a, fa, 12);
+        set_f32(&B, 2, s2b, fb, 20);
+        CHECK(qmx_einsum_workspace_size("ij,jk->ki", &A, &B, NULL, &ws, &pos) == QMX_OK && ws == 128,
+              "ij,jk->ki: the cheaper plan (a result tile), got %u", (unsigned)ws);
+        CHECK(qmx_einsum_workspace_size("ij,jk->ki", &A, &B, NULL, &ws2, &pos) == QMX_OK && ws2 == ws,
+              "the query is repeatable");
+    }
+    {   /* int4 operands unpack into the workspace: count bytes more than int8 */
+        qmx_einsum_operand X, Y;
+        size_t w8 = 0, w4 = 0;
+        memset(&X, 0, sizeof X); memset(&Y, 0, sizeof Y);
+        X.dtype = QMX_INT8; X.rank = 2; X.shape[0] = 8; X.shape[1] = 16;
+        Y = X; Y.shape[0] = 4;
+        CHECK(qmx_einsum_workspace_size("mk,nk->mn", &X, &Y, NULL, &w8, &pos) == QMX_OK, "int8 query");
+        Y.dtype = QMX_INT4;
+        CHECK(qmx_einsum_workspace_size("mk,nk->mn", &X, &Y, NULL, &w4, &pos) == QMX_OK &&
+              w4 == w8 + 64, "int4 B adds its 64 unpacked bytes: %u vs %u", (unsigned)w4, (unsigned)w8);
+    }
+}
+
+static void test_errors(void) {
+    qmx_einsum_operand A, B;
+    qmx_einsum_opts o32;
+    size_t s2a[2] = {2, 3}, s2b[2] = {3, 4}, ws;
+    float out[8];
+    int i, pos;
+    qmx_status st;
+    QMX_TEST_CASE("errors: every bad argument returns its status and leaves the output untouched");
+    memset(&o32, 0, sizeof o32);
+    o32.int32_out = 1;
+    for (i = 0; i < 12; i++) { fa[i] = (float)i; fb[i] = (float)(i % 3); ia[i] = (int8_t)i; ib[i] = (int8_t)-i; }
+#define RESET() (set_f32(&A, 2, s2a, fa, 6), set_f32(&B, 2, s2b, fb, 12))
+#define EXPECT(call, want, what)                                                            \
+    do {                                                                                    \
+        for (i = 0; i < 8; i++) out[i] = 42.0f;                                             \
+        st = (call);                                                                        \
+        CHECK(st == (want), "%s: got %d (%s) want %d", what, (int)st, qmx_status_str(st), (int)(want)); \
+        for (i = 0; i < 8; i++) CHECK(out[i] == 42.0f, "%s: output written", what);         \
+    } while (0)
+#define RUN(opts) qmx_einsum("ij,jk->ik", &A, &B, opts, out, 8, wsbuf, sizeof wsbuf, &pos)
+    RESET();
+    CHECK(RUN(NULL) == QMX_OK && out[0] == 5.0f, "baseline 2x3 . 3x4 works");
+    EXPECT(qmx_einsum(NULL, &A, &B, NULL, out, 8, wsbuf, sizeof wsbuf, &pos), QMX_ERR_NULL, "NULL spec");
+    EXPECT(qmx_einsum("ij,jk->ik", NULL, &B, NULL, out, 8, wsbuf, sizeof wsbuf, &pos), QMX_ERR_NULL, "NULL a");
+    EXPECT(qmx_einsum("ij,jk->ik", &A, &B, NULL, NULL, 8, wsbuf, sizeof wsbuf, &pos), QMX_ERR_NULL, "NULL out");
+    CHECK(qmx_einsum("ij,jk->ik", &A, &B, NULL, out, 8, NULL, 0, &pos) == QMX_OK && out[0] == 5.0f,
+          "float plan whose layouts fit: no workspace at all (NULL, 0 bytes)");
+    A.data = NULL; EXPECT(RUN(NULL), QMX_ERR_NULL, "NULL data"); RESET();
+    CHECK(qmx_einsum_workspace_size("ij,jk->ik", &A, &B, NULL, NULL, &pos) == QMX_ERR_NULL, "NULL bytes");
+    EXPECT(qmx_einsum("ij,jk->ik", &A, &B, NULL, out, 7, wsbuf, sizeof wsbuf, &pos), QMX_ERR_BUFFER_TOO_SMALL, "out_len 7 < 8");
+    A.data_bytes = 23; EXPECT(RUN(NULL), QMX_ERR_BUFFER_TOO_SMALL, "data_bytes short"); RESET();
+    A.shape[1] = 0; B.shape[0] = 0; EXPECT(RUN(NULL), QMX_ERR_SIZE, "zero dimension"); RESET();
+    A.rank = 9; EXPECT(RUN(NULL), QMX_ERR_SIZE, "rank 9"); RESET();
+    A.rank = -1; EXPECT(RUN(NULL), QMX_ERR_SIZE, "rank -1"); RESET();
+    A.shape[0] = (size_t)1 << (sizeof(size_t) * 4); A.shape[1] = 3; B.shape[0] = 3;
+    A.rank = 2;
+    {   /* count overflow: 2^(w/2) * 2^(w/2) * ... */
+        qmx_einsum_operand C = A;
+        C.rank = 3; C.shape[0] = C.shape[1] = (size_t)1 << (sizeof(size_t) * 4); C.shape[2] = 3;
+        EXPECT(qmx_einsum("bij,jk->bik", &C, &B, NULL, out, 8, wsbuf, sizeof wsbuf, &pos), QMX_ERR_OVERFLOW, "size_t overflow of a count");
+        EXPECT(qmx_einsum("ij,jk->ik", &A, &B, NULL, out, 8, wsbuf, sizeof wsbuf, &pos), QMX_ERR_BUFFER_TOO_SMALL, "huge shape, short data");
+    }
+    RESET();
+    fa[4] = qmx_test_bits_f32(0x7FC00000u); EXPECT(RUN(NULL), QMX_ERR_NONFINITE, "NaN in float data");
+    fa[4] = qmx_test_bits_f32(0xFF800000u); EXPECT(RUN(NULL), QMX_ERR_NONFINITE, "-Inf in float data");
+    fa[4] = 4.0f;
+    {   /* fp8 NaN code */
+        uint8_t codes[6] = {0x38, 0x38, 0x7F, 0x38, 0x38, 0x38};
+        A.dtype = QMX_FP8_E4M3FN; A.data = codes; A.data_bytes = 6;
+        EXPECT(RUN(NULL), QMX_ERR_NONFINITE, "fp8 e4m3fn NaN code 0x7F");
+        codes[2] = 0x38;
+        CHECK(RUN(NULL) == QMX_OK && out[0] == 3.0f, "fp8 x float works (1.0 codes): %g", out[0]);
+    }
+    RESET();
+    A.scales = sa_buf; A.scales_len = 1; sa_buf[0] = 1.0f;
+    EXPECT(RUN(NULL), QMX_ERR_ARG, "scales on a float32 operand"); RESET();
+    A.zero_point = 1; EXPECT(RUN(NULL), QMX_ERR_ARG, "zero point on a float32 operand"); RESET();
+    EXPECT(RUN(&o32), QMX_ERR_ARG, "int32 output of float operands");
+    A.dtype = QMX_UINT8; EXPECT(RUN(NULL), QMX_ERR_DTYPE, "uint8 operand"); RESET();
+    A.dtype = QMX_INT16; EXPECT(RUN(NULL), QMX_ERR_DTYPE, "int16 operand"); RESET();
+    A.dtype = (qmx_dtype)99; EXPECT(RUN(NULL), QMX_ERR_DTYPE, "unknown dtype"); RESET();
+    A.dtype = QMX_INT8; A.data = ia; A.data_bytes = 6;
+    EXPECT(RUN(NULL), QMX_ERR_UNSUPPORTED, "int8 x float32 (dequantize first)");
+    /* int x int */
+    B.dtype = QMX_INT8; B.data = ib; B.data_bytes = 12;
+    CHECK(RUN(NULL) == QMX_OK, "int8 x int8 -> float, NULL scales = 1.0");
+    CHECK(RUN(&o32) == QMX_OK, "int8 x int8 -> int32");
+    EXPECT(qmx_einsum("ij,jk->ik", &A, &B, NULL, out, 8, NULL, sizeof wsbuf, &pos), QMX_ERR_NULL,
+           "NULL workspace for a plan that needs one");
+    CHECK(qmx_einsum_workspace_size("ij,jk->ik", &A, &B, NULL, &ws, &pos) == QMX_OK && ws > 0, "int query");
+    EXPECT(qmx_einsum("ij,jk->ik", &A, &B, NULL, out, 8, wsbuf, ws - 1, &pos), QMX_ERR_BUFFER_TOO_SMALL,
+           "workspace 1 byte short");
+    A.zero_point = 128; EXPECT(RUN(NULL), QMX_ERR_ARG, "zero point 128"); A.zero_point = 0;
+    A.zero_point = 3; B.zero_point = -2;
+    EXPECT(RUN(NULL), QMX_ERR_UNSUPPORTED, "float output with zero points on both operands");
+    CHECK(RUN(&o32) == QMX_OK, "int32 output takes both zero points");
+    A.zero_point = B.zero_point = 0;
+    A.scales = sa_buf; A.scales_len = 2; sa_buf[0] = sa_buf[1] = 0.5f;
+    EXPECT(RUN(&o32), QMX_ERR_ARG, "scales with raw int32 output");
+    sa_buf[0] = qmx_test_bits_f32(0x7FC00000u); EXPECT(RUN(NULL), QMX_ERR_ARG, "NaN scale");
+    sa_buf[0] = -1.0f; EXPECT(RUN(NULL), QMX_ERR_ARG, "negative scale");
+    sa_buf[0] = 0.0f; EXPECT(RUN(NULL), QMX_ERR_ARG, "zero scale");
+    sa_buf[0] = 0.5f;
+    A.scaling = QMX_EINSUM_SCALE_CHANNEL; A.channel_axis = 0;
+    CHECK(RUN(NULL) == QMX_OK, "per-channel along i (2 scales)");
+    A.scales_len = 1; EXPECT(RUN(NULL), QMX_ERR_BUFFER_TOO_SMALL, "1 scale for 2 channels"); A.scales_len = 2;
+    A.channel_axis = 1; EXPECT(RUN(NULL), QMX_ERR_ARG, "per-channel along the contracted j");
+    A.channel_axis = 2; EXPECT(RUN(NULL), QMX_ERR_ARG, "channel axis out of range");
+    A.scaling = QMX_EINSUM_SCALE_BLOCK; A.block_axis = 0; A.block_size = 2;
+    EXPECT(RUN(NULL), QMX_ERR_ARG, "block axis on a free axis");
+    A.block_axis = 1; A.block_size = 0; EXPECT(RUN(NULL), QMX_ERR_SIZE, "block size 0");
+    A.block_size = 2;
+    CHECK(RUN(NULL) == QMX_OK, "per-block along j, ragged last block (3 = 2 + 1)");
+    B.scales = sb_buf; B.scales_len = 4; B.scaling = QMX_EINSUM_SCALE_BLOCK; B.block_axis = 0;
+    B.block_size = 1; sb_buf[0] = sb_buf[1] = sb_buf[2] = sb_buf[3] = 1.0f;
+    EXPECT(RUN(NULL), QMX_ERR_UNSUPPORTED, "two different block sizes");
+    B.scales = NULL;
+    A.scaling = (qmx_einsum_scaling)7; EXPECT(RUN(NULL), QMX_ERR_ARG, "unknown scaling");
+    A.scaling = QMX_EINSUM_SCALE_TENSOR;
+    {   /* fp8 blocks are not supported (int only) */
+        uint8_t codes[6] = {0x38, 0x38, 0x38, 0x38, 0x38, 0x38};
+        qmx_einsum_operand F = A;
+        F.dtype = QMX_FP8_E5M2; F.data = codes; F.data_bytes = 6; F.scaling = QMX_EINSUM_SCALE_BLOCK;
+        F.block_axis = 1; F.block_size = 1; F.scales_len = 3;
+        set_f32(&B, 2, s2b, fb, 12);
+        EXPECT(qmx_einsum("ij,jk->ik", &F, &B, NULL, out, 8, wsbuf, sizeof wsbuf, &pos), QMX_ERR_UNSUPPORTED, "fp8 per-block scales");
+        F.zero_point = 1; F.scaling = QMX_EINSUM_SCALE_TENSOR;
+        EXPECT(qmx_einsum("ij,jk->ik", &F, &B, NULL, out, 8, wsbuf, sizeof wsbuf, &pos), QMX_ERR_ARG, "fp8 zero point");
+    }
+    RESET();
+    {   /* int K above QMX_MATMUL_I8_MAX_K */
+        qmx_einsum_operand X, Y;
+        static int8_t big[QMX_MATMUL_I8_MAX_K + 1];
+        int32_t r = 0;
+        memset(&X, 0, sizeof X);
+        X.dtype = QMX_INT8; X.rank = 1; X.shape[0] = QMX_MATMUL_I8_MAX_K + 1; X.data = big;
+        X.data_bytes = sizeof big; Y = X;
+        CHECK(qmx_einsum("k,k->", &X, &Y, &o32, &r, 1, wsbuf, sizeof wsbuf, &pos) == QMX_ERR_OVERFLOW,
+              "int K = QMX_MATMUL_I8_MAX_K + 1");
+        X.shape[0] = Y.shape[0] = QMX_MATMUL_I8_MAX_K;
+        for (i = 0; i < QMX_MATMUL_I8_MAX_K; i++) big[i] = -128;
+        X.zero_point = 127; Y.zero_point = 127;
+        st = qmx_einsum_workspace_size("k,k->", &X, &Y, &o32, &ws, &pos);
+        CHECK(st == QMX_OK && ws <= sizeof wsbuf, "K at the bound: workspace %u", (unsigned)ws);
+        if (st == QMX_OK && ws <= sizeof wsbuf) {
+            st = qmx_einsum("k,k->", &X, &Y, &o32, &r, 1, wsbuf, sizeof wsbuf, &pos);
+            CHECK(st == QMX_OK && r == QMX_MATMUL_I8_MAX_K * 65025, "K at the bound, |q - zp| = 255: %ld",
+                  (long)r);
+        }
+    }
+#undef RUN
+#undef EXPECT
+#undef RESET
+}
+
+static void test_features(void) {
+    qmx_einsum_operand A, B;
+    size_t s23[2] = {2, 3}, s2[2] = {3, 2};
+    float out[16];
+    int pos = 5;
+    QMX_TEST_CASE("spec features: spaces, implicit output order, diagonal, in-operand sums");
+    set_f32(&A, 2, s23, fa, 6);
+    set_f32(&B, 2, s2, fb, 6);
+    {   /* implicit output: once-only labels in ASCII order ('C' < 'a'): "aB,BC" -> "Ca" */
+        size_t shp[8];
+        int r;
+        CHECK(qmx_einsum_output_shape("aB,BC", &A, &B, shp, &r, &pos) == QMX_OK && r == 2 &&
+              shp[0] == 2 && shp[1] == 2, "aB,BC -> CA order, rank %d", r);
+        CHECK(qmx_einsum_output_shape(" a B , B C ", &A, &B, shp, &r, &pos) == QMX_OK && r == 2,
+              "spaces are ignored");
+    }
+    {   /* "ii->" style trace through a diagonal: "ii,i->i" with A = [[0,1],[2,3]], B = [1, 2] */
+        size_t sq[2] = {2, 2}, v[1] = {2};
+        fa[0] = 0; fa[1] = 1; fa[2] = 2; fa[3] = 3; fb[0] = 1; fb[1] = 2;
+        set_f32(&A, 2, sq, fa, 4);
+        set_f32(&B, 1, v, fb, 2);
+        CHECK(qmx_einsum("ii,i->i", &A, &B, NULL, out, 2, wsbuf, sizeof wsbuf, &pos) == QMX_OK &&
+              out[0] == 0.0f && out[1] == 6.0f, "diagonal: %g %g", out[0], out[1]);
+        /* "ij,k->i": k is summed within B (stride 0 in A): rows of A times sum(B) */
+        CHECK(qmx_einsum("ij,k->i", &A, &B, NULL, out, 2, wsbuf, sizeof wsbuf, &pos) == QMX_OK &&
+              out[0] == 3.0f && out[1] == 15.0f, "in-operand sum: %g %g", out[0], out[1]);
+    }
+    {   /* spec limits: 256 characters; an implicit output of more than 8 labels */
+        static char longspec[300];
+        size_t one[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+        int r;
+        size_t shp[8];
+        memset(longspec, ' ', 290);
+        memcpy(longspec + 290, "i,i", 4);
+        set_f32(&A, 1, one, fa, 1);
+        set_f32(&B, 1, one, fb, 1);
+        CHECK(qmx_einsum_output_shape(longspec, &A, &B, shp, &r, &pos) == QMX_ERR_PARSE && pos == 256,
+              "a spec longer than QMX_EINSUM_MAX_SPEC: PARSE at 256, got pos %d", pos);
+        CHECK(qmx_einsum_output_shape(longspec + 40, &A, &B, shp, &r, &pos) == QMX_OK && r == 0,
+              "254 characters are fine");
+        set_f32(&A, 8, one, fa, 1);
+        set_f32(&B, 8, one, fb, 1);
+        CHECK(qmx_einsum_output_shape("abcdefgh,ijklmnop", &A, &B, shp, &r, &pos) ==
+              QMX_ERR_UNSUPPORTED && pos == -1, "an implicit output of 16 labels (rank > 8)");
+        CHECK(qmx_einsum_output_shape("abcdefgh,abcdefgp->p", &A, &B, shp, &r, &pos) == QMX_OK &&
+              r == 1, "rank 8 operands are fine");
+    }
+}
+
+/* The int8 x int8 -> float plan is the documented kernel call: "bsd,fd->bsf" (weights [N,K])
+ * gives the same bits as qmx_matmul_i8_f32 on the flattened [b*s, d] x [f, d]^T with the
+ * per-token (per-row) and per-channel scales expanded, with a zero point on the activations. */
+static void test_plan_is_kernel(void) {
+    qmx_einsum_operand A, B;
+    size_t M = 6, N = 5, K = 70, i, ws = 0, mws = 0;
+    static float want_q[64], sa[6], sb[5], got_q[64];
+    qmx_matmul_i8_f32_scales sc;
+    qmx_status st;
+    int pos;
+    QMX_TEST_CASE("bsd,fd->bsf with per-token / per-channel / per-block scales is qmx_matmul_i8_f32");
+    for (i = 0; i < M * K; i++) ia[i] = (int8_t)((int)(rnd() & 0xFF) - 128);
+    for (i = 0; i < N * K; i++) ib[i] = (int8_t)((int)(rnd() & 0xFF) - 128);
+    for (i = 0; i < 6; i++) sa[i] = 0.01f + 0.003f * (float)i;
+    for (i = 0; i < 5; i++) sb[i] = 0.02f + 0.007f * (float)i;
+    memset(&A, 0, sizeof A); memset(&B, 0, sizeof B);
+    A.dtype = QMX_INT8; A.rank = 3; A.shape[0] = 2; A.shape[1] = 3; A.shape[2] = K; A.data = ia;
+    A.data_bytes = M * K; A.zero_point = 7;
+    A.scales = sa; A.scales_len = 3; A.scaling = QMX_EINSUM_SCALE_CHANNEL; A.channel_axis = 1;
+    B.dtype = QMX_INT8; B.rank = 2; B.shape[0] = N; B.shape[1] = K; B.data = ib; B.data_bytes = N * K;
+    B.scales = sb; B.scales_len = 5; B.scaling = QMX_EINSUM_SCALE_CHANNEL; B.channel_axis = 0;
+    st = qmx_einsum_workspace_size("bsd,fd->bsf", &A, &B, NULL, &ws, &pos);
+    CHECK(st == QMX_OK, "query %d", (int)st);
+    CHECK(qmx_matmul_i8_f32_workspace_size(M, N, K, &mws) == QMX_OK && ws <= 64 + 64 + 64 + mws + 64,
+          "no packing: only scales and the kernel's workspace (%u vs %u)", (unsigned)ws, (unsigned)mws);
+    st = qmx_einsum("bsd,fd->bsf", &A, &B, NULL, got_q, M * N, wsbuf, sizeof wsbuf, &pos);
+    CHECK(st == QMX_OK, "einsum %d", (int)st);
+    {   /* the same call by hand: a per-row scale = the token's s index */
+        static float ra[6];
+        for (i = 0; i < M; i++) ra[i] = sa[i % 3];
+        sc.a_scales = ra; sc.a_scales_len = M; sc.a_per_row = 1; sc.a_zp = 7;
+        sc.b_scales = sb; sc.b_scales_len = N; sc.b_per_col = 1; sc.block_size = K;
+        st = qmx_matmul_i8_f32(M, N, K, ia, K, ib, K, want_q, N, &sc, wsbuf + 100000, 100000);
+        CHECK(st == QMX_OK, "matmul %d", (int)st);
+        CHECK(!memcmp(got_q, want_q, M * N * 4), "einsum bits differ from the kernel's");
+    }
+    /* per-block along d (32): two ragged blocks 32 + 32 + 6 */
+    {
+        static float ba[3 * 3], bb[5 * 3], ra[6 * 3];
+        for (i = 0; i < 9; i++) ba[i] = 0.01f * (float)(i + 1);
+        for (i = 0; i < 15; i++) bb[i] = 0.003f * (float)(i + 2);
+        A.scales = ba; A.scales_len = 9; A.scaling = QMX_EINSUM_SCALE_CHANNEL_BLOCK;
+        A.block_axis = 2; A.block_size = 32;
+        B.scales = bb; B.scales_len = 15; B.scaling = QMX_EINSUM_SCALE_CHANNEL_BLOCK;
+        B.block_axis = 1; B.block_size = 32;
+        st = qmx_einsum("bsd,fd->bsf", &A, &B, NULL, got_q, M * N, wsbuf, sizeof wsbuf, &pos);
+        CHECK(st == QMX_OK, "einsum blocks %d", (int)st);
+        for (i = 0; i < M * 3; i++) ra[i] = ba[(i / 3) % 3 * 3 + i % 3];
+        sc.a_scales = ra; sc.a_scales_len = M * 3; sc.b_scales = bb; sc.b_scales_len = N * 3;
+        sc.block_size = 32;
+        st = qmx_matmul_i8_f32(M, N, K, ia, K, ib, K, want_q, N, &sc, wsbuf + 100000, 100000);
+        CHECK(st == QMX_OK && !memcmp(got_q, want_q, M * N * 4), "per-block bits differ (%d)", (int)st);
+    }
+}
+
+int main(void) {
+    test_golden();
+    test_malformed();
+    test_naive_sweep();
+    test_plans();
+    test_errors();
+    test_features();
+    test_plan_is_kernel();
+    return QMX_TEST_END();
+}
