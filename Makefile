@@ -22,12 +22,13 @@ HEADERS := qmx.h qmx_kernels.h qmx_calib.h
 CROSS_TARGETS := i386 aarch64 aarch64-v8a armhf s390x ppc riscv64 cortex-m3 cortex-m4 cortex-m55
 
 .DEFAULT_GOAL := help
-.PHONY: help demo test test-targets test-sanitize test-exhaustive check-headers clean bench fuzz test-valgrind
+.PHONY: help demo demo-cortex-m test test-targets test-sanitize test-exhaustive check-headers clean bench fuzz test-valgrind
 
 # ---- help -----------------------------------------------------------------------------------
 help:
 	@echo "qmx make targets:"
 	@echo "  demo             the end-to-end demo: an MLP on the UCI digits quantized in every format"
+	@echo "  demo-cortex-m    the demo's int8 model exported as a C header, run on a Cortex-M4 (QEMU)"
 	@echo "  test             check-headers, then every test on the host in 4 builds: -O2 -march=native,"
 	@echo "                   -O2 -DQMX_NO_SIMD, C++11, -std=gnu99 -O3 -ffp-contract=fast"
 	@echo "  test-targets     every test on host (SIMD and scalar), i386, aarch64 (v8.2 dotprod and"
@@ -40,6 +41,13 @@ help:
 	@echo "  bench            quantize/dequantize throughput vs read stream and memcpy, 64 MiB and"
 	@echo "                   256 KiB, -O3 -march=native (~1 min; BENCH_EXTRA=-DQMX_NO_SIMD for scalar)"
 	@echo "  fuzz             every libFuzzer harness in tests/fuzz, FUZZ_SECONDS (60) each, ASan+UBSan"
+	@echo "  bench-peers      apt-get oneDNN/gemmlowp/OpenBLAS (root) and build the peer harness for make bench"
+	@echo "  bench-cortex-m   insns/MAC of the int8/int4 fully-connected on Cortex-M4/M55 (QEMU) vs CMSIS-NN"
+	@echo "  install          headers, qmx.pc and CMake config under PREFIX (/usr/local; DESTDIR honoured)"
+	@echo "  uninstall        remove what install wrote"
+	@echo "  test-consumers   out-of-tree consumers via make install + pkg-config, CMake find_package"
+	@echo "                   and add_subdirectory"
+	@echo "  build/qmx_convert  the weight converter (.npy/.safetensors -> C header; examples/qmx_convert)"
 	@echo "  clean            remove $(BUILD)/"
 	@echo "One target, one test: tools/targets/run-on cortex-m4 tests/test_core.c -I. -std=c99"
 	@echo "One target, all tests: tools/run_tests.sh aarch64 [CFLAGS...]    (JOBS=2 programs at once)"
@@ -47,7 +55,7 @@ help:
 # ---- demo -----------------------------------------------------------------------------------
 DEMO_CFLAGS := -std=c99 -D_POSIX_C_SOURCE=199309L -O2 -march=native -Wall -Wextra -Werror -I.
 
-$(BUILD)/demo: examples/demo.c $(HEADERS) | $(BUILD)
+$(BUILD)/demo: examples/demo.c examples/demo_int8.h $(HEADERS) | $(BUILD)
 	$(CC) $(DEMO_CFLAGS) examples/demo.c -o $@ -lm
 
 $(BUILD)/kv_decode: examples/kv_decode.c $(HEADERS) | $(BUILD)
@@ -57,6 +65,14 @@ demo: $(BUILD)/demo $(BUILD)/kv_decode
 	@$(BUILD)/demo examples/data/digits.csv
 	@echo
 	@$(BUILD)/kv_decode
+
+# The int8 integer-only model of the demo as firmware: the host run exports it as a C header
+# (build/demo_model.h), and examples/demo_mcu.c classifies the held-out digits with it on a
+# Cortex-M4 under QEMU, checking the predictions against the host's.
+demo-cortex-m: $(BUILD)/demo
+	@$(BUILD)/demo examples/data/digits.csv --export $(BUILD)/demo_model.h | tail -3
+	@tools/targets/run-on cortex-m4 examples/demo_mcu.c -I. -Iexamples -I$(BUILD) -std=c99 -O2 \
+	    -Wall -Wextra -Werror
 
 $(BUILD):
 	@mkdir -p $(BUILD)
