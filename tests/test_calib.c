@@ -47,7 +47,7 @@ static void test_torch(void) {
         size_t count, g, ng;
         qmx_calib_config cc = QMX_ZERO_INIT;
         qmx_qconfig q = QMX_ZERO_INIT;
-        qmx_observer obs;
+        qmx_observer obs = QMX_ZERO_INIT;
         qmx_calib_stat stats[64];
         float scales[64];
         int32_t zps[64];
@@ -235,7 +235,7 @@ static void test_methods_hand(void) {
     for (i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         qmx_calib_config cc;
         qmx_qconfig q = QMX_ZERO_INIT;
-        qmx_observer obs;
+        qmx_observer obs = QMX_ZERO_INIT;
         qmx_calib_stat st[1];
         float s = -1.0f, want;
         int32_t zp = 999;
@@ -373,7 +373,7 @@ static void test_sum_methods(void) {
     for (p = 0; p <= 6; p++) {   /* 0: mean-absmax, 1..4: absmean, 5: rms, 6: rms with clip */
         qmx_calib_config cc = QMX_ZERO_INIT;
         qmx_qconfig q = QMX_ZERO_INIT;
-        qmx_observer obs;
+        qmx_observer obs = QMX_ZERO_INIT;
         qmx_calib_stat st[4];
         q.granularity = QMX_PER_CHANNEL; q.outer = 1; q.axis_len = C; q.inner = n / C;
         cc.method = p == 0 ? QMX_CALIB_MEAN_ABSMAX : p <= 4 ? QMX_CALIB_ABSMEAN : QMX_CALIB_RMS;
@@ -410,7 +410,7 @@ static void test_granularity(void) {
     qmx_calib_stat st[18];
     qmx_calib_config cc = QMX_ZERO_INIT;
     qmx_qconfig q = QMX_ZERO_INIT;
-    qmx_observer obs;
+    qmx_observer obs = QMX_ZERO_INIT;
     size_t i, o, k, in, g;
     QMX_TEST_CASE("per-block groups are (outer, block, inner), ragged tail, absmax over batches");
     for (i = 0; i < 30; i++) { x[i] = (float)((int)(i * 7 % 11) - 5) * 0.25f; x2[i] = (float)((int)(i * 5 % 13) - 6) * 0.2f; }
@@ -460,9 +460,10 @@ static void test_zero_and_errors(void) {
     int32_t zp = 7, zps[8];
     qmx_calib_config cc = QMX_ZERO_INIT;
     qmx_qconfig q = QMX_ZERO_INIT;
-    qmx_observer obs;
+    qmx_observer obs = QMX_ZERO_INIT;
     qmx_calib_stat st[8], snap[8];
     int m;
+    memset(st, 0, sizeof st);   /* entries past the groups in use are compared below */
     QMX_TEST_CASE("all-zero data gives the recipe's guarded scale for every method");
     for (m = QMX_CALIB_ABSMAX; m <= QMX_CALIB_RMS; m++) {
         int r;
@@ -557,7 +558,7 @@ static void test_moving_spec(void) {
     float a[4] = {-1, 0, 1, 2}, b[4] = {-3, 0, 1, 6}, lo, hi;
     qmx_calib_config cc = QMX_ZERO_INIT;
     qmx_qconfig q = QMX_ZERO_INIT;
-    qmx_observer obs;
+    qmx_observer obs = QMX_ZERO_INIT;
     qmx_calib_stat st[1];
     QMX_TEST_CASE("moving-average min/max: first batch sets, later batches move by momentum");
     cc.method = QMX_CALIB_MOVING_MINMAX; cc.momentum = 0.5f;
