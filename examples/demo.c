@@ -441,6 +441,7 @@ int main(int argc, char **argv) {
     qmx_intmp_rule rules[8];
     char names[256];
     qmx_intmp_config mp;
+    const fmt f32 = { F_F32, 0, QMX_INT8, 0 };
     const struct { const char *name; fmt f; } fmts[] = {
         { "int8 per-channel       (qmx_matmul_i8_f32)", { F_I8, 0, QMX_INT8, 0 } },
         { "int8 per-block 16      (qmx_matmul_i8_f32)", { F_I8, 16, QMX_INT8, 0 } },
@@ -461,10 +462,8 @@ int main(int argc, char **argv) {
     printf("%-46s %9s %12s %10s\n", "format (weights x activations)", "accuracy", "weight bytes", "us/image");
 
     /* float32 reference, through the same layer code */
-    layer_build(&l1, fmts[0].f, base.w1, base.b1, NHID, NPIX);   /* for the shapes only */
-    l1.f.kind = F_F32; l2 = l1;
-    layer_build(&l1, l1.f, base.w1, base.b1, NHID, NPIX);
-    layer_build(&l2, l1.f, base.w2, base.b2, NCLS, NHID);
+    layer_build(&l1, f32, base.w1, base.b1, NHID, NPIX);
+    layer_build(&l2, f32, base.w2, base.b2, NCLS, NHID);
     fbytes = l1.bytes + l2.bytes;
     acc = run_model(&l1, &l2, &us);
     printf("%-46s %8.2f%% %12u %10.2f\n", "float32", acc, (unsigned)fbytes, us);
