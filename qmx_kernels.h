@@ -1,8 +1,40 @@
 /* qmx_kernels.h - quantized compute kernels on top of qmx.h (part of qmx).
  *
- * This header is the home of qmx's compute layer. Its contents land issue by issue; every
- * declared entry point is implemented and tested (tests/test_matmul_i8.c,
- * tests/test_matmul_out.c, tests/test_matmul_packed.c).
+ * The compute layer of qmx: integer and low-bit matrix products with fused output stages,
+ * einsum planned onto them, and a quantized KV cache with attention decode. All of it works
+ * on caller memory: a kernel that needs scratch takes a workspace whose size comes from its
+ * *_workspace_size() query (a pure function of the shapes, the same on every target), and
+ * nothing allocates, keeps state, or needs libc or libm. Every entry point returns a
+ * qmx_status and checks its arguments before it writes anything.
+ *
+ * CONTENTS (this comment in this order; then the declarations, then the implementation)
+ *   BUILD                         configuration macros, which SIMD path is chosen
+ *   INT8 x INT8 -> INT32          qmx_matmul_i8: zero points, overflow bound, weight sums,
+ *                                 workspace, algorithm and SIMD paths, errors
+ *   FULLY-CONNECTED               qmx_fully_connected_i8: int8/int16 out, TFLite requantization
+ *   DEQUANT-ON-OUTPUT             qmx_matmul_i8_f32: per-tensor/channel/block float scales
+ *   PACKED WEIGHTS                qmx_matmul_i8_pack_weights + *_packed variants (fast path)
+ *   DYNAMIC                       qmx_matmul_f32_dyn_i8: float rows quantized on the fly
+ *   LOW-BIT MATMUL                qmx_matmul_i4*, qmx_fully_connected_i4, qmx_matmul_fp8_f32
+ *   EINSUM                        qmx_einsum: spec grammar, planning, quantized operands
+ *   KV CACHE AND ATTENTION        qmx_kv_*: storage, append, attention decode, prefill
+ *   Tests: tests/test_matmul_{i8,out,packed,lowbit}.c, test_einsum.c, test_kvcache.c,
+ *   test_simd_equiv.c. Benchmarks: bench/bench_{matmul,lowbit,einsum,kv}.c (make bench).
+ *
+ * QUICK START: the TFLite / CMSIS-NN int8 fully-connected layer, y = requant(x . W^T + bias)
+ *     #define QMX_IMPLEMENTATION          // in exactly one .c file
+ *     #include "qmx_kernels.h"            // includes qmx.h
+ *     // per output channel n: real multiplier = s_x * s_w[n] / s_y (TFLite's recipe)
+ *     for (n = 0; n < N; n++) qmx_quantize_multiplier(s_x * s_w[n] / s_y, &mult[n], &shift[n]);
+ *     qmx_requant_config rq = {0};        // double rounding, int8 out, the full int8 range
+ *     rq.per_channel = 1; rq.multipliers = mult; rq.shifts = shift; rq.bias = bias;
+ *     rq.output_zero_point = y_zp;
+ *     size_t need;
+ *     qmx_fully_connected_i8_workspace_size(M, N, K, &need);   // <= sizeof arena? else stop
+ *     qmx_status st = qmx_fully_connected_i8(M, N, K, x, K, x_zp, W, K, &rq, y, N,
+ *                                            arena, sizeof arena);
+ *     if (st != QMX_OK) report(qmx_status_str(st));          // y untouched on error
+ *   For speed, pack W once (qmx_matmul_i8_pack_weights) and call qmx_fully_connected_i8_packed.
  *
  * ============================================================================================
  * BUILD
@@ -228,9 +260,442 @@
  *   QMX_ERR_ARG; 1 < w_scales_len < N -> QMX_ERR_BUFFER_TOO_SMALL. All checked before Y is
  *   written (X is read twice: scales first, then the quantization per block of 64 rows).
  *
- * Not yet here (issue 3): int4/fp8 operands, weight zero points and KN weights in the output
- * stages, NEON without dotprod on the packed format (it runs the portable loop), einsum,
- * AVX-VNNI (256-bit), Cortex-M DSP/MVE kernels.
+ * ============================================================================================
+ * LOW-BIT MATMUL: PACKED INT4 WEIGHTS (x INT8 / x INT4 ACTIVATIONS) AND FP8 x FP8
+ *   (tests/test_matmul_lowbit.c, bench/bench_lowbit.c, make bench-cortex-m)
+ *
+ * INT4 WEIGHTS (ggml Q4_0 x Q8_0 class, CMSIS-NN s4 class)
+ *   qmx_matmul_i4      C[m][n] = sum_k (A(m,k) - a_zp) * (W(n,k) - w_zp(n,b(k)))   exact int32
+ *   qmx_matmul_i4_f32  C[m][n] = the same partials per K-block, dequantized in float (below)
+ *   qmx_fully_connected_i4   the TFLite / CMSIS-NN s4 fully-connected with qmx's output stage
+ *   Layouts (row-major; strides in ELEMENTS, also for packed int4):
+ *     W  [N,K] packed int4 in qmx.h's layout (element e of the flat nibble stream is the LOW
+ *        nibble of byte e/2 when e is even, the HIGH nibble when odd), W(n,k) = element n*ldw+k
+ *        (ldw >= K). params.w_dtype: QMX_INT4 (default when 0): signed [-8, 7], zero point 0;
+ *        QMX_UINT4: [0, 15] with zero point w_zp (per tensor) or w_zps[n*nblk + b] (per block
+ *        and row; bytes holding values in [0, 15]).
+ *     A  [M,K] params.a_dtype: QMX_INT8 (default when 0): int8, A(m,k) = A[m*lda + k]; or
+ *        QMX_INT4: packed int4 like W, element m*lda + k (int4 x int4). Zero point a_zp per
+ *        tensor: int8 [-128, 127], int4 [-8, 7].
+ *     C  [M,N] int32 / float, row m at C + m*ldc (ldc >= N; the padding is not written).
+ *   K is cut into nblk = ceil(K / bs) blocks, bs = params.block_size (0: K, one block; a
+ *   shorter last block is the ragged tail). P_b[m][n] = sum over block b of
+ *   (A - a_zp)(W - w_zp) (exact int32). qmx_matmul_i4 returns sum_b P_b (exact).
+ *   qmx_matmul_i4_f32, with sa = a_scales[(a_per_row ? m*nblk : 0) + b] and
+ *   sb = w_scales[(w_per_col ? n*nblk : 0) + b] (finite, > 0):
+ *       sum = 0.0f;
+ *       for b = 0, 1, ..., nblk-1 (increasing):
+ *           p = (float)P_b[m][n];  p = p * sa;  p = p * sb;  sum = sum + p;
+ *       C[m][n] = sum;
+ *   exactly the order of qmx_matmul_i8_f32 (same FMA-contraction and x87 handling), so C is
+ *   the same bits on every path and target. Accuracy: |C - sum_b P_b*sa*sb| <=
+ *   (nblk + 4) * 2^-24 * sum_b |P_b*sa*sb| (+ underflow).
+ *
+ * OVERFLOW BOUND (QMX_MATMUL_I4_MAX_K = 561433)
+ *   |A - a_zp| <= 255 and |W - w_zp| <= 15, so |C| <= 3825 K <= INT32_MAX for
+ *   K <= floor((2^31 - 1) / 3825) = 561433; larger K: QMX_ERR_OVERFLOW. Inside, the kernels
+ *   sum a * u with u = nibble ^ 8 (int4) or nibble (uint4) in [0, 15]: |sum| <= 1920 K
+ *   < 1.08e9, row sums |sum a| <= 128 K, weight sums <= 15 K, and
+ *   P = D - a_zp*Su - z*Sa + a_zp*z*K (z = 8 for int4, else the zero point) is formed in
+ *   uint32 (wrap-around is defined) and is exact because the true value fits int32.
+ *
+ * FAST AND GENERIC MODES
+ *   Fast (every block of every row starts on a byte: ldw even and (bs even or nblk == 1)):
+ *   each panel of up to 16 rows of A is laid out once per call in the workspace, per block,
+ *   as chunks of 128 elements = [64 bytes: elements 0,2,..,126][64 bytes: 1,3,..,127]
+ *   (zero padded), so that byte j of a chunk of W lines up with byte j of both halves:
+ *   low nibbles x even elements, high nibbles x odd elements, no shuffles. Register tiles of
+ *   up to 4 rows of A x 4 rows of W over each block (W is read in place: no prepacking):
+ *     AVX-512 VNNI: vpdpbusd (u as u8 x a as s8, no saturation), 4x4; masked tail; for
+ *       M = 1 (GEMV, weights streaming from memory) 1x4 with a software prefetch of the
+ *       weight rows two tiles ahead (the hardware prefetcher alone restarts at every tile). With
+ *       blocks of 32 (qmx_matmul_i4_f32, ggml Q4_0 class) A is laid out once over all of K
+ *       and one pass gives every block's dot: 128-bit lane L of an accumulator holds exactly
+ *       elements 32L..32L+31 of a chunk (two in-lane shuffles + vpcompressd).
+ *     AVX2: vpmaddubsw (pairs 15*128*2 < 2^15: never saturates) + vpmaddwd, 2x4.
+ *     NEON aarch64: vdotq_s32 (dotprod) or vmull_s8 + vpadalq_s16, 4x4.
+ *     Cortex-M55 MVE: vmladavaq_s8, predicated last step, 1x4; weight sums for a_zp != 0
+ *       with vaddvaq_u8.
+ *     Cortex-M4/M7/M33 DSP: A is laid out instead as int16 (A - a_zp) pairs
+ *       [a0|a4][a1|a5][a2|a6][a3|a7] per 8 elements so that one 32-bit word of W gives the
+ *       four SMLAD operands with one AND each ((w >> 4i) & 0x000F000F), 1x4 as two 1x2
+ *       passes (an assembly loop, 13 registers); the zero point of A is then inside the dot
+ *       (no weight sums).
+ *     Otherwise portable C, 2x4.
+ *   Every block is padded to whole chunks of 128 in the layout of A: blocks shorter than 128
+ *   waste lanes (128/bs x the work) except blocks of 32 on AVX-512: prefer bs >= 128 or 32.
+ *   Generic (odd ldw, or odd bs with several blocks): a portable loop that reads every nibble
+ *   by index (slow; same integer results).
+ *   Measured (make bench-cortex-m, instructions per MAC, 1024 -> 1024, zero point of A 0 / -3):
+ *   qmx_fully_connected_i4 Cortex-M4 1.81 / 1.81 (CMSIS-NN s4: 4.92), Cortex-M55 0.54 / 0.87
+ *   (CMSIS-NN: 0.39); batch 4 per MAC 1.77 (M4), 0.49 / 0.58 (M55).
+ *   Configuration: QMX_NO_DSP, QMX_NO_MVE (portable C instead), QMX_NO_DSP_ASM (the DSP
+ *   loops in C intrinsics instead of assembly; -O0 builds do that anyway).
+ *
+ * WORKSPACE: qmx_matmul_i4_workspace_size(M, N, K, params, &bytes) (the same for the three
+ *   int4 entry points; a pure function of M, N, K and block_size, the same on every target):
+ *       64 + mb * R + r64(4 * mb * nblk) + r64(64 * r4(nblk)),   mb = min(M, 16),
+ *       R = (nblk - 1) * 2*r128(bs) + 2*r128(last block length)
+ *   (r128 / r4 round up to 128 / 4; 2 bytes per element covers the int16 layout of the DSP
+ *   path; the last term holds the block dots of a 4x4 tile on the blocks-of-32 path).
+ *   Any alignment. Stack: a 4x4 int32 tile and a few words (< 256 bytes).
+ *
+ * FULLY-CONNECTED s4: qmx_fully_connected_i4(M, N, K, A, lda, a_zp, W, ldw, rq, out, ldo,
+ *   workspace, workspace_bytes): out = clamp(requant(acc + bias) + out_zp), acc[m][n] =
+ *   sum_k (A[m][k] - a_zp) * W(n,k) with W signed int4 (packed as above, row n at element
+ *   n*ldw: CMSIS-NN's flat packing is ldw = K), rq exactly as qmx_fully_connected_i8.
+ *
+ * ERRORS (checked before anything is written; outputs and workspace untouched on error)
+ *   QMX_ERR_NULL              A, W, C/out, workspace NULL; params NULL (f32 only: NULL means
+ *                             the defaults elsewhere); rq NULL; a_scales / w_scales NULL
+ *                             (f32); rq's arrays as qmx_fully_connected_i8
+ *   QMX_ERR_DTYPE             a_dtype not 0/INT8/INT4; w_dtype not 0/INT4/UINT4; rq out dtype
+ *   QMX_ERR_ARG               a_zp outside its dtype's range; w_zp / w_zps[i] outside [0, 15]
+ *                             (uint4), w_zp != 0 for int4; a scale 0, negative, NaN or Inf;
+ *                             rq values as qmx_fully_connected_i8
+ *   QMX_ERR_SIZE              M, N or K is 0
+ *   QMX_ERR_OVERFLOW          K > QMX_MATMUL_I4_MAX_K; size_t overflow of an extent or of
+ *                             the workspace
+ *   QMX_ERR_SHAPE             lda < K, ldw < K, ldc/ldo < N
+ *   QMX_ERR_BUFFER_TOO_SMALL  workspace too small; w_zps_len < N*nblk; scales_len short
+ *
+ * FP8 x FP8 -> FLOAT: qmx_matmul_fp8_f32(M, N, K, A, lda, B, ldb, C, ldc, params, workspace,
+ *                                         workspace_bytes)
+ *   A [M,K] and B [N,K] fp8 codes (one byte each), formats params.a_fmt / params.b_fmt each
+ *   QMX_FP8_E4M3FN (default when 0) or QMX_FP8_E5M2 (E4M3xE4M3, E4M3xE5M2, E5M2xE5M2, and
+ *   E5M2xE4M3). Scales: sa = a_scales[a_per_row ? m : 0], sb = b_scales[b_per_col ? n : 0].
+ *   Every product A(m,k)*B(n,k) is exact in float: significands of 4 (E4M3) or 3 (E5M2)
+ *   bits multiply into at most 8 bits, and exponents stay within [2^-32, 2^32) (no
+ *   overflow, no float subnormal). Hence an FMA gives the same bits as a multiply then an
+ *   add, and contraction cannot change results. The sum has this fixed order:
+ *       s[l] = +0.0f for l < 16;
+ *       for k = 0, 1, ..., K-1:  s[k % 16] = s[k % 16] + A(m,k)*B(n,k);
+ *       for w = 8, 4, 2, 1:  for l < w:  s[l] = s[l] + s[l + w];
+ *       C[m][n] = (s[0] * sa) * sb;
+ *   each step rounded to float (nearest-even): 16 lanes as one AVX-512 register (4x4 tiles,
+ *   vfmadd; for M = 1 the codes of B are decoded in registers as they stream) or four NEON
+ *   registers; elsewhere portable C (AVX2 too). Same bits on every path
+ *   and target. Codes are decoded exactly through IEEE binary16 (vcvtph2ps / vcvt_f32_f16;
+ *   E5M2 is the top byte of a binary16, E4M3 shifted into one is its value times 2^-8),
+ *   or a 256-entry table of qmx_fp8_to_f32 built in the workspace. Accuracy: |C - exact| <=
+ *   (K/16 + 6) * 2^-24 * sum_k |A*B| * sa * sb (+ underflow).
+ *   NaN and Inf codes (E4M3FN 0x7F/0xFF; E5M2 exponent field 11111) in A or B are rejected
+ *   with QMX_ERR_NONFINITE (outputs untouched): a NaN result would carry no information and
+ *   an Inf*0 would make the order observable. The FNUZ formats: QMX_ERR_UNSUPPORTED.
+ *   Workspace: qmx_matmul_fp8_f32_workspace_size(M, N, K, &bytes) =
+ *       64 + 2048 + r64(4 * min(M, 16) * r16(K)) + r64(16 * r16(K))
+ *   (two 256-entry decode tables, a panel of A and a tile of 4 rows of B decoded to float).
+ *   Errors as the int4 entry points, plus QMX_ERR_DTYPE for another format and
+ *   QMX_ERR_NONFINITE above; K has no maximum beyond size_t (float sums).
+ *
+ * ============================================================================================
+ * EINSUM (qmx_einsum, qmx_einsum_workspace_size, qmx_einsum_output_shape)
+ *   Two-operand einsum, as numpy.einsum / jnp.einsum and AQT's/Qwix's quantized einsum:
+ *       out[o...] = sum over the other labels of  A[a...] * B[b...]
+ *   planned onto one batched matrix product C[t] = A'[t] (M x K) . B'[t]^T (N x K).
+ *
+ *   SPEC GRAMMAR  spec := term "," term [ "->" term ]     term := { label | "..." }
+ *     label: a-z, A-Z (52 labels). ' ' (space) is ignored anywhere, as numpy does; every other
+ *     character (tab, digit, '_', ...) is a parse error. Without "->" the output is implicit
+ *     (numpy's rule): the ellipsis dims first, then every label that appears exactly once in
+ *     the inputs, in ASCII order (A-Z before a-z). At most QMX_EINSUM_MAX_RANK (8) dims per
+ *     term, at most QMX_EINSUM_MAX_SPEC (256) characters.
+ *     "...": at most one per term; it stands for the operand's leading/middle dims not named by
+ *     labels (rank - named). Ellipsis dims of the two inputs are right-aligned and broadcast
+ *     numpy-style (equal sizes, or 1 against n). An explicit output must contain "..." when
+ *     the ellipsis stands for at least one dim (numpy's rule; else QMX_ERR_SHAPE).
+ *   LABEL CLASSES (t = batch, the matmul's M/N/K):
+ *     in A, B and out: batch (one product per batch index)   in A and out only: M (rows)
+ *     in B and out only: N (columns)                         not in out: K (contraction)
+ *     A label not in the output that appears in one operand only is summed within that operand
+ *     (it joins K; the other operand is read with stride 0 there). A label repeated in one
+ *     operand ("ii,i->i") takes its diagonal (the strides add up), as numpy. Both supported.
+ *     Named labels must have equal sizes wherever they appear (no size-1 broadcast of named
+ *     labels, a deviation from numpy: QMX_ERR_SHAPE).
+ *
+ *   OPERANDS (qmx_einsum_operand, zero-init = float32, no scales, zero point 0)
+ *     data is a dense row-major tensor of shape[0..rank-1] (rank 0: a scalar), data_bytes the
+ *     bytes readable there (>= the storage of the whole tensor; int4: (count + 1) / 2).
+ *       dtype 0 / QMX_FLOAT32  float; scales must be NULL, zero_point 0
+ *       QMX_INT8               int8
+ *       QMX_INT4, QMX_UINT4    packed two per byte, low nibble first along the flat index (as
+ *                              qmx.h); unpacked exactly to int8 in the workspace
+ *       fp8 (the four formats) decoded exactly to float in the workspace, then the float path
+ *     Combinations: float/fp8 x float/fp8 -> float; int x int (int8/int4/uint4) -> float
+ *     (scales, dequant on output) or -> int32 (opts.int32_out: raw, exact, scales must be
+ *     NULL). float x int: QMX_ERR_UNSUPPORTED (dequantize first); uint8, int16: QMX_ERR_DTYPE.
+ *   SCALES (int and fp8 operands; NULL = one per-tensor scale 1.0). Finite and > 0.
+ *     QMX_EINSUM_SCALE_TENSOR (0)       scales[0]
+ *     QMX_EINSUM_SCALE_CHANNEL          scales[c], c = index along operand axis channel_axis,
+ *                                       which must be a batch or free (non-contracted) axis
+ *     QMX_EINSUM_SCALE_BLOCK            scales[j], j = index along block_axis / block_size
+ *                                       (block_axis: a contracted axis; a ragged last block)
+ *     QMX_EINSUM_SCALE_CHANNEL_BLOCK    scales[c * nblk + j], nblk = ceil(shape[block_axis] /
+ *                                       block_size)   (AQT/Qwix sub-channel)
+ *     Blocks are int-only (fp8 takes TENSOR/CHANNEL). When both operands have blocks they must
+ *     use the same contracted label and block_size. When K has other contracted labels besides
+ *     the blocked one, block_size must divide the blocked size (or be >= it), else
+ *     QMX_ERR_UNSUPPORTED. A channel axis of size 1 that broadcasts reads scales[0].
+ *   ZERO POINT: int operands, per tensor, in [-128, 127]: the operand's real value is
+ *     (q - zero_point) * scale. int32 output: both operands may have one. float output: only one
+ *     (Qwix's rule; the planner makes that operand the matmul's A), both: UNSUPPORTED.
+ *
+ *   NUMERICS (identical bits on every target and with QMX_NO_SIMD)
+ *     int -> int32: qmx_matmul_i8, exact (K <= QMX_MATMUL_I8_MAX_K, else QMX_ERR_OVERFLOW).
+ *     int -> float: qmx_matmul_i8_f32 with the expanded scales: per K-block b in increasing
+ *       order, sum = sum + ((float)P_b * s_lhs) * s_rhs (its documented order), where lhs is
+ *       the operand the planner makes A (the one with the zero point, else the first operand
+ *       unless swapping the roles copies fewer elements: packs of A and B plus the output
+ *       tile); the plan is a pure function of spec and shapes, so the bits are the same
+ *       everywhere.
+ *     float: sum = 0.0f; for k = 0 .. K-1 in increasing order: p = a*b (rounded to float);
+ *       sum = sum + p (rounded); then with fp8 scales: sum = (sum * s_lhs) * s_rhs. K runs over
+ *       the contracted labels in the order they appear in A (labels of B only appended), the
+ *       blocked label (if any) last. FMA contraction is off in this function (as
+ *       qmx_matmul_i8_f32). Against exact arithmetic, |err| <= K * 2^-24 * sum |a*b| (+3 ulp
+ *       for the scales); integer-valued data whose partial sums stay below 2^24 is exact.
+ *     Non-finite float/fp8 input data or scales: QMX_ERR_NONFINITE / QMX_ERR_ARG. An overflow
+ *     to Inf inside the sum is IEEE behaviour (not checked).
+ *
+ *   PLAN AND WORKSPACE: qmx_einsum_workspace_size(spec, a, b, opts, &bytes) reads only the
+ *     dtypes, ranks, shapes and scale modes (never data): a pure function of those. Regions
+ *     (each rounded up to 64 bytes, plus 64 for alignment), only when needed:
+ *       int4 -> int8 copy (count bytes) or fp8 -> float copy (4*count) per converted operand;
+ *       A' packed [M,K] when A's labels are not already a row-major [M,K] view with a leading
+ *       dimension ("bsd,df->bsf": no copy, M = b*s);
+ *       B' packed [N,K] when B is neither an [N,K] nor (int32/float only) a [K,N] view;
+ *       float: B' packed [K,N] when B is not a [K,N] view and M >= 4 (the row form below
+ *       vectorises across outputs; the 4 x 4 tile form does not, about 4x slower);
+ *       an [M,N] result tile when the output order is not (batch, M, N), then scattered;
+ *       (M + N) * nblk expanded float scales (quantized outputs);
+ *       the matmul's own workspace (qmx_matmul_i8 / qmx_matmul_i8_f32 for M, N, K).
+ *     Packs and scales are per batch index (sized for one). No region needed (a float einsum
+ *     whose layouts fit): 0 bytes, workspace may be NULL. Any alignment.
+ *     Stack (gcc -fstack-usage): about 2.7 KiB on 64-bit hosts, 1.6 KiB on Cortex-M4, plus the
+ *     int8 kernel's (under 256 bytes) during the product.
+ *     Speed (bench/bench_einsum.c, x86-64 AVX-512): the int paths run the qmx_matmul_i8 /
+ *     qmx_matmul_i8_f32 kernels; einsum/kernel time is 1.00 +- noise for "bsd,fd->bsf" at
+ *     128x1024x1024 and "bnth,bnsh->bnts" (8 heads of 128x128x64). int -> float needs B as
+ *     [N,K]: "bsd,df->bsf" with int8 weights transposes B (16 x 16 tiles) into the workspace
+ *     on every call, 1.5x the kernel's time at that size: store weights as [N,K]
+ *     ("bsd,fd->bsf"). The float path is portable C without intrinsics (about 30 GFLOP/s at
+ *     64x256x256 there; compilers vectorise the row form across outputs, which keeps each
+ *     output's order).
+ *   OUTPUT: dense row-major in the output's label order, out_len elements (float or int32);
+ *     qmx_einsum_output_shape gives its shape. It must not overlap the inputs or the workspace.
+ *   EXAMPLE (int8 activations [b,s,d] with a zero point and per-token scales, int8 weights
+ *   [f,d] with per-channel scales, float output [b,s,f]):
+ *       qmx_einsum_operand x = QMX_ZERO_INIT, w = QMX_ZERO_INIT;
+ *       x.dtype = QMX_INT8; x.rank = 3; x.shape[0] = B; x.shape[1] = S; x.shape[2] = D;
+ *       x.data = xq; x.data_bytes = B*S*D; x.zero_point = zp;
+ *       x.scales = tok_scales; x.scales_len = S; x.scaling = QMX_EINSUM_SCALE_CHANNEL;
+ *       x.channel_axis = 1;                     (w likewise: shape {F, D}, channel_axis 0)
+ *       qmx_einsum_workspace_size("bsd,fd->bsf", &x, &w, NULL, &bytes, &pos);
+ *       st = qmx_einsum("bsd,fd->bsf", &x, &w, NULL, y, B*S*F, ws, bytes, &pos);
+ *
+ *   ERRORS (all checked before the output is written; on error out is untouched)
+ *     QMX_ERR_NULL        spec, a, b, out, data, bytes; workspace when the plan needs one
+ *     QMX_ERR_PARSE       bad character, "..." malformed or twice in a term, '-' without '>',
+ *                         '>' without '-', a second "->", ',' in the output, three operands,
+ *                         more than 8 labels in a term, an output label not in the inputs, an
+ *                         output label twice, spec longer than 256
+ *     QMX_ERR_UNSUPPORTED one operand ("ij->ji"); see above
+ *     QMX_ERR_SHAPE       rank != labels in the term (no "..." to absorb the rest, or fewer
+ *                         dims than labels), a label with two sizes, ellipsis dims that do
+ *                         not broadcast, ellipsis dims with an explicit output lacking "...",
+ *                         an explicit output of more than 8 dims
+ *     QMX_ERR_SIZE        a zero dimension; rank outside [0, 8]; block_size 0
+ *     QMX_ERR_OVERFLOW    size_t overflow of a count, an extent or the workspace; int K too big
+ *     QMX_ERR_DTYPE, QMX_ERR_ARG (axis out of range or on the wrong label class, zero point
+ *     out of range or on a float operand, bad scale, scales with int32_out),
+ *     QMX_ERR_BUFFER_TOO_SMALL (data_bytes, scales_len, out_len, workspace), QMX_ERR_NONFINITE.
+ *     QMX_ERR_UNSUPPORTED also: an implicit output of more than 8 labels (err_pos -1).
+ *     err_pos (may be NULL) receives the 0-based character of the spec at fault, else -1:
+ *       PARSE: the offending character (for a missing '>' the '-', for a spec too long 256);
+ *       SHAPE: the label occurrence whose size disagrees with the size seen before it
+ *       (scanning A then B, left to right), B's "..." when ellipsis dims do not broadcast,
+ *       the end of the term (one past its last character) for a rank mismatch;
+ *       one operand: the "->" (or the end of the spec).
+ *
+ * ============================================================================================
+ * QUANTIZED KV CACHE AND ATTENTION DECODE (qmx_kv_*)
+ *
+ * A key/value cache for autoregressive decoding over caller storage, with MaxText's
+ * quantization (AI-Hypercomputer/maxtext kvcache.py, see ../shared/SEMANTICS.md section 3),
+ * and the attention step that reads it without dequantizing it.
+ *
+ * A SIX-LINE EXAMPLE (one layer, int8 K and V, 8 KV heads of 128, 32 query heads)
+ *       qmx_kv_config cfg = QMX_ZERO_INIT;   // int8/int8, "heads_and_dkv", linear
+ *       cfg.capacity = 4096; cfg.n_kv_heads = 8; cfg.head_dim = 128;
+ *       qmx_kv_cache_storage_size(&cfg, &bytes);             -> storage of `bytes`
+ *       qmx_kv_cache_init(&cache, &cfg, storage, bytes);
+ *       qmx_kv_cache_append(&cache, k, v, 1);                 // k, v: [8][128] float
+ *       qmx_kv_attention(&cache, q, 32, NULL, out, ws, ws_bytes);  // q, out: [32][128]
+ *
+ * CONFIGURATION (qmx_kv_config; zero-initialised = the defaults in brackets)
+ *   capacity      tokens the cache holds (>= 1)
+ *   n_kv_heads    KV heads (>= 1); head_dim: elements per head, 1 .. QMX_KV_MAX_HEAD_DIM
+ *   k_dtype, v_dtype  [QMX_INT8] QMX_INT8, QMX_INT4 (packed, head_dim even), QMX_FP8_E4M3FN,
+ *                 QMX_FP8_E5M2, or QMX_FLOAT32 (unquantized reference; no scales)
+ *   k_axis, v_axis    scale granularity, MaxText's kv_quant_axis:
+ *     QMX_KV_HEADS_AND_DKV [default, as MaxText] one scale per token, over all heads and dims
+ *     QMX_KV_DKV           one scale per token per KV head, over head_dim
+ *     QMX_KV_CHANNEL       keys only (KIVI, Liu et al. 2024): one scale per channel (head, dim)
+ *                          over a block of `channel_block` consecutive token positions
+ *                          (block b = positions [b*G, (b+1)*G), G = channel_block [32]; the
+ *                          capacity must be a multiple of G). The tokens of the block being
+ *                          filled are kept in float32 ("residual") and quantized together when
+ *                          the block completes, so a token's key is exact until then.
+ *   mode          [QMX_KV_LINEAR] positions 0 .. capacity-1, appending past the end is
+ *                 QMX_ERR_BUFFER_TOO_SMALL; QMX_KV_RING: a ring buffer (sliding window),
+ *                 position p lives in slot p % capacity, the last `capacity` tokens are kept.
+ *   n_layers      [1] layers sharing one storage query (qmx_kv_cache_init_layer picks one)
+ *   rotate        [0] 1: Hadamard rotation (as llama.cpp's default for quantized caches):
+ *                 keys and values are stored as H k, H v per head (H the unnormalized
+ *                 Walsh-Hadamard matrix of order head_dim, a power of two; H H = d I), which
+ *                 spreads outlier channels over all channels before the per-token scale is
+ *                 taken. Attention rotates the query (H q . H k = d q.k, the 1/d folded
+ *                 exactly into the logit scale) and un-rotates the output (H o' / d); read-back
+ *                 returns H x' / d. Fast transform, butterflies in a fixed order, adds only.
+ *                 Measured: int4 keys with outlier channels 0.109 -> 0.050, int8 0.012 ->
+ *                 0.007 (tests/test_kvcache.c). Inputs with |x| > FLT_MAX / (2 head_dim):
+ *                 QMX_ERR_OVERFLOW.
+ *
+ * QUANTIZATION (append), per scale group x (a token's heads, one head, or a channel block):
+ *   s = absmax(x) / B, B = 127.5 (int8), 7.5 (int4), 448 (E4M3FN), 57344 (E5M2), then
+ *   q = saturate(RNE(x / s)) to [-128, 127] / [-8, 7], fp8: clip to +-max and RNE cast.
+ *   This is qmx_compute_qparams + qmx_quantize with QMX_RECIPE_QWIX, which equals MaxText's
+ *   kvcache.py up to two documented departures: (1) MaxText computes x * (B / absmax) and we
+ *   x / s (the two can differ by one step on rare ties); (2) MaxText has no zero guard (an
+ *   all-zero token gives 0 * Inf = NaN there); we use Qwix's guard s < sqrt(FLT_MIN) -> s = 1,
+ *   so an all-zero token stores zeros with scale 1. Read-back / dequant: x' = q * s.
+ *   SCALE STORAGE: float32 s = absmax / B (MaxText stores bfloat16 absmax and divides by B on
+ *   read: our float32 scale removes bf16's 2^-9 relative error from every value).
+ *   Bit layouts of the data are qmx.h's (int4: element 2i in the low nibble of byte i).
+ *   Non-finite input (NaN, Inf) is rejected: QMX_ERR_NONFINITE and nothing is written.
+ *
+ * STORAGE (qmx_kv_cache_storage_size; a pure function of the config). Per layer, each piece
+ *   starting at a 64-byte boundary of the 64-byte aligned base, in this order:
+ *     K data  [n_kv_heads][capacity][row_k]   row_k = bytes of head_dim elements of k_dtype
+ *     V data  [n_kv_heads][capacity][row_v]   (head-major: a head's tokens are contiguous)
+ *     K scales float  HEADS_AND_DKV: [capacity]; DKV: [n_kv_heads][capacity];
+ *                     CHANNEL: [n_kv_heads][capacity / G][head_dim]; float32: none
+ *     V scales float  HEADS_AND_DKV: [capacity]; DKV: [n_kv_heads][capacity]
+ *     K residual float [n_kv_heads][G][head_dim]  (CHANNEL only)
+ *     rotation scratch float [2][n_kv_heads][head_dim] (rotate only: the token being appended)
+ *   size = 64 + n_layers * r64(that sum). The storage may have any alignment. The descriptor
+ *   (qmx_kv_cache) keeps pointers into it and the token count; it is the only state.
+ *
+ * ATTENTION DECODE (qmx_kv_attention): query q [n_heads][head_dim] float, n_heads a multiple
+ *   of n_kv_heads (GQA: query head j uses KV head j / (n_heads / n_kv_heads), MaxText's
+ *   "btkgd" grouping), out [n_heads][head_dim] float. Visible positions [lo, hi):
+ *   hi = opts->causal_len (0: every appended token), lo = max(0, hi - window) (opts->window,
+ *   0: no window; in ring mode window 0 means window = capacity). Tokens evicted from a ring
+ *   (or never appended) cannot be requested: QMX_ERR_ARG.
+ *     isd = opts->scale, or 0 -> RN(1/sqrt(head_dim)), correctly rounded (qmx_kv_inv_sqrt)
+ *     logit[t] per token, by K format:
+ *       int8 / int4 K (default, "integer query"): the query head is quantized to int8 with
+ *         qmx's AQT recipe (s_q = absmax/127, RNE, [-127, 127]), then
+ *         l = (float)(sum_d q8[d]*k8[t][d]) (exact int32);  l = l * (s_q * isd);  l = l * s_k[t]
+ *       float query (opts->float_query, or fp8 / float32 K):
+ *         l = dot16(q, k[t]) (k[t] decoded exactly to float, unscaled);  l = l * isd;
+ *         l = l * s_k[t]
+ *       CHANNEL keys of a completed block b: the key scales vary along d, so they are folded
+ *         into the query once per block, q'[d] = q[d] * s_b[d], and the float path runs with
+ *         q' for q and s_k[t] = 1 (no multiply); residual (float) keys: the float path with q.
+ *         (Always float: q' has the outlier channels' scales in it, and an int8 q' would lose
+ *         the other channels.)
+ *       rotate: q is H q (per head) and isd is isd / head_dim (exact) in all of the above.
+ *     softmax: m = max l; e[t] = qmx_kv_exp(l[t] - m); S = sum16(e)
+ *     value scales folded into the probabilities (MaxText's order): w[t] = e[t] * s_v[t]
+ *       (float32 V: w[t] = e[t])
+ *     out[d] = (sum over t in increasing order of w[t] * v[t][d]) / S, where each step is
+ *       acc = acc + (w * v), the product rounded to float first (v decoded exactly).
+ *   dot16 / sum16: FIXED ORDER. Element i goes to lane i % 16 (lanes start at +0, each
+ *   a = a + (x*y) or a = a + x in increasing i), then lanes are folded as a[j] += a[j+8]
+ *   (j < 8), a[j] += a[j+4] (j < 4), a[j] += a[j+2], a[0] += a[1]. Every path (scalar,
+ *   AVX-512, AVX2, NEON) uses this order and no FMA (contraction is switched off in these
+ *   functions; x87 and s390x round each assignment under -std=c99), so the output is the same
+ *   bits on every target and build. Integer dot products are exact in int32
+ *   (|sum| <= 127 * 128 * QMX_KV_MAX_HEAD_DIM < 2^31).
+ *   Why the integer query: the int32 dot is exact and order-free, so SIMD needs no float
+ *   reduction order, and it reads the cache at int8 width; its cost in accuracy is one more
+ *   rounding of the query (relative <= 2^-8 of |q|max per element), of the same size as the
+ *   key's own. MaxText keeps the query in float (opts->float_query reproduces that).
+ *   ERROR BOUNDS (tests/test_kvcache.c, vs float64 attention on the unquantized K/V; random
+ *   data with outlier key channels 16x the rest, d = 64, 200 tokens, GQA 8/2, logits up to
+ *   ~10): max |out - ref| / max|V| <= K part + V part, with K: int8 0.05, int4 0.6, E4M3 0.12,
+ *   E5M2 0.2 and V: int8 0.01, int4 0.06, E4M3 0.04, E5M2 0.07 (float32: 1e-6); the worst
+ *   measured are about half of those (K int8 0.022, V int8 0.002). Per-channel (KIVI) int8
+ *   keys cut the int8 key error on outlier data by ~2.5x (0.0076 vs 0.018). The arithmetic
+ *   itself (float query vs float64 on the dequantized cache) is < 1e-6; the int8 query adds
+ *   <= 0.0065 (measured) on top.
+ *
+ * EXP (qmx_kv_exp): no libm. n = RNE(x * log2(e)), r = (x - n*C1) - n*C2 (Cody-Waite,
+ *   C1 = 0.693359375 exact, C2 = -2.12194440e-4), e^r by a degree-7 polynomial (the classic
+ *   Cephes expf coefficients, Horner, each step a rounded float op), times 2^n from the bits.
+ *   x > 88.7228 -> +Inf, x < -87.3365 -> +0 (results below FLT_MIN flushed), NaN -> NaN.
+ *   Max relative error over [-87.33, 88.72]: 8.1e-8 measured (0.67 ulp); the tests check
+ *   <= 2e-7 on 2^21 points against the host libm's double exp. Same bits on every target.
+ *
+ * WORKSPACE (qmx_kv_attention_workspace_size(cfg, n_heads)): a pure function of the config
+ *   and n_heads: 64 + r64(4*g*capacity) + r64(4*n_heads*head_dim) + r64(4*g*head_dim)
+ *   + r64(g*head_dim) + r64(4*g) * 2 + r64(64*head_dim) * 2 + 2048, g = n_heads / n_kv_heads
+ *   (logits, the staged output, the block query, the int8 query, query scales and sums, a tile
+ *   of 16 decoded float rows, a tile of 64 unpacked int4 rows, two fp8 tables), plus
+ *   r64(4*g*head_dim) with rotate (the rotated query). Any alignment. Stack: see SIMD.
+ *   Output `out` is written only on success (it is staged in the workspace).
+ *
+ * PREFILL (qmx_kv_prefill): appends n_tokens tokens one at a time and after each computes
+ *   the causal attention of that token's query (causal_len = its position + 1, opts->window
+ *   as given; opts->causal_len must be 0). The cache is read quantized, so the result equals
+ *   appending the tokens and calling qmx_kv_attention per token. All inputs are checked
+ *   first; only a logit overflow (QMX_ERR_NONFINITE for a huge query/key) can stop it midway,
+ *   with the tokens before the failing one appended and their outputs written.
+ *
+ * ERRORS (checked before anything is written)
+ *   QMX_ERR_NULL    any required pointer NULL
+ *   QMX_ERR_SIZE    capacity, n_kv_heads, head_dim, n_tokens or n_heads is 0; head_dim >
+ *                   QMX_KV_MAX_HEAD_DIM; attention on an empty cache
+ *   QMX_ERR_DTYPE   k/v dtype not one of the five formats
+ *   QMX_ERR_ARG     unknown axis / mode; an uninitialised descriptor; layer >= n_layers;
+ *                   causal_len > tokens appended; a requested position or window that is not
+ *                   in the cache; opts->scale negative, NaN or Inf; read range outside the cache
+ *   QMX_ERR_SHAPE   int4 with odd head_dim; QMX_KV_CHANNEL for V; capacity not a multiple of
+ *                   channel_block; n_heads not a multiple of n_kv_heads
+ *   QMX_ERR_OVERFLOW size_t overflow of a size or of the token count
+ *   QMX_ERR_BUFFER_TOO_SMALL  storage or workspace too small; appending past the capacity of
+ *                   a linear cache (nothing is appended)
+ *   QMX_ERR_NONFINITE  NaN/Inf in appended keys/values or in the query; a logit that overflows
+ *
+ * SIMD (compile-time, as qmx.h; every path gives the scalar path's bits, tests/test_kvcache.c
+ *   checks a hash of all outputs against the x86-64 value on every target):
+ *   AVX-512 VNNI  int8/int4 keys with the integer query, 16 tokens at a time: vpdpbusd on
+ *                 (k + 128) u8 x q8 s8 (exact) - 128 * sum(q8), the 16 int32 sums reduced
+ *                 together, then the float steps on 16 lanes.
+ *   AVX-512       float-path keys (float32, fp8, float query, KIVI blocks), 16 tokens at a
+ *                 time: each token's 16 lanes as dot16, then the 16 lane sets folded together
+ *                 by shuffles in dot16's own tree. fp8 rows decoded by bit placement (x 2^(127
+ *                 - bias), exact) instead of the table. exp + sum16; max + finiteness.
+ *   AVX-512, AVX2, NEON (aarch64): values in tiles of 64 (16 for fp8) tokens with the
+ *                 accumulators of up to 4 query heads x 64 / 16 / 16 dims in registers (each
+ *                 element still accumulates over the tokens in order); int8 dot (NEON
+ *                 dotprod when targeted), dot16, axpy; AVX2: exp + sum16.
+ *   int4 is unpacked to int8 (64 rows at a time for values, 16 for keys) by portable C.
+ *   Stack: the portable path uses under 512 bytes; the AVX-512 kernels hold up to 30 vector
+ *   locals (1920 bytes if the compiler spills them).
+ * SPEED (bench/bench_kv.c: context 4096, 32/8 heads, d 128, one core of an AMD EPYC Zen 4
+ *   shared with other jobs; 3 runs at a quieter time): int8 0.84-0.99 ms/step (1000-1190
+ *   tokens/s), 3.7-4.8x the float32 cache on the same code (3.1-4.2x under heavy load). The
+ *   int8 step is compute-bound in the weighted V sum (two float ops per element per query
+ *   head, no FMA so that every target gives the same bits) and reads its 8 MiB at 43-51 %
+ *   of the 64 MiB (DRAM) read stream; the 8 MiB also fit the 32 MiB L3, whose stream is far
+ *   faster (int8 reaches ~11 % of a same-size stream). fp8 1.4-1.7x and int4 2.3-2.5x
+ *   float32 (rows decoded to float / int8 first).
+ * Not done: a 16-token K kernel for AVX2 / NEON; SIMD for the Hadamard transform; batch > 1
+ *   (call per sequence); threads.
+ *
+ * ============================================================================================
  * MIT licensed (see qmx.h).
  * ============================================================================================ */
 #ifndef QMX_KERNELS_H
@@ -240,6 +705,8 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ---- int8 matmul, output stages, packed weights, dynamic path ------------------------------ */
 
 /* Largest K for which C = sum (A - a_zp)(B - b_zp) always fits int32 (see OVERFLOW BOUND). */
 #define QMX_MATMUL_I8_MAX_K 33025
@@ -369,13 +836,209 @@ QMX_API qmx_status qmx_matmul_f32_dyn_i8(size_t M, size_t N, size_t K, const flo
                                          const float *w_scales, size_t w_scales_len, float *Y,
                                          size_t ldy, void *workspace, size_t workspace_bytes);
 
+/* ---- low-bit matmul: int4 weights, fp8 ----------------------------------------------------- */
+
+/* Largest K of the int4 matmuls (see OVERFLOW BOUND). */
+#define QMX_MATMUL_I4_MAX_K 561433
+
+/* Parameters of the int4 matmuls; zero-initialised = int8 A with zero point 0, signed int4 W,
+ * one block over K, no scales (the f32 variant needs them). */
+typedef struct qmx_matmul_i4_params {
+    qmx_dtype a_dtype;        /* 0 or QMX_INT8: int8 A; QMX_INT4: packed int4 A */
+    int32_t a_zp;             /* zero point of A (int8: [-128, 127]; int4: [-8, 7]) */
+    qmx_dtype w_dtype;        /* 0 or QMX_INT4 (symmetric); QMX_UINT4 (with zero points) */
+    int32_t w_zp;             /* uint4 per-tensor zero point in [0, 15] (w_zps == NULL) */
+    const uint8_t *w_zps;     /* uint4 per-block zero points [N][nblk], or NULL */
+    size_t w_zps_len;         /* entries in w_zps (>= N*nblk) */
+    size_t block_size;        /* K-block length; 0 = K (one block) */
+    /* qmx_matmul_i4_f32 only: */
+    const float *a_scales;    /* [M][nblk] when a_per_row, else [nblk] */
+    size_t a_scales_len;
+    int a_per_row;
+    const float *w_scales;    /* [N][nblk] when w_per_col, else [nblk] */
+    size_t w_scales_len;
+    int w_per_col;
+} qmx_matmul_i4_params;
+
+/* Workspace bytes of the int4 matmuls (see WORKSPACE). params may be NULL (one block). */
+QMX_API qmx_status qmx_matmul_i4_workspace_size(size_t M, size_t N, size_t K,
+                                                const qmx_matmul_i4_params *params,
+                                                size_t *bytes);
+/* Exact int32: C = sum_k (A - a_zp)(W - w_zp). params NULL: the defaults. */
+QMX_API qmx_status qmx_matmul_i4(size_t M, size_t N, size_t K, const void *A, size_t lda,
+                                 const uint8_t *W, size_t ldw, int32_t *C, size_t ldc,
+                                 const qmx_matmul_i4_params *params, void *workspace,
+                                 size_t workspace_bytes);
+/* Float: per-block partials dequantized in the documented order (scales in params). */
+QMX_API qmx_status qmx_matmul_i4_f32(size_t M, size_t N, size_t K, const void *A, size_t lda,
+                                     const uint8_t *W, size_t ldw, float *C, size_t ldc,
+                                     const qmx_matmul_i4_params *params, void *workspace,
+                                     size_t workspace_bytes);
+/* CMSIS-NN s4 fully-connected: int8 A (zero point a_zp), signed int4 W [N,K], output stage rq
+ * as qmx_fully_connected_i8. Workspace: qmx_matmul_i4_workspace_size(M, N, K, NULL, &b). */
+QMX_API qmx_status qmx_fully_connected_i4(size_t M, size_t N, size_t K, const int8_t *A,
+                                          size_t lda, int32_t a_zp, const uint8_t *W,
+                                          size_t ldw, const qmx_requant_config *rq, void *out,
+                                          size_t ldo, void *workspace, size_t workspace_bytes);
+
+/* Formats and scales of qmx_matmul_fp8_f32 (zero-initialised: E4M3FN x E4M3FN, no scales). */
+typedef struct qmx_matmul_fp8_params {
+    qmx_dtype a_fmt;          /* 0 or QMX_FP8_E4M3FN, or QMX_FP8_E5M2 */
+    qmx_dtype b_fmt;          /* 0 or QMX_FP8_E4M3FN, or QMX_FP8_E5M2 */
+    const float *a_scales;    /* [M] when a_per_row, else [1] */
+    size_t a_scales_len;
+    int a_per_row;
+    const float *b_scales;    /* [N] when b_per_col, else [1] */
+    size_t b_scales_len;
+    int b_per_col;
+} qmx_matmul_fp8_params;
+
+QMX_API qmx_status qmx_matmul_fp8_f32_workspace_size(size_t M, size_t N, size_t K,
+                                                     size_t *bytes);
+/* C = (sum_k A*B in the documented order) * sa * sb; B is [N,K] (weights). */
+QMX_API qmx_status qmx_matmul_fp8_f32(size_t M, size_t N, size_t K, const uint8_t *A,
+                                      size_t lda, const uint8_t *B, size_t ldb, float *C,
+                                      size_t ldc, const qmx_matmul_fp8_params *params,
+                                      void *workspace, size_t workspace_bytes);
+
+/* ---- einsum -------------------------------------------------------------------------------- */
+
+#define QMX_EINSUM_MAX_RANK 8   /* dims per operand and output */
+#define QMX_EINSUM_MAX_SPEC 256 /* characters of a spec */
+
+typedef enum qmx_einsum_scaling {
+    QMX_EINSUM_SCALE_TENSOR = 0,       /* scales[0] */
+    QMX_EINSUM_SCALE_CHANNEL = 1,      /* scales[c] along channel_axis */
+    QMX_EINSUM_SCALE_BLOCK = 2,        /* scales[j] along block_axis in blocks of block_size */
+    QMX_EINSUM_SCALE_CHANNEL_BLOCK = 3 /* scales[c * nblk + j] */
+} qmx_einsum_scaling;
+
+typedef struct qmx_einsum_operand {
+    qmx_dtype dtype;                   /* 0 = QMX_FLOAT32; INT8, INT4, UINT4, fp8 */
+    int rank;                          /* 0 .. QMX_EINSUM_MAX_RANK */
+    size_t shape[QMX_EINSUM_MAX_RANK]; /* dims, all >= 1 */
+    const void *data;                  /* dense row-major tensor */
+    size_t data_bytes;                 /* bytes readable at data */
+    const float *scales;               /* NULL: per tensor 1.0 (int, fp8 only) */
+    size_t scales_len;                 /* entries at scales */
+    qmx_einsum_scaling scaling;        /* default per tensor */
+    int channel_axis;                  /* operand axis of per-channel scales */
+    int block_axis;                    /* operand axis of per-block scales (contracted) */
+    size_t block_size;                 /* block length along block_axis */
+    int32_t zero_point;                /* int operands: real = (q - zero_point) * scale */
+} qmx_einsum_operand;
+
+typedef struct qmx_einsum_opts {
+    int int32_out; /* int x int: raw int32 output (no scales); default 0 = float output */
+} qmx_einsum_opts;
+
+/* Shape of the output (out_rank dims into out_shape[QMX_EINSUM_MAX_RANK]); validates spec and
+ * shapes (not dtypes or data). err_pos may be NULL. */
+QMX_API qmx_status qmx_einsum_output_shape(const char *spec, const qmx_einsum_operand *a,
+                                           const qmx_einsum_operand *b, size_t *out_shape,
+                                           int *out_rank, int *err_pos);
+/* Workspace bytes of qmx_einsum (see PLAN AND WORKSPACE); opts may be NULL. */
+QMX_API qmx_status qmx_einsum_workspace_size(const char *spec, const qmx_einsum_operand *a,
+                                             const qmx_einsum_operand *b,
+                                             const qmx_einsum_opts *opts, size_t *bytes,
+                                             int *err_pos);
+/* out = einsum(spec, a, b): float (out_len floats) or, with opts->int32_out, int32. */
+QMX_API qmx_status qmx_einsum(const char *spec, const qmx_einsum_operand *a,
+                              const qmx_einsum_operand *b, const qmx_einsum_opts *opts,
+                              void *out, size_t out_len, void *workspace,
+                              size_t workspace_bytes, int *err_pos);
+
+/* ---- KV cache and attention decode --------------------------------------------------------- */
+
+#define QMX_KV_MAX_HEAD_DIM 8192
+#define QMX_KV_DEFAULT_CHANNEL_BLOCK 32
+
+typedef enum qmx_kv_axis {
+    QMX_KV_HEADS_AND_DKV = 0, /* one scale per token (MaxText default) */
+    QMX_KV_DKV = 1,           /* one scale per token per KV head */
+    QMX_KV_CHANNEL = 2        /* keys only: per channel over a block of tokens (KIVI) */
+} qmx_kv_axis;
+
+typedef enum qmx_kv_mode {
+    QMX_KV_LINEAR = 0, /* fill once; past the capacity is an error */
+    QMX_KV_RING = 1    /* ring buffer: keeps the last `capacity` tokens */
+} qmx_kv_mode;
+
+typedef struct qmx_kv_config {
+    size_t capacity;        /* tokens */
+    size_t n_kv_heads;
+    size_t head_dim;
+    qmx_dtype k_dtype;      /* 0 = QMX_INT8 */
+    qmx_dtype v_dtype;      /* 0 = QMX_INT8 */
+    qmx_kv_axis k_axis;
+    qmx_kv_axis v_axis;
+    size_t channel_block;   /* QMX_KV_CHANNEL block of tokens; 0 = 32 */
+    qmx_kv_mode mode;
+    size_t n_layers;        /* 0 = 1 */
+    int rotate;             /* 1: Hadamard-rotate keys and values (head_dim a power of 2) */
+} qmx_kv_config;
+
+/* The cache descriptor. Fields are read-only for the caller (n_tokens = tokens appended since
+ * init/reset = the position of the next token). */
+typedef struct qmx_kv_cache {
+    qmx_kv_config cfg;      /* normalised copy (defaults filled in) */
+    size_t row_k, row_v;    /* bytes per (head, token) row */
+    size_t n_tokens;
+    unsigned char *k, *v;
+    float *k_scales, *v_scales, *k_resid;
+    float *rot;             /* rotation scratch in the storage (rotate = 1) */
+    uint32_t magic;
+} qmx_kv_cache;
+
+typedef struct qmx_kv_attn_opts {
+    size_t causal_len;  /* attend to positions < causal_len; 0 = all appended tokens */
+    size_t window;      /* sliding window: the last `window` positions; 0 = none */
+    float scale;        /* logit scale; 0 = 1/sqrt(head_dim) */
+    int float_query;    /* 1: float query against int8/int4 keys (MaxText's numerics) */
+} qmx_kv_attn_opts;
+
+/* Bytes of storage for cfg->n_layers layers (see STORAGE). */
+QMX_API qmx_status qmx_kv_cache_storage_size(const qmx_kv_config *cfg, size_t *bytes);
+/* Bytes per token of one layer's K and V data and scales (without the KIVI residual), for
+ * reports; 0 on an invalid config. */
+QMX_API size_t qmx_kv_cache_bytes_per_token(const qmx_kv_config *cfg);
+/* Descriptor of layer 0 / of layer `layer` over storage (the same storage for every layer). */
+QMX_API qmx_status qmx_kv_cache_init(qmx_kv_cache *cache, const qmx_kv_config *cfg,
+                                     void *storage, size_t storage_bytes);
+QMX_API qmx_status qmx_kv_cache_init_layer(qmx_kv_cache *cache, const qmx_kv_config *cfg,
+                                           void *storage, size_t storage_bytes, size_t layer);
+/* Forget every token (n_tokens = 0). */
+QMX_API qmx_status qmx_kv_cache_reset(qmx_kv_cache *cache);
+/* Append n_tokens tokens: k, v are [n_tokens][n_kv_heads][head_dim] float. */
+QMX_API qmx_status qmx_kv_cache_append(qmx_kv_cache *cache, const float *k, const float *v,
+                                       size_t n_tokens);
+/* Dequantized copy of positions [pos, pos + n_tokens) into k_out / v_out ([n][heads][dim]);
+ * either may be NULL (not both). */
+QMX_API qmx_status qmx_kv_cache_read(const qmx_kv_cache *cache, size_t pos, size_t n_tokens,
+                                     float *k_out, float *v_out);
+QMX_API qmx_status qmx_kv_attention_workspace_size(const qmx_kv_config *cfg, size_t n_heads,
+                                                   size_t *bytes);
+/* One decode step (see ATTENTION DECODE). opts may be NULL (defaults). */
+QMX_API qmx_status qmx_kv_attention(const qmx_kv_cache *cache, const float *q, size_t n_heads,
+                                    const qmx_kv_attn_opts *opts, float *out, void *workspace,
+                                    size_t workspace_bytes);
+/* Append n_tokens tokens and compute their causal attention: q and out [n_tokens][n_heads]
+ * [head_dim]. */
+QMX_API qmx_status qmx_kv_prefill(qmx_kv_cache *cache, const float *k, const float *v,
+                                  size_t n_tokens, const float *q, size_t n_heads,
+                                  const qmx_kv_attn_opts *opts, float *out, void *workspace,
+                                  size_t workspace_bytes);
+/* qmx's exp (see EXP) and RN(1/sqrt(n)) for 1 <= n <= QMX_KV_MAX_HEAD_DIM (0 otherwise). */
+QMX_API float qmx_kv_exp(float x);
+QMX_API float qmx_kv_inv_sqrt(size_t n);
+
 #ifdef __cplusplus
 }
 #endif
 #endif /* QMX_KERNELS_H */
 
 /* ============================================================================================
- * IMPLEMENTATION
+ * IMPLEMENTATION: INT8 MATMUL, OUTPUT STAGES, PACKED WEIGHTS, DYNAMIC PATH
  * ============================================================================================ */
 #if defined(QMX_IMPLEMENTATION) && !defined(QMX_KERNELS_IMPLEMENTATION_DONE)
 #define QMX_KERNELS_IMPLEMENTATION_DONE
@@ -2441,214 +3104,9 @@ QMX_API qmx_status qmx_matmul_f32_dyn_i8(size_t M, size_t N, size_t K, const flo
 #endif
 #endif /* QMX_IMPLEMENTATION (kernels) */
 
-/* ############################################################################################
- * qmx_kernels.h part: LOW-BIT MATMUL
- * ############################################################################################ */
 /* ============================================================================================
- * LOW-BIT MATMUL: PACKED INT4 WEIGHTS (x INT8 / x INT4 ACTIVATIONS) AND FP8 x FP8
- *   (fragment of qmx_kernels.h; tests/test_matmul_lowbit.c, bench/bench_lowbit.c,
- *    make bench-cortex-m)
- *
- * INT4 WEIGHTS (ggml Q4_0 x Q8_0 class, CMSIS-NN s4 class)
- *   qmx_matmul_i4      C[m][n] = sum_k (A(m,k) - a_zp) * (W(n,k) - w_zp(n,b(k)))   exact int32
- *   qmx_matmul_i4_f32  C[m][n] = the same partials per K-block, dequantized in float (below)
- *   qmx_fully_connected_i4   the TFLite / CMSIS-NN s4 fully-connected with qmx's output stage
- *   Layouts (row-major; strides in ELEMENTS, also for packed int4):
- *     W  [N,K] packed int4 in qmx.h's layout (element e of the flat nibble stream is the LOW
- *        nibble of byte e/2 when e is even, the HIGH nibble when odd), W(n,k) = element n*ldw+k
- *        (ldw >= K). params.w_dtype: QMX_INT4 (default when 0): signed [-8, 7], zero point 0;
- *        QMX_UINT4: [0, 15] with zero point w_zp (per tensor) or w_zps[n*nblk + b] (per block
- *        and row; bytes holding values in [0, 15]).
- *     A  [M,K] params.a_dtype: QMX_INT8 (default when 0): int8, A(m,k) = A[m*lda + k]; or
- *        QMX_INT4: packed int4 like W, element m*lda + k (int4 x int4). Zero point a_zp per
- *        tensor: int8 [-128, 127], int4 [-8, 7].
- *     C  [M,N] int32 / float, row m at C + m*ldc (ldc >= N; the padding is not written).
- *   K is cut into nblk = ceil(K / bs) blocks, bs = params.block_size (0: K, one block; a
- *   shorter last block is the ragged tail). P_b[m][n] = sum over block b of
- *   (A - a_zp)(W - w_zp) (exact int32). qmx_matmul_i4 returns sum_b P_b (exact).
- *   qmx_matmul_i4_f32, with sa = a_scales[(a_per_row ? m*nblk : 0) + b] and
- *   sb = w_scales[(w_per_col ? n*nblk : 0) + b] (finite, > 0):
- *       sum = 0.0f;
- *       for b = 0, 1, ..., nblk-1 (increasing):
- *           p = (float)P_b[m][n];  p = p * sa;  p = p * sb;  sum = sum + p;
- *       C[m][n] = sum;
- *   exactly the order of qmx_matmul_i8_f32 (same FMA-contraction and x87 handling), so C is
- *   the same bits on every path and target. Accuracy: |C - sum_b P_b*sa*sb| <=
- *   (nblk + 4) * 2^-24 * sum_b |P_b*sa*sb| (+ underflow).
- *
- * OVERFLOW BOUND (QMX_MATMUL_I4_MAX_K = 561433)
- *   |A - a_zp| <= 255 and |W - w_zp| <= 15, so |C| <= 3825 K <= INT32_MAX for
- *   K <= floor((2^31 - 1) / 3825) = 561433; larger K: QMX_ERR_OVERFLOW. Inside, the kernels
- *   sum a * u with u = nibble ^ 8 (int4) or nibble (uint4) in [0, 15]: |sum| <= 1920 K
- *   < 1.08e9, row sums |sum a| <= 128 K, weight sums <= 15 K, and
- *   P = D - a_zp*Su - z*Sa + a_zp*z*K (z = 8 for int4, else the zero point) is formed in
- *   uint32 (wrap-around is defined) and is exact because the true value fits int32.
- *
- * FAST AND GENERIC MODES
- *   Fast (every block of every row starts on a byte: ldw even and (bs even or nblk == 1)):
- *   each panel of up to 16 rows of A is laid out once per call in the workspace, per block,
- *   as chunks of 128 elements = [64 bytes: elements 0,2,..,126][64 bytes: 1,3,..,127]
- *   (zero padded), so that byte j of a chunk of W lines up with byte j of both halves:
- *   low nibbles x even elements, high nibbles x odd elements, no shuffles. Register tiles of
- *   up to 4 rows of A x 4 rows of W over each block (W is read in place: no prepacking):
- *     AVX-512 VNNI: vpdpbusd (u as u8 x a as s8, no saturation), 4x4; masked tail; for
- *       M = 1 (GEMV, weights streaming from memory) 1x4 with a software prefetch of the
- *       weight rows two tiles ahead (the hardware prefetcher alone restarts at every tile). With
- *       blocks of 32 (qmx_matmul_i4_f32, ggml Q4_0 class) A is laid out once over all of K
- *       and one pass gives every block's dot: 128-bit lane L of an accumulator holds exactly
- *       elements 32L..32L+31 of a chunk (two in-lane shuffles + vpcompressd).
- *     AVX2: vpmaddubsw (pairs 15*128*2 < 2^15: never saturates) + vpmaddwd, 2x4.
- *     NEON aarch64: vdotq_s32 (dotprod) or vmull_s8 + vpadalq_s16, 4x4.
- *     Cortex-M55 MVE: vmladavaq_s8, predicated last step, 1x4; weight sums for a_zp != 0
- *       with vaddvaq_u8.
- *     Cortex-M4/M7/M33 DSP: A is laid out instead as int16 (A - a_zp) pairs
- *       [a0|a4][a1|a5][a2|a6][a3|a7] per 8 elements so that one 32-bit word of W gives the
- *       four SMLAD operands with one AND each ((w >> 4i) & 0x000F000F), 1x4 as two 1x2
- *       passes (an assembly loop, 13 registers); the zero point of A is then inside the dot
- *       (no weight sums).
- *     Otherwise portable C, 2x4.
- *   Every block is padded to whole chunks of 128 in the layout of A: blocks shorter than 128
- *   waste lanes (128/bs x the work) except blocks of 32 on AVX-512: prefer bs >= 128 or 32.
- *   Generic (odd ldw, or odd bs with several blocks): a portable loop that reads every nibble
- *   by index (slow; same integer results).
- *   Measured (make bench-cortex-m, instructions per MAC, 1024 -> 1024, zero point of A 0 / -3):
- *   qmx_fully_connected_i4 Cortex-M4 1.81 / 1.81 (CMSIS-NN s4: 4.92), Cortex-M55 0.54 / 0.87
- *   (CMSIS-NN: 0.39); batch 4 per MAC 1.77 (M4), 0.49 / 0.58 (M55).
- *   Configuration: QMX_NO_DSP, QMX_NO_MVE (portable C instead), QMX_NO_DSP_ASM (the DSP
- *   loops in C intrinsics instead of assembly; -O0 builds do that anyway).
- *
- * WORKSPACE: qmx_matmul_i4_workspace_size(M, N, K, params, &bytes) (the same for the three
- *   int4 entry points; a pure function of M, N, K and block_size, the same on every target):
- *       64 + mb * R + r64(4 * mb * nblk) + r64(64 * r4(nblk)),   mb = min(M, 16),
- *       R = (nblk - 1) * 2*r128(bs) + 2*r128(last block length)
- *   (r128 / r4 round up to 128 / 4; 2 bytes per element covers the int16 layout of the DSP
- *   path; the last term holds the block dots of a 4x4 tile on the blocks-of-32 path).
- *   Any alignment. Stack: a 4x4 int32 tile and a few words (< 256 bytes).
- *
- * FULLY-CONNECTED s4: qmx_fully_connected_i4(M, N, K, A, lda, a_zp, W, ldw, rq, out, ldo,
- *   workspace, workspace_bytes): out = clamp(requant(acc + bias) + out_zp), acc[m][n] =
- *   sum_k (A[m][k] - a_zp) * W(n,k) with W signed int4 (packed as above, row n at element
- *   n*ldw: CMSIS-NN's flat packing is ldw = K), rq exactly as qmx_fully_connected_i8.
- *
- * ERRORS (checked before anything is written; outputs and workspace untouched on error)
- *   QMX_ERR_NULL              A, W, C/out, workspace NULL; params NULL (f32 only: NULL means
- *                             the defaults elsewhere); rq NULL; a_scales / w_scales NULL
- *                             (f32); rq's arrays as qmx_fully_connected_i8
- *   QMX_ERR_DTYPE             a_dtype not 0/INT8/INT4; w_dtype not 0/INT4/UINT4; rq out dtype
- *   QMX_ERR_ARG               a_zp outside its dtype's range; w_zp / w_zps[i] outside [0, 15]
- *                             (uint4), w_zp != 0 for int4; a scale 0, negative, NaN or Inf;
- *                             rq values as qmx_fully_connected_i8
- *   QMX_ERR_SIZE              M, N or K is 0
- *   QMX_ERR_OVERFLOW          K > QMX_MATMUL_I4_MAX_K; size_t overflow of an extent or of
- *                             the workspace
- *   QMX_ERR_SHAPE             lda < K, ldw < K, ldc/ldo < N
- *   QMX_ERR_BUFFER_TOO_SMALL  workspace too small; w_zps_len < N*nblk; scales_len short
- *
- * FP8 x FP8 -> FLOAT: qmx_matmul_fp8_f32(M, N, K, A, lda, B, ldb, C, ldc, params, workspace,
- *                                         workspace_bytes)
- *   A [M,K] and B [N,K] fp8 codes (one byte each), formats params.a_fmt / params.b_fmt each
- *   QMX_FP8_E4M3FN (default when 0) or QMX_FP8_E5M2 (E4M3xE4M3, E4M3xE5M2, E5M2xE5M2, and
- *   E5M2xE4M3). Scales: sa = a_scales[a_per_row ? m : 0], sb = b_scales[b_per_col ? n : 0].
- *   Every product A(m,k)*B(n,k) is exact in float: significands of 4 (E4M3) or 3 (E5M2)
- *   bits multiply into at most 8 bits, and exponents stay within [2^-32, 2^32) (no
- *   overflow, no float subnormal). Hence an FMA gives the same bits as a multiply then an
- *   add, and contraction cannot change results. The sum has this fixed order:
- *       s[l] = +0.0f for l < 16;
- *       for k = 0, 1, ..., K-1:  s[k % 16] = s[k % 16] + A(m,k)*B(n,k);
- *       for w = 8, 4, 2, 1:  for l < w:  s[l] = s[l] + s[l + w];
- *       C[m][n] = (s[0] * sa) * sb;
- *   each step rounded to float (nearest-even): 16 lanes as one AVX-512 register (4x4 tiles,
- *   vfmadd; for M = 1 the codes of B are decoded in registers as they stream) or four NEON
- *   registers; elsewhere portable C (AVX2 too). Same bits on every path
- *   and target. Codes are decoded exactly through IEEE binary16 (vcvtph2ps / vcvt_f32_f16;
- *   E5M2 is the top byte of a binary16, E4M3 shifted into one is its value times 2^-8),
- *   or a 256-entry table of qmx_fp8_to_f32 built in the workspace. Accuracy: |C - exact| <=
- *   (K/16 + 6) * 2^-24 * sum_k |A*B| * sa * sb (+ underflow).
- *   NaN and Inf codes (E4M3FN 0x7F/0xFF; E5M2 exponent field 11111) in A or B are rejected
- *   with QMX_ERR_NONFINITE (outputs untouched): a NaN result would carry no information and
- *   an Inf*0 would make the order observable. The FNUZ formats: QMX_ERR_UNSUPPORTED.
- *   Workspace: qmx_matmul_fp8_f32_workspace_size(M, N, K, &bytes) =
- *       64 + 2048 + r64(4 * min(M, 16) * r16(K)) + r64(16 * r16(K))
- *   (two 256-entry decode tables, a panel of A and a tile of 4 rows of B decoded to float).
- *   Errors as the int4 entry points, plus QMX_ERR_DTYPE for another format and
- *   QMX_ERR_NONFINITE above; K has no maximum beyond size_t (float sums).
+ * IMPLEMENTATION: LOW-BIT MATMUL (INT4 WEIGHTS, FP8)
  * ============================================================================================ */
-#ifndef QMX_LOWBIT_WIP_H
-#define QMX_LOWBIT_WIP_H
-/* (inside qmx_kernels.h) */
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-/* Largest K of the int4 matmuls (see OVERFLOW BOUND). */
-#define QMX_MATMUL_I4_MAX_K 561433
-
-/* Parameters of the int4 matmuls; zero-initialised = int8 A with zero point 0, signed int4 W,
- * one block over K, no scales (the f32 variant needs them). */
-typedef struct qmx_matmul_i4_params {
-    qmx_dtype a_dtype;        /* 0 or QMX_INT8: int8 A; QMX_INT4: packed int4 A */
-    int32_t a_zp;             /* zero point of A (int8: [-128, 127]; int4: [-8, 7]) */
-    qmx_dtype w_dtype;        /* 0 or QMX_INT4 (symmetric); QMX_UINT4 (with zero points) */
-    int32_t w_zp;             /* uint4 per-tensor zero point in [0, 15] (w_zps == NULL) */
-    const uint8_t *w_zps;     /* uint4 per-block zero points [N][nblk], or NULL */
-    size_t w_zps_len;         /* entries in w_zps (>= N*nblk) */
-    size_t block_size;        /* K-block length; 0 = K (one block) */
-    /* qmx_matmul_i4_f32 only: */
-    const float *a_scales;    /* [M][nblk] when a_per_row, else [nblk] */
-    size_t a_scales_len;
-    int a_per_row;
-    const float *w_scales;    /* [N][nblk] when w_per_col, else [nblk] */
-    size_t w_scales_len;
-    int w_per_col;
-} qmx_matmul_i4_params;
-
-/* Workspace bytes of the int4 matmuls (see WORKSPACE). params may be NULL (one block). */
-QMX_API qmx_status qmx_matmul_i4_workspace_size(size_t M, size_t N, size_t K,
-                                                const qmx_matmul_i4_params *params,
-                                                size_t *bytes);
-/* Exact int32: C = sum_k (A - a_zp)(W - w_zp). params NULL: the defaults. */
-QMX_API qmx_status qmx_matmul_i4(size_t M, size_t N, size_t K, const void *A, size_t lda,
-                                 const uint8_t *W, size_t ldw, int32_t *C, size_t ldc,
-                                 const qmx_matmul_i4_params *params, void *workspace,
-                                 size_t workspace_bytes);
-/* Float: per-block partials dequantized in the documented order (scales in params). */
-QMX_API qmx_status qmx_matmul_i4_f32(size_t M, size_t N, size_t K, const void *A, size_t lda,
-                                     const uint8_t *W, size_t ldw, float *C, size_t ldc,
-                                     const qmx_matmul_i4_params *params, void *workspace,
-                                     size_t workspace_bytes);
-/* CMSIS-NN s4 fully-connected: int8 A (zero point a_zp), signed int4 W [N,K], output stage rq
- * as qmx_fully_connected_i8. Workspace: qmx_matmul_i4_workspace_size(M, N, K, NULL, &b). */
-QMX_API qmx_status qmx_fully_connected_i4(size_t M, size_t N, size_t K, const int8_t *A,
-                                          size_t lda, int32_t a_zp, const uint8_t *W,
-                                          size_t ldw, const qmx_requant_config *rq, void *out,
-                                          size_t ldo, void *workspace, size_t workspace_bytes);
-
-/* Formats and scales of qmx_matmul_fp8_f32 (zero-initialised: E4M3FN x E4M3FN, no scales). */
-typedef struct qmx_matmul_fp8_params {
-    qmx_dtype a_fmt;          /* 0 or QMX_FP8_E4M3FN, or QMX_FP8_E5M2 */
-    qmx_dtype b_fmt;          /* 0 or QMX_FP8_E4M3FN, or QMX_FP8_E5M2 */
-    const float *a_scales;    /* [M] when a_per_row, else [1] */
-    size_t a_scales_len;
-    int a_per_row;
-    const float *b_scales;    /* [N] when b_per_col, else [1] */
-    size_t b_scales_len;
-    int b_per_col;
-} qmx_matmul_fp8_params;
-
-QMX_API qmx_status qmx_matmul_fp8_f32_workspace_size(size_t M, size_t N, size_t K,
-                                                     size_t *bytes);
-/* C = (sum_k A*B in the documented order) * sa * sb; B is [N,K] (weights). */
-QMX_API qmx_status qmx_matmul_fp8_f32(size_t M, size_t N, size_t K, const uint8_t *A,
-                                      size_t lda, const uint8_t *B, size_t ldb, float *C,
-                                      size_t ldc, const qmx_matmul_fp8_params *params,
-                                      void *workspace, size_t workspace_bytes);
-
-#ifdef __cplusplus
-}
-#endif
-#endif /* QMX_LOWBIT_WIP_H */
-
 #if defined(QMX_IMPLEMENTATION) && !defined(QMX__LOWBIT_IMPLEMENTATION_DONE)
 #if defined(__GNUC__) && !defined(__clang__)
 /* g++ 12: false -Wmaybe-uninitialized inside the AVX-512 intrinsics (GCC PR 105593) */
@@ -3933,196 +4391,9 @@ QMX_API qmx_status qmx_matmul_fp8_f32(size_t M, size_t N, size_t K, const uint8_
 #endif
 #endif /* QMX_IMPLEMENTATION (lowbit) */
 
-/* ############################################################################################
- * qmx_kernels.h part: EINSUM
- * ############################################################################################ */
 /* ============================================================================================
- * EINSUM (qmx_einsum, qmx_einsum_workspace_size, qmx_einsum_output_shape)
- *   Two-operand einsum, as numpy.einsum / jnp.einsum and AQT's/Qwix's quantized einsum:
- *       out[o...] = sum over the other labels of  A[a...] * B[b...]
- *   planned onto one batched matrix product C[t] = A'[t] (M x K) . B'[t]^T (N x K).
- *
- *   SPEC GRAMMAR  spec := term "," term [ "->" term ]     term := { label | "..." }
- *     label: a-z, A-Z (52 labels). ' ' (space) is ignored anywhere, as numpy does; every other
- *     character (tab, digit, '_', ...) is a parse error. Without "->" the output is implicit
- *     (numpy's rule): the ellipsis dims first, then every label that appears exactly once in
- *     the inputs, in ASCII order (A-Z before a-z). At most QMX_EINSUM_MAX_RANK (8) dims per
- *     term, at most QMX_EINSUM_MAX_SPEC (256) characters.
- *     "...": at most one per term; it stands for the operand's leading/middle dims not named by
- *     labels (rank - named). Ellipsis dims of the two inputs are right-aligned and broadcast
- *     numpy-style (equal sizes, or 1 against n). An explicit output must contain "..." when
- *     the ellipsis stands for at least one dim (numpy's rule; else QMX_ERR_SHAPE).
- *   LABEL CLASSES (t = batch, the matmul's M/N/K):
- *     in A, B and out: batch (one product per batch index)   in A and out only: M (rows)
- *     in B and out only: N (columns)                         not in out: K (contraction)
- *     A label not in the output that appears in one operand only is summed within that operand
- *     (it joins K; the other operand is read with stride 0 there). A label repeated in one
- *     operand ("ii,i->i") takes its diagonal (the strides add up), as numpy. Both supported.
- *     Named labels must have equal sizes wherever they appear (no size-1 broadcast of named
- *     labels, a deviation from numpy: QMX_ERR_SHAPE).
- *
- *   OPERANDS (qmx_einsum_operand, zero-init = float32, no scales, zero point 0)
- *     data is a dense row-major tensor of shape[0..rank-1] (rank 0: a scalar), data_bytes the
- *     bytes readable there (>= the storage of the whole tensor; int4: (count + 1) / 2).
- *       dtype 0 / QMX_FLOAT32  float; scales must be NULL, zero_point 0
- *       QMX_INT8               int8
- *       QMX_INT4, QMX_UINT4    packed two per byte, low nibble first along the flat index (as
- *                              qmx.h); unpacked exactly to int8 in the workspace
- *       fp8 (the four formats) decoded exactly to float in the workspace, then the float path
- *     Combinations: float/fp8 x float/fp8 -> float; int x int (int8/int4/uint4) -> float
- *     (scales, dequant on output) or -> int32 (opts.int32_out: raw, exact, scales must be
- *     NULL). float x int: QMX_ERR_UNSUPPORTED (dequantize first); uint8, int16: QMX_ERR_DTYPE.
- *   SCALES (int and fp8 operands; NULL = one per-tensor scale 1.0). Finite and > 0.
- *     QMX_EINSUM_SCALE_TENSOR (0)       scales[0]
- *     QMX_EINSUM_SCALE_CHANNEL          scales[c], c = index along operand axis channel_axis,
- *                                       which must be a batch or free (non-contracted) axis
- *     QMX_EINSUM_SCALE_BLOCK            scales[j], j = index along block_axis / block_size
- *                                       (block_axis: a contracted axis; a ragged last block)
- *     QMX_EINSUM_SCALE_CHANNEL_BLOCK    scales[c * nblk + j], nblk = ceil(shape[block_axis] /
- *                                       block_size)   (AQT/Qwix sub-channel)
- *     Blocks are int-only (fp8 takes TENSOR/CHANNEL). When both operands have blocks they must
- *     use the same contracted label and block_size. When K has other contracted labels besides
- *     the blocked one, block_size must divide the blocked size (or be >= it), else
- *     QMX_ERR_UNSUPPORTED. A channel axis of size 1 that broadcasts reads scales[0].
- *   ZERO POINT: int operands, per tensor, in [-128, 127]: the operand's real value is
- *     (q - zero_point) * scale. int32 output: both operands may have one. float output: only one
- *     (Qwix's rule; the planner makes that operand the matmul's A), both: UNSUPPORTED.
- *
- *   NUMERICS (identical bits on every target and with QMX_NO_SIMD)
- *     int -> int32: qmx_matmul_i8, exact (K <= QMX_MATMUL_I8_MAX_K, else QMX_ERR_OVERFLOW).
- *     int -> float: qmx_matmul_i8_f32 with the expanded scales: per K-block b in increasing
- *       order, sum = sum + ((float)P_b * s_lhs) * s_rhs (its documented order), where lhs is
- *       the operand the planner makes A (the one with the zero point, else the first operand
- *       unless swapping the roles copies fewer elements: packs of A and B plus the output
- *       tile); the plan is a pure function of spec and shapes, so the bits are the same
- *       everywhere.
- *     float: sum = 0.0f; for k = 0 .. K-1 in increasing order: p = a*b (rounded to float);
- *       sum = sum + p (rounded); then with fp8 scales: sum = (sum * s_lhs) * s_rhs. K runs over
- *       the contracted labels in the order they appear in A (labels of B only appended), the
- *       blocked label (if any) last. FMA contraction is off in this function (as
- *       qmx_matmul_i8_f32). Against exact arithmetic, |err| <= K * 2^-24 * sum |a*b| (+3 ulp
- *       for the scales); integer-valued data whose partial sums stay below 2^24 is exact.
- *     Non-finite float/fp8 input data or scales: QMX_ERR_NONFINITE / QMX_ERR_ARG. An overflow
- *     to Inf inside the sum is IEEE behaviour (not checked).
- *
- *   PLAN AND WORKSPACE: qmx_einsum_workspace_size(spec, a, b, opts, &bytes) reads only the
- *     dtypes, ranks, shapes and scale modes (never data): a pure function of those. Regions
- *     (each rounded up to 64 bytes, plus 64 for alignment), only when needed:
- *       int4 -> int8 copy (count bytes) or fp8 -> float copy (4*count) per converted operand;
- *       A' packed [M,K] when A's labels are not already a row-major [M,K] view with a leading
- *       dimension ("bsd,df->bsf": no copy, M = b*s);
- *       B' packed [N,K] when B is neither an [N,K] nor (int32/float only) a [K,N] view;
- *       float: B' packed [K,N] when B is not a [K,N] view and M >= 4 (the row form below
- *       vectorises across outputs; the 4 x 4 tile form does not, about 4x slower);
- *       an [M,N] result tile when the output order is not (batch, M, N), then scattered;
- *       (M + N) * nblk expanded float scales (quantized outputs);
- *       the matmul's own workspace (qmx_matmul_i8 / qmx_matmul_i8_f32 for M, N, K).
- *     Packs and scales are per batch index (sized for one). No region needed (a float einsum
- *     whose layouts fit): 0 bytes, workspace may be NULL. Any alignment.
- *     Stack (gcc -fstack-usage): about 2.7 KiB on 64-bit hosts, 1.6 KiB on Cortex-M4, plus the
- *     int8 kernel's (under 256 bytes) during the product.
- *     Speed (bench/bench_einsum.c, x86-64 AVX-512): the int paths run the qmx_matmul_i8 /
- *     qmx_matmul_i8_f32 kernels; einsum/kernel time is 1.00 +- noise for "bsd,fd->bsf" at
- *     128x1024x1024 and "bnth,bnsh->bnts" (8 heads of 128x128x64). int -> float needs B as
- *     [N,K]: "bsd,df->bsf" with int8 weights transposes B (16 x 16 tiles) into the workspace
- *     on every call, 1.5x the kernel's time at that size: store weights as [N,K]
- *     ("bsd,fd->bsf"). The float path is portable C without intrinsics (about 30 GFLOP/s at
- *     64x256x256 there; compilers vectorise the row form across outputs, which keeps each
- *     output's order).
- *   OUTPUT: dense row-major in the output's label order, out_len elements (float or int32);
- *     qmx_einsum_output_shape gives its shape. It must not overlap the inputs or the workspace.
- *   EXAMPLE (int8 activations [b,s,d] with a zero point and per-token scales, int8 weights
- *   [f,d] with per-channel scales, float output [b,s,f]):
- *       qmx_einsum_operand x = QMX_ZERO_INIT, w = QMX_ZERO_INIT;
- *       x.dtype = QMX_INT8; x.rank = 3; x.shape[0] = B; x.shape[1] = S; x.shape[2] = D;
- *       x.data = xq; x.data_bytes = B*S*D; x.zero_point = zp;
- *       x.scales = tok_scales; x.scales_len = S; x.scaling = QMX_EINSUM_SCALE_CHANNEL;
- *       x.channel_axis = 1;                     (w likewise: shape {F, D}, channel_axis 0)
- *       qmx_einsum_workspace_size("bsd,fd->bsf", &x, &w, NULL, &bytes, &pos);
- *       st = qmx_einsum("bsd,fd->bsf", &x, &w, NULL, y, B*S*F, ws, bytes, &pos);
- *
- *   ERRORS (all checked before the output is written; on error out is untouched)
- *     QMX_ERR_NULL        spec, a, b, out, data, bytes; workspace when the plan needs one
- *     QMX_ERR_PARSE       bad character, "..." malformed or twice in a term, '-' without '>',
- *                         '>' without '-', a second "->", ',' in the output, three operands,
- *                         more than 8 labels in a term, an output label not in the inputs, an
- *                         output label twice, spec longer than 256
- *     QMX_ERR_UNSUPPORTED one operand ("ij->ji"); see above
- *     QMX_ERR_SHAPE       rank != labels in the term (no "..." to absorb the rest, or fewer
- *                         dims than labels), a label with two sizes, ellipsis dims that do
- *                         not broadcast, ellipsis dims with an explicit output lacking "...",
- *                         an explicit output of more than 8 dims
- *     QMX_ERR_SIZE        a zero dimension; rank outside [0, 8]; block_size 0
- *     QMX_ERR_OVERFLOW    size_t overflow of a count, an extent or the workspace; int K too big
- *     QMX_ERR_DTYPE, QMX_ERR_ARG (axis out of range or on the wrong label class, zero point
- *     out of range or on a float operand, bad scale, scales with int32_out),
- *     QMX_ERR_BUFFER_TOO_SMALL (data_bytes, scales_len, out_len, workspace), QMX_ERR_NONFINITE.
- *     QMX_ERR_UNSUPPORTED also: an implicit output of more than 8 labels (err_pos -1).
- *     err_pos (may be NULL) receives the 0-based character of the spec at fault, else -1:
- *       PARSE: the offending character (for a missing '>' the '-', for a spec too long 256);
- *       SHAPE: the label occurrence whose size disagrees with the size seen before it
- *       (scanning A then B, left to right), B's "..." when ellipsis dims do not broadcast,
- *       the end of the term (one past its last character) for a rank mismatch;
- *       one operand: the "->" (or the end of the spec).
+ * IMPLEMENTATION: EINSUM
  * ============================================================================================ */
-#ifndef QMX_EINSUM_WIP_H
-#define QMX_EINSUM_WIP_H
-/* (inside qmx_kernels.h) */
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-#define QMX_EINSUM_MAX_RANK 8   /* dims per operand and output */
-#define QMX_EINSUM_MAX_SPEC 256 /* characters of a spec */
-
-typedef enum qmx_einsum_scaling {
-    QMX_EINSUM_SCALE_TENSOR = 0,       /* scales[0] */
-    QMX_EINSUM_SCALE_CHANNEL = 1,      /* scales[c] along channel_axis */
-    QMX_EINSUM_SCALE_BLOCK = 2,        /* scales[j] along block_axis in blocks of block_size */
-    QMX_EINSUM_SCALE_CHANNEL_BLOCK = 3 /* scales[c * nblk + j] */
-} qmx_einsum_scaling;
-
-typedef struct qmx_einsum_operand {
-    qmx_dtype dtype;                   /* 0 = QMX_FLOAT32; INT8, INT4, UINT4, fp8 */
-    int rank;                          /* 0 .. QMX_EINSUM_MAX_RANK */
-    size_t shape[QMX_EINSUM_MAX_RANK]; /* dims, all >= 1 */
-    const void *data;                  /* dense row-major tensor */
-    size_t data_bytes;                 /* bytes readable at data */
-    const float *scales;               /* NULL: per tensor 1.0 (int, fp8 only) */
-    size_t scales_len;                 /* entries at scales */
-    qmx_einsum_scaling scaling;        /* default per tensor */
-    int channel_axis;                  /* operand axis of per-channel scales */
-    int block_axis;                    /* operand axis of per-block scales (contracted) */
-    size_t block_size;                 /* block length along block_axis */
-    int32_t zero_point;                /* int operands: real = (q - zero_point) * scale */
-} qmx_einsum_operand;
-
-typedef struct qmx_einsum_opts {
-    int int32_out; /* int x int: raw int32 output (no scales); default 0 = float output */
-} qmx_einsum_opts;
-
-/* Shape of the output (out_rank dims into out_shape[QMX_EINSUM_MAX_RANK]); validates spec and
- * shapes (not dtypes or data). err_pos may be NULL. */
-QMX_API qmx_status qmx_einsum_output_shape(const char *spec, const qmx_einsum_operand *a,
-                                           const qmx_einsum_operand *b, size_t *out_shape,
-                                           int *out_rank, int *err_pos);
-/* Workspace bytes of qmx_einsum (see PLAN AND WORKSPACE); opts may be NULL. */
-QMX_API qmx_status qmx_einsum_workspace_size(const char *spec, const qmx_einsum_operand *a,
-                                             const qmx_einsum_operand *b,
-                                             const qmx_einsum_opts *opts, size_t *bytes,
-                                             int *err_pos);
-/* out = einsum(spec, a, b): float (out_len floats) or, with opts->int32_out, int32. */
-QMX_API qmx_status qmx_einsum(const char *spec, const qmx_einsum_operand *a,
-                              const qmx_einsum_operand *b, const qmx_einsum_opts *opts,
-                              void *out, size_t out_len, void *workspace,
-                              size_t workspace_bytes, int *err_pos);
-
-#ifdef __cplusplus
-}
-#endif
-#endif /* QMX_EINSUM_WIP_H */
-
 #if defined(QMX_IMPLEMENTATION) && !defined(QMX__EINSUM_IMPLEMENTATION_DONE)
 #define QMX__EINSUM_IMPLEMENTATION_DONE
 
@@ -4974,284 +5245,8 @@ QMX_API qmx_status qmx_einsum(const char *spec, const qmx_einsum_operand *a,
 #endif
 #endif /* QMX_IMPLEMENTATION && !QMX__EINSUM_IMPLEMENTATION_DONE */
 
-/* ############################################################################################
- * qmx_kernels.h part: KV CACHE AND ATTENTION DECODE
- * ############################################################################################ */
 /* ============================================================================================
- * QUANTIZED KV CACHE AND ATTENTION DECODE (qmx_kv_*)            [fragment of qmx_kernels.h]
- *
- * A key/value cache for autoregressive decoding over caller storage, with MaxText's
- * quantization (AI-Hypercomputer/maxtext kvcache.py, see ../shared/SEMANTICS.md section 3),
- * and the attention step that reads it without dequantizing it.
- *
- * A SIX-LINE EXAMPLE (one layer, int8 K and V, 8 KV heads of 128, 32 query heads)
- *       qmx_kv_config cfg = QMX_ZERO_INIT;   // int8/int8, "heads_and_dkv", linear
- *       cfg.capacity = 4096; cfg.n_kv_heads = 8; cfg.head_dim = 128;
- *       qmx_kv_cache_storage_size(&cfg, &bytes);             -> storage of `bytes`
- *       qmx_kv_cache_init(&cache, &cfg, storage, bytes);
- *       qmx_kv_cache_append(&cache, k, v, 1);                 // k, v: [8][128] float
- *       qmx_kv_attention(&cache, q, 32, NULL, out, ws, ws_bytes);  // q, out: [32][128]
- *
- * CONFIGURATION (qmx_kv_config; zero-initialised = the defaults in brackets)
- *   capacity      tokens the cache holds (>= 1)
- *   n_kv_heads    KV heads (>= 1); head_dim: elements per head, 1 .. QMX_KV_MAX_HEAD_DIM
- *   k_dtype, v_dtype  [QMX_INT8] QMX_INT8, QMX_INT4 (packed, head_dim even), QMX_FP8_E4M3FN,
- *                 QMX_FP8_E5M2, or QMX_FLOAT32 (unquantized reference; no scales)
- *   k_axis, v_axis    scale granularity, MaxText's kv_quant_axis:
- *     QMX_KV_HEADS_AND_DKV [default, as MaxText] one scale per token, over all heads and dims
- *     QMX_KV_DKV           one scale per token per KV head, over head_dim
- *     QMX_KV_CHANNEL       keys only (KIVI, Liu et al. 2024): one scale per channel (head, dim)
- *                          over a block of `channel_block` consecutive token positions
- *                          (block b = positions [b*G, (b+1)*G), G = channel_block [32]; the
- *                          capacity must be a multiple of G). The tokens of the block being
- *                          filled are kept in float32 ("residual") and quantized together when
- *                          the block completes, so a token's key is exact until then.
- *   mode          [QMX_KV_LINEAR] positions 0 .. capacity-1, appending past the end is
- *                 QMX_ERR_BUFFER_TOO_SMALL; QMX_KV_RING: a ring buffer (sliding window),
- *                 position p lives in slot p % capacity, the last `capacity` tokens are kept.
- *   n_layers      [1] layers sharing one storage query (qmx_kv_cache_init_layer picks one)
- *   rotate        [0] 1: Hadamard rotation (as llama.cpp's default for quantized caches):
- *                 keys and values are stored as H k, H v per head (H the unnormalized
- *                 Walsh-Hadamard matrix of order head_dim, a power of two; H H = d I), which
- *                 spreads outlier channels over all channels before the per-token scale is
- *                 taken. Attention rotates the query (H q . H k = d q.k, the 1/d folded
- *                 exactly into the logit scale) and un-rotates the output (H o' / d); read-back
- *                 returns H x' / d. Fast transform, butterflies in a fixed order, adds only.
- *                 Measured: int4 keys with outlier channels 0.109 -> 0.050, int8 0.012 ->
- *                 0.007 (tests/test_kvcache.c). Inputs with |x| > FLT_MAX / (2 head_dim):
- *                 QMX_ERR_OVERFLOW.
- *
- * QUANTIZATION (append), per scale group x (a token's heads, one head, or a channel block):
- *   s = absmax(x) / B, B = 127.5 (int8), 7.5 (int4), 448 (E4M3FN), 57344 (E5M2), then
- *   q = saturate(RNE(x / s)) to [-128, 127] / [-8, 7], fp8: clip to +-max and RNE cast.
- *   This is qmx_compute_qparams + qmx_quantize with QMX_RECIPE_QWIX, which equals MaxText's
- *   kvcache.py up to two documented departures: (1) MaxText computes x * (B / absmax) and we
- *   x / s (the two can differ by one step on rare ties); (2) MaxText has no zero guard (an
- *   all-zero token gives 0 * Inf = NaN there); we use Qwix's guard s < sqrt(FLT_MIN) -> s = 1,
- *   so an all-zero token stores zeros with scale 1. Read-back / dequant: x' = q * s.
- *   SCALE STORAGE: float32 s = absmax / B (MaxText stores bfloat16 absmax and divides by B on
- *   read: our float32 scale removes bf16's 2^-9 relative error from every value).
- *   Bit layouts of the data are qmx.h's (int4: element 2i in the low nibble of byte i).
- *   Non-finite input (NaN, Inf) is rejected: QMX_ERR_NONFINITE and nothing is written.
- *
- * STORAGE (qmx_kv_cache_storage_size; a pure function of the config). Per layer, each piece
- *   starting at a 64-byte boundary of the 64-byte aligned base, in this order:
- *     K data  [n_kv_heads][capacity][row_k]   row_k = bytes of head_dim elements of k_dtype
- *     V data  [n_kv_heads][capacity][row_v]   (head-major: a head's tokens are contiguous)
- *     K scales float  HEADS_AND_DKV: [capacity]; DKV: [n_kv_heads][capacity];
- *                     CHANNEL: [n_kv_heads][capacity / G][head_dim]; float32: none
- *     V scales float  HEADS_AND_DKV: [capacity]; DKV: [n_kv_heads][capacity]
- *     K residual float [n_kv_heads][G][head_dim]  (CHANNEL only)
- *     rotation scratch float [2][n_kv_heads][head_dim] (rotate only: the token being appended)
- *   size = 64 + n_layers * r64(that sum). The storage may have any alignment. The descriptor
- *   (qmx_kv_cache) keeps pointers into it and the token count; it is the only state.
- *
- * ATTENTION DECODE (qmx_kv_attention): query q [n_heads][head_dim] float, n_heads a multiple
- *   of n_kv_heads (GQA: query head j uses KV head j / (n_heads / n_kv_heads), MaxText's
- *   "btkgd" grouping), out [n_heads][head_dim] float. Visible positions [lo, hi):
- *   hi = opts->causal_len (0: every appended token), lo = max(0, hi - window) (opts->window,
- *   0: no window; in ring mode window 0 means window = capacity). Tokens evicted from a ring
- *   (or never appended) cannot be requested: QMX_ERR_ARG.
- *     isd = opts->scale, or 0 -> RN(1/sqrt(head_dim)), correctly rounded (qmx_kv_inv_sqrt)
- *     logit[t] per token, by K format:
- *       int8 / int4 K (default, "integer query"): the query head is quantized to int8 with
- *         qmx's AQT recipe (s_q = absmax/127, RNE, [-127, 127]), then
- *         l = (float)(sum_d q8[d]*k8[t][d]) (exact int32);  l = l * (s_q * isd);  l = l * s_k[t]
- *       float query (opts->float_query, or fp8 / float32 K):
- *         l = dot16(q, k[t]) (k[t] decoded exactly to float, unscaled);  l = l * isd;
- *         l = l * s_k[t]
- *       CHANNEL keys of a completed block b: the key scales vary along d, so they are folded
- *         into the query once per block, q'[d] = q[d] * s_b[d], and the float path runs with
- *         q' for q and s_k[t] = 1 (no multiply); residual (float) keys: the float path with q.
- *         (Always float: q' has the outlier channels' scales in it, and an int8 q' would lose
- *         the other channels.)
- *       rotate: q is H q (per head) and isd is isd / head_dim (exact) in all of the above.
- *     softmax: m = max l; e[t] = qmx_kv_exp(l[t] - m); S = sum16(e)
- *     value scales folded into the probabilities (MaxText's order): w[t] = e[t] * s_v[t]
- *       (float32 V: w[t] = e[t])
- *     out[d] = (sum over t in increasing order of w[t] * v[t][d]) / S, where each step is
- *       acc = acc + (w * v), the product rounded to float first (v decoded exactly).
- *   dot16 / sum16: FIXED ORDER. Element i goes to lane i % 16 (lanes start at +0, each
- *   a = a + (x*y) or a = a + x in increasing i), then lanes are folded as a[j] += a[j+8]
- *   (j < 8), a[j] += a[j+4] (j < 4), a[j] += a[j+2], a[0] += a[1]. Every path (scalar,
- *   AVX-512, AVX2, NEON) uses this order and no FMA (contraction is switched off in these
- *   functions; x87 and s390x round each assignment under -std=c99), so the output is the same
- *   bits on every target and build. Integer dot products are exact in int32
- *   (|sum| <= 127 * 128 * QMX_KV_MAX_HEAD_DIM < 2^31).
- *   Why the integer query: the int32 dot is exact and order-free, so SIMD needs no float
- *   reduction order, and it reads the cache at int8 width; its cost in accuracy is one more
- *   rounding of the query (relative <= 2^-8 of |q|max per element), of the same size as the
- *   key's own. MaxText keeps the query in float (opts->float_query reproduces that).
- *   ERROR BOUNDS (tests/test_kvcache.c, vs float64 attention on the unquantized K/V; random
- *   data with outlier key channels 16x the rest, d = 64, 200 tokens, GQA 8/2, logits up to
- *   ~10): max |out - ref| / max|V| <= K part + V part, with K: int8 0.05, int4 0.6, E4M3 0.12,
- *   E5M2 0.2 and V: int8 0.01, int4 0.06, E4M3 0.04, E5M2 0.07 (float32: 1e-6); the worst
- *   measured are about half of those (K int8 0.022, V int8 0.002). Per-channel (KIVI) int8
- *   keys cut the int8 key error on outlier data by ~2.5x (0.0076 vs 0.018). The arithmetic
- *   itself (float query vs float64 on the dequantized cache) is < 1e-6; the int8 query adds
- *   <= 0.0065 (measured) on top.
- *
- * EXP (qmx_kv_exp): no libm. n = RNE(x * log2(e)), r = (x - n*C1) - n*C2 (Cody-Waite,
- *   C1 = 0.693359375 exact, C2 = -2.12194440e-4), e^r by a degree-7 polynomial (the classic
- *   Cephes expf coefficients, Horner, each step a rounded float op), times 2^n from the bits.
- *   x > 88.7228 -> +Inf, x < -87.3365 -> +0 (results below FLT_MIN flushed), NaN -> NaN.
- *   Max relative error over [-87.33, 88.72]: 8.1e-8 measured (0.67 ulp); the tests check
- *   <= 2e-7 on 2^21 points against the host libm's double exp. Same bits on every target.
- *
- * WORKSPACE (qmx_kv_attention_workspace_size(cfg, n_heads)): a pure function of the config
- *   and n_heads: 64 + r64(4*g*capacity) + r64(4*n_heads*head_dim) + r64(4*g*head_dim)
- *   + r64(g*head_dim) + r64(4*g) * 2 + r64(64*head_dim) * 2 + 2048, g = n_heads / n_kv_heads
- *   (logits, the staged output, the block query, the int8 query, query scales and sums, a tile
- *   of 16 decoded float rows, a tile of 64 unpacked int4 rows, two fp8 tables), plus
- *   r64(4*g*head_dim) with rotate (the rotated query). Any alignment. Stack: see SIMD.
- *   Output `out` is written only on success (it is staged in the workspace).
- *
- * PREFILL (qmx_kv_prefill): appends n_tokens tokens one at a time and after each computes
- *   the causal attention of that token's query (causal_len = its position + 1, opts->window
- *   as given; opts->causal_len must be 0). The cache is read quantized, so the result equals
- *   appending the tokens and calling qmx_kv_attention per token. All inputs are checked
- *   first; only a logit overflow (QMX_ERR_NONFINITE for a huge query/key) can stop it midway,
- *   with the tokens before the failing one appended and their outputs written.
- *
- * ERRORS (checked before anything is written)
- *   QMX_ERR_NULL    any required pointer NULL
- *   QMX_ERR_SIZE    capacity, n_kv_heads, head_dim, n_tokens or n_heads is 0; head_dim >
- *                   QMX_KV_MAX_HEAD_DIM; attention on an empty cache
- *   QMX_ERR_DTYPE   k/v dtype not one of the five formats
- *   QMX_ERR_ARG     unknown axis / mode; an uninitialised descriptor; layer >= n_layers;
- *                   causal_len > tokens appended; a requested position or window that is not
- *                   in the cache; opts->scale negative, NaN or Inf; read range outside the cache
- *   QMX_ERR_SHAPE   int4 with odd head_dim; QMX_KV_CHANNEL for V; capacity not a multiple of
- *                   channel_block; n_heads not a multiple of n_kv_heads
- *   QMX_ERR_OVERFLOW size_t overflow of a size or of the token count
- *   QMX_ERR_BUFFER_TOO_SMALL  storage or workspace too small; appending past the capacity of
- *                   a linear cache (nothing is appended)
- *   QMX_ERR_NONFINITE  NaN/Inf in appended keys/values or in the query; a logit that overflows
- *
- * SIMD (compile-time, as qmx.h; every path gives the scalar path's bits, tests/test_kvcache.c
- *   checks a hash of all outputs against the x86-64 value on every target):
- *   AVX-512 VNNI  int8/int4 keys with the integer query, 16 tokens at a time: vpdpbusd on
- *                 (k + 128) u8 x q8 s8 (exact) - 128 * sum(q8), the 16 int32 sums reduced
- *                 together, then the float steps on 16 lanes.
- *   AVX-512       float-path keys (float32, fp8, float query, KIVI blocks), 16 tokens at a
- *                 time: each token's 16 lanes as dot16, then the 16 lane sets folded together
- *                 by shuffles in dot16's own tree. fp8 rows decoded by bit placement (x 2^(127
- *                 - bias), exact) instead of the table. exp + sum16; max + finiteness.
- *   AVX-512, AVX2, NEON (aarch64): values in tiles of 64 (16 for fp8) tokens with the
- *                 accumulators of up to 4 query heads x 64 / 16 / 16 dims in registers (each
- *                 element still accumulates over the tokens in order); int8 dot (NEON
- *                 dotprod when targeted), dot16, axpy; AVX2: exp + sum16.
- *   int4 is unpacked to int8 (64 rows at a time for values, 16 for keys) by portable C.
- *   Stack: the portable path uses under 512 bytes; the AVX-512 kernels hold up to 30 vector
- *   locals (1920 bytes if the compiler spills them).
- * SPEED (bench/bench_kv.c: context 4096, 32/8 heads, d 128, one core of an AMD EPYC Zen 4
- *   shared with other jobs; 3 runs at a quieter time): int8 0.84-0.99 ms/step (1000-1190
- *   tokens/s), 3.7-4.8x the float32 cache on the same code (3.1-4.2x under heavy load). The
- *   int8 step is compute-bound in the weighted V sum (two float ops per element per query
- *   head, no FMA so that every target gives the same bits) and reads its 8 MiB at 43-51 %
- *   of the 64 MiB (DRAM) read stream; the 8 MiB also fit the 32 MiB L3, whose stream is far
- *   faster (int8 reaches ~11 % of a same-size stream). fp8 1.4-1.7x and int4 2.3-2.5x
- *   float32 (rows decoded to float / int8 first).
- * Not done: a 16-token K kernel for AVX2 / NEON; SIMD for the Hadamard transform; batch > 1
- *   (call per sequence); threads.
- * ============================================================================================ */
-#ifndef QMX_KV_WIP_H
-#define QMX_KV_WIP_H
-/* (inside qmx_kernels.h) */
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-#define QMX_KV_MAX_HEAD_DIM 8192
-#define QMX_KV_DEFAULT_CHANNEL_BLOCK 32
-
-typedef enum qmx_kv_axis {
-    QMX_KV_HEADS_AND_DKV = 0, /* one scale per token (MaxText default) */
-    QMX_KV_DKV = 1,           /* one scale per token per KV head */
-    QMX_KV_CHANNEL = 2        /* keys only: per channel over a block of tokens (KIVI) */
-} qmx_kv_axis;
-
-typedef enum qmx_kv_mode {
-    QMX_KV_LINEAR = 0, /* fill once; past the capacity is an error */
-    QMX_KV_RING = 1    /* ring buffer: keeps the last `capacity` tokens */
-} qmx_kv_mode;
-
-typedef struct qmx_kv_config {
-    size_t capacity;        /* tokens */
-    size_t n_kv_heads;
-    size_t head_dim;
-    qmx_dtype k_dtype;      /* 0 = QMX_INT8 */
-    qmx_dtype v_dtype;      /* 0 = QMX_INT8 */
-    qmx_kv_axis k_axis;
-    qmx_kv_axis v_axis;
-    size_t channel_block;   /* QMX_KV_CHANNEL block of tokens; 0 = 32 */
-    qmx_kv_mode mode;
-    size_t n_layers;        /* 0 = 1 */
-    int rotate;             /* 1: Hadamard-rotate keys and values (head_dim a power of 2) */
-} qmx_kv_config;
-
-/* The cache descriptor. Fields are read-only for the caller (n_tokens = tokens appended since
- * init/reset = the position of the next token). */
-typedef struct qmx_kv_cache {
-    qmx_kv_config cfg;      /* normalised copy (defaults filled in) */
-    size_t row_k, row_v;    /* bytes per (head, token) row */
-    size_t n_tokens;
-    unsigned char *k, *v;
-    float *k_scales, *v_scales, *k_resid;
-    float *rot;             /* rotation scratch in the storage (rotate = 1) */
-    uint32_t magic;
-} qmx_kv_cache;
-
-typedef struct qmx_kv_attn_opts {
-    size_t causal_len;  /* attend to positions < causal_len; 0 = all appended tokens */
-    size_t window;      /* sliding window: the last `window` positions; 0 = none */
-    float scale;        /* logit scale; 0 = 1/sqrt(head_dim) */
-    int float_query;    /* 1: float query against int8/int4 keys (MaxText's numerics) */
-} qmx_kv_attn_opts;
-
-/* Bytes of storage for cfg->n_layers layers (see STORAGE). */
-QMX_API qmx_status qmx_kv_cache_storage_size(const qmx_kv_config *cfg, size_t *bytes);
-/* Bytes per token of one layer's K and V data and scales (without the KIVI residual), for
- * reports; 0 on an invalid config. */
-QMX_API size_t qmx_kv_cache_bytes_per_token(const qmx_kv_config *cfg);
-/* Descriptor of layer 0 / of layer `layer` over storage (the same storage for every layer). */
-QMX_API qmx_status qmx_kv_cache_init(qmx_kv_cache *cache, const qmx_kv_config *cfg,
-                                     void *storage, size_t storage_bytes);
-QMX_API qmx_status qmx_kv_cache_init_layer(qmx_kv_cache *cache, const qmx_kv_config *cfg,
-                                           void *storage, size_t storage_bytes, size_t layer);
-/* Forget every token (n_tokens = 0). */
-QMX_API qmx_status qmx_kv_cache_reset(qmx_kv_cache *cache);
-/* Append n_tokens tokens: k, v are [n_tokens][n_kv_heads][head_dim] float. */
-QMX_API qmx_status qmx_kv_cache_append(qmx_kv_cache *cache, const float *k, const float *v,
-                                       size_t n_tokens);
-/* Dequantized copy of positions [pos, pos + n_tokens) into k_out / v_out ([n][heads][dim]);
- * either may be NULL (not both). */
-QMX_API qmx_status qmx_kv_cache_read(const qmx_kv_cache *cache, size_t pos, size_t n_tokens,
-                                     float *k_out, float *v_out);
-QMX_API qmx_status qmx_kv_attention_workspace_size(const qmx_kv_config *cfg, size_t n_heads,
-                                                   size_t *bytes);
-/* One decode step (see ATTENTION DECODE). opts may be NULL (defaults). */
-QMX_API qmx_status qmx_kv_attention(const qmx_kv_cache *cache, const float *q, size_t n_heads,
-                                    const qmx_kv_attn_opts *opts, float *out, void *workspace,
-                                    size_t workspace_bytes);
-/* Append n_tokens tokens and compute their causal attention: q and out [n_tokens][n_heads]
- * [head_dim]. */
-QMX_API qmx_status qmx_kv_prefill(qmx_kv_cache *cache, const float *k, const float *v,
-                                  size_t n_tokens, const float *q, size_t n_heads,
-                                  const qmx_kv_attn_opts *opts, float *out, void *workspace,
-                                  size_t workspace_bytes);
-/* qmx's exp (see EXP) and RN(1/sqrt(n)) for 1 <= n <= QMX_KV_MAX_HEAD_DIM (0 otherwise). */
-QMX_API float qmx_kv_exp(float x);
-QMX_API float qmx_kv_inv_sqrt(size_t n);
-
-#ifdef __cplusplus
-}
-#endif
-#endif /* QMX_KV_WIP_H */
-
-/* ============================================================================================
- * IMPLEMENTATION (kv)
+ * IMPLEMENTATION: KV CACHE AND ATTENTION DECODE
  * ============================================================================================ */
 #if defined(QMX_IMPLEMENTATION) && !defined(QMX__KV_IMPLEMENTATION_DONE)
 #define QMX__KV_IMPLEMENTATION_DONE
@@ -6809,4 +6804,4 @@ QMX__DEF qmx_status qmx_kv_prefill(qmx_kv_cache *c, const float *k, const float 
 #ifdef __cplusplus
 }
 #endif
-#endif /* QMX_IMPLEMENTATION (kv) */
+#endif /* QMX_IMPLEMENTATION: KV CACHE AND ATTENTION DECODE */
