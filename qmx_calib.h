@@ -154,8 +154,10 @@
  *   lane, vpmaddwd), portable C; integer arithmetic, the same bits everywhere. qmx_nm_matmul_f32: documented
  *   float order (kept k increasing, one rounded multiply and add each, no FMA).
  *   Speed (bench/bench_calib.c, dense = qmx_matmul_i8 on the same shapes, VNNI build): the
- *   2:4 kernel wins for GEMV (M = 1, 4096 x 4096: ~1.5x, it reads 0.625x the bytes) and is
- *   about even at M = 8; for larger M the dense kernel's register tiling wins (M = 64: ~0.4x).
+ *   2:4 kernel wins for GEMV (decode; M = 1, 4096 x 4096: 1.5x, it reads 0.625x the bytes),
+ *   loses a little at M = 8 (0.86x) and clearly at M = 64 (0.24x), where the dense kernel's
+ *   register tiling reuses each weight register across rows while every sparse row needs its
+ *   own gather (vpermt2b). sum(v) for the zero point comes out of the same pass (a_zp != 0).
  *   Without AVX-512 VBMI (AVX2, NEON, Cortex-M, portable C) the 2:4 kernel is slower than the
  *   dense one: use it there for the memory footprint.
  *
@@ -1832,7 +1834,8 @@ static size_t qmx__cb_nm24_dot_vbmi(const int8_t *a, const int8_t *v, const uint
  * 64-byte registers, and vpdpbusd sums (a + 128) * v (a ^ 0x80 as u8, exact in int32); the
  * 128 * sum(v) term is taken off at the end (vpdpbusd of ones and v). Returns the groups done. */
 static size_t qmx__cb_nm24_vnni(const int8_t *const *a, int rows, const int8_t *v,
-                                const uint8_t *meta, size_t groups, int32_t *out) {
+                                const uint8_t *meta, size_t groups, int32_t *out,
+                                int32_t *vsum_out) {
     /* ctrl byte t = 2 * (t % 32) (bit offset of index t), offs byte t = 4 * (t / 2) */
     const __m512i ctrl = _mm512_set_epi64(0x3E3C3A3836343230LL, 0x2E2C2A2826242220LL,
                                           0x1E1C1A1816141210LL, 0x0E0C0A0806040200LL,
@@ -1863,6 +1866,7 @@ static size_t qmx__cb_nm24_vnni(const int8_t *const *a, int rows, const int8_t *
     }
     {
         int32_t vsum = _mm512_reduce_add_epi32(vs);
+        *vsum_out = vsum; /* sum of the values of the groups done, for the zero point */
         for (t = 0; t < rows; t++)
             out[t] = (int32_t)((uint32_t)_mm512_reduce_add_epi32(acc[t]) - 128u * (uint32_t)vsum);
     }
@@ -1910,8 +1914,8 @@ QMX__DEF qmx_status qmx_nm_matmul_i8(size_t M, size_t N, size_t K, const int8_t 
     for (j = 0; j < N; j++) {
         const int8_t *v = values + j * vpr;
         const uint8_t *mr = meta + j * mpr;
-        int32_t vsum = 0;
-        for (g = 0; g < vpr; g++) vsum += v[g];
+        int32_t vsum = 0; /* sum(v), needed only for a_zp != 0 */
+        int have_vsum = a_zp == 0;
         for (i = 0; i < M; i++) {
             const int8_t *a = A + i * lda;
             int32_t acc = 0;
@@ -1922,7 +1926,8 @@ QMX__DEF qmx_status qmx_nm_matmul_i8(size_t M, size_t N, size_t K, const int8_t 
                 int32_t part[4];
                 size_t gd, rr, nr = M - i < 4 ? M - i : 4;
                 for (rr = 0; rr < nr; rr++) ar[rr] = A + (i + rr) * lda;
-                gd = qmx__cb_nm24_vnni(ar, (int)nr, v, mr, groups, part);
+                gd = qmx__cb_nm24_vnni(ar, (int)nr, v, mr, groups, part, &vsum);
+                for (g = gd * 2; g < vpr; g++) vsum += v[g]; /* values of the tail groups */
                 for (rr = 0; rr < nr; rr++) {
                     uint32_t u;
                     int32_t tail = gd < groups ? qmx__cb_nm24_dot(ar[rr] + gd * 4, v + gd * 2, mr + gd / 2, groups - gd) : 0;
@@ -1940,6 +1945,10 @@ QMX__DEF qmx_status qmx_nm_matmul_i8(size_t M, size_t N, size_t K, const int8_t 
                         size_t jj = g * (size_t)n + (size_t)t;
                         acc += (int32_t)a[g * (size_t)m + qmx__cb_get_bits(mr, jj, b)] * v[jj];
                     }
+            }
+            if (!have_vsum) {
+                for (g = 0; g < vpr; g++) vsum += v[g];
+                have_vsum = 1;
             }
             /* (A - zp) . v = A . v - zp * sum(v); |each| <= 2^31 by the K bound, wrap-free in
              * uint32 and exact after conversion, as qmx_matmul_i8 does */
