@@ -84,11 +84,13 @@
  *
  * WORKSPACE: qmx_matmul_i8_workspace_size(M, N, K, opts, &bytes), a pure function of the
  *   shapes (the same on every target and build):
- *       64 + r64(4*M) + r64(4*N) + r64(max(min(M, 64) * K, min(M, 256) * Kp))
+ *       64 + r64(4*M) + r64(4*N) + r64(max(2 * min(M, 64) * Kp, min(M, 256) * Kp))
  *          + r64(max(4*K, 32 * Kp)),      Kp = K rounded up to 4,
- *   r64(x) = x rounded up to 64 (row terms, weight sums, a panel of A repacked as A+128 for
- *   VNNI, and a 4 x K tile of B copied out of the [K,N] layout or a packed 32-column strip
- *   of B, see PACKED WEIGHTS). The workspace may have any alignment. Too small:
+ *   r64(x) = x rounded up to 64 (row terms, weight sums, a panel of A laid out for the
+ *   kernel: A + 128 for VNNI, int16 pairs of A - a_zp for the Cortex-M DSP, 2 bytes per
+ *   element reserved on every target so that the size is the same everywhere; and a 4 x K
+ *   tile of B copied out of the [K,N] layout or a packed 32-column strip of B, see PACKED
+ *   WEIGHTS). The workspace may have any alignment. Too small:
  *   QMX_ERR_BUFFER_TOO_SMALL.
  *   Stack: qmx_matmul_i8 uses under 256 bytes of locals (a 4x4 int32 tile plus pointers), and
  *   about 1.5 KiB in the AVX-512 VNNI M >= 12 path (the B-strip transpose registers).
@@ -105,7 +107,16 @@
  *     AVX2 (__AVX2__; not with QMX_NO_AVX2): sign-extend to int16, vpmaddwd (no vpmaddubsw:
  *       its int16 saturation would not be exact).
  *     NEON aarch64: vdotq_s32 with __ARM_FEATURE_DOTPROD, else vmull_s8 + vpadalq_s16.
- *     Otherwise (armhf, Cortex-M, s390x, ppc, i386, riscv64, QMX_NO_SIMD): portable C.
+ *     Cortex-M55/M85 MVE (not with QMX_NO_MVE): vmladavaq_s8, 1x4 and 2x4 (two 2x2 passes);
+ *       the weight sums for a_zp != 0 come out of the first row's pass (vaddvaq_s8).
+ *     Cortex-M4/M7/M33 DSP (not with QMX_NO_DSP; QMX_NO_DSP_ASM: C intrinsics instead of
+ *       the assembly loops): each panel of A is laid out in the workspace as int16 pairs of
+ *       A - a_zp, so SMLAD meets SXTB16 of the weights directly and the zero point costs
+ *       nothing (no weight sums); 1x4 and 2x4.
+ *       make bench-cortex-m, 1024 -> 1024 fully-connected, any input zero point,
+ *       instructions per MAC batch 1 / batch 4: Cortex-M4 1.56 / 1.21 (CMSIS-NN s8 1.92);
+ *       Cortex-M55 0.30 / 0.26 with zero point 0, 0.42 / 0.30 otherwise (CMSIS-NN 0.48).
+ *     Otherwise (armhf, Cortex-M3, s390x, ppc, i386, riscv64, QMX_NO_SIMD): portable C.
  *   KN layout: the same kernels; each tile of 4 columns of B is first copied into a 4 x K
  *   row tile in the workspace (once per panel of A). The copy is scalar, so KN is much slower
  *   than NK for small M (GEMV): store weights as [N,K] (or pack them) for speed.
@@ -168,10 +179,10 @@
  *
  * WORKSPACE OF THE OUTPUT STAGES: qmx_fully_connected_i8_workspace_size(M, N, K, &bytes) and
  *   qmx_matmul_i8_f32_workspace_size(M, N, K, &bytes), the same pure function of the shapes:
- *       64 + 1024 + r64(4*nb) + r64(mb*K) + r64(4*mb*nb),  mb = min(M, 64),
- *       nb = min(N, QMX_MATMUL_TILE_N)
- *   (alignment, 256 int32 zeros, the column sums of a tile of B, the VNNI panel of A + 128, the
- *   int32 tile). Any alignment. Errors of the query: NULL bytes, a zero dimension (SIZE), size_t
+ *       64 + 1024 + r64(4*nb) + r64(2*mb*Kp) + r64(4*mb*nb),  mb = min(M, 64),
+ *       nb = min(N, QMX_MATMUL_TILE_N), Kp = K rounded up to 4
+ *   (alignment, 256 int32 zeros, the column sums of a tile of B, the panel of A laid out as
+ *   for qmx_matmul_i8, the int32 tile). Any alignment. Errors of the query: NULL bytes, a zero dimension (SIZE), size_t
  *   overflow (OVERFLOW). Stack: the kernel's (under 256 bytes) plus a context of a few words.
  *
  * ERRORS OF THE OUTPUT STAGES (checked before anything is written; on error out/C and the
@@ -1056,6 +1067,11 @@ QMX_API float qmx_kv_inv_sqrt(size_t n);
 #    else
 #      define QMX__K_NEON 1
 #    endif
+#  elif !defined(QMX_NO_MVE) && defined(__ARM_FEATURE_MVE) && !defined(__ARM_BIG_ENDIAN)
+#    define QMX__K_MVE 1
+#  elif !defined(QMX_NO_DSP) && defined(__ARM_FEATURE_DSP) && !defined(__ARM_BIG_ENDIAN) && \
+        !defined(__aarch64__) && defined(__thumb2__) && defined(__GNUC__)
+#    define QMX__K_DSP 1
 #  endif
 #endif
 #if defined(QMX__K_VNNI) || defined(QMX__K_AVX2)
@@ -1063,6 +1079,9 @@ QMX_API float qmx_kv_inv_sqrt(size_t n);
 #endif
 #if defined(QMX__K_NEONDOT) || defined(QMX__K_NEON)
 #  include <arm_neon.h>
+#endif
+#if defined(QMX__K_MVE)
+#  include <arm_mve.h>
 #endif
 
 #ifdef __cplusplus
@@ -1076,6 +1095,13 @@ static int32_t qmx__k_u2i(uint32_t u) {
 static size_t qmx__k_r64(size_t x) { return (x + 63u) & ~(size_t)63u; }
 static size_t qmx__k_r16(size_t x) { return (x + 15u) & ~(size_t)15u; }
 static size_t qmx__k_r4(size_t x) { return (x + 3u) & ~(size_t)3u; }
+#define QMX__K_MB 64 /* rows of A per panel (and per packed panel) */
+/* Bytes of the panel of A that qmx__k_mm_nk lays out in the workspace: up to 64 rows of 2
+ * bytes per element rounded up to 4 (the DSP layout; the other paths use at most half), the
+ * same on every target so that the workspace sizes are. */
+static size_t qmx__k_apanel_bytes(size_t M, size_t K) {
+    return qmx__k_r64(2 * (M < QMX__K_MB ? M : QMX__K_MB) * qmx__k_r4(K));
+}
 #define QMX__K_PK_MC 256  /* rows of A per packed panel of A + 128 (L2) */
 /* K bytes per cache block: all of K (Kp <= 33028). Blocks of 1024 or 2048 bytes with C
  * accumulated between them were 10-25 % slower on Zen 4 at every shape measured (M = 8..1024,
@@ -1166,6 +1192,23 @@ static int32_t qmx__k_sum_i8(const int8_t *p, size_t K) {
     int32x4_t acc = vdupq_n_s32(0);
     for (; k + 16 <= K; k += 16) acc = vpadalq_s16(acc, vpaddlq_s8(vld1q_s8(p + k)));
     t = vaddvq_s32(acc);
+#elif defined(QMX__K_MVE)
+    {   /* 64 bytes per iteration: the loop overhead is most of the cost otherwise */
+        const int8_t *q = p, *qe = p + (K & ~(size_t)63);
+        while (q != qe) {
+            t = vaddvaq_s8(t, vld1q_s8(q));
+            t = vaddvaq_s8(t, vld1q_s8(q + 16));
+            t = vaddvaq_s8(t, vld1q_s8(q + 32));
+            t = vaddvaq_s8(t, vld1q_s8(q + 48));
+            q += 64;
+        }
+        k = K & ~(size_t)63;
+    }
+    for (; k + 16 <= K; k += 16) t = vaddvaq_s8(t, vld1q_s8(p + k));
+    if (k < K) { /* predicated tail: the bytes past K are not read */
+        t = vaddvaq_s8(t, vldrbq_z_s8(p + k, vctp8q((uint32_t)(K - k))));
+        k = K;
+    }
 #endif
     for (; k < K; k++) t += p[k];
     return t;
@@ -1200,22 +1243,20 @@ QMX_API qmx_status qmx_matmul_i8_weight_sums(const int8_t *B, size_t N, size_t K
 
 QMX_API qmx_status qmx_matmul_i8_workspace_size(size_t M, size_t N, size_t K,
                                                 const qmx_matmul_i8_opts *opts, size_t *bytes) {
-    size_t mb, kp, kc, parts[4], total = 64;
+    size_t kp, kc, parts[4], total = 64;
     int i;
     (void)opts;
     if (!bytes) return QMX_ERR_NULL;
     if (M == 0 || N == 0 || K == 0) return QMX_ERR_SIZE;
     if (M > SIZE_MAX / 8 || N > SIZE_MAX / 8) return QMX_ERR_OVERFLOW;
-    mb = M < 64 ? M : 64;
-    if (K > (SIZE_MAX - 64) / QMX__K_PK_MC || K > SIZE_MAX / 64) return QMX_ERR_OVERFLOW;
+    if (K > (SIZE_MAX - 64) / QMX__K_PK_MC || K > SIZE_MAX / 256) return QMX_ERR_OVERFLOW;
     kp = qmx__k_r4(K);
     kc = kp < QMX__K_PK_KC ? kp : QMX__K_PK_KC;
     parts[0] = qmx__k_r64(M * 4);
     parts[1] = qmx__k_r64(N * 4);
-    parts[2] = mb * K;                                    /* 64-row panel of A + 128 */
-    if ((M < QMX__K_PK_MC ? M : QMX__K_PK_MC) * kc > parts[2])  /* or the packed-kernel panel */
-        parts[2] = (M < QMX__K_PK_MC ? M : QMX__K_PK_MC) * kc;
-    parts[2] = qmx__k_r64(parts[2]);
+    parts[2] = qmx__k_apanel_bytes(M, K);                  /* 64-row panel of A, laid out */
+    if (qmx__k_r64((M < QMX__K_PK_MC ? M : QMX__K_PK_MC) * kc) > parts[2])  /* or the packed */
+        parts[2] = qmx__k_r64((M < QMX__K_PK_MC ? M : QMX__K_PK_MC) * kc); /* kernel's panel */
     parts[3] = qmx__k_r64(4 * K > 32 * kc ? 4 * K : 32 * kc); /* B tile / packed B strip */
     for (i = 0; i < 4; i++) {
         if (parts[i] > SIZE_MAX - total) return QMX_ERR_OVERFLOW;
@@ -1445,20 +1486,11 @@ static void qmx__k_tile_1(const int8_t *a, const int8_t *const *b, size_t K, int
         for (j = 0; j < 4; j++) d[j] += (int32_t)a[k] * b[j][k];
 }
 
-#elif !defined(QMX_NO_SIMD) && !defined(QMX_NO_MVE) && defined(__ARM_FEATURE_MVE) && \
-      !defined(__ARM_BIG_ENDIAN)
+#elif defined(QMX__K_MVE)
 /* Cortex-M55/M85 MVE (Helium): vmladavaq_s8 sums 16 products into a scalar int32; one
  * predicated step (vctp8q) takes the K tail, reading nothing past K. tile_1: 1x4; tile_full:
  * 2x4 as two 2x2 passes (vmladava accumulates in even registers: 8 at once would spill).
- * make bench-cortex-m: 0.31 (batch 1) / 0.26 (batch 4) instructions per MAC, input zero
- * point 0 (CMSIS-NN s8: 0.48). */
-#ifdef __cplusplus
-}
-#endif
-#include <arm_mve.h>
-#ifdef __cplusplus
-extern "C" {
-#endif
+ * make bench-cortex-m: see ALGORITHM AND SIMD PATHS at the top. */
 #define QMX__K_MR 2
 static void qmx__k_tile_full(const int8_t *const *a, const int8_t *const *b, size_t K,
                              int32_t d[4][4]) {
@@ -1505,19 +1537,65 @@ static void qmx__k_tile_1(const int8_t *a, const int8_t *const *b, size_t K, int
     }
     d[0] = s0; d[1] = s1; d[2] = s2; d[3] = s3;
 }
+/* tile_1 that also sums the 4 rows of B (the weight sums for a_zp != 0): one vaddva per
+ * vector of B already in a register, instead of a second pass over B. Two passes of two rows:
+ * vmladava / vaddva accumulate in even registers only, and 8 accumulators would spill. */
+#define QMX__K_TILE1_SUMS 1
+static void qmx__k_tile_1_sums(const int8_t *a, const int8_t *const *b, size_t K, int32_t d[4],
+                               int32_t sums[4]) {
+    int c;
+    for (c = 0; c < 4; c += 2) {
+        const int8_t *p = a, *q0 = b[c], *q1 = b[c + 1];
+        int32_t s0 = 0, s1 = 0, u0 = 0, u1 = 0;
+        size_t i;
+        int8x16_t x, y0, y1;
+        for (i = K / 16; i; i--) { /* counted: a low-overhead loop (dls / le) */
+            x = vld1q_s8(p); y0 = vld1q_s8(q0); y1 = vld1q_s8(q1);
+            p += 16; q0 += 16; q1 += 16;
+            s0 = vmladavaq_s8(s0, x, y0); u0 = vaddvaq_s8(u0, y0);
+            s1 = vmladavaq_s8(s1, x, y1); u1 = vaddvaq_s8(u1, y1);
+        }
+        if (K % 16) {
+            mve_pred16_t pr = vctp8q((uint32_t)(K % 16));
+            x = vldrbq_z_s8(p, pr); y0 = vldrbq_z_s8(q0, pr); y1 = vldrbq_z_s8(q1, pr);
+            s0 = vmladavaq_s8(s0, x, y0); u0 = vaddvaq_s8(u0, y0);
+            s1 = vmladavaq_s8(s1, x, y1); u1 = vaddvaq_s8(u1, y1);
+        }
+        d[c] = s0; d[c + 1] = s1; sums[c] = u0; sums[c + 1] = u1;
+    }
+}
 
-#elif !defined(QMX_NO_SIMD) && !defined(QMX_NO_DSP) && defined(__ARM_FEATURE_DSP) && \
-      !defined(__ARM_BIG_ENDIAN) && !defined(__aarch64__) && defined(__thumb2__) && \
-      defined(__GNUC__)
-/* Cortex-M4/M7/M33 DSP: SXTB16 sign-extends bytes 0,2 (with ROR #8: bytes 1,3) of a word into
- * two int16 lanes; SMLAD adds both lane products to an int32 (the sums stay within the int32
- * bounds above, so the Q flag never matters). The loops are assembly (GCC spills the
- * pointers otherwise): tile_1 1x4 inline (13 registers), tile_full 2x4 as two 2x2 passes of
- * a naked function (14 registers). Unaligned LDR is fine on ARMv7-M/v8-M mainline.
- * Unoptimised builds (-O0) and QMX_NO_DSP_ASM get the same computation in C with the ACLE
- * intrinsics. make bench-cortex-m: 1.63 (batch 1) / 1.40 (batch 4) instructions per MAC on
- * the 1024 -> 1024 fully-connected with input zero point 0 (CMSIS-NN s8: 1.92). */
+#elif defined(QMX__K_DSP)
+/* Cortex-M4/M7/M33 DSP. A is first laid out in the workspace (qmx__k_dsp_expand) as int16
+ * pairs of (A - a_zp): per 4 k, word 2g = (a[4g] - zp) | (a[4g+2] - zp) << 16 and word 2g+1 =
+ * (a[4g+1] - zp) | (a[4g+3] - zp) << 16, zero-padded to a multiple of 4 k. One LDRD then gives
+ * the operands that SXTB16 of a word of B (bytes 0,2; with ROR #8 bytes 1,3) meets in SMLAD,
+ * and the zero point of A is inside the dot: no weight sums (|A - zp| <= 255, |products| <=
+ * 255 * 128, the sums stay within the int32 bounds above, the Q flag never matters). The loops
+ * are assembly (GCC spills the pointers otherwise): tile_1 1x4 inline (13 registers),
+ * tile_full 2x4 as two 2x2 passes of a naked function (14 registers). Unoptimised builds (-O0)
+ * and QMX_NO_DSP_ASM get the same computation in C with the ACLE intrinsics.
+ * make bench-cortex-m: see ALGORITHM AND SIMD PATHS at the top. */
 #define QMX__K_MR 2
+typedef uint32_t qmx__k_arow;
+#define QMX__K_AROW_IS_DSP 1
+/* bytes of one laid-out row of A (8-byte multiple: LDRD needs word alignment) */
+static size_t qmx__k_arow_bytes(size_t K) { return 2 * qmx__k_r4(K); }
+static void qmx__k_dsp_expand(const int8_t *src, size_t K, int32_t zp, uint32_t *dst) {
+    size_t g, t, kp = qmx__k_r4(K);
+    for (g = 0; g < kp; g += 4) {
+        uint32_t h[4];
+        for (t = 0; t < 4; t++) /* (a - zp) as int16 bits; padding 0 */
+            h[t] = g + t < K ? (uint32_t)((int32_t)src[g + t] - zp) & 0xFFFFu : 0u;
+        dst[g / 2] = h[0] | h[2] << 16;
+        dst[g / 2 + 1] = h[1] | h[3] << 16;
+    }
+}
+/* (A - zp) at k of a laid-out row, for the K tails */
+static int32_t qmx__k_dsp_aval(const uint32_t *a, size_t k) {
+    uint32_t w = a[(k >> 2) * 2 + (k & 1)], h = (k & 2) ? w >> 16 : w & 0xFFFFu;
+    return (int32_t)h - (h >= 0x8000u ? 65536 : 0);
+}
 #if !defined(__OPTIMIZE__) || defined(QMX_NO_DSP_ASM)
 #ifdef __cplusplus
 }
@@ -1531,12 +1609,12 @@ static uint32_t qmx__k_dsp_ld32(const int8_t *p) { uint32_t v; __builtin_memcpy(
 #define QMX__K_DSP_MAC(s, v, xe, xo) \
     s = (int32_t)__smlad(__sxtb16(v), xe, (uint32_t)s); \
     s = (int32_t)__smlad(__sxtb16((v) >> 8), xo, (uint32_t)s)
-static void qmx__k_tile_1(const int8_t *a, const int8_t *const *b, size_t K, int32_t d[4]) {
+static void qmx__k_tile_1(const uint32_t *a, const int8_t *const *b, size_t K, int32_t d[4]) {
     int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
     size_t k = 0;
     int j;
     for (; k + 4 <= K; k += 4) {
-        uint32_t u = qmx__k_dsp_ld32(a + k), xe = __sxtb16(u), xo = __sxtb16(u >> 8), v;
+        uint32_t xe = a[k / 2], xo = a[k / 2 + 1], v;
         v = qmx__k_dsp_ld32(b[0] + k); QMX__K_DSP_MAC(s0, v, xe, xo);
         v = qmx__k_dsp_ld32(b[1] + k); QMX__K_DSP_MAC(s1, v, xe, xo);
         v = qmx__k_dsp_ld32(b[2] + k); QMX__K_DSP_MAC(s2, v, xe, xo);
@@ -1544,31 +1622,27 @@ static void qmx__k_tile_1(const int8_t *a, const int8_t *const *b, size_t K, int
     }
     d[0] = s0; d[1] = s1; d[2] = s2; d[3] = s3;
     for (; k < K; k++)
-        for (j = 0; j < 4; j++) d[j] += (int32_t)a[k] * b[j][k];
+        for (j = 0; j < 4; j++) d[j] += qmx__k_dsp_aval(a, k) * b[j][k];
 }
-static void qmx__k_tile_full(const int8_t *const *a, const int8_t *const *b, size_t K,
+static void qmx__k_tile_full(const uint32_t *const *a, const int8_t *const *b, size_t K,
                              int32_t d[4][4]) {
     qmx__k_tile_1(a[0], b, K, d[0]);
     qmx__k_tile_1(a[1], b, K, d[1]);
 }
 #undef QMX__K_DSP_MAC
 #else
-#define QMX__K_DSP_XA(A, XE, XO) \
-    "ldr %[v], [%[" A "]], #4\n\tsxtb16 %[" XE "], %[v]\n\tsxtb16 %[" XO "], %[v], ror #8\n\t"
+#define QMX__K_DSP_XA(A, XE, XO) "ldrd %[" XE "], %[" XO "], [%[" A "]], #8\n\t"
 #define QMX__K_DSP_ROW1(B, S)                                                       \
     "ldr %[v], [%[" B "]], #4\n\tsxtb16 %[t], %[v]\n\tsmlad %[" S "], %[t], %[xe], %[" S "]\n\t" \
     "sxtb16 %[v], %[v], ror #8\n\tsmlad %[" S "], %[v], %[xo], %[" S "]\n\t"
-#define QMX__K_DSP_COL2(B, S0, S1)                                                  \
-    "ldr %[v], [%[" B "]], #4\n\tsxtb16 %[t], %[v]\n\tsxtb16 %[v], %[v], ror #8\n\t"   \
-    "smlad %[" S0 "], %[t], %[xe0], %[" S0 "]\n\tsmlad %[" S0 "], %[v], %[xo0], %[" S0 "]\n\t" \
-    "smlad %[" S1 "], %[t], %[xe1], %[" S1 "]\n\tsmlad %[" S1 "], %[v], %[xo1], %[" S1 "]\n\t"
-static void qmx__k_tile_1(const int8_t *a, const int8_t *const *b, size_t K, int32_t d[4]) {
-    const int8_t *p = a, *b0 = b[0], *b1 = b[1], *b2 = b[2], *b3 = b[3];
+static void qmx__k_tile_1(const uint32_t *a, const int8_t *const *b, size_t K, int32_t d[4]) {
+    const uint32_t *p = a;
+    const int8_t *b0 = b[0], *b1 = b[1], *b2 = b[2], *b3 = b[3];
     int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
     size_t k = K & ~(size_t)15;
     int j;
     if (k) { /* 16 k per iteration */
-        const int8_t *volatile pe = a + k; /* in memory: 13 registers */
+        const uint32_t *volatile pe = a + k / 2; /* in memory: 13 registers */
         uint32_t xe, xo, v, t;
         __asm__("1:\n\t"
                 QMX__K_DSP_XA("p", "xe", "xo")
@@ -1594,14 +1668,13 @@ static void qmx__k_tile_1(const int8_t *a, const int8_t *const *b, size_t K, int
     }
     d[0] = s0; d[1] = s1; d[2] = s2; d[3] = s3;
     for (; k < K; k++)
-        for (j = 0; j < 4; j++) d[j] += (int32_t)a[k] * b[j][k];
+        for (j = 0; j < 4; j++) d[j] += qmx__k_dsp_aval(a, k) * b[j][k];
 }
 /* The 2x2 loop needs 14 registers, one more than a build that keeps a frame pointer (r7)
  * leaves to inline assembly, so it is a naked function that saves and uses r4-r11 itself.
- * r0 = A row 0, r1 = A row 1, r2 = {B row c, B row c+1}, r3 = io: io[0] = 32-element steps
- * (>= 1) on entry; io[0..3] = dots (0,c) (0,c+1) (1,c) (1,c+1) on return. */
-#define QMX__K_DSP_NXA(P, XE, XO) \
-    "ldr r12, [" P "], #4\n\tsxtb16 " XE ", r12\n\tsxtb16 " XO ", r12, ror #8\n\t"
+ * r0 = A row 0, r1 = A row 1 (laid out), r2 = {B row c, B row c+1}, r3 = io: io[0] =
+ * 32-element steps (>= 1) on entry; io[0..3] = dots (0,c) (0,c+1) (1,c) (1,c+1) on return. */
+#define QMX__K_DSP_NXA(P, XE, XO) "ldrd " XE ", " XO ", [" P "], #8\n\t"
 #define QMX__K_DSP_NCOL(Q, S0, S1)                                                  \
     "ldr r12, [" Q "], #4\n\tsxtb16 lr, r12\n\tsxtb16 r12, r12, ror #8\n\t"          \
     "smlad " S0 ", lr, r8, " S0 "\n\tsmlad " S0 ", r12, r9, " S0 "\n\t"             \
@@ -1610,8 +1683,8 @@ static void qmx__k_tile_1(const int8_t *a, const int8_t *const *b, size_t K, int
     QMX__K_DSP_NXA("r0", "r8", "r9") QMX__K_DSP_NXA("r1", "r10", "r11")             \
     QMX__K_DSP_NCOL("r2", "r4", "r6") QMX__K_DSP_NCOL("r3", "r5", "r7")
 #define QMX__K_UNUSED __attribute__((unused))
-__attribute__((naked, noinline)) static void qmx__k_dsp_2x2(const int8_t *a0 QMX__K_UNUSED,
-                                                            const int8_t *a1 QMX__K_UNUSED,
+__attribute__((naked, noinline)) static void qmx__k_dsp_2x2(const uint32_t *a0 QMX__K_UNUSED,
+                                                            const uint32_t *a1 QMX__K_UNUSED,
                                                             const int8_t *const *q QMX__K_UNUSED,
                                                             int32_t *io QMX__K_UNUSED) {
     __asm__("push {r4-r11, lr}\n\t"
@@ -1638,7 +1711,7 @@ __attribute__((naked, noinline)) static void qmx__k_dsp_2x2(const int8_t *a0 QMX
 #undef QMX__K_DSP_NXA
 #undef QMX__K_DSP_NCOL
 #undef QMX__K_DSP_NSTEP
-static void qmx__k_tile_full(const int8_t *const *a, const int8_t *const *b, size_t K,
+static void qmx__k_tile_full(const uint32_t *const *a, const int8_t *const *b, size_t K,
                              int32_t d[4][4]) {
     size_t k = K & ~(size_t)31, c;
     int i, j;
@@ -1652,11 +1725,10 @@ static void qmx__k_tile_full(const int8_t *const *a, const int8_t *const *b, siz
     }
     for (; k < K; k++)
         for (i = 0; i < 2; i++)
-            for (j = 0; j < 4; j++) d[i][j] += (int32_t)a[i][k] * b[j][k];
+            for (j = 0; j < 4; j++) d[i][j] += qmx__k_dsp_aval(a[i], k) * b[j][k];
 }
 #undef QMX__K_DSP_XA
 #undef QMX__K_DSP_ROW1
-#undef QMX__K_DSP_COL2
 #endif /* DSP: assembly or intrinsics */
 
 #else
@@ -1691,12 +1763,11 @@ static void qmx__k_tile_1(const int8_t *a, const int8_t *const *b, size_t K, int
 #define QMX__K_PACK 0
 #endif
 #if QMX__K_PACK
-typedef uint8_t qmx__k_arow;
-#else
-typedef int8_t qmx__k_arow;
+typedef uint8_t qmx__k_arow; /* A + 128 */
+#elif !defined(QMX__K_AROW_IS_DSP)
+typedef int8_t qmx__k_arow;  /* A itself */
 #endif
 
-#define QMX__K_MB 64 /* rows of A per panel (and per packed panel) */
 
 /* C[m][n] = dot + rt[m] - ca * colsum[n], in uint32 (exact: the true value fits int32). */
 static void qmx__k_store(int32_t *c, int32_t dot, uint32_t rt, uint32_t ca, int32_t cs) {
@@ -1705,13 +1776,14 @@ static void qmx__k_store(int32_t *c, int32_t dot, uint32_t rt, uint32_t ca, int3
 
 static void qmx__k_mm_nk(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
                          const int8_t *B, size_t ldb, int32_t *C, size_t ldc, const int32_t *cs,
-                         int32_t *cs_fill, const uint32_t *rt, uint32_t ca, uint8_t *pack,
-                         int kn, int8_t *btile) {
+                         int32_t *cs_fill, const uint32_t *rt, uint32_t ca, int32_t a_zp,
+                         uint8_t *pack, int kn, int8_t *btile) {
     size_t m0, m, n, i, j;
     const qmx__k_arow *ar[4];
     const int8_t *br[4];
     int32_t d[4][4];
-    (void)pack;
+    int need_sums;
+    (void)pack; (void)a_zp;
     /* Panels of QMX__K_MB rows of A (L2); for each tile of 4 rows of B (L1 for K <= ~8K),
      * every row tile of the panel: B is read from memory once per panel. */
     for (m0 = 0; m0 < M; m0 += QMX__K_MB) {
@@ -1723,6 +1795,10 @@ static void qmx__k_mm_nk(size_t M, size_t N, size_t K, const int8_t *A, size_t l
             size_t k;
             for (k = 0; k < K; k++) dst[k] = (uint8_t)((uint8_t)src[k] ^ 0x80u);
         }
+#elif defined(QMX__K_DSP)
+        for (i = 0; i < mb; i++) /* int16 pairs of A - a_zp (the caller passes ca = 0) */
+            qmx__k_dsp_expand(A + (m0 + i) * lda, K, a_zp,
+                              (uint32_t *)(void *)(pack + i * qmx__k_arow_bytes(K)));
 #endif
         for (n = 0; n < N; n += QMX__K_NR) {
             size_t nv = N - n < QMX__K_NR ? N - n : QMX__K_NR;
@@ -1736,18 +1812,35 @@ static void qmx__k_mm_nk(size_t M, size_t N, size_t K, const int8_t *A, size_t l
             } else {
                 for (j = 0; j < QMX__K_NR; j++) br[j] = B + (j < nv ? n + j : n) * ldb;
             }
-            if (cs_fill && m0 == 0) /* weight sums while this tile of B is in cache */
+            need_sums = cs_fill && m0 == 0; /* weight sums while this tile of B is in cache */
+#if !defined(QMX__K_TILE1_SUMS)
+            if (need_sums) {
                 for (j = 0; j < nv; j++) cs_fill[n + j] = qmx__k_sum_i8(br[j], K);
+                need_sums = 0;
+            }
+#endif
             for (m = m0; m < m0 + mb;) {
-                size_t na = m0 + mb - m >= QMX__K_MR ? QMX__K_MR : 1;
+                /* a kernel that also sums B takes the first row alone */
+                size_t na = m0 + mb - m >= QMX__K_MR && !need_sums ? QMX__K_MR : 1;
                 for (i = 0; i < na; i++) {
 #if QMX__K_PACK
                     ar[i] = pack + (m - m0 + i) * K;
+#elif defined(QMX__K_DSP)
+                    ar[i] = (const uint32_t *)(const void *)(pack + (m - m0 + i) *
+                                                             qmx__k_arow_bytes(K));
 #else
                     ar[i] = A + (m + i) * lda;
 #endif
                 }
                 if (na == 1) {
+#if defined(QMX__K_TILE1_SUMS)
+                    if (need_sums) {
+                        int32_t sm[4];
+                        qmx__k_tile_1_sums(ar[0], br, K, d[0], sm);
+                        for (j = 0; j < nv; j++) cs_fill[n + j] = sm[j];
+                        need_sums = 0;
+                    } else
+#endif
                     qmx__k_tile_1(ar[0], br, K, d[0]);
                 } else {
                     qmx__k_tile_full(ar, br, K, d);
@@ -1815,17 +1908,23 @@ QMX_API qmx_status qmx_matmul_i8(size_t M, size_t N, size_t K, const int8_t *A, 
     if (o.b_layout == QMX_B_NK && M >= QMX__K_PLAIN_MIN_M) {
         /* the workspace regions: as in qmx_matmul_i8_workspace_size */
         size_t kc = qmx__k_r4(K) < QMX__K_PK_KC ? qmx__k_r4(K) : QMX__K_PK_KC;
-        size_t pa = (M < QMX__K_MB ? M : QMX__K_MB) * K;
-        size_t pb = (M < QMX__K_PK_MC ? M : QMX__K_PK_MC) * kc;
+        size_t pa = qmx__k_apanel_bytes(M, K);
+        size_t pb = qmx__k_r64((M < QMX__K_PK_MC ? M : QMX__K_PK_MC) * kc);
         if (pb > pa) pa = pb;
         qmx__k_vnni_plain(M, N, K, A, lda, B, ldb, C, ldc, rt, cs, cs_fill, ca, ws + off,
-                          (int8_t *)(void *)(ws + off + qmx__k_r64(pa)));
+                          (int8_t *)(void *)(ws + off + pa));
         return QMX_OK;
     }
 #endif
-    qmx__k_mm_nk(M, N, K, A, lda, B, ldb, C, ldc, cs, cs_fill, rt, ca, ws + off,
-                 o.b_layout == QMX_B_KN,
-                 (int8_t *)(void *)(ws + off + qmx__k_r64((M < QMX__K_MB ? M : QMX__K_MB) * K)));
+#if defined(QMX__K_DSP)
+    ca = 0; /* the DSP kernels subtract a_zp from A itself (the laid-out panel) */
+#endif
+    if (ca == 0 && cs_fill) { /* the column sums are multiplied by 0: skip computing them */
+        for (m = 0; m < N; m++) cs_fill[m] = 0;
+        cs_fill = NULL;
+    }
+    qmx__k_mm_nk(M, N, K, A, lda, B, ldb, C, ldc, cs, cs_fill, rt, ca, o.a_zp, ws + off,
+                 o.b_layout == QMX_B_KN, (int8_t *)(void *)(ws + off + qmx__k_apanel_bytes(M, K)));
     return QMX_OK;
 }
 
@@ -1834,7 +1933,7 @@ QMX_API qmx_status qmx_matmul_i8(size_t M, size_t N, size_t K, const int8_t *A, 
  *   zeros  1024 bytes: 256 int32 zeros (the row terms rt, b_zp = 0; the column sums when the
  *          correction factor ca is 0)
  *   cs     r64(4 * nb)       column sums of the current tile of B (filled by the kernel)
- *   pack   r64(mb * K)       the VNNI panel of A + 128
+ *   pack   r64(2 * mb * Kp)  the panel of A laid out (VNNI: A + 128; DSP: int16 A - a_zp)
  *   tile   r64(4 * mb * nb)  the int32 tile [mb][nb]
  * with mb = min(M, 64), nb = min(N, QMX_MATMUL_TILE_N). */
 static qmx_status qmx__k_stage_ws(size_t M, size_t N, size_t K, size_t *bytes) {
@@ -1844,9 +1943,9 @@ static qmx_status qmx__k_stage_ws(size_t M, size_t N, size_t K, size_t *bytes) {
     if (M == 0 || N == 0 || K == 0) return QMX_ERR_SIZE;
     mb = M < QMX__K_MB ? M : QMX__K_MB;
     nb = N < QMX_MATMUL_TILE_N ? N : QMX_MATMUL_TILE_N;
-    if (K > (SIZE_MAX - 64) / mb) return QMX_ERR_OVERFLOW;
+    if (K > SIZE_MAX / 4 / (2 * mb)) return QMX_ERR_OVERFLOW;
     parts[0] = qmx__k_r64(4 * nb);
-    parts[1] = qmx__k_r64(mb * K);
+    parts[1] = qmx__k_apanel_bytes(M, K);
     parts[2] = qmx__k_r64(4 * mb * nb);
     for (i = 0; i < 3; i++) {
         if (parts[i] > SIZE_MAX - total) return QMX_ERR_OVERFLOW;
@@ -1888,10 +1987,13 @@ static void qmx__k_tiled(size_t M, size_t N, size_t K, const int8_t *A, size_t l
     cs = (int32_t *)(void *)(ws + off);
     off += qmx__k_r64(4 * nbmax);
     pack = ws + off;
-    off += qmx__k_r64(mbmax * K);
+    off += qmx__k_apanel_bytes(mbmax, K);
     tile = (int32_t *)(void *)(ws + off);
     ca = (uint32_t)a_zp;
     if (QMX__K_PACK) ca += 128u; /* dot of (A + 128): subtract 128 * colsum(B) too */
+#if defined(QMX__K_DSP)
+    ca = 0; /* the DSP kernels subtract a_zp from A itself (the laid-out panel) */
+#endif
     for (m0 = 0; m0 < M; m0 += QMX__K_MB) {
         size_t mb = M - m0 < QMX__K_MB ? M - m0 : QMX__K_MB;
         for (n0 = 0; n0 < N; n0 += QMX_MATMUL_TILE_N) {
@@ -1902,7 +2004,7 @@ static void qmx__k_tiled(size_t M, size_t N, size_t K, const int8_t *A, size_t l
                  * recomputed by the kernel while each 4-row tile of B is in cache */
                 qmx__k_mm_nk(mb, nb, kl, A + m0 * lda + kb, lda, B + n0 * ldb + kb, ldb, tile, nb,
                              ca ? cs : (const int32_t *)(const void *)zeros, ca ? cs : NULL,
-                             zeros, ca, pack, 0, NULL);
+                             zeros, ca, a_zp, pack, 0, NULL);
                 stage(ctx, m0, mb, n0, nb, blk, tile);
                 if (K - kb <= bs) break; /* last block (also avoids kb + bs overflowing) */
             }

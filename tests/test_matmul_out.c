@@ -57,7 +57,7 @@ static int64_t ref_dot(const int8_t *A, size_t lda, const int8_t *B, size_t ldb,
 static size_t r64(size_t x) { return (x + 63u) & ~(size_t)63u; }
 static size_t ws_formula(size_t M, size_t N, size_t K) {
     size_t mb = M < 64 ? M : 64, nb = N < QMX_MATMUL_TILE_N ? N : QMX_MATMUL_TILE_N;
-    return 64 + 1024 + r64(4 * nb) + r64(mb * K) + r64(4 * mb * nb);
+    return 64 + 1024 + r64(4 * nb) + r64(2 * mb * ((K + 3) / 4 * 4)) + r64(4 * mb * nb);
 }
 
 /* ============================== fully-connected ============================== */
