@@ -384,9 +384,9 @@
  *       for w = 8, 4, 2, 1:  for l < w:  s[l] = s[l] + s[l + w];
  *       C[m][n] = (s[0] * sa) * sb;
  *   each step rounded to float (nearest-even): 16 lanes as one AVX-512 register (4x4 tiles,
- *   vfmadd; for M = 1 the codes of B are decoded in registers as they stream) or four NEON
- *   registers; elsewhere portable C (AVX2 too). Same bits on every path
- *   and target. Codes are decoded exactly through IEEE binary16 (vcvtph2ps / vcvt_f32_f16;
+ *   vfmadd; for M = 1 the codes of B are decoded in registers as they stream), two AVX2
+ *   registers (1x4 tiles; F16C decode) or four NEON registers; elsewhere portable C. Same
+ *   bits on every path and target. Codes are decoded exactly through IEEE binary16 (vcvtph2ps / vcvt_f32_f16;
  *   E5M2 is the top byte of a binary16, E4M3 shifted into one is its value times 2^-8),
  *   or a 256-entry table of qmx_fp8_to_f32 built in the workspace. Accuracy: |C - exact| <=
  *   (K/16 + 6) * 2^-24 * sum_k |A*B| * sa * sb (+ underflow).
@@ -4243,6 +4243,19 @@ static void qmx__lb_fp8_decode(float *dst, const uint8_t *src, size_t K, const f
             _mm512_storeu_ps(dst + k, _mm512_mul_ps(_mm512_cvtph_ps(qmx__lb_e4m3_h(c, m7f, m80)), s256));
         }
     }
+#elif defined(QMX__LB_AVX2) && defined(__F16C__)
+    const __m128i m7f = _mm_set1_epi16(0x7F), m80 = _mm_set1_epi16(0x80);
+    const __m256 s256 = _mm256_set1_ps(256.0f);
+    for (; k + 8 <= K; k += 8) {
+        __m128i c = _mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)(const void *)(src + k)));
+        if (e5) {
+            _mm256_storeu_ps(dst + k, _mm256_cvtph_ps(_mm_slli_epi16(c, 8)));
+        } else {
+            __m128i h = _mm_or_si128(_mm_slli_epi16(_mm_and_si128(c, m80), 8),
+                                     _mm_slli_epi16(_mm_and_si128(c, m7f), 7));
+            _mm256_storeu_ps(dst + k, _mm256_mul_ps(_mm256_cvtph_ps(h), s256));
+        }
+    }
 #elif (defined(QMX__LB_NEONDOT) || defined(QMX__LB_NEON)) && defined(__ARM_FP16_FORMAT_IEEE)
     const uint16x8_t m7f = vdupq_n_u16(0x7F), m80 = vdupq_n_u16(0x80);
     for (; k + 8 <= K; k += 8) {
@@ -4333,6 +4346,39 @@ static void qmx__lb_fp8_tile(const float *const *a, size_t na, const float *cons
         s[i][2] = qmx__lb_fold16(c2); s[i][3] = qmx__lb_fold16(c3);
     }
 }
+#elif defined(QMX__LB_AVX2)
+#define QMX__LB_FMR 1
+/* The 16 lanes as two ymm registers (lanes 0-7, 8-15); the fold is the AVX-512 one. */
+static float qmx__lb_fold16_avx2(__m256 lo, __m256 hi) {
+    __m256 h = _mm256_add_ps(lo, hi);                                         /* l + (l + 8) */
+    __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)); /* + (l + 4) */
+    q = _mm_add_ps(q, _mm_movehl_ps(q, q));                                   /* l + (l + 2) */
+    q = _mm_add_ss(q, _mm_shuffle_ps(q, q, 0x55));                            /* l0 + l1 */
+    return _mm_cvtss_f32(q);
+}
+/* the product is exact: an FMA and a multiply-then-add give the same bits */
+#if defined(__FMA__)
+#  define QMX__LB_MADD8(a, b, c) _mm256_fmadd_ps(a, b, c)
+#else
+#  define QMX__LB_MADD8(a, b, c) _mm256_add_ps(c, _mm256_mul_ps(a, b))
+#endif
+static void qmx__lb_fp8_tile(const float *const *a, size_t na, const float *const *b,
+                             size_t k16, float s[4][4]) {
+    size_t i, j, k;
+    for (i = 0; i < na; i++) {   /* 1 row x 4 columns: 8 accumulators of 16 registers */
+        __m256 lo[4], hi[4];
+        for (j = 0; j < 4; j++) lo[j] = hi[j] = _mm256_setzero_ps();
+        for (k = 0; k < k16; k += 16) {
+            __m256 al = _mm256_loadu_ps(a[i] + k), ah = _mm256_loadu_ps(a[i] + k + 8);
+            for (j = 0; j < 4; j++) {
+                lo[j] = QMX__LB_MADD8(al, _mm256_loadu_ps(b[j] + k), lo[j]);
+                hi[j] = QMX__LB_MADD8(ah, _mm256_loadu_ps(b[j] + k + 8), hi[j]);
+            }
+        }
+        for (j = 0; j < 4; j++) s[i][j] = qmx__lb_fold16_avx2(lo[j], hi[j]);
+    }
+}
+#undef QMX__LB_MADD8
 #elif defined(QMX__LB_NEONDOT) || defined(QMX__LB_NEON)
 #define QMX__LB_FMR 1
 static void qmx__lb_fp8_tile(const float *const *a, size_t na, const float *const *b,
