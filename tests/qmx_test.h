@@ -55,6 +55,33 @@ static const char *qmx_test_case_name = "";
 QMX_TEST_HELPER uint32_t qmx_test_f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 QMX_TEST_HELPER float qmx_test_bits_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 
+/* Test data: xorshift32 (Marsaglia), the same stream on every target. Each program seeds it
+ * once (qmx_test_seed) so its data, and any golden hash computed from it, never change. */
+QMX_TEST_HELPER uint32_t qmx_test_rng_state = 2463534242u;
+QMX_TEST_HELPER void qmx_test_seed(uint32_t seed) { qmx_test_rng_state = seed ? seed : 1u; }
+QMX_TEST_HELPER uint32_t qmx_test_rand(void) {
+    uint32_t x = qmx_test_rng_state;
+    x ^= x << 13; x ^= x >> 17; x ^= x << 5;
+    return qmx_test_rng_state = x;
+}
+/* uniform-ish in [lo, hi] (modulo bias is irrelevant for test data) */
+QMX_TEST_HELPER size_t qmx_test_rand_range(size_t lo, size_t hi) {
+    return lo + (size_t)(qmx_test_rand() % (uint32_t)(hi - lo + 1));
+}
+/* int8 data by mode: 0 random, 1 only -128/127, 2 all -128, 3 all 127 (the extremes that
+ * reach the accumulator bounds) */
+QMX_TEST_HELPER void qmx_test_fill_i8(int8_t *p, size_t n, int mode) {
+    size_t i;
+    for (i = 0; i < n; i++) {
+        switch (mode) {
+        case 0: p[i] = (int8_t)((int)(qmx_test_rand() & 0xFF) - 128); break;
+        case 1: p[i] = (qmx_test_rand() & 1) ? (int8_t)127 : (int8_t)-128; break;
+        case 2: p[i] = (int8_t)-128; break;
+        default: p[i] = (int8_t)127; break;
+        }
+    }
+}
+
 /* Open a data file under tests/data; a missing file is a failed check, not a crash. */
 QMX_TEST_HELPER FILE *qmx_test_open(const char *name) {
     char path[256];

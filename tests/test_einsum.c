@@ -269,8 +269,6 @@ static void test_malformed(void) {
 }
 
 /* ---- a naive einsum written independently: odometer over all labels ---------------------- */
-static uint32_t rs = 0x9E3779B9u;
-static uint32_t rnd(void) { rs ^= rs << 13; rs ^= rs >> 17; rs ^= rs << 5; return rs; }
 
 /* spec without ellipsis/spaces; explicit output. Labels a-z only. Values read as double. */
 static void naive(const char *spec, const size_t *dim /* by letter */, double (*get)(int o, size_t i),
@@ -330,13 +328,13 @@ static void test_naive_sweep(void) {
         size_t dim[26], ca = 1, cb = 1, co = 1, i, ws = 0;
         qmx_einsum_operand ops[2];
         qmx_einsum_opts opts;
-        int kind = (int)(rnd() % 3), o, pos;
+        int kind = (int)(qmx_test_rand() % 3), o, pos;
         const char *t;
         qmx_status st;
-        for (i = 0; i < 26; i++) dim[i] = 1 + rnd() % 5;
-        dim['m' - 'a'] = 1 + rnd() % (SMALL ? 20 : 80);  /* past the 64-row panel */
-        dim['n' - 'a'] = 1 + rnd() % (SMALL ? 20 : 300); /* past the 256-column tile */
-        dim['k' - 'a'] = 1 + rnd() % 40;
+        for (i = 0; i < 26; i++) dim[i] = 1 + qmx_test_rand() % 5;
+        dim['m' - 'a'] = 1 + qmx_test_rand() % (SMALL ? 20 : 80);  /* past the 64-row panel */
+        dim['n' - 'a'] = 1 + qmx_test_rand() % (SMALL ? 20 : 300); /* past the 256-column tile */
+        dim['k' - 'a'] = 1 + qmx_test_rand() % 40;
         memset(ops, 0, sizeof ops);
         memset(&opts, 0, sizeof opts);
         for (t = spec; *t != ','; t++) ca *= dim[*t - 'a'];
@@ -349,7 +347,7 @@ static void test_naive_sweep(void) {
             ops[o].rank = 0;
             for (; *s != ',' && *s != '-'; s++) ops[o].shape[ops[o].rank++] = dim[*s - 'a'];
             for (i = 0; i < c; i++) {
-                int8_t v = (int8_t)((int)(rnd() & 0xFF) - 128);
+                int8_t v = (int8_t)((int)(qmx_test_rand() & 0xFF) - 128);
                 if (o == 0) { ia[i] = v; fa[i] = (float)(v % 9); } else { ib[i] = v; fb[i] = (float)(v % 9); }
             }
             if (kind == 0) {
@@ -363,12 +361,12 @@ static void test_naive_sweep(void) {
             }
         }
         g_scale_a = g_scale_b = 1.0;
-        if (kind == 1) { ops[0].zero_point = (int32_t)(rnd() % 21) - 10; ops[1].zero_point = -3; opts.int32_out = 1; }
+        if (kind == 1) { ops[0].zero_point = (int32_t)(qmx_test_rand() % 21) - 10; ops[1].zero_point = -3; opts.int32_out = 1; }
         if (kind == 2) {
             sa_buf[0] = 0.25f; sb_buf[0] = 0.5f; g_scale_a = 0.25; g_scale_b = 0.5;
             ops[0].scales = sa_buf; ops[0].scales_len = 1;
             ops[1].scales = sb_buf; ops[1].scales_len = 1;
-            ops[1].zero_point = (int32_t)(rnd() % 11) - 5; /* moves B into the matmul's A role */
+            ops[1].zero_point = (int32_t)(qmx_test_rand() % 11) - 5; /* moves B into the matmul's A role */
         }
         g_ops = ops;
         naive(spec, dim, get_q, ref, co);
@@ -662,8 +660,8 @@ static void test_plan_is_kernel(void) {
     qmx_status st;
     int pos;
     QMX_TEST_CASE("bsd,fd->bsf with per-token / per-channel / per-block scales is qmx_matmul_i8_f32");
-    for (i = 0; i < M * K; i++) ia[i] = (int8_t)((int)(rnd() & 0xFF) - 128);
-    for (i = 0; i < N * K; i++) ib[i] = (int8_t)((int)(rnd() & 0xFF) - 128);
+    for (i = 0; i < M * K; i++) ia[i] = (int8_t)((int)(qmx_test_rand() & 0xFF) - 128);
+    for (i = 0; i < N * K; i++) ib[i] = (int8_t)((int)(qmx_test_rand() & 0xFF) - 128);
     for (i = 0; i < 6; i++) sa[i] = 0.01f + 0.003f * (float)i;
     for (i = 0; i < 5; i++) sb[i] = 0.02f + 0.007f * (float)i;
     memset(&A, 0, sizeof A); memset(&B, 0, sizeof B);
@@ -707,6 +705,7 @@ static void test_plan_is_kernel(void) {
 }
 
 int main(void) {
+    qmx_test_seed(0x9E3779B9u); /* this program's data */
     test_golden();
     test_malformed();
     test_naive_sweep();

@@ -27,12 +27,7 @@
 #endif
 
 /* ---- data ---- */
-static uint32_t rng_state = 2463534242u;
-static uint32_t rnd(void) {
-    rng_state ^= rng_state << 13; rng_state ^= rng_state >> 17; rng_state ^= rng_state << 5;
-    return rng_state;
-}
-static float rnd_u(void) { return (float)(rnd() >> 8) * (1.0f / 16777216.0f) * 2.0f - 1.0f; }
+static float rnd_u(void) { return (float)(qmx_test_rand() >> 8) * (1.0f / 16777216.0f) * 2.0f - 1.0f; }
 /* roughly normal: sum of 4 uniforms (integer-derived; one rounded float op per statement, so
  * the same data on every target, x87 included) */
 static float rnd_n(void) {
@@ -713,7 +708,7 @@ static double att_err(att_case *a) {
     float *q = (float *)calloc(NH * D, 4), *out = (float *)calloc(NH * D, 4);
     double *ref = (double *)calloc(NH * D, 8), e;
     void *st, *ws;
-    uint32_t keep = rng_state;
+    uint32_t keep = qmx_test_rng_state;
     cfg.capacity = a->cap; cfg.n_kv_heads = H; cfg.head_dim = D; cfg.k_dtype = a->kd;
     cfg.v_dtype = a->vd; cfg.k_axis = a->kax; cfg.v_axis = a->vax; cfg.rotate = a->rotate;
     (void)qmx_kv_cache_storage_size(&cfg, &sb);
@@ -722,7 +717,7 @@ static double att_err(att_case *a) {
     fill_kv(K, N, H, D, 1, 1.0f);
     fill_kv(V, N, H, D, 0, 1.0f);
     fill_kv(q, 1, NH, D, 0, 2.0f);
-    rng_state = keep;   /* the same data for every call */
+    qmx_test_rng_state = keep;   /* the same data for every call */
     CHECK(qmx_kv_cache_init(&c, &cfg, st, sb) == QMX_OK && qmx_kv_cache_append(&c, K, V, N) == QMX_OK &&
           qmx_kv_attention(&c, q, NH, NULL, out, ws, wb) == QMX_OK, "rotation run");
     ref_attention(K, V, H, D, 0, N, q, NH, 1.0 / sqrt((double)D), ref);
@@ -794,6 +789,7 @@ static void test_zero_tokens(void) {
 #define KV_HASH 0x364d6307u
 
 int main(void) {
+    qmx_test_seed(2463534242u); /* this program's data */
     test_exp();
     test_inv_sqrt();
     test_storage_size();

@@ -12,25 +12,7 @@
 
 #define SENT ((int32_t)0x5A5A5A5A)
 
-static uint32_t rng_state = 12345u;
-static uint32_t rnd(void) {
-    rng_state ^= rng_state << 13; rng_state ^= rng_state >> 17; rng_state ^= rng_state << 5;
-    return rng_state;
-}
-static size_t rnd_range(size_t lo, size_t hi) { return lo + (size_t)(rnd() % (uint32_t)(hi - lo + 1)); }
 
-/* fill: 0 random, 1 only -128/127, 2 all -128, 3 all 127 */
-static void fill_i8(int8_t *p, size_t n, int mode) {
-    size_t i;
-    for (i = 0; i < n; i++) {
-        switch (mode) {
-        case 0: p[i] = (int8_t)((int)(rnd() & 0xFF) - 128); break;
-        case 1: p[i] = (rnd() & 1) ? (int8_t)127 : (int8_t)-128; break;
-        case 2: p[i] = (int8_t)-128; break;
-        default: p[i] = (int8_t)127; break;
-        }
-    }
-}
 
 static int64_t ref_elem(size_t K, const int8_t *A, size_t lda, const int8_t *B, size_t ldb,
                         int layout, int32_t azp, int32_t bzp, size_t m, size_t n) {
@@ -65,8 +47,8 @@ static long run_case(const mm_case *t) {
     qmx_status st;
     CHECK(A && B && C && C2 && sums, "malloc");
     if (!A || !B || !C || !C2 || !sums) return 1;
-    fill_i8(A, a_n, t->fill_a);
-    fill_i8(B, b_n, t->fill_b);
+    qmx_test_fill_i8(A, a_n, t->fill_a);
+    qmx_test_fill_i8(B, b_n, t->fill_b);
     for (m = 0; m < c_n; m++) C[m] = C2[m] = SENT;
     o.a_zp = t->azp; o.b_zp = t->bzp; o.b_layout = (qmx_b_layout)t->layout;
     if (t->use_sums) {
@@ -114,24 +96,24 @@ static void random_shapes(void) {
         mm_case t;
         long bad;
         int r = it % 4;
-        t.M = r == 0 ? edge[rnd() % 16] : rnd_range(1, BIG ? 70 : 20);
-        t.N = r == 1 ? edge[rnd() % 16] : rnd_range(1, BIG ? 70 : 20);
-        t.K = r == 2 ? edge[rnd() % 16] : rnd_range(1, BIG ? 300 : 140);
+        t.M = r == 0 ? edge[qmx_test_rand() % 16] : qmx_test_rand_range(1, BIG ? 70 : 20);
+        t.N = r == 1 ? edge[qmx_test_rand() % 16] : qmx_test_rand_range(1, BIG ? 70 : 20);
+        t.K = r == 2 ? edge[qmx_test_rand() % 16] : qmx_test_rand_range(1, BIG ? 300 : 140);
         if (it % 7 == 0) t.M = 1;
         if (it % 11 == 0) t.N = 1;
         if (it % 13 == 0) t.K = 1;
         t.layout = (it / 2) % 2 ? QMX_B_KN : QMX_B_NK;
-        t.lda = t.K + (rnd() % 3 == 0 ? rnd_range(1, 9) : 0);
-        t.ldb = (t.layout == QMX_B_NK ? t.K : t.N) + (rnd() % 3 == 0 ? rnd_range(1, 9) : 0);
-        t.ldc = t.N + (rnd() % 3 == 0 ? rnd_range(1, 5) : 0);
+        t.lda = t.K + (qmx_test_rand() % 3 == 0 ? qmx_test_rand_range(1, 9) : 0);
+        t.ldb = (t.layout == QMX_B_NK ? t.K : t.N) + (qmx_test_rand() % 3 == 0 ? qmx_test_rand_range(1, 9) : 0);
+        t.ldc = t.N + (qmx_test_rand() % 3 == 0 ? qmx_test_rand_range(1, 5) : 0);
         t.fill_a = t.fill_b = (it % 5 == 4) ? 1 : 0;
-        t.use_sums = (int)(rnd() & 1);
-        t.ws_misalign = (int)(rnd() % 8);
+        t.use_sums = (int)(qmx_test_rand() & 1);
+        t.ws_misalign = (int)(qmx_test_rand() % 8);
         switch (it % 6) {
         case 0: t.azp = 0; t.bzp = 0; break;
         case 1: t.azp = -128; t.bzp = 127; break;
         case 2: t.azp = 127; t.bzp = -128; break;
-        default: t.azp = (int32_t)(rnd() % 256) - 128; t.bzp = (int32_t)(rnd() % 256) - 128;
+        default: t.azp = (int32_t)(qmx_test_rand() % 256) - 128; t.bzp = (int32_t)(qmx_test_rand() % 256) - 128;
         }
         bad = run_case(&t);
         CHECK(bad == 0, "case %d: %ld mismatches", it, bad);
@@ -192,7 +174,7 @@ static void weight_sums(void) {
     int32_t s[8];
     size_t n, k, i;
     QMX_TEST_CASE("weight sums: both layouts, errors leave the output untouched");
-    fill_i8(B, sizeof B, 0);
+    qmx_test_fill_i8(B, sizeof B, 0);
     CHECK(qmx_matmul_i8_weight_sums_size(7) == 28, "size");
     CHECK(qmx_matmul_i8_weight_sums_size(SIZE_MAX / 2) == 0, "size overflow");
     for (i = 0; i < 8; i++) s[i] = SENT;
@@ -260,8 +242,8 @@ static void errors_leave_outputs_untouched(void) {
     qmx_status st;
     int pass;
     QMX_TEST_CASE("errors: a status, and C/workspace untouched");
-    fill_i8(A, sizeof A, 0);
-    fill_i8(B, sizeof B, 0);
+    qmx_test_fill_i8(A, sizeof A, 0);
+    qmx_test_fill_i8(B, sizeof B, 0);
     CHECK_EQ_INT(qmx_matmul_i8_workspace_size(M, N, K, NULL, &need), QMX_OK, "need");
     CHECK(need <= sizeof ws, "ws fits");
     for (pass = 0; pass < 2; pass++) { /* 0: qmx_matmul_i8, 1: qmx_matmul_i8_ref */
@@ -343,6 +325,7 @@ static void defaults_match_zero_opts(void) {
 }
 
 int main(void) {
+    qmx_test_seed(12345u); /* this program's data */
     defaults_match_zero_opts();
     workspace_size();
     weight_sums();

@@ -18,13 +18,7 @@
 #endif
 
 /* ---- deterministic data (xorshift32; identical on every target) ---- */
-static uint32_t rng_state = 2463534242u;
-static uint32_t rnd(void) {
-    uint32_t x = rng_state;
-    x ^= x << 13; x ^= x >> 17; x ^= x << 5;
-    return rng_state = x;
-}
-static int32_t rnd_in(int32_t lo, int32_t hi) { return lo + (int32_t)(rnd() % (uint32_t)(hi - lo + 1)); }
+static int32_t rnd_in(int32_t lo, int32_t hi) { return lo + (int32_t)(qmx_test_rand() % (uint32_t)(hi - lo + 1)); }
 
 /* The test's own packer: element e -> byte e/2, low nibble when e is even. */
 static void put_nib(uint8_t *p, size_t e, int32_t v) {
@@ -188,17 +182,17 @@ static void test_int4_random(void) {
         memset(&c, 0, sizeof c);
         c.M = (size_t)rnd_in(1, it % 5 == 0 ? MAXM : 9);
         c.N = (size_t)rnd_in(1, it % 7 == 0 ? MAXN : 9);
-        c.K = Ks[rnd() % (sizeof Ks / sizeof Ks[0])];
-        c.lda = c.K + (rnd() % 3 == 0 ? (size_t)rnd_in(0, 9) : 0);
-        c.ldw = c.K + (rnd() % 3 == 0 ? (size_t)rnd_in(0, 9) : 0);
+        c.K = Ks[qmx_test_rand() % (sizeof Ks / sizeof Ks[0])];
+        c.lda = c.K + (qmx_test_rand() % 3 == 0 ? (size_t)rnd_in(0, 9) : 0);
+        c.ldw = c.K + (qmx_test_rand() % 3 == 0 ? (size_t)rnd_in(0, 9) : 0);
         c.ldc = c.N + (size_t)rnd_in(0, 3);
-        c.bs = Bs[rnd() % (sizeof Bs / sizeof Bs[0])];
-        c.a_i4 = rnd() % 4 == 0;
-        c.w_u4 = rnd() % 2;
-        c.zps_per_block = rnd() % 2;
-        c.a_per_row = rnd() % 2;
-        c.w_per_col = rnd() % 2;
-        c.a_zp = rnd() % 3 == 0 ? 0 : (c.a_i4 ? rnd_in(-8, 7) : rnd_in(-128, 127));
+        c.bs = Bs[qmx_test_rand() % (sizeof Bs / sizeof Bs[0])];
+        c.a_i4 = qmx_test_rand() % 4 == 0;
+        c.w_u4 = qmx_test_rand() % 2;
+        c.zps_per_block = qmx_test_rand() % 2;
+        c.a_per_row = qmx_test_rand() % 2;
+        c.w_per_col = qmx_test_rand() % 2;
+        c.a_zp = qmx_test_rand() % 3 == 0 ? 0 : (c.a_i4 ? rnd_in(-8, 7) : rnd_in(-128, 127));
         c.w_zp = rnd_in(0, 15);
         snprintf(name, sizeof name, "M%lu N%lu K%lu lda%lu ldw%lu bs%lu a%s w%s azp%ld",
                  (unsigned long)c.M, (unsigned long)c.N, (unsigned long)c.K,
@@ -222,7 +216,7 @@ static void test_int4_golden(void) {
         cfg c;
         uint32_t h;
         memset(&c, 0, sizeof c);
-        rng_state = 12345u + (uint32_t)i;
+        qmx_test_rng_state = 12345u + (uint32_t)i;
         c.M = g[i].M; c.N = g[i].N; c.K = g[i].K; c.lda = c.K; c.ldw = g[i].ldw; c.ldc = c.N;
         c.bs = g[i].bs; c.w_u4 = g[i].w_u4; c.a_i4 = g[i].a_i4; c.a_zp = g[i].azp;
         c.zps_per_block = 1; c.a_per_row = 1; c.w_per_col = 1; c.w_zp = 7;
@@ -377,7 +371,7 @@ static void test_fc_i4(void) {
     for (k = 0; k < M * K; k++) Av[k] = (int8_t)rnd_in(-128, 127);
     for (k = 0; k < N * K; k++) { Wv[k] = (int8_t)rnd_in(-8, 7); put_nib(Wp, k, Wv[k]); }
     for (n = 0; n < N; n++) {
-        mult[n] = (int32_t)(0x40000000u + (rnd() & 0x3FFFFFFFu));
+        mult[n] = (int32_t)(0x40000000u + (qmx_test_rand() & 0x3FFFFFFFu));
         shifts[n] = rnd_in(-10, -4);
         bias[n] = rnd_in(-5000, 5000);
     }
@@ -409,7 +403,7 @@ static double dec8(uint8_t c, int e5) {
 }
 static uint8_t rnd_fp8(int e5) {
     for (;;) {
-        uint8_t c = (uint8_t)rnd();
+        uint8_t c = (uint8_t)qmx_test_rand();
         if (e5 ? (c & 0x7C) != 0x7C : (c & 0x7F) != 0x7F) return c;
     }
 }
@@ -496,14 +490,14 @@ static void test_fp8_random(void) {
     for (it = 0; it < iters; it++) {
         static const size_t Ks[] = {1, 2, 15, 16, 17, 31, 33, 64, 100, 255, 513, 700};
         size_t M = (size_t)rnd_in(1, it % 6 == 0 ? MAXM : 7), N = (size_t)rnd_in(1, it % 5 == 0 ? MAXN : 9);
-        size_t K = Ks[rnd() % (sizeof Ks / sizeof Ks[0])];
-        size_t lda = K + (size_t)(rnd() % 3 == 0 ? rnd_in(0, 9) : 0);
-        size_t ldb = K + (size_t)(rnd() % 3 == 0 ? rnd_in(0, 9) : 0);
+        size_t K = Ks[qmx_test_rand() % (sizeof Ks / sizeof Ks[0])];
+        size_t lda = K + (size_t)(qmx_test_rand() % 3 == 0 ? rnd_in(0, 9) : 0);
+        size_t ldb = K + (size_t)(qmx_test_rand() % 3 == 0 ? rnd_in(0, 9) : 0);
         size_t ldc = N + (size_t)rnd_in(0, 2);
-        int ae5 = rnd() % 2, be5 = rnd() % 2;
+        int ae5 = qmx_test_rand() % 2, be5 = qmx_test_rand() % 2;
         snprintf(name, sizeof name, "M%lu N%lu K%lu %s x %s", (unsigned long)M, (unsigned long)N,
                  (unsigned long)K, ae5 ? "e5m2" : "e4m3", be5 ? "e5m2" : "e4m3");
-        run_fp8(M, N, K, lda, ldb, ldc, ae5, be5, rnd() % 2, rnd() % 2, name);
+        run_fp8(M, N, K, lda, ldb, ldc, ae5, be5, qmx_test_rand() % 2, qmx_test_rand() % 2, name);
     }
 }
 
@@ -515,7 +509,7 @@ static void test_fp8_golden(void) {
     QMX_TEST_CASE("fp8 golden output bits (identical on every target and path)");
     for (i = 0; i < sizeof g / sizeof g[0]; i++) {
         uint32_t h;
-        rng_state = 777u + (uint32_t)i;
+        qmx_test_rng_state = 777u + (uint32_t)i;
         h = run_fp8(g[i].M, g[i].N, g[i].K, g[i].K, g[i].K, g[i].N, g[i].ae5, g[i].be5, 1, 1,
                     "golden");
         if (g[i].h == 0u) printf("  fp8 golden %lu: 0x%08lXu\n", (unsigned long)i, (unsigned long)h);
@@ -572,6 +566,7 @@ static void test_fp8_errors(void) {
 }
 
 int main(void) {
+    qmx_test_seed(2463534242u); /* this program's data */
     test_int4_errors();
     test_int4_max_k();
     test_fc_i4();

@@ -20,30 +20,12 @@
 #  define BIG 0
 #endif
 
-static uint32_t rng_state = 987654321u;
-static uint32_t rnd(void) {
-    rng_state ^= rng_state << 13; rng_state ^= rng_state >> 17; rng_state ^= rng_state << 5;
-    return rng_state;
-}
-static size_t rnd_range(size_t lo, size_t hi) { return lo + (size_t)(rnd() % (uint32_t)(hi - lo + 1)); }
 static int32_t rnd_i32(int32_t lo, int32_t hi) {
-    return (int32_t)((int64_t)lo + (int64_t)(rnd() % (uint32_t)((int64_t)hi - lo + 1)));
+    return (int32_t)((int64_t)lo + (int64_t)(qmx_test_rand() % (uint32_t)((int64_t)hi - lo + 1)));
 }
 /* uniform-ish float in [lo, hi) */
-static float rnd_f(float lo, float hi) { return lo + (hi - lo) * (float)(rnd() >> 8) * (1.0f / 16777216.0f); }
+static float rnd_f(float lo, float hi) { return lo + (hi - lo) * (float)(qmx_test_rand() >> 8) * (1.0f / 16777216.0f); }
 
-/* 0 random, 1 only -128/127, 2 all -128, 3 all 127 */
-static void fill_i8(int8_t *p, size_t n, int mode) {
-    size_t i;
-    for (i = 0; i < n; i++) {
-        switch (mode) {
-        case 0: p[i] = (int8_t)((int)(rnd() & 0xFF) - 128); break;
-        case 1: p[i] = (rnd() & 1) ? (int8_t)127 : (int8_t)-128; break;
-        case 2: p[i] = (int8_t)-128; break;
-        default: p[i] = (int8_t)127; break;
-        }
-    }
-}
 
 /* sum over k in [k0, k1) of (A[m][k] - azp) * B[n][k], in int64 */
 static int64_t ref_dot(const int8_t *A, size_t lda, const int8_t *B, size_t ldb, int32_t azp,
@@ -87,17 +69,17 @@ static long run_fc(const fc_case *t) {
         CHECK(0, "malloc");
         return 1;
     }
-    fill_i8(A, a_n, t->fill_a);
-    fill_i8(W, w_n, t->fill_w);
+    qmx_test_fill_i8(A, a_n, t->fill_a);
+    qmx_test_fill_i8(W, w_n, t->fill_w);
     memset(out, 0xA5, o_n * esz);
     for (n = 0; n < N; n++)
-        bias[n] = t->bias_big ? (int32_t)rnd() : rnd_i32(-(1 << 20), 1 << 20);
+        bias[n] = t->bias_big ? (int32_t)qmx_test_rand() : rnd_i32(-(1 << 20), 1 << 20);
     for (ch = 0; ch < np; ch++) {
         if (t->mode == QMX_REQUANT_FLOAT) {
             scales[ch] = rnd_f(1e-6f, 0.02f);
-            if (rnd() % 8 == 0) scales[ch] = rnd_f(0.5f, 300.0f); /* saturating outputs */
+            if (qmx_test_rand() % 8 == 0) scales[ch] = rnd_f(0.5f, 300.0f); /* saturating outputs */
         } else if (t->raw_mult) { /* any valid (multiplier, shift) */
-            mult[ch] = (int32_t)rnd();
+            mult[ch] = (int32_t)qmx_test_rand();
             if (t->mode == QMX_REQUANT_SINGLE_ROUNDING && mult[ch] < 0) mult[ch] = -(mult[ch] + 1);
             shifts[ch] = (int)rnd_i32(-31, 30);
         } else {
@@ -112,7 +94,7 @@ static long run_fc(const fc_case *t) {
     rq.per_channel = t->per_channel;
     rq.multipliers = mult; rq.shifts = shifts; rq.scales = scales;
     rq.bias = t->use_bias ? bias : NULL;
-    rq.out_dtype = t->i16 ? QMX_INT16 : (rnd() & 1 ? QMX_INT8 : QMX_DTYPE_INVALID);
+    rq.out_dtype = t->i16 ? QMX_INT16 : (qmx_test_rand() & 1 ? QMX_INT8 : QMX_DTYPE_INVALID);
     rq.output_zero_point = rnd_i32(lo, hi);
     if (t->act) {
         rq.act_min = rnd_i32(lo, hi); rq.act_max = rnd_i32(rq.act_min, hi);
@@ -190,24 +172,24 @@ static void fc_random(void) {
         fc_case t;
         long bad;
         int r = it % 4;
-        t.M = r == 0 ? edge[rnd() % 16] : rnd_range(1, BIG ? 70 : 9);
-        t.N = r == 1 ? edge[rnd() % 16] : rnd_range(1, BIG ? 300 : 20);
-        t.K = r == 2 ? edge[rnd() % 16] : rnd_range(1, BIG ? 300 : 80);
+        t.M = r == 0 ? edge[qmx_test_rand() % 16] : qmx_test_rand_range(1, BIG ? 70 : 9);
+        t.N = r == 1 ? edge[qmx_test_rand() % 16] : qmx_test_rand_range(1, BIG ? 300 : 20);
+        t.K = r == 2 ? edge[qmx_test_rand() % 16] : qmx_test_rand_range(1, BIG ? 300 : 80);
         if (it % 7 == 0) t.M = 1;
-        t.lda = t.K + (rnd() % 3 == 0 ? rnd_range(1, 9) : 0);
-        t.ldw = t.K + (rnd() % 3 == 0 ? rnd_range(1, 9) : 0);
-        t.ldo = t.N + (rnd() % 3 == 0 ? rnd_range(1, 5) : 0);
-        t.fill_a = rnd() % 8 == 0 ? 1 : 0;
-        t.fill_w = rnd() % 8 == 0 ? 1 : 0;
-        t.misalign = (int)(rnd() % 64);
-        t.use_bias = (int)(rnd() % 4 != 0);
-        t.bias_big = rnd() % 8 == 0;
-        t.azp = rnd() % 3 == 0 ? 0 : rnd_i32(-128, 127);
+        t.lda = t.K + (qmx_test_rand() % 3 == 0 ? qmx_test_rand_range(1, 9) : 0);
+        t.ldw = t.K + (qmx_test_rand() % 3 == 0 ? qmx_test_rand_range(1, 9) : 0);
+        t.ldo = t.N + (qmx_test_rand() % 3 == 0 ? qmx_test_rand_range(1, 5) : 0);
+        t.fill_a = qmx_test_rand() % 8 == 0 ? 1 : 0;
+        t.fill_w = qmx_test_rand() % 8 == 0 ? 1 : 0;
+        t.misalign = (int)(qmx_test_rand() % 64);
+        t.use_bias = (int)(qmx_test_rand() % 4 != 0);
+        t.bias_big = qmx_test_rand() % 8 == 0;
+        t.azp = qmx_test_rand() % 3 == 0 ? 0 : rnd_i32(-128, 127);
         t.mode = it % 3;
-        t.per_channel = (int)(rnd() & 1);
-        t.i16 = rnd() % 3 == 0;
-        t.act = rnd() % 3 == 0;
-        t.raw_mult = rnd() % 4 == 0;
+        t.per_channel = (int)(qmx_test_rand() & 1);
+        t.i16 = qmx_test_rand() % 3 == 0;
+        t.act = qmx_test_rand() % 3 == 0;
+        t.raw_mult = qmx_test_rand() % 4 == 0;
         bad = run_fc(&t);
         CHECK(bad == 0, "case %d: %ld mismatches", it, bad);
     }
@@ -241,7 +223,7 @@ typedef struct f32_case {
 } f32_case;
 
 static float rnd_scale(int tiny) {
-    if (tiny && rnd() % 4 == 0) return rnd_f(1e-30f, 2e-30f); /* products underflow */
+    if (tiny && qmx_test_rand() % 4 == 0) return rnd_f(1e-30f, 2e-30f); /* products underflow */
     return rnd_f(1.0f / 1024, 2.0f);
 }
 
@@ -256,8 +238,8 @@ static long run_f32(const f32_case *t) {
     qmx_matmul_i8_f32_scales s = QMX_ZERO_INIT;
     long bad = 0;
     if (!A || !B || !C || !sa || !sb) { CHECK(0, "malloc"); return 1; }
-    fill_i8(A, a_n, t->fill_a);
-    fill_i8(B, b_n, t->fill_b);
+    qmx_test_fill_i8(A, a_n, t->fill_a);
+    qmx_test_fill_i8(B, b_n, t->fill_b);
     for (i = 0; i < c_n; i++) C[i] = qmx_test_bits_f32(0x7FC0DEADu);
     for (i = 0; i < na; i++) sa[i] = rnd_scale(t->tiny);
     for (i = 0; i < nb; i++) sb[i] = rnd_scale(t->tiny);
@@ -315,26 +297,26 @@ static void f32_random(void) {
         f32_case t;
         long bad;
         int r = it % 4, g = it % 5;
-        t.M = r == 0 ? edge[rnd() % 16] : rnd_range(1, BIG ? 70 : 9);
-        t.N = r == 1 ? edge[rnd() % 16] : rnd_range(1, BIG ? 300 : 20);
-        t.K = r == 2 ? edge[rnd() % 16] : rnd_range(1, BIG ? 300 : 80);
+        t.M = r == 0 ? edge[qmx_test_rand() % 16] : qmx_test_rand_range(1, BIG ? 70 : 9);
+        t.N = r == 1 ? edge[qmx_test_rand() % 16] : qmx_test_rand_range(1, BIG ? 300 : 20);
+        t.K = r == 2 ? edge[qmx_test_rand() % 16] : qmx_test_rand_range(1, BIG ? 300 : 80);
         if (it % 7 == 0) t.M = 1;
         /* block size: K (one block), a divisor, ragged, 1, larger than K */
         if (g == 0) t.bs = t.K;
-        else if (g == 1) { t.bs = rnd_range(1, t.K); while (t.K % t.bs) t.bs--; }
-        else if (g == 2) t.bs = rnd_range(1, t.K);
-        else if (g == 3) t.bs = rnd() % 2 ? 1 : rnd_range(1, 8) * 8;
-        else t.bs = t.K + rnd_range(1, 100);
-        t.lda = t.K + (rnd() % 3 == 0 ? rnd_range(1, 9) : 0);
-        t.ldb = t.K + (rnd() % 3 == 0 ? rnd_range(1, 9) : 0);
-        t.ldc = t.N + (rnd() % 3 == 0 ? rnd_range(1, 5) : 0);
-        t.fill_a = rnd() % 8 == 0 ? 1 : 0;
-        t.fill_b = rnd() % 8 == 0 ? 1 : 0;
-        t.misalign = (int)(rnd() % 64);
-        t.a_per_row = (int)(rnd() & 1);
-        t.b_per_col = (int)(rnd() & 1);
-        t.tiny = rnd() % 10 == 0;
-        t.azp = rnd() % 3 == 0 ? 0 : rnd_i32(-128, 127);
+        else if (g == 1) { t.bs = qmx_test_rand_range(1, t.K); while (t.K % t.bs) t.bs--; }
+        else if (g == 2) t.bs = qmx_test_rand_range(1, t.K);
+        else if (g == 3) t.bs = qmx_test_rand() % 2 ? 1 : qmx_test_rand_range(1, 8) * 8;
+        else t.bs = t.K + qmx_test_rand_range(1, 100);
+        t.lda = t.K + (qmx_test_rand() % 3 == 0 ? qmx_test_rand_range(1, 9) : 0);
+        t.ldb = t.K + (qmx_test_rand() % 3 == 0 ? qmx_test_rand_range(1, 9) : 0);
+        t.ldc = t.N + (qmx_test_rand() % 3 == 0 ? qmx_test_rand_range(1, 5) : 0);
+        t.fill_a = qmx_test_rand() % 8 == 0 ? 1 : 0;
+        t.fill_b = qmx_test_rand() % 8 == 0 ? 1 : 0;
+        t.misalign = (int)(qmx_test_rand() % 64);
+        t.a_per_row = (int)(qmx_test_rand() & 1);
+        t.b_per_col = (int)(qmx_test_rand() & 1);
+        t.tiny = qmx_test_rand() % 10 == 0;
+        t.azp = qmx_test_rand() % 3 == 0 ? 0 : rnd_i32(-128, 127);
         bad = run_f32(&t);
         CHECK(bad == 0, "case %d: %ld mismatches", it, bad);
     }
@@ -524,6 +506,7 @@ static void f32_errors(void) {
 }
 
 int main(void) {
+    qmx_test_seed(987654321u); /* this program's data */
     fc_errors();
     f32_errors();
     fc_edges();

@@ -24,25 +24,7 @@
 
 #define SENT ((int32_t)0x5A5A5A5A)
 
-static uint32_t rng_state = 2468u;
-static uint32_t rnd(void) {
-    rng_state ^= rng_state << 13; rng_state ^= rng_state >> 17; rng_state ^= rng_state << 5;
-    return rng_state;
-}
-static size_t rnd_range(size_t lo, size_t hi) { return lo + (size_t)(rnd() % (uint32_t)(hi - lo + 1)); }
 
-/* fill: 0 random, 1 only -128/127, 2 all -128, 3 all 127 */
-static void fill_i8(int8_t *p, size_t n, int mode) {
-    size_t i;
-    for (i = 0; i < n; i++) {
-        switch (mode) {
-        case 0: p[i] = (int8_t)((int)(rnd() & 0xFF) - 128); break;
-        case 1: p[i] = (rnd() & 1) ? (int8_t)127 : (int8_t)-128; break;
-        case 2: p[i] = (int8_t)-128; break;
-        default: p[i] = (int8_t)127; break;
-        }
-    }
-}
 
 static int8_t bval(const int8_t *B, size_t ldb, int layout, size_t n, size_t k) {
     return layout == QMX_B_NK ? B[n * ldb + k] : B[k * ldb + n];
@@ -93,8 +75,8 @@ static long run_case(const pk_case *t, int check_plain) {
     qmx_matmul_i8_opts o = QMX_ZERO_INIT;
     long bad = 0;
     if (!A || !B || !C || !C2) { CHECK(0, "malloc"); return 1; }
-    fill_i8(A, a_n, t->fill_a);
-    fill_i8(B, b_n, t->fill_b);
+    qmx_test_fill_i8(A, a_n, t->fill_a);
+    qmx_test_fill_i8(B, b_n, t->fill_b);
     for (m = 0; m < c_n; m++) C[m] = C2[m] = SENT;
     CHECK_EQ_INT(qmx_matmul_i8_pack_weights_size(N, K, &pb), QMX_OK, "pack size");
     blob = (uint8_t *)malloc(pb + 64);
@@ -167,11 +149,11 @@ static void test_shapes(void) {
         pk_case t;
         long bad;
         memset(&t, 0, sizeof t);
-        t.M = rnd_range(1, i < 4 ? 300 : 40); t.N = rnd_range(1, 100); t.K = rnd_range(1, 1200);
-        t.layout = (int)(rnd() & 1);
-        t.lda = t.K + rnd_range(0, 5); t.ldc = t.N + rnd_range(0, 3);
-        t.ldb = (t.layout == QMX_B_NK ? t.K : t.N) + rnd_range(0, 2);
-        t.azp = (int32_t)rnd_range(0, 255) - 128; t.bzp = (i & 1) ? (int32_t)rnd_range(0, 255) - 128 : 0;
+        t.M = qmx_test_rand_range(1, i < 4 ? 300 : 40); t.N = qmx_test_rand_range(1, 100); t.K = qmx_test_rand_range(1, 1200);
+        t.layout = (int)(qmx_test_rand() & 1);
+        t.lda = t.K + qmx_test_rand_range(0, 5); t.ldc = t.N + qmx_test_rand_range(0, 3);
+        t.ldb = (t.layout == QMX_B_NK ? t.K : t.N) + qmx_test_rand_range(0, 2);
+        t.azp = (int32_t)qmx_test_rand_range(0, 255) - 128; t.bzp = (i & 1) ? (int32_t)qmx_test_rand_range(0, 255) - 128 : 0;
         t.fill_a = (int)(i % 4 == 3); t.misalign = (int)(i % 3);
         bad = run_case(&t, 1);
         CHECK(bad == 0, "M=%zu N=%zu K=%zu azp=%d bzp=%d: %ld mismatches", t.M, t.N, t.K,
@@ -300,10 +282,10 @@ static long run_dyn(size_t M, size_t N, size_t K, size_t ldx, size_t ldy, int pe
     for (m = 0; m < (M - 1) * ldx + K; m++) {
         /* rows of different magnitudes; every 5th row all zeros */
         float mag = (float)(1u << ((m / ldx) % 9)) / 16.0f;
-        X[m] = ((m / ldx) % 5 == 4) ? 0.0f : mag * ((float)(int32_t)(rnd() % 20001u) - 10000.0f) / 10000.0f;
+        X[m] = ((m / ldx) % 5 == 4) ? 0.0f : mag * ((float)(int32_t)(qmx_test_rand() % 20001u) - 10000.0f) / 10000.0f;
     }
-    fill_i8(W, N * K, 0);
-    for (n = 0; n < N; n++) sw[n] = (float)(1 + rnd() % 1000) / 65536.0f;
+    qmx_test_fill_i8(W, N * K, 0);
+    for (n = 0; n < N; n++) sw[n] = (float)(1 + qmx_test_rand() % 1000) / 65536.0f;
     for (m = 0; m < M * ldy; m++) Y[m] = -7.0f;
     CHECK_EQ_INT(qmx_matmul_i8_pack_weights_size(N, K, &pb), QMX_OK, "size");
     CHECK_EQ_INT(qmx_matmul_f32_dyn_i8_workspace_size(M, N, K, &wsb), QMX_OK, "ws");
@@ -419,13 +401,13 @@ static long run_fc(size_t M, size_t N, size_t K, int mode, int pc, int i16, int 
     qmx_requant_config rq;
     long bad = 0;
     if (!A || !W || !mu || !bi || !sh || !sc || !o1 || !o2) { CHECK(0, "malloc"); return 1; }
-    fill_i8(A, (M - 1) * lda + K, 0);
-    fill_i8(W, N * K, 0);
+    qmx_test_fill_i8(A, (M - 1) * lda + K, 0);
+    qmx_test_fill_i8(W, N * K, 0);
     for (n = 0; n < N; n++) {
-        mu[n] = (int32_t)(0x40000000u + (rnd() & 0x3FFFFFFFu));
-        sh[n] = -(int)(rnd() % 12) - 4;
-        sc[n] = (float)(1 + rnd() % 100) / 65536.0f;
-        bi[n] = (int32_t)(rnd() % 20001u) - 10000;
+        mu[n] = (int32_t)(0x40000000u + (qmx_test_rand() & 0x3FFFFFFFu));
+        sh[n] = -(int)(qmx_test_rand() % 12) - 4;
+        sc[n] = (float)(1 + qmx_test_rand() % 100) / 65536.0f;
+        bi[n] = (int32_t)(qmx_test_rand() % 20001u) - 10000;
     }
     memset(&rq, 0, sizeof rq);
     rq.mode = (qmx_requant_mode)mode; rq.per_channel = pc;
@@ -537,10 +519,10 @@ static long run_f32(size_t M, size_t N, size_t K, size_t bs, int apr, int bpc, i
     qmx_matmul_i8_f32_scales sc;
     long bad = 0;
     if (!A || !W || !sa || !sb || !C1 || !C2) { CHECK(0, "malloc"); return 1; }
-    fill_i8(A, (M - 1) * lda + K, 0);
-    fill_i8(W, N * K, 0);
-    for (i = 0; i < M * nblk; i++) sa[i] = (float)(1 + rnd() % 1000) / 4096.0f;
-    for (i = 0; i < N * nblk; i++) sb[i] = (float)(1 + rnd() % 1000) / 8192.0f;
+    qmx_test_fill_i8(A, (M - 1) * lda + K, 0);
+    qmx_test_fill_i8(W, N * K, 0);
+    for (i = 0; i < M * nblk; i++) sa[i] = (float)(1 + qmx_test_rand() % 1000) / 4096.0f;
+    for (i = 0; i < N * nblk; i++) sb[i] = (float)(1 + qmx_test_rand() % 1000) / 8192.0f;
     for (i = 0; i < M * ldc; i++) C1[i] = C2[i] = -5.0f;
     memset(&sc, 0, sizeof sc);
     sc.a_scales = sa; sc.a_scales_len = M * nblk; sc.a_per_row = apr; sc.a_zp = azp;
@@ -608,6 +590,7 @@ static void test_f32(void) {
 }
 
 int main(void) {
+    qmx_test_seed(2468u); /* this program's data */
     test_portable_blob();
     test_errors();
     test_shapes();

@@ -33,12 +33,6 @@ static int32_t qint[MAXN];
 static uint8_t cbuf[MAXN + 16 + GUARD];
 
 /* ---- deterministic random numbers (xorshift32) ---- */
-static uint32_t rng_state = 0x2545F491u;
-static uint32_t rnd(void) {
-    uint32_t x = rng_state;
-    x ^= x << 13; x ^= x >> 17; x ^= x << 5;
-    return rng_state = x;
-}
 
 static float fb(uint32_t u) { return qmx_test_bits_f32(u); }
 static uint32_t bf(float f) { return qmx_test_f32_bits(f); }
@@ -129,18 +123,18 @@ static const uint32_t specials[] = {
 /* One input value for scale s: special, a tie k + 1/2 (times s) or one ulp around it, a value in
  * range, or any bit pattern. */
 static float gen_value(float s) {
-    uint32_t k = rnd() % 16;
-    if (k == 0) return fb(specials[rnd() % NSPECIAL]);
-    if (k == 1) return fb(rnd());
+    uint32_t k = qmx_test_rand() % 16;
+    if (k == 0) return fb(specials[qmx_test_rand() % NSPECIAL]);
+    if (k == 1) return fb(qmx_test_rand());
     if (k <= 7) {
-        int q = (int)(rnd() % 601) - 300;
+        int q = (int)(qmx_test_rand() % 601) - 300;
         float t = (float)q + 0.5f;
         uint32_t u = bf(mul_f(t, s));
-        if ((u & 0x7F800000u) != 0x7F800000u) u += (rnd() % 3) - 1u;   /* -1, 0, +1 ulp */
+        if ((u & 0x7F800000u) != 0x7F800000u) u += (qmx_test_rand() % 3) - 1u;   /* -1, 0, +1 ulp */
         return fb(u);
     }
-    if (k <= 9) return mul_f((float)((int)(rnd() % 601) - 300), s);      /* exact integers */
-    return mul_f(((float)(int)(rnd() % 2000001) - 1000000.0f) * 3.0e-4f, s);
+    if (k <= 9) return mul_f((float)((int)(qmx_test_rand() % 601) - 300), s);      /* exact integers */
+    return mul_f(((float)(int)(qmx_test_rand() % 2000001) - 1000000.0f) * 3.0e-4f, s);
 }
 
 static const float scale_list[] = {
@@ -149,8 +143,8 @@ static const float scale_list[] = {
 };
 #define NSCALES (sizeof scale_list / sizeof scale_list[0])
 static float gen_scale(void) {
-    if (rnd() % 3 == 0) return fb(0x38000000u + rnd() % 0x0C000000u);   /* ~3e-5 .. 3e2 */
-    return scale_list[rnd() % NSCALES];
+    if (qmx_test_rand() % 3 == 0) return fb(0x38000000u + qmx_test_rand() % 0x0C000000u);   /* ~3e-5 .. 3e2 */
+    return scale_list[qmx_test_rand() % NSCALES];
 }
 
 static void fill_sentinel(uint8_t *p, size_t n) { memset(p, SENT, n); }
@@ -211,20 +205,20 @@ static void random_int_config(qmx_qconfig *c, qmx_dtype d) {
     qmx_qconfig z = QMX_ZERO_INIT;
     *c = z;
     c->dtype = d;
-    c->recipe = (qmx_recipe)(rnd() % 3);
-    c->rounding = (qmx_round)(rnd() % 3);   /* default, nearest-even, half away */
-    c->asymmetric = c->recipe != QMX_RECIPE_AQT && (rnd() % 2);
-    c->narrow_range = rnd() % 5 == 0;
+    c->recipe = (qmx_recipe)(qmx_test_rand() % 3);
+    c->rounding = (qmx_round)(qmx_test_rand() % 3);   /* default, nearest-even, half away */
+    c->asymmetric = c->recipe != QMX_RECIPE_AQT && (qmx_test_rand() % 2);
+    c->narrow_range = qmx_test_rand() % 5 == 0;
 }
 
 static int32_t random_zp(qmx_dtype d) {
     int32_t lo = 0, hi = 0;
     qmx_dtype_int_range(d, &lo, &hi);
-    switch (rnd() % 4) {
+    switch (qmx_test_rand() % 4) {
     case 0: return lo;
     case 1: return hi;
     case 2: return 0;
-    default: return lo + (int32_t)(rnd() % (uint32_t)(hi - lo + 1));
+    default: return lo + (int32_t)(qmx_test_rand() % (uint32_t)(hi - lo + 1));
     }
 }
 
@@ -240,7 +234,7 @@ static void int_quantize_lengths(void) {
                 qmx_qconfig c;
                 float s = gen_scale();
                 random_int_config(&c, dts[di]);
-                int_quantize_case(&c, len, rnd() % 4, rnd() % 4, s, random_zp(dts[di]),
+                int_quantize_case(&c, len, qmx_test_rand() % 4, qmx_test_rand() % 4, s, random_zp(dts[di]),
                                   "int quantize");
             }
         }
@@ -266,7 +260,7 @@ static void int_quantize_all_configs(void) {
                         c.narrow_range = narrow;
                         for (rep = 0; rep < (int)NSCALES + 4; rep++) {
                             float s = rep < (int)NSCALES ? scale_list[rep] : gen_scale();
-                            int_quantize_case(&c, 200 + rnd() % 300, rnd() % 4, rnd() % 4, s,
+                            int_quantize_case(&c, 200 + qmx_test_rand() % 300, qmx_test_rand() % 4, qmx_test_rand() % 4, s,
                                               random_zp(c.dtype), "int quantize config");
                         }
                     }
@@ -285,7 +279,7 @@ static void int_quantize_per_channel(void) {
         qmx_status st;
         {
             static const qmx_dtype pc[] = { QMX_INT8, QMX_INT4, QMX_UINT4 };
-            random_int_config(&c, pc[rnd() % 3]);
+            random_int_config(&c, pc[qmx_test_rand() % 3]);
         }
         c.granularity = QMX_PER_CHANNEL;
         c.outer = 2; c.axis_len = 3; c.inner = inner;
@@ -333,13 +327,13 @@ static void int_dequantize_lengths(void) {
             for (r = 0; r < 4; r++) {
                 qmx_qconfig c;
                 size_t len = n < 68 ? n : (n == 68 ? 256 : (n == 69 ? 257 : (n == 70 ? 1000 : 4099)));
-                size_t qoff = rnd() % 4, yoff = rnd() % 4, nb, bad = 0, first = 0;
+                size_t qoff = qmx_test_rand() % 4, yoff = qmx_test_rand() % 4, nb, bad = 0, first = 0;
                 int32_t lo = 0, hi = 0, zp = random_zp(dts[di]);
                 float s = gen_scale();
                 qmx_status st;
                 random_int_config(&c, dts[di]);
                 qmx_dtype_int_range(dts[di], &lo, &hi);
-                for (i = 0; i < len; i++) qint[i] = lo + (int32_t)(rnd() % (uint32_t)(hi - lo + 1));
+                for (i = 0; i < len; i++) qint[i] = lo + (int32_t)(qmx_test_rand() % (uint32_t)(hi - lo + 1));
                 nb = pack_expected(dts[di], qint, len, qbuf + qoff);
                 for (i = 0; i < len; i++)
                     yexp[i] = mul_f((float)(qint[i] - (c.asymmetric ? zp : 0)), s);
@@ -369,7 +363,7 @@ static float fp8_boundary(qmx_dtype f) {
     float prev = qmx_fp8_to_f32((uint8_t)(maxc - 1), f);
     int mbits = (f == QMX_FP8_E5M2 || f == QMX_FP8_E5M2FNUZ) ? 2 : 3;
     float minnorm = qmx_fp8_to_f32((uint8_t)(1u << mbits), f), minsub = qmx_fp8_to_f32(1, f);
-    switch (rnd() % 5) {
+    switch (qmx_test_rand() % 5) {
     case 0: return mx;
     case 1: return add_f(mx, mul_f(add_f(mx, -prev), 0.5f));   /* max + ulp / 2 */
     case 2: return minnorm;
@@ -381,24 +375,24 @@ static float fp8_boundary(qmx_dtype f) {
 /* fp8 inputs: specials, values near the format's rounding points (codes decoded and moved by a
  * few ulps, or midpoints), and any bit pattern. */
 static float gen_fp8_value(qmx_dtype f, float scale) {
-    uint32_t k = rnd() % 10;
-    if (k == 0) return fb(specials[rnd() % NSPECIAL]);
-    if (k == 1) return fb(rnd());
+    uint32_t k = qmx_test_rand() % 10;
+    if (k == 0) return fb(specials[qmx_test_rand() % NSPECIAL]);
+    if (k == 1) return fb(qmx_test_rand());
     if (k >= 8) {   /* a regime boundary, +-2 ulps, either sign, times scale */
         uint32_t u = bf(mul_f(fp8_boundary(f), scale));
-        if (isfinite_f(fb(u)) && (u & 0x7FFFFFFFu) > 2u) u += (rnd() % 5) - 2u;
-        return fb(u ^ (rnd() % 2 ? 0x80000000u : 0u));
+        if (isfinite_f(fb(u)) && (u & 0x7FFFFFFFu) > 2u) u += (qmx_test_rand() % 5) - 2u;
+        return fb(u ^ (qmx_test_rand() % 2 ? 0x80000000u : 0u));
     }
     if (k <= 4) {   /* a code's value, or the midpoint to the next one, +-2 ulps, times scale */
-        uint8_t c = (uint8_t)rnd();
+        uint8_t c = (uint8_t)qmx_test_rand();
         float v = qmx_fp8_to_f32(c, f), w = qmx_fp8_to_f32((uint8_t)(c + 1), f);
         uint32_t u;
-        if (isfinite_f(v) && isfinite_f(w) && (rnd() & 1)) v = mul_f(add_f(v, w), 0.5f);
+        if (isfinite_f(v) && isfinite_f(w) && (qmx_test_rand() & 1)) v = mul_f(add_f(v, w), 0.5f);
         u = bf(mul_f(v, scale));
-        if (isfinite_f(fb(u))) u += (rnd() % 5) - 2u;
+        if (isfinite_f(fb(u))) u += (qmx_test_rand() % 5) - 2u;
         return fb(u);
     }
-    return mul_f(fb((rnd() & 0x807FFFFFu) | ((100u + rnd() % 60u) << 23)), scale);
+    return mul_f(fb((qmx_test_rand() & 0x807FFFFFu) | ((100u + qmx_test_rand() % 60u) << 23)), scale);
 }
 
 static void fp8_array_case(qmx_dtype f, int sat, size_t n, size_t xoff, size_t qoff, float scale) {
@@ -434,8 +428,8 @@ static void fp8_quantize_lengths(void) {
             for (n = 0; n < 68 + 3; n++)
                 for (r = 0; r < 8; r++) {
                     size_t len = n < 68 ? n : (n == 68 ? 256 : (n == 69 ? 1000 : 4099));
-                    float s = rnd() % 2 ? scales[rnd() % 7] : gen_scale();
-                    fp8_array_case(fp8s[fi], sat, len, rnd() % 4, rnd() % 4, s);
+                    float s = qmx_test_rand() % 2 ? scales[qmx_test_rand() % 7] : gen_scale();
+                    fp8_array_case(fp8s[fi], sat, len, qmx_test_rand() % 4, qmx_test_rand() % 4, s);
                 }
 }
 
@@ -473,10 +467,10 @@ static void fp8_dequantize_lengths(void) {
         for (n = 1; n < 68 + 3; n++)
             for (r = 0; r < 3; r++) {
                 size_t len = n < 68 ? n : (n == 68 ? 256 : (n == 69 ? 1000 : 4099));
-                size_t coff = rnd() % 4, yoff = rnd() % 4, bad = 0, first = 0;
-                float s = rnd() % 2 ? scales[rnd() % 7] : gen_scale();
+                size_t coff = qmx_test_rand() % 4, yoff = qmx_test_rand() % 4, bad = 0, first = 0;
+                float s = qmx_test_rand() % 2 ? scales[qmx_test_rand() % 7] : gen_scale();
                 qmx_status st;
-                for (i = 0; i < len; i++) cbuf[coff + i] = (uint8_t)(len >= 256 ? i : rnd());
+                for (i = 0; i < len; i++) cbuf[coff + i] = (uint8_t)(len >= 256 ? i : qmx_test_rand());
                 memset(ybuf, SENT, sizeof ybuf);
                 st = qmx_fp8_dequantize_array(fp8s[fi], cbuf + coff, len, s, ybuf + yoff);
                 CHECK(st == QMX_OK, "fp8 dequantize status %d", (int)st);
@@ -504,7 +498,7 @@ static void fp8_through_qconfig(void) {
                 for (r = 0; r < 4; r++) {
                     qmx_qconfig c = QMX_ZERO_INIT;
                     size_t len = n < 68 ? n : (n == 68 ? 333 : 4099);
-                    size_t xoff = rnd() % 4, qoff = rnd() % 4, bad = 0, first = 0;
+                    size_t xoff = qmx_test_rand() % 4, qoff = qmx_test_rand() % 4, bad = 0, first = 0;
                     float s = gen_scale(), inv = div_f(1.0f, s);
                     qmx_status st;
                     if (!isfinite_f(inv)) inv = 1.0f;
@@ -539,6 +533,7 @@ static void fp8_through_qconfig(void) {
 }
 
 int main(void) {
+    qmx_test_seed(0x2545F491u); /* this program's data */
     int_quantize_lengths();
     int_quantize_all_configs();
     int_quantize_per_channel();
