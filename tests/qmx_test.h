@@ -101,6 +101,79 @@ QMX_TEST_HELPER int qmx_test_next_line(FILE *f, char *buf, int size) {
     return 0;
 }
 
+/* Streaming reader of the golden tables in tests/data: validates the "# columns:" header,
+ * skips comments and blank lines, counts data rows (files are read line by line: the tests also
+ * run on Cortex-M targets with little RAM). */
+typedef struct qmx_test_table {
+    FILE *f;
+    const char *name;
+    const char *columns;   /* the expected "# columns: ..." line, without the newline */
+    int columns_seen;
+    long line_no, rows;
+} qmx_test_table;
+
+QMX_TEST_HELPER int qmx_test_table_open(qmx_test_table *t, const char *name, const char *columns) {
+    t->name = name;
+    t->columns = columns;
+    t->columns_seen = 0;
+    t->line_no = 0;
+    t->rows = 0;
+    t->f = qmx_test_open(name);
+    return t->f != NULL;
+}
+
+QMX_TEST_HELPER void qmx_test_chomp(char *s) {
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ')) s[--n] = 0;
+}
+
+/* Next data row into buf (newline removed); 0 at end of file. */
+QMX_TEST_HELPER int qmx_test_table_next(qmx_test_table *t, char *buf, int size) {
+    while (fgets(buf, size, t->f)) {
+        int whole = strchr(buf, '\n') != NULL || feof(t->f);
+        t->line_no++;
+        if (!whole) {   /* longer than buf: drop the rest (fine for a long '#' comment only) */
+            int ch;
+            while ((ch = fgetc(t->f)) != EOF && ch != '\n') {}
+            CHECK(buf[0] == '#', "%s line %ld: data line longer than %d characters", t->name,
+                  t->line_no, size - 1);
+        }
+        qmx_test_chomp(buf);
+        if (buf[0] == '#') {
+            if (strncmp(buf, "# columns:", 10) == 0) {
+                t->columns_seen = 1;
+                CHECK(strcmp(buf, t->columns) == 0, "%s: column header is '%s', expected '%s'",
+                      t->name, buf, t->columns);
+            }
+            continue;
+        }
+        if (buf[0] == 0) continue;
+        t->rows++;
+        return 1;
+    }
+    return 0;
+}
+
+QMX_TEST_HELPER void qmx_test_table_close(qmx_test_table *t, long expected_rows) {
+    CHECK(t->columns_seen, "%s: no '# columns:' header line", t->name);
+    CHECK(t->rows == expected_rows, "%s: %ld data rows, expected %ld (truncated file?)", t->name,
+          t->rows, expected_rows);
+    fclose(t->f);
+}
+
+/* Splits s at blanks into at most max fields; returns the number of fields. */
+QMX_TEST_HELPER int qmx_test_split_fields(char *s, char **fields, int max) {
+    int n = 0;
+    while (*s && n < max) {
+        while (*s == ' ' || *s == '\t') s++;
+        if (!*s) break;
+        fields[n++] = s;
+        while (*s && *s != ' ' && *s != '\t') s++;
+        if (*s) *s++ = 0;
+    }
+    return n;
+}
+
 #define QMX_TEST_END()                                                                     \
     (printf("%ld passed, %ld failed\n", qmx_test_passed, qmx_test_failed),                 \
      qmx_test_failed ? 1 : 0)

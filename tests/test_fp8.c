@@ -50,76 +50,6 @@ static int is_inf_code(const fmt_info *f, unsigned c) { return f->has_inf && (c 
 static int f32_bits_is_nan(uint32_t b) { return (b & 0x7FFFFFFFu) > 0x7F800000u; }
 static int f32_bits_is_inf(uint32_t b) { return (b & 0x7FFFFFFFu) == 0x7F800000u; }
 
-/* ---- streaming table reader: validates the "# columns:" header and counts data rows ---- */
-typedef struct table {
-    FILE *f;
-    const char *name;
-    const char *columns;   /* the expected "# columns: ..." line, without the newline */
-    int columns_seen;
-    long line_no, rows;
-} table;
-
-static int table_open(table *t, const char *name, const char *columns) {
-    t->name = name;
-    t->columns = columns;
-    t->columns_seen = 0;
-    t->line_no = 0;
-    t->rows = 0;
-    t->f = qmx_test_open(name);
-    return t->f != NULL;
-}
-
-static void chomp(char *s) {
-    size_t n = strlen(s);
-    while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ')) s[--n] = 0;
-}
-
-/* Next data row into buf (newline removed); 0 at end of file. */
-static int table_next(table *t, char *buf, int size) {
-    while (fgets(buf, size, t->f)) {
-        int whole = strchr(buf, '\n') != NULL || feof(t->f);
-        t->line_no++;
-        if (!whole) {   /* longer than buf: drop the rest (fine for a long '#' comment only) */
-            int ch;
-            while ((ch = fgetc(t->f)) != EOF && ch != '\n') {}
-            CHECK(buf[0] == '#', "%s line %ld: data line longer than %d characters", t->name,
-                  t->line_no, size - 1);
-        }
-        chomp(buf);
-        if (buf[0] == '#') {
-            if (strncmp(buf, "# columns:", 10) == 0) {
-                t->columns_seen = 1;
-                CHECK(strcmp(buf, t->columns) == 0, "%s: column header is '%s', expected '%s'",
-                      t->name, buf, t->columns);
-            }
-            continue;
-        }
-        if (buf[0] == 0) continue;
-        t->rows++;
-        return 1;
-    }
-    return 0;
-}
-
-static void table_close(table *t, long expected_rows) {
-    CHECK(t->columns_seen, "%s: no '# columns:' header line", t->name);
-    CHECK(t->rows == expected_rows, "%s: %ld data rows, expected %ld (truncated file?)", t->name,
-          t->rows, expected_rows);
-    fclose(t->f);
-}
-
-/* Splits s at blanks into at most max fields; returns the number of fields. */
-static int split_fields(char *s, char **fields, int max) {
-    int n = 0;
-    while (*s && n < max) {
-        while (*s == ' ' || *s == '\t') s++;
-        if (!*s) break;
-        fields[n++] = s;
-        while (*s && *s != ' ' && *s != '\t') s++;
-        if (*s) *s++ = 0;
-    }
-    return n;
-}
 
 /* Hex field ("0x7f", "7f", "7f800000") -> value; *ok cleared on a malformed field. */
 static uint32_t parse_hex(const char *s, int *ok) {
@@ -136,7 +66,7 @@ enum ref_kind {
 };
 
 static void check_encode(const fmt_info *f, uint32_t xbits, unsigned want, int saturate,
-                         enum ref_kind kind, const table *t) {
+                         enum ref_kind kind, const qmx_test_table *t) {
     float x = qmx_test_bits_f32(xbits);
     unsigned got = qmx_fp8_from_f32(x, f->fmt, saturate);
     if (f32_bits_is_nan(xbits)) {
@@ -160,16 +90,16 @@ static void check_encode(const fmt_info *f, uint32_t xbits, unsigned want, int s
 
 /* ---- 1. decode tables ---------------------------------------------------------------------- */
 static void decode_matches_table(const fmt_info *f, const char *file) {
-    table t;
+    qmx_test_table t;
     char line[256], *fld[4];
     int seen[256];
     int i;
     memset(seen, 0, sizeof seen);
-    if (!table_open(&t, file, "# columns: code(hex) float32_bits(hex) value")) return;
-    while (table_next(&t, line, sizeof line)) {
+    if (!qmx_test_table_open(&t, file, "# columns: code(hex) float32_bits(hex) value")) return;
+    while (qmx_test_table_next(&t, line, sizeof line)) {
         int ok = 1;
         uint32_t code, want, got;
-        if (split_fields(line, fld, 4) < 2) { CHECK(0, "%s line %ld: malformed", file, t.line_no); continue; }
+        if (qmx_test_split_fields(line, fld, 4) < 2) { CHECK(0, "%s line %ld: malformed", file, t.line_no); continue; }
         code = parse_hex(fld[0], &ok);
         want = parse_hex(fld[1], &ok);
         if (!ok || code > 255u) { CHECK(0, "%s line %ld: malformed", file, t.line_no); continue; }
@@ -185,7 +115,7 @@ static void decode_matches_table(const fmt_info *f, const char *file) {
             CHECK(got == want, "%s: code 0x%02x decoded to 0x%08lx, want 0x%08lx", file,
                   (unsigned)code, (unsigned long)got, (unsigned long)want);
     }
-    table_close(&t, 256);
+    qmx_test_table_close(&t, 256);
     for (i = 0; i < 256; i++) CHECK(seen[i] == 1, "%s: code 0x%02x appears %d times", file, i, seen[i]);
 }
 
@@ -202,13 +132,13 @@ static void decode_all_codes_match_cuda_and_ml_dtypes(void) {
 /* ---- 2. encode samples --------------------------------------------------------------------- */
 /* CUDA: saturate=1 == __NV_SATFINITE (sat), saturate=0 == __NV_NOSAT (nosat), Inf included. */
 static void encode_matches_cuda_file(const fmt_info *f, const char *file) {
-    table t;
+    qmx_test_table t;
     char line[256], *fld[4];
-    if (!table_open(&t, file, "# columns: f32bits sat nosat")) return;
-    while (table_next(&t, line, sizeof line)) {
+    if (!qmx_test_table_open(&t, file, "# columns: f32bits sat nosat")) return;
+    while (qmx_test_table_next(&t, line, sizeof line)) {
         int ok = 1;
         uint32_t x, sat, nosat;
-        if (split_fields(line, fld, 4) != 3) { CHECK(0, "%s line %ld: malformed", file, t.line_no); continue; }
+        if (qmx_test_split_fields(line, fld, 4) != 3) { CHECK(0, "%s line %ld: malformed", file, t.line_no); continue; }
         x = parse_hex(fld[0], &ok);
         sat = parse_hex(fld[1], &ok);
         nosat = parse_hex(fld[2], &ok);
@@ -216,7 +146,7 @@ static void encode_matches_cuda_file(const fmt_info *f, const char *file) {
         check_encode(f, x, sat, 1, REF_EXACT, &t);
         check_encode(f, x, nosat, 0, REF_EXACT, &t);
     }
-    table_close(&t, 20000);
+    qmx_test_table_close(&t, 20000);
 }
 
 static void encode_matches_cuda_satfinite_and_nosat(void) {
@@ -227,13 +157,13 @@ static void encode_matches_cuda_satfinite_and_nosat(void) {
 
 /* ml_dtypes: saturate=0 == rne (numpy astype); saturate=1 == rne_sat except +-Inf -> +-max. */
 static void encode_matches_ml_dtypes_file(const fmt_info *f, const char *file) {
-    table t;
+    qmx_test_table t;
     char line[256], *fld[6];
-    if (!table_open(&t, file, "# columns: f32bits rne rne_sat rtz rtz_sat")) return;
-    while (table_next(&t, line, sizeof line)) {
+    if (!qmx_test_table_open(&t, file, "# columns: f32bits rne rne_sat rtz rtz_sat")) return;
+    while (qmx_test_table_next(&t, line, sizeof line)) {
         int ok = 1;
         uint32_t x, rne, rne_sat;
-        if (split_fields(line, fld, 6) != 5) { CHECK(0, "%s line %ld: malformed", file, t.line_no); continue; }
+        if (qmx_test_split_fields(line, fld, 6) != 5) { CHECK(0, "%s line %ld: malformed", file, t.line_no); continue; }
         x = parse_hex(fld[0], &ok);
         rne = parse_hex(fld[1], &ok);
         rne_sat = parse_hex(fld[2], &ok);
@@ -241,7 +171,7 @@ static void encode_matches_ml_dtypes_file(const fmt_info *f, const char *file) {
         check_encode(f, x, rne, 0, REF_EXACT, &t);
         check_encode(f, x, rne_sat, 1, REF_ML_SAT, &t);
     }
-    table_close(&t, 20000);
+    qmx_test_table_close(&t, 20000);
 }
 
 static void encode_matches_ml_dtypes_astype_and_saturating_cast(void) {
@@ -269,18 +199,18 @@ static void edge_cases_match_every_reference_column(void) {
         { &FMT_E5M2FNUZ, 0, REF_EXACT },   /* ml_e5m2fnuz */
         { &FMT_E5M2FNUZ, 1, REF_ML_SAT }   /* ml_e5m2fnuz_sat */
     };
-    table t;
+    qmx_test_table t;
     char line[512], *fld[16];
     QMX_TEST_CASE("edge cases: every CUDA and ml_dtypes column, all four formats, both signs");
-    if (!table_open(&t, "fp8_edge_cases.txt",
+    if (!qmx_test_table_open(&t, "fp8_edge_cases.txt",
                     "# columns: f32bits cuda_e4m3_sat cuda_e4m3_nosat ml_e4m3fn ml_e4m3fn_sat "
                     "cuda_e5m2_sat cuda_e5m2_nosat ml_e5m2 ml_e5m2_sat ml_e4m3fnuz ml_e4m3fnuz_sat "
                     "ml_e5m2fnuz ml_e5m2fnuz_sat label"))
         return;
-    while (table_next(&t, line, sizeof line)) {
+    while (qmx_test_table_next(&t, line, sizeof line)) {
         int ok = 1, i;
         uint32_t x;
-        if (split_fields(line, fld, 16) != 14) { CHECK(0, "edge line %ld: malformed", t.line_no); continue; }
+        if (qmx_test_split_fields(line, fld, 16) != 14) { CHECK(0, "edge line %ld: malformed", t.line_no); continue; }
         x = parse_hex(fld[0], &ok);
         for (i = 0; i < 12; i++) {
             uint32_t want = parse_hex(fld[1 + i], &ok);
@@ -288,7 +218,7 @@ static void edge_cases_match_every_reference_column(void) {
             check_encode(cols[i].f, x, want, cols[i].saturate, cols[i].kind, &t);
         }
     }
-    table_close(&t, 134);
+    qmx_test_table_close(&t, 134);
 }
 
 /* ---- 4. qmx's own documented choices (no reference disagrees; they only differ on NaN) ---- */

@@ -25,74 +25,6 @@
 #include "qmx.h"
 #include "qmx_test.h"
 
-/* ---- streaming table reader: validates the "# columns:" header and counts data rows ---- */
-typedef struct table {
-    FILE *f;
-    const char *name;
-    const char *columns;
-    int columns_seen;
-    long line_no, rows;
-} table;
-
-static int table_open(table *t, const char *name, const char *columns) {
-    t->name = name;
-    t->columns = columns;
-    t->columns_seen = 0;
-    t->line_no = 0;
-    t->rows = 0;
-    t->f = qmx_test_open(name);
-    return t->f != NULL;
-}
-
-static void chomp(char *s) {
-    size_t n = strlen(s);
-    while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ')) s[--n] = 0;
-}
-
-static int table_next(table *t, char *buf, int size) {
-    while (fgets(buf, size, t->f)) {
-        int whole = strchr(buf, '\n') != NULL || feof(t->f);
-        t->line_no++;
-        if (!whole) {   /* longer than buf: drop the rest (fine for a long '#' comment only) */
-            int ch;
-            while ((ch = fgetc(t->f)) != EOF && ch != '\n') {}
-            CHECK(buf[0] == '#', "%s line %ld: data line longer than %d characters", t->name,
-                  t->line_no, size - 1);
-        }
-        chomp(buf);
-        if (buf[0] == '#') {
-            if (strncmp(buf, "# columns:", 10) == 0) {
-                t->columns_seen = 1;
-                CHECK(strcmp(buf, t->columns) == 0, "%s: column header is '%s', expected '%s'",
-                      t->name, buf, t->columns);
-            }
-            continue;
-        }
-        if (buf[0] == 0) continue;
-        t->rows++;
-        return 1;
-    }
-    return 0;
-}
-
-static void table_close(table *t, long expected_rows) {
-    CHECK(t->columns_seen, "%s: no '# columns:' header line", t->name);
-    CHECK(t->rows == expected_rows, "%s: %ld data rows, expected %ld (truncated file?)", t->name,
-          t->rows, expected_rows);
-    fclose(t->f);
-}
-
-static int split_fields(char *s, char **fields, int max) {
-    int n = 0;
-    while (*s && n < max) {
-        while (*s == ' ' || *s == '\t') s++;
-        if (!*s) break;
-        fields[n++] = s;
-        while (*s && *s != ' ' && *s != '\t') s++;
-        if (*s) *s++ = 0;
-    }
-    return n;
-}
 
 /* Decimal field within [lo, hi]; *ok cleared when malformed or out of range. */
 static long long parse_dec(const char *s, long long lo, long long hi, int *ok) {
@@ -118,17 +50,17 @@ static int64_t exact_single_rounding(int32_t acc, int32_t m, int shift) {
 
 /* ---- 1. MultiplyByQuantizedMultiplier rows ------------------------------------------------- */
 static void requantize_matches_tflite_gemmlowp_rows(void) {
-    table t;
+    qmx_test_table t;
     char line[256], *fld[8];
     long na_negative = 0, na_saturated = 0, wrapped_rows = 0;
     QMX_TEST_CASE("MultiplyByQuantizedMultiplier: double rounding == gemmlowp, single rounding == TFLite");
-    if (!table_open(&t, "requant_mbqm.txt", "# columns: acc multiplier shift dr wrapped sr")) return;
-    while (table_next(&t, line, sizeof line)) {
+    if (!qmx_test_table_open(&t, "requant_mbqm.txt", "# columns: acc multiplier shift dr wrapped sr")) return;
+    while (qmx_test_table_next(&t, line, sizeof line)) {
         int ok = 1;
         int32_t acc, m, dr;
         int shift, wrapped, left;
         int64_t scaled;
-        if (split_fields(line, fld, 8) != 6) { CHECK(0, "line %ld: malformed", t.line_no); continue; }
+        if (qmx_test_split_fields(line, fld, 8) != 6) { CHECK(0, "line %ld: malformed", t.line_no); continue; }
         acc = (int32_t)parse_dec(fld[0], INT32_MIN, INT32_MAX, &ok);
         m = (int32_t)parse_dec(fld[1], INT32_MIN, INT32_MAX, &ok);
         shift = (int)parse_dec(fld[2], -31, 30, &ok);
@@ -172,7 +104,7 @@ static void requantize_matches_tflite_gemmlowp_rows(void) {
                          (long long)acc, (long long)m, shift);
         }
     }
-    table_close(&t, 10000);
+    qmx_test_table_close(&t, 10000);
     CHECK(na_negative > 0 && na_saturated > 0 && wrapped_rows > 0,
           "the golden rows cover negative multipliers (%ld), saturation (%ld) and wrapping (%ld)",
           na_negative, na_saturated, wrapped_rows);
@@ -180,13 +112,13 @@ static void requantize_matches_tflite_gemmlowp_rows(void) {
 
 /* ---- 2. QuantizeMultiplier rows ------------------------------------------------------------ */
 static void quantize_multiplier_matches_tflite_rows(void) {
-    table t;
+    qmx_test_table t;
     char line[256], *fld[8];
     QMX_TEST_CASE("QuantizeMultiplier: default and TFLITE_SINGLE_ROUNDING builds, bit-exact");
-    if (!table_open(&t, "requant_quantize_multiplier.txt",
+    if (!qmx_test_table_open(&t, "requant_quantize_multiplier.txt",
                     "# columns: f64bits value multiplier shift sr_multiplier sr_shift"))
         return;
-    while (table_next(&t, line, sizeof line)) {
+    while (qmx_test_table_next(&t, line, sizeof line)) {
         int ok = 1;
         char *end;
         unsigned long long bits;
@@ -194,7 +126,7 @@ static void quantize_multiplier_matches_tflite_rows(void) {
         int32_t want_m, want_srm, m = 12345;
         int want_s, want_srs, s = 12345;
         qmx_status st;
-        if (split_fields(line, fld, 8) != 6) { CHECK(0, "line %ld: malformed", t.line_no); continue; }
+        if (qmx_test_split_fields(line, fld, 8) != 6) { CHECK(0, "line %ld: malformed", t.line_no); continue; }
         bits = strtoull(fld[0], &end, 16);
         if (end == fld[0] || *end != 0) ok = 0;
         want_m = (int32_t)parse_dec(fld[2], INT32_MIN, INT32_MAX, &ok);
@@ -216,7 +148,7 @@ static void quantize_multiplier_matches_tflite_rows(void) {
               "line %ld: single-rounding QuantizeMultiplier(%s = %s) = status %d (%lld, %d), want (%lld, %d)",
               t.line_no, fld[0], fld[1], (int)st, (long long)m, s, (long long)want_srm, want_srs);
     }
-    table_close(&t, 2000);
+    qmx_test_table_close(&t, 2000);
 }
 
 static void quantize_multiplier_rejects_nonfinite_and_null(void) {
