@@ -58,7 +58,7 @@ DEMO_CFLAGS := -std=c99 -D_POSIX_C_SOURCE=199309L -O2 -march=native -Wall -Wextr
 $(BUILD)/demo: examples/demo.c examples/demo_int8.h $(HEADERS) | $(BUILD)
 	$(CC) $(DEMO_CFLAGS) examples/demo.c -o $@ -lm
 
-$(BUILD)/kv_decode: examples/kv_decode.c $(HEADERS) | $(BUILD)
+$(BUILD)/kv_decode: examples/kv_decode.c examples/kv_synth.h $(HEADERS) | $(BUILD)
 	$(CC) $(DEMO_CFLAGS) examples/kv_decode.c -o $@ -lm
 
 demo: $(BUILD)/demo $(BUILD)/kv_decode

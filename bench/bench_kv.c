@@ -19,6 +19,7 @@
 #define QMX_IMPLEMENTATION
 #include "../qmx_kernels.h"
 #include "bench_util.h"
+#include "../examples/kv_synth.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -42,16 +43,7 @@
 #define NH 32
 #define HD 128
 
-static uint32_t rs = 12345u;
-static float rnd_n(void) {
-    float s = 0;
-    int i;
-    for (i = 0; i < 4; i++) {
-        rs ^= rs << 13; rs ^= rs >> 17; rs ^= rs << 5;
-        s += (float)(rs >> 8) * (1.0f / 16777216.0f) * 2.0f - 1.0f;
-    }
-    return 0.5f * s;
-}
+static kv_synth rs = {12345u};
 
 /* ---- read-only stream ---- */
 typedef struct stream_job { const float *x; size_t n; } stream_job;
@@ -97,12 +89,6 @@ static void run_stream(void *p) {
 }
 
 /* ---- one format ---- */
-typedef struct fmt {
-    const char *name;
-    qmx_dtype k, v;
-    qmx_kv_axis kax, vax;
-    int float_query, rotate;
-} fmt;
 
 typedef struct step_job {
     qmx_kv_cache c;
@@ -122,7 +108,7 @@ static void run_step(void *p) {
     }
 }
 
-static void setup(step_job *j, const fmt *f, const float *K, const float *V, const float *q) {
+static void setup(step_job *j, const kv_format *f, const float *K, const float *V, const float *q) {
     qmx_kv_config cfg;
     size_t sb = 0;
     memset(&cfg, 0, sizeof cfg);
@@ -158,7 +144,7 @@ static size_t step_bytes(const step_job *j) {
 }
 
 int main(void) {
-    static const fmt F[] = {
+    static const kv_format F[] = {
         {"float32 (reference)", QMX_FLOAT32, QMX_FLOAT32, QMX_KV_HEADS_AND_DKV, QMX_KV_HEADS_AND_DKV, 0, 0},
         {"int8 heads_and_dkv", QMX_INT8, QMX_INT8, QMX_KV_HEADS_AND_DKV, QMX_KV_HEADS_AND_DKV, 0, 0},
         {"int8 dkv", QMX_INT8, QMX_INT8, QMX_KV_DKV, QMX_KV_DKV, 0, 0},
@@ -179,10 +165,10 @@ int main(void) {
     if (!K || !V || !q) return 1;
     (void)bqu_alloc; (void)bqu_rng;   /* bench_util.h helpers this program does not need */
     for (i = 0; i < CTX * per; i++) {
-        K[i] = rnd_n() * ((i % HD == 5 || i % HD == 77) ? 8.0f : 1.0f); /* outlier channels */
-        V[i] = rnd_n();
+        K[i] = kv_synth_normal(&rs) * ((i % HD == 5 || i % HD == 77) ? 8.0f : 1.0f); /* outlier channels */
+        V[i] = kv_synth_normal(&rs);
     }
-    for (i = 0; i < NH * HD; i++) q[i] = rnd_n();
+    for (i = 0; i < NH * HD; i++) q[i] = kv_synth_normal(&rs);
     printf("bench_kv: one decode step, context %d, %d query heads, %d KV heads, head_dim %d\n",
            CTX, NH, NKV, HD);
     printf("  flags: %s\n", QMX_BENCH_CFLAGS);

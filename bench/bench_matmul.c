@@ -311,6 +311,7 @@ int main(int argc, char **argv) {
     double peak = 0, stream = 0, ghz, cold = 0;
     double qp[NSHAPES], qn[NSHAPES], dp[NSHAPES], dn[NSHAPES], rp[NSHAPES], rn[NSHAPES];
     double sg[NSHAPES], rs[NSHAPES], dcold = 0, rcold = 0, pk_frac[NSHAPES], cold_frac = 0;
+    double warm_frac = 0, warm_gbs = 0, warm_stream = 0;
     stream_ctx sc;
     bqu_stats s;
     size_t i;
@@ -406,6 +407,19 @@ int main(int argc, char **argv) {
         }
 #endif
         if (qn[i] == 0) { s = bqu_measure(run_mm, &c2); qn[i] = work / s.med / 1e9; }
+        if (c.M == 1) { /* the GEMV against a read stream of its own weight bytes, which fit
+                         * the L3 like the weights: the limit of any M = 1 kernel here */
+            stream_ctx w;
+            pair_res pr;
+            w.n = (c.pb + 511) & ~(size_t)511;
+            w.p = (const uint8_t *)bqu_alloc(w.n);
+            memset((void *)(uintptr_t)w.p, 1, w.n);
+            pr = measure_pair(run_mm, &c, read_stream, &w, (double)c.pb);
+            warm_frac = pr.ratio * (double)c.pb / (double)w.n;
+            warm_gbs = pr.ga;
+            warm_stream = pr.gb * (double)w.n / (double)c.pb;
+            free((void *)(uintptr_t)w.p);
+        }
 #if defined(QMX_BENCH_HAVE_OPENBLAS)
         {
             sg_ctx x;
@@ -477,6 +491,13 @@ int main(int argc, char **argv) {
            "= %.2fx the read stream (timed in alternation; stream alone %.1f GB/s)", cold,
            cold_frac, stream);
     if (dcold > 0) printf("; oneDNN prepacked %.1f GB/s (qmx/oneDNN %.2fx)", dcold, rcold);
+    if (warm_frac > 0) {
+        printf("\nGEMV warm, M=1 N=K=4096 (16 MiB of packed weights, in L3): qmx %.1f GB/s of weights = "
+               "%.2fx a read stream of the same bytes (%.1f GB/s)", warm_gbs, warm_frac, warm_stream);
+        if (have_dnnl && rp[0] > 0)
+            printf("; oneDNN %.2fx of it, so 1.5x oneDNN would need %.2fx the stream", warm_frac / rp[0],
+                   1.5 * warm_frac / rp[0]);
+    }
     printf("\n");
     if (cold_frac < 0.85) aims_ok = 0;
     printf("aims (>= 1.0x oneDNN prepacked, >= 1.5x at M=1, plain >= 1.0x oneDNN plain, cold GEMV "

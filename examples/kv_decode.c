@@ -14,6 +14,7 @@
  * All storage comes from the storage/workspace queries; the library allocates nothing. */
 #define QMX_IMPLEMENTATION
 #include "qmx_kernels.h"
+#include "kv_synth.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -25,31 +26,16 @@
 #define NH 32
 #define HD 128
 
-static uint32_t rs = 7u;
-static float rnd_n(void) {
-    float s = 0;
-    int i;
-    for (i = 0; i < 4; i++) {
-        rs ^= rs << 13; rs ^= rs >> 17; rs ^= rs << 5;
-        s += (float)(rs >> 8) * (1.0f / 16777216.0f) * 2.0f - 1.0f;
-    }
-    return 0.5f * s;
-}
+static kv_synth rs = {7u};
 static double now(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-typedef struct fmt {
-    const char *name;
-    qmx_dtype k, v;
-    qmx_kv_axis kax, vax;
-    int float_query, rotate;
-} fmt;
 
 int main(int argc, char **argv) {
-    static const fmt F[] = {
+    static const kv_format F[] = {
         {"float32", QMX_FLOAT32, QMX_FLOAT32, QMX_KV_HEADS_AND_DKV, QMX_KV_HEADS_AND_DKV, 0, 0},
         {"int8 (MaxText heads_and_dkv)", QMX_INT8, QMX_INT8, QMX_KV_HEADS_AND_DKV, QMX_KV_HEADS_AND_DKV, 0, 0},
         {"int8 dkv", QMX_INT8, QMX_INT8, QMX_KV_DKV, QMX_KV_DKV, 0, 0},
@@ -80,16 +66,16 @@ int main(int argc, char **argv) {
     if (!K || !V || !Q || !ref || !out || !pre_out) return 1;
     for (i = 0; i < total * per; i++) {
         size_t c = i % HD;
-        K[i] = rnd_n() * ((c == 9 || c == 70 || c == 101) ? 8.0f : 1.0f);
-        V[i] = rnd_n();
+        K[i] = kv_synth_normal(&rs) * ((c == 9 || c == 70 || c == 101) ? 8.0f : 1.0f);
+        V[i] = kv_synth_normal(&rs);
     }
     /* query of token t, head j: a noisy copy of the key of an earlier token (KV head j/4) */
     for (s = 0; s < total; s++)
         for (i = 0; i < NH; i++) {
-            size_t src = s ? (size_t)(rs % (uint32_t)s) : 0, d;
-            rnd_n();
+            size_t src = s ? (size_t)(rs.s % (uint32_t)s) : 0, d;
+            kv_synth_normal(&rs);
             for (d = 0; d < HD; d++)
-                Q[(s * NH + i) * HD + d] = 0.35f * K[(src * NKV + i / 4) * HD + d] + 0.5f * rnd_n();
+                Q[(s * NH + i) * HD + d] = 0.35f * K[(src * NKV + i / 4) * HD + d] + 0.5f * kv_synth_normal(&rs);
         }
     printf("kv_decode: one attention layer, %d query heads, %d KV heads, head_dim %d;\n"
            "  prefill %u tokens, then decode %u tokens (each: append + attention over all before it)\n\n",
