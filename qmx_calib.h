@@ -104,6 +104,57 @@
  *   float32 compensated sums; ties keep the smaller bound. Cost O(n_bins^2).
  *   KL (qmx_histogram_kl_bound): TensorRT-style entropy calibration over the same bins, see
  *   the declaration; float32 with qmx's own logarithm and compensated sums.
+ *   The |x| histogram above is qmx's own algorithm; for PyTorch's, see the next section.
+ *
+ * TORCH HISTOGRAM (qmx_torch_histogram_init / _update / _qparams; torch 1.13 HistogramObserver)
+ *   A reimplementation of torch.ao.quantization.HistogramObserver (1.13) that gives torch's
+ *   bits: caller-owned float32 bins (n_bins, torch's `bins`, default 2048) plus n_bins floats of
+ *   scratch (qmx_torch_histogram_buffer_size), upsample_rate (default 128; qmx needs a power of
+ *   two, 1..2^16, n_bins * upsample_rate <= 2^24). Per batch (forward):
+ *     first batch, or min_val == max_val so far: restart: min/max = the batch's, histogram =
+ *       histc(batch) (torch drops the earlier constant batches the same way);
+ *     else: combined range [min(min), max(max)], _adjust_min_max (downsample_rate D = ceil(
+ *       range / (n_bins * old_width / upsample_rate)), the max relaxed so that the new range is
+ *       D * n_bins of those widths, start_idx = round-half-even(offset of the old min)), the
+ *       batch's histc over it, plus the old histogram: added when the range did not change,
+ *       else _combine_histograms (upsample by repetition, shift by start_idx, sum D at a time).
+ *   torch quirks kept on purpose, so that the bins match: histc's range is int() of the float
+ *   bounds (toward zero: values outside [trunc(min), trunc(max)] are not counted); when both
+ *   truncate to the same integer histc uses the batch's own min / max, and when those are equal
+ *   it widens them by 1 each way; combine reads the shifted cumsum through a float32 tensor.
+ *   The upsampled array (n_bins * D floats in torch) is never built: one pass over the old bins
+ *   in position order, O(n_bins * upsample_rate) soft-double additions, no other memory.
+ *   _qparams runs _non_linear_param_search (alpha / beta steps of 1e-5, the cSum quantile scans,
+ *   _compute_quantization_error's L2 norm of every candidate, stop at the first increase) and
+ *   then the MinMaxObserver formulas (affine: scale = (max(hi,0) - min(lo,0)) / (qmax - qmin),
+ *   zp = qmin - round(min(lo,0) / scale) clamped; symmetric: scale = max(-min(lo,0), max(hi,0))
+ *   / ((qmax - qmin) / 2), zp 0 for qint8, 128 (or the custom range's floored midpoint) for
+ *   quint8; scale = max(scale, 2^-23)), with reduce_range and custom quant_min / quant_max as
+ *   torch. new_min / new_max are the searched range.
+ *   Precision: every float32 tensor step of torch is one float32 operation here in the same
+ *   order (no FMA); every float64 step (cumsum(dtype=double), the Python floats alpha, beta,
+ *   bin widths, thresholds) is done in a soft double (integers, nearest-even), so x87 and
+ *   soft-float targets give the same bits as SSE2. torch compares a float32 cSum with a Python
+ *   float by rounding the float to float32; qmx does the same. Not copied: torch.sum's
+ *   vectorised float32 order for the histogram total and each candidate's norm; qmx rounds the
+ *   float64 sum instead (the total is exact while the counts are integers below 2^24). That can
+ *   only matter when two candidate norms tie within a few ulp (the range then moves by one
+ *   bin). Measured against torch 1.13 (tests/data/calib_torch_hist.txt, 170 qparams, and 299
+ *   more random sequences, 1495 qparams): histograms, min/max, searched ranges, scales and
+ *   zero points all bit-exact; test_calib checks them with no tolerance.
+ *   Differences by design: NaN/Inf in a batch is QMX_ERR_NONFINITE, state untouched (torch
+ *   poisons min/max); an empty batch is QMX_ERR_SIZE (torch ignores it); qparams before data
+ *   is QMX_ERR_SIZE (torch warns and returns scale 1, zp 0); a zero min/max is stored as +0
+ *   (torch may keep -0; nothing depends on it); a range growth with D > 2^32 (torch would
+ *   allocate n_bins * D floats) or a zero old width is QMX_ERR_SIZE; where the shifted old
+ *   histogram would pass the end of the new range (torch raises) qmx clips it; a constant batch
+ *   of |x| >= 2^24 whose widened histc range rounds to one float (torch indexes with a NaN)
+ *   counts in bin 0; more than 2^24 values of one batch in one bin stop counting exactly in
+ *   float32 in both, at points that differ (torch sums per-thread partial histograms).
+ *   All-zero data: min = max = 0, scale = 2^-23 (torch's eps), zp 0 (128 for symmetric
+ *   quint8), as torch. Cost: _update O(n + n_bins * upsample_rate); _qparams O(n_bins) per
+ *   candidate range tried (a few to a few hundred) plus up to 10^5 alpha / beta steps of a few
+ *   soft-double operations each; no allocation, stack < 1 KiB.
  * SNR CLIP SEARCH (qmx_calib_snr_search): AQT SnrBasedAutoCalibration per group of a qconfig
  *   (see the declaration); one pass over the data per candidate.
  *
@@ -163,7 +214,8 @@
  *
  * ERRORS
  *   QMX_ERR_NULL         a required pointer is NULL
- *   QMX_ERR_SIZE         count 0; finalize before any batch; history length 0
+ *   QMX_ERR_SIZE         count 0; finalize before any batch; history length 0; torch histogram:
+ *                        n_bins out of range, qparams before any batch, a range growth > 2^32x
  *   QMX_ERR_SHAPE        count disagrees with the view; update count differs from init
  *   QMX_ERR_BUFFER_TOO_SMALL  fewer stats / scales than groups
  *   QMX_ERR_ARG          bad method, clip/momentum/p/bounds out of range, bad margin, a qcfg
@@ -302,6 +354,40 @@ QMX_API qmx_status qmx_histogram_kl_bound(const qmx_histogram *h, int num_quant_
 QMX_API qmx_status qmx_calib_snr_search(const qmx_qconfig *q, const float *x, size_t count,
                                         const float *candidates, size_t n_candidates,
                                         float *scales, size_t n_scales, float *factors);
+
+/* ---- C4b. PyTorch-compatible histogram observer (torch 1.13 HistogramObserver) -------------- */
+/* State of torch.ao.quantization.HistogramObserver: a float32 histogram over [min_val, max_val]
+ * in caller-owned memory (2 * n_bins floats: the histogram, then scratch for update / qparams).
+ * Zero-initialised struct = not set up; qmx_torch_histogram_init sets it up empty. */
+#define QMX_TORCH_HIST_BINS 2048      /* torch's default bins */
+#define QMX_TORCH_HIST_UPSAMPLE 128   /* torch's default upsample_rate */
+typedef struct qmx_torch_histogram {
+    float *bins;              /* n_bins float32 counts (torch's `histogram` buffer) */
+    float *work;              /* n_bins floats of scratch */
+    size_t n_bins;            /* 2 .. 2^20 */
+    uint32_t upsample_rate;   /* a power of two, 1 .. 2^16; n_bins * upsample_rate <= 2^24 */
+    float min_val, max_val;   /* torch's min_val / max_val (meaningful once seen) */
+    int seen;                 /* 0 before the first batch (torch: min_val inf, max_val -inf) */
+} qmx_torch_histogram;
+/* Floats the caller must provide for n_bins bins (2 * n_bins); 0 when n_bins is out of range. */
+QMX_API size_t qmx_torch_histogram_buffer_size(size_t n_bins);
+QMX_API qmx_status qmx_torch_histogram_init(qmx_torch_histogram *h, float *buf, size_t buf_len,
+                                            size_t n_bins, uint32_t upsample_rate);
+/* HistogramObserver.forward over one batch of n > 0 floats (any shape: torch flattens).
+ * QMX_ERR_NONFINITE for NaN/Inf in x or a range beyond FLT_MAX, QMX_ERR_SIZE for n == 0 or a
+ * range growth torch could not allocate; on error the state is untouched. */
+QMX_API qmx_status qmx_torch_histogram_update(qmx_torch_histogram *h, const float *x, size_t n);
+/* HistogramObserver.calculate_qparams: _non_linear_param_search, then the MinMaxObserver
+ * formulas. dtype QMX_UINT8 (torch.quint8) or QMX_INT8 (torch.qint8); symmetric 0 =
+ * per_tensor_affine, 1 = per_tensor_symmetric; quant_min == quant_max == 0 means torch's
+ * default range (None), else the customized range (quant_min <= 0 <= quant_max, quant_min <
+ * quant_max, within the dtype's 256 values). new_min / new_max (may be NULL) receive the range
+ * the search chose. Writes nothing on error; the histogram is not changed (work is). */
+QMX_API qmx_status qmx_torch_histogram_qparams(const qmx_torch_histogram *h, qmx_dtype dtype,
+                                               int symmetric, int reduce_range,
+                                               int32_t quant_min, int32_t quant_max,
+                                               float *scale, int32_t *zero_point,
+                                               float *new_min, float *new_max);
 
 /* ---- C5. MaxText intmp mixed-precision rules ---------------------------------------------- */
 #define QMX_INTMP_NAME_MAX 256    /* longest key (pattern) in bytes, after unescaping */
@@ -2182,6 +2268,442 @@ QMX__DEF qmx_status qmx_calib_parse_method(const char *s, size_t len, qmx_calib_
         return QMX_ERR_PARSE;
     }
     *out = c;
+    return QMX_OK;
+}
+
+/* ---- C4b. PyTorch-compatible histogram observer ---- */
+/* Soft double: (-1)^neg * m * 2^e with m == 0 or 2^52 <= m < 2^53 and an unbounded exponent.
+ * torch does part of this observer in float64 (cumsum, Python floats); qmx rounds every such
+ * step to nearest-even with integers, so x87 (double rounding) and soft-float targets give the
+ * same bits as SSE2. The values met here never come near double's subnormal or overflow range,
+ * where the unbounded exponent would differ from IEEE. */
+typedef struct qmx__cb_dbl { uint64_t m; int e; int neg; } qmx__cb_dbl;
+
+static int qmx__cb_bitlen(uint64_t v) {
+    int n = 0, k;
+    for (k = 32; k; k >>= 1)
+        if (v >> k) { v >>= k; n += k; }
+    return n + (int)v;
+}
+/* v = X * 2^e (X > 0, any sticky bit below the rounding position already ORed into bit 0),
+ * rounded to 53 bits, nearest-even */
+static qmx__cb_dbl qmx__cb_dpack(int neg, uint64_t X, int e) {
+    qmx__cb_dbl r;
+    int L = qmx__cb_bitlen(X);
+    r.neg = neg;
+    if (X == 0) { r.m = 0; r.e = 0; r.neg = 0; return r; }
+    if (L <= 53) { r.m = X << (53 - L); r.e = e - (53 - L); return r; }
+    {
+        int sh = L - 53;
+        uint64_t m = X >> sh, rem = X & (((uint64_t)1 << sh) - 1), half = (uint64_t)1 << (sh - 1);
+        if (rem > half || (rem == half && (m & 1))) m++;
+        if (m == ((uint64_t)1 << 53)) { m >>= 1; sh++; }
+        r.m = m; r.e = e + sh;
+    }
+    return r;
+}
+static qmx__cb_dbl qmx__cb_dfromf(float f) {
+    uint32_t b = qmx__f32_bits(f), E = (b >> 23) & 0xFFu, F = b & 0x7FFFFFu;
+    if (E == 0) return qmx__cb_dpack((int)(b >> 31), F, -149);
+    return qmx__cb_dpack((int)(b >> 31), F | 0x800000u, (int)E - 150);
+}
+static qmx__cb_dbl qmx__cb_dfromu(uint64_t v) { return qmx__cb_dpack(0, v, 0); } /* v < 2^53 */
+static int qmx__cb_dmag_lt(qmx__cb_dbl a, qmx__cb_dbl b) {   /* |a| < |b| */
+    if (a.m == 0) return b.m != 0;
+    if (b.m == 0) return 0;
+    return a.e < b.e || (a.e == b.e && a.m < b.m);
+}
+static qmx__cb_dbl qmx__cb_dadd(qmx__cb_dbl a, qmx__cb_dbl b) {
+    uint64_t A, B;
+    int d;
+    if (b.m == 0) return a.m == 0 ? qmx__cb_dpack(0, 0, 0) : a;
+    if (a.m == 0) return b;
+    if (qmx__cb_dmag_lt(a, b)) { qmx__cb_dbl t = a; a = b; b = t; }
+    A = a.m << 9;                       /* 9 guard bits; B keeps a sticky bit below them */
+    d = a.e - b.e;
+    if (d >= 62) B = 1;
+    else {
+        B = b.m << 9;
+        B = (B >> d) | ((B & (((uint64_t)1 << d) - 1)) != 0);
+    }
+    if (a.neg == b.neg) return qmx__cb_dpack(a.neg, A + B, a.e - 9);
+    return qmx__cb_dpack(a.neg, A - B, a.e - 9);  /* exact cancellation gives +0 */
+}
+static qmx__cb_dbl qmx__cb_dneg(qmx__cb_dbl a) { if (a.m) a.neg = !a.neg; return a; }
+static qmx__cb_dbl qmx__cb_dmul(qmx__cb_dbl a, qmx__cb_dbl b) {
+    uint64_t hi, lo, X;
+    int L, s;
+    if (a.m == 0 || b.m == 0) return qmx__cb_dpack(0, 0, 0);
+    qmx__cb_mul128(a.m, b.m, &hi, &lo);            /* 105 or 106 bits */
+    L = 64 + qmx__cb_bitlen(hi);
+    s = L - 62;                                    /* keep 62 bits, the rest as sticky */
+    X = (hi << (64 - s)) | (lo >> s);
+    X |= (lo & (((uint64_t)1 << s) - 1)) != 0;
+    return qmx__cb_dpack(a.neg ^ b.neg, X, a.e + b.e + s);
+}
+static qmx__cb_dbl qmx__cb_ddiv(qmx__cb_dbl a, qmx__cb_dbl b) {   /* b != 0 */
+    uint64_t r = a.m, q = 0;
+    int i;
+    if (a.m == 0) return qmx__cb_dpack(0, 0, 0);
+    for (i = 0; i < 63; i++) {                     /* q = floor(a.m * 2^62 / b.m) >= 2^61 */
+        q <<= 1;
+        if (r >= b.m) { r -= b.m; q |= 1; }
+        r <<= 1;
+    }
+    return qmx__cb_dpack(a.neg ^ b.neg, q | (r != 0), a.e - b.e - 62);
+}
+static int qmx__cb_dlt(qmx__cb_dbl a, qmx__cb_dbl b) {   /* a < b */
+    if (a.m == 0 && b.m == 0) return 0;
+    if (a.neg != b.neg) return a.neg;
+    return a.neg ? qmx__cb_dmag_lt(b, a) : qmx__cb_dmag_lt(a, b);
+}
+/* round to float32, nearest-even (subnormals, overflow to Inf) */
+static float qmx__cb_dtof(qmx__cb_dbl a) {
+    int E = a.e + 52, sh;
+    uint64_t f, rem, half;
+    uint32_t bits, sign = (uint32_t)a.neg << 31;
+    if (a.m == 0) return 0.0f;
+    if (E > 128) return qmx__bits_f32(sign | 0x7F800000u);
+    sh = E >= -126 ? 29 : 29 + (-126 - E);
+    if (sh > 54) return qmx__bits_f32(sign);
+    f = a.m >> sh; rem = a.m & (((uint64_t)1 << sh) - 1); half = (uint64_t)1 << (sh - 1);
+    if (rem > half || (rem == half && (f & 1))) f++;
+    if (E >= -126) bits = ((uint32_t)(E + 127) << 23) + (uint32_t)(f - 0x800000u);
+    else bits = (uint32_t)f;
+    if (bits >= 0x7F800000u) bits = 0x7F800000u;
+    return qmx__bits_f32(sign | bits);
+}
+
+/* Python's int(x) of a finite float (toward zero), as a float; +0 for zero */
+static float qmx__cb_truncf(float x) {
+    if (!(qmx__fabs(x) < 8388608.0f)) return x;
+    return (float)(int32_t)x;
+}
+
+/* torch.histc(x, bins, min=lo, max=hi) on CPU (float32, no local search): the range is [lo, hi]
+ * as doubles; lo == hi takes the batch's min / max, still equal widens by 1 each way (double);
+ * the edges are the float32 roundings; x outside [lo_f, hi_f] is not counted; the bin is
+ * (int64)(((x - lo_f) * bins) / (hi_f - lo_f)), each step a float32 operation, with the
+ * last edge counted in the last bin. Adds the counts to out. */
+QMX__CB_NOFMA
+static void qmx__cb_histc(const float *x, size_t n, size_t nb, float lo, float hi, float bmin,
+                          float bmax, float *out) {
+    QMX__CB_PRAGMA_NOFMA
+    float lof, hif, w, fnb = (float)nb;
+    size_t i;
+    if (lo == hi) { lo = bmin; hi = bmax; }
+    if (lo == hi) {
+        qmx__cb_dbl one = qmx__cb_dfromu(1);
+        lof = qmx__cb_dtof(qmx__cb_dadd(qmx__cb_dfromf(lo), qmx__cb_dneg(one)));
+        hif = qmx__cb_dtof(qmx__cb_dadd(qmx__cb_dfromf(hi), one));
+    } else { lof = lo; hif = hi; }
+    w = hif - lof;
+    for (i = 0; i < n; i++) {
+        float v = x[i], t;
+        size_t b;
+        if (!(v >= lof && v <= hif)) continue;
+        if (!(w > 0.0f)) { out[0] += 1.0f; continue; }   /* torch: NaN index (|x| >= 2^24) */
+        t = v - lof;
+        t = t * fnb;
+        QMX__CB_OPAQUE(t);
+        t = t / w;
+        b = (size_t)t;                                   /* 0 <= t <= nb */
+        if (b >= nb) b = nb - 1;
+        out[b] += 1.0f;
+    }
+}
+
+/* a struct that init made and update kept (also rejects a caller-corrupted range) */
+static int qmx__cb_th_ok(const qmx_torch_histogram *h) {
+    uint32_t u = h->upsample_rate;
+    if (h->seen && !(qmx__isfinite(h->min_val) && qmx__isfinite(h->max_val) &&
+                     h->min_val <= h->max_val))
+        return 0;
+    return h->n_bins >= 2 && h->n_bins <= ((size_t)1 << 20) && u >= 1 && u <= 65536u &&
+           (u & (u - 1)) == 0 && (uint64_t)h->n_bins * u <= ((uint64_t)1 << 24);
+}
+
+QMX__DEF size_t qmx_torch_histogram_buffer_size(size_t n_bins) {
+    return (n_bins >= 2 && n_bins <= ((size_t)1 << 20)) ? 2 * n_bins : 0;
+}
+
+QMX__DEF qmx_status qmx_torch_histogram_init(qmx_torch_histogram *h, float *buf, size_t buf_len,
+                                             size_t n_bins, uint32_t upsample_rate) {
+    qmx_torch_histogram t;
+    size_t i;
+    if (!h || !buf) return QMX_ERR_NULL;
+    t.n_bins = n_bins; t.upsample_rate = upsample_rate; t.seen = 0;
+    if (n_bins < 2 || n_bins > ((size_t)1 << 20)) return QMX_ERR_SIZE;
+    if (!qmx__cb_th_ok(&t)) return QMX_ERR_ARG;
+    if (buf_len < 2 * n_bins) return QMX_ERR_BUFFER_TOO_SMALL;
+    for (i = 0; i < 2 * n_bins; i++) buf[i] = 0.0f;
+    t.bins = buf; t.work = buf + n_bins;
+    t.min_val = 0.0f; t.max_val = 0.0f; t.seen = 0;
+    *h = t;
+    return QMX_OK;
+}
+
+QMX__CB_NOFMA
+QMX__DEF qmx_status qmx_torch_histogram_update(qmx_torch_histogram *h, const float *x, size_t n) {
+    QMX__CB_PRAGMA_NOFMA
+    float mn, mx, cmin, cmax, hbw, t, span, q, e;
+    size_t nb, k, i;
+    uint64_t D, s, U;
+    if (!h || !x || !h->bins || !h->work) return QMX_ERR_NULL;
+    if (n == 0) return QMX_ERR_SIZE;
+    if (!qmx__cb_th_ok(h)) return QMX_ERR_ARG;
+    for (i = 0; i < n; i++)
+        if (!qmx__isfinite(x[i])) return QMX_ERR_NONFINITE;
+    qmx__cb_minmax(x, n, &mn, &mx);
+    nb = h->n_bins;
+    U = h->upsample_rate;
+    if (!h->seen || h->min_val == h->max_val) {
+        /* first batch, or every value so far equal: torch restarts from this batch */
+        for (k = 0; k < nb; k++) h->bins[k] = 0.0f;
+        qmx__cb_histc(x, n, nb, qmx__cb_truncf(mn), qmx__cb_truncf(mx), mn, mx, h->bins);
+        h->min_val = mn; h->max_val = mx; h->seen = 1;
+        return QMX_OK;
+    }
+    /* _adjust_min_max, float32 tensor arithmetic */
+    cmin = mn < h->min_val ? mn : h->min_val;
+    cmax = mx > h->max_val ? mx : h->max_val;
+    t = h->max_val - h->min_val;
+    hbw = t / (float)((uint64_t)nb * U);              /* exact divisor: <= 2^24 */
+    t = (float)nb * hbw;
+    span = cmax - cmin;
+    if (!qmx__isfinite(span)) return QMX_ERR_NONFINITE;
+    if (!(t > 0.0f)) return QMX_ERR_SIZE;             /* torch: int(inf) fails */
+    q = span / t;
+    if (!(q <= 4294967296.0f)) return QMX_ERR_SIZE;    /* torch could not allocate bins * D */
+    D = (uint64_t)q;
+    if ((float)D < q) D++;                            /* ceil */
+    if (D == 0) D = 1;
+    e = (float)D * t;
+    QMX__CB_OPAQUE(e);
+    e = e - span;
+    cmax = cmax + e;
+    if (!qmx__isfinite(cmax)) return QMX_ERR_NONFINITE;
+    t = h->min_val - cmin;
+    t = t / hbw;                                      /* >= 0, <= ~ nb * D * U */
+    {   /* torch.round: half to even */
+        float fl = (float)(uint64_t)t, fr = t - fl;
+        s = (uint64_t)t;
+        if (fr > 0.5f || (fr == 0.5f && (s & 1))) s++;
+    }
+    /* the batch's histogram over the truncated combined range, into work */
+    for (k = 0; k < nb; k++) h->work[k] = 0.0f;
+    qmx__cb_histc(x, n, nb, qmx__cb_truncf(cmin), qmx__cb_truncf(cmax), mn, mx, h->work);
+    if (cmin == h->min_val && cmax == h->max_val) {
+        for (k = 0; k < nb; k++) h->bins[k] = h->work[k] + h->bins[k];
+    } else {
+        /* _combine_histograms without the nb * D array: old bin j repeated U times sits at
+         * positions [s + jU, s + (j+1)U) (clipped at nb * D, where torch would raise); new bin
+         * k ends at position (k+1)D; I(k) is the sequential float64 cumsum up to there,
+         * interpolated[k] = float((I(k) - float(I(k-1))) / U) (torch stores the shifted
+         * cumsum in a float32 tensor). The old histogram is swapped into work first. */
+        qmx__cb_dbl acc = qmx__cb_dpack(0, 0, 0);
+        uint64_t pos = s, pend = s + (uint64_t)nb * U, rep = 0, ndw = (uint64_t)nb * D;
+        size_t j = 0;
+        float prev = 0.0f;
+        int lu = qmx__cb_bitlen(U) - 1;
+        if (pend > ndw) pend = ndw;
+        for (k = 0; k < nb; k++) { float a = h->bins[k]; h->bins[k] = h->work[k]; h->work[k] = a; }
+        for (k = 0; k < nb; k++) {
+            uint64_t P = (uint64_t)(k + 1) * D;
+            qmx__cb_dbl d;
+            float interp;
+            while (pos < P && pos < pend) {
+                uint64_t lim = P < pend ? P : pend, c = lim - pos, r;
+                if (c > U - rep) c = U - rep;
+                if (h->work[j] != 0.0f) {
+                    qmx__cb_dbl v = qmx__cb_dfromf(h->work[j]);
+                    for (r = 0; r < c; r++) acc = qmx__cb_dadd(acc, v);
+                }
+                pos += c; rep += c;
+                if (rep == U) { rep = 0; j++; }
+            }
+            d = qmx__cb_dadd(acc, qmx__cb_dneg(qmx__cb_dfromf(prev)));
+            if (d.m) d.e -= lu;                           /* / U, exact (power of two) */
+            interp = qmx__cb_dtof(d);
+            prev = qmx__cb_dtof(acc);
+            h->bins[k] = h->bins[k] + interp;
+        }
+    }
+    h->min_val = cmin; h->max_val = cmax;
+    return QMX_OK;
+}
+
+/* floor(a / b) clamped to [0, hi] for finite float32 a and b > 0, exactly (torch's
+ * div(rounding_mode='floor') equals the exact floor here: its rounding error is far below 1/2) */
+static float qmx__cb_floordiv_clamp(float a, float b, int hi) {
+    uint32_t ba = qmx__f32_bits(a), bb = qmx__f32_bits(b), Ea, Eb;
+    uint64_t ma, mb, qv;
+    int d;
+    if (!(a > 0.0f)) return 0.0f;
+    Ea = (ba >> 23) & 0xFFu; Eb = (bb >> 23) & 0xFFu;
+    ma = (ba & 0x7FFFFFu) | (Ea ? 0x800000u : 0); mb = (bb & 0x7FFFFFu) | (Eb ? 0x800000u : 0);
+    d = (int)(Ea ? Ea : 1) - (int)(Eb ? Eb : 1);       /* a / b = ma / mb * 2^d */
+    if (d > 9 + 24) return (float)hi;                  /* a / b >= 2^9 > hi */
+    if (d >= 0) qv = (ma << d) / mb;
+    else if (d > -40) qv = ma / (mb << -d);
+    else qv = 0;
+    return qv > (uint64_t)hi ? (float)hi : (float)qv;
+}
+
+/* _compute_quantization_error(start, end): float32 tensor arithmetic per bin as torch, the
+ * Python-float parts (bin_width, dst_bin_width) in soft double; the sum over bins is the
+ * float64 sequential sum rounded to float32 (torch's float32 cascade sum may differ in the
+ * last bits). */
+QMX__CB_NOFMA
+static float qmx__cb_th_error(const qmx_torch_histogram *h, size_t sb, size_t eb) {
+    QMX__CB_PRAGMA_NOFMA
+    qmx__cb_dbl bwd, dst, half_d;
+    float bwf, dstf, half, c, c3, n2base0;
+    qmx__cb_dbl acc = qmx__cb_dpack(0, 0, 0);
+    size_t i, nb = h->n_bins;
+    const float *hist = h->bins;
+    bwd = qmx__cb_dadd(qmx__cb_dfromf(h->max_val), qmx__cb_dneg(qmx__cb_dfromf(h->min_val)));
+    bwd = qmx__cb_ddiv(bwd, qmx__cb_dfromu(nb));
+    dst = qmx__cb_dmul(bwd, qmx__cb_dfromu((uint64_t)(eb - sb + 1)));
+    if (dst.m) dst.e -= 8;                            /* / dst_nbins = 256 */
+    if (dst.m == 0) return 0.0f;
+    half_d = dst; half_d.e -= 1;
+    bwf = qmx__cb_dtof(bwd); dstf = qmx__cb_dtof(dst); half = qmx__cb_dtof(half_d);
+    if (!(dstf > 0.0f)) return 0.0f;                  /* below float32: torch divides by 0 */
+    c = half * half; c = c * half; QMX__CB_OPAQUE(c);                  /* (dst/2)^3; (-dst/2)^3 = -c */
+    c3 = c + c; c3 = c3 / 3.0f;                       /* _get_norm(-dst/2, dst/2) / density */
+    n2base0 = c3;
+    for (i = 0; i < nb; i++) {
+        float sbb, sbe, kb, ke, db, de, dens, t1, t2, norm, coef, ec;
+        if (i >= sb) sbb = (float)(i - sb); else sbb = -(float)(sb - i);
+        sbb = sbb * bwf; QMX__CB_OPAQUE(sbb);
+        sbe = sbb + bwf;
+        kb = qmx__cb_floordiv_clamp(sbb, dstf, 255);
+        ke = qmx__cb_floordiv_clamp(sbe, dstf, 255);
+        dens = hist[i] / bwf;
+        /* norm = density * (half^3 - db^3) / 3 */
+        t1 = kb + 0.5f; t1 = t1 * dstf; QMX__CB_OPAQUE(t1);
+        db = sbb - t1;
+        t2 = db * db; t2 = t2 * db; QMX__CB_OPAQUE(t2);
+        t1 = c - t2; t1 = t1 / 3.0f;
+        t1 = dens * t1; QMX__CB_OPAQUE(t1);
+        norm = 0.0f + t1;
+        /* + (ke - kb - 1) * density * (2 c / 3) */
+        coef = ke - kb; coef = coef - 1.0f;
+        t1 = dens * n2base0;
+        t1 = coef * t1; QMX__CB_OPAQUE(t1);
+        norm = norm + t1;
+        /* + density * (de^3 - (-half)^3) / 3, de = src_end - (ke * dst + half) */
+        ec = ke * dstf; QMX__CB_OPAQUE(ec);
+        ec = ec + half;
+        de = sbe - ec;
+        t2 = de * de; t2 = t2 * de; QMX__CB_OPAQUE(t2);
+        t1 = t2 + c; t1 = t1 / 3.0f;
+        t1 = dens * t1; QMX__CB_OPAQUE(t1);
+        norm = norm + t1;
+        if (norm != 0.0f) acc = qmx__cb_dadd(acc, qmx__cb_dfromf(norm));
+    }
+    return qmx__cb_dtof(acc);
+}
+
+QMX__CB_NOFMA
+QMX__DEF qmx_status qmx_torch_histogram_qparams(const qmx_torch_histogram *h, qmx_dtype dtype,
+                                                int symmetric, int reduce_range,
+                                                int32_t quant_min, int32_t quant_max,
+                                                float *scale, int32_t *zero_point,
+                                                float *new_min, float *new_max) {
+    QMX__CB_PRAGMA_NOFMA
+    int32_t qmin, qmax, zp = 0;
+    int custom = quant_min != 0 || quant_max != 0;
+    float bw, nmin, nmax, s, mneg, mpos;
+    size_t nb, i;
+    if (!h || !scale || !zero_point || !h->bins || !h->work) return QMX_ERR_NULL;
+    if (dtype != QMX_UINT8 && dtype != QMX_INT8) return QMX_ERR_DTYPE;
+    if ((symmetric != 0 && symmetric != 1) || (reduce_range != 0 && reduce_range != 1))
+        return QMX_ERR_ARG;
+    if (custom) {   /* torch's _validate_qmin_qmax and calculate_qmin_qmax */
+        if (!(quant_min <= 0 && 0 <= quant_max && quant_min < quant_max)) return QMX_ERR_ARG;
+        if ((int64_t)quant_max - quant_min + 1 > 256) return QMX_ERR_ARG;
+        qmin = quant_min; qmax = quant_max;
+        if (reduce_range) {   /* Python // floors */
+            qmin = qmin >= 0 ? qmin / 2 : -((-qmin + 1) / 2);
+            qmax = qmax / 2;
+        }
+    } else if (dtype == QMX_INT8) { qmin = reduce_range ? -64 : -128; qmax = reduce_range ? 63 : 127; }
+    else { qmin = 0; qmax = reduce_range ? 127 : 255; }
+    if (!qmx__cb_th_ok(h)) return QMX_ERR_ARG;
+    if (!h->seen) return QMX_ERR_SIZE;                /* torch warns and returns (1.0, 0) */
+    nb = h->n_bins;
+    bw = h->max_val - h->min_val;
+    bw = bw / (float)nb;
+    if (bw == 0.0f) {
+        /* every candidate range is [min_val, min_val]: the search cannot move it */
+        nmin = h->min_val + 0.0f; nmax = nmin;
+    } else {
+        /* _non_linear_param_search. cSum = float32(float64 sequential cumsum) -> work;
+         * total = torch.sum(histogram) is taken as the last cSum (torch sums in float32 in
+         * a vectorised order; the two agree for integer counts below 2^24) */
+        qmx__cb_dbl acc = qmx__cb_dpack(0, 0, 0), alpha, beta, step, total;
+        size_t sb = 0, eb = nb - 1;
+        float norm_min = qmx__bits_f32(0x7F800000u);
+        for (i = 0; i < nb; i++) {
+            if (h->bins[i] != 0.0f) acc = qmx__cb_dadd(acc, qmx__cb_dfromf(h->bins[i]));
+            h->work[i] = qmx__cb_dtof(acc);
+        }
+        total = qmx__cb_dfromf(h->work[nb - 1]);
+        alpha = qmx__cb_dpack(0, 0, 0);
+        beta = qmx__cb_dfromu(1);
+        step.neg = 0; step.m = 0x14F8B588E368F1u; step.e = -69;   /* 1e-5 as a double */
+        while (qmx__cb_dlt(alpha, beta)) {
+            qmx__cb_dbl na = qmx__cb_dadd(alpha, step), nbt = qmx__cb_dadd(beta, qmx__cb_dneg(step));
+            /* the Python-float thresholds meet float32 cSum: torch compares in float32 */
+            float ta = qmx__cb_dtof(qmx__cb_dmul(na, total));
+            float tb = qmx__cb_dtof(qmx__cb_dmul(nbt, total));
+            size_t l = sb, r = eb, ns = sb, ne = eb;
+            float norm;
+            while (l < eb && h->work[l] < ta) l++;
+            while (r > sb && h->work[r] > tb) r--;
+            if (l - sb > eb - r) { ns = l; alpha = na; }
+            else { ne = r; beta = nbt; }
+            if (ns == sb && ne == eb) continue;
+            norm = qmx__cb_th_error(h, ns, ne);
+            if (norm > norm_min) break;
+            norm_min = norm; sb = ns; eb = ne;
+        }
+        s = bw * (float)sb; QMX__CB_OPAQUE(s);
+        nmin = h->min_val + s;
+        s = bw * (float)(eb + 1); QMX__CB_OPAQUE(s);
+        nmax = h->min_val + s;
+    }
+    /* _calculate_qparams (MinMaxObserver's formulas, float32) */
+    mneg = nmin < 0.0f ? nmin : 0.0f;
+    mpos = nmax > 0.0f ? nmax : 0.0f;
+    if (symmetric) {
+        float am = -mneg > mpos ? -mneg : mpos;
+        s = am / ((float)(qmax - qmin) / 2.0f);
+        int32_t sum = qmin + qmax;   /* Python // floors */
+        zp = dtype == QMX_UINT8 ? (custom ? (sum >= 0 ? sum / 2 : -((-sum + 1) / 2)) : 128) : 0;
+    } else {
+        s = mpos - mneg;
+        s = s / (float)(qmax - qmin);
+    }
+    {   /* torch.max(scale, eps = 2^-23); from bits: a decimal float constant can carry excess
+         * precision on x87 */
+        float eps = qmx__bits_f32(0x34000000u);
+        if (!(s >= eps)) s = eps;
+    }
+    if (!qmx__isfinite(s)) return QMX_ERR_NONFINITE;
+    if (!symmetric) {
+        float t = mneg / s;                                /* in [-(qmax - qmin), 0] */
+        int32_t ri = (int32_t)t;
+        float fr = t - (float)ri;
+        if (fr < -0.5f || (fr == -0.5f && (ri & 1))) ri--;
+        zp = qmin - ri;
+        zp = zp < qmin ? qmin : zp > qmax ? qmax : zp;
+    }
+    *scale = s; *zero_point = zp;
+    if (new_min) *new_min = nmin;
+    if (new_max) *new_max = nmax;
     return QMX_OK;
 }
 

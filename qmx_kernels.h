@@ -6235,6 +6235,23 @@ QMX__KV_STRICT static void qmx__kv_v_tile_i8(float *acc, size_t d, const float *
                 for (k = 0; k < 4; k++)
                     a[j][k] = j < hb ? _mm512_loadu_ps(acc + (j0 + j) * d + c + 16 * k)
                                      : _mm512_setzero_ps();
+            if (hb == 4) { /* the usual GQA group: no per-head test in the loop */
+                const float *w0 = w + j0 * ldw, *w1 = w0 + ldw, *w2 = w1 + ldw, *w3 = w2 + ldw;
+                for (t = 0; t < n; t++) {
+                    const int8_t *r = rows + t * stride + c;
+                    __m512 x[4], w4[4];
+                    w4[0] = _mm512_set1_ps(w0[t]); w4[1] = _mm512_set1_ps(w1[t]);
+                    w4[2] = _mm512_set1_ps(w2[t]); w4[3] = _mm512_set1_ps(w3[t]);
+                    for (k = 0; k < 4; k++)
+                        x[k] = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(QMX__KV_L128((r + 16 * k))));
+                    for (j = 0; j < 4; j++)
+                        for (k = 0; k < 4; k++) {
+                            __m512 p = _mm512_mul_ps(w4[j], x[k]);
+                            QMX__KV_BAR(p);
+                            a[j][k] = _mm512_add_ps(a[j][k], p);
+                        }
+                }
+            } else
             for (t = 0; t < n; t++) {
                 const int8_t *r = rows + t * stride + c;
                 __m512 x[4];

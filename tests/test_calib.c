@@ -18,6 +18,7 @@
 #define QMX_IMPLEMENTATION
 #include "qmx_calib.h"
 #include "qmx_test.h"
+#include <float.h>  /* FLT_EVAL_METHOD */
 #include <math.h>   /* the test's references only (libm log / exp); the library uses none */
 
 #if defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_8_1M_MAIN__) || defined(__ARM_ARCH_7M__)
@@ -798,6 +799,265 @@ static void test_kl(void) {
     CHECK_EQ_INT(qmx_histogram_kl_bound(&h, 1024, &bound), QMX_ERR_SIZE, "more quant bins than bins");
 }
 
+/* ---- PyTorch HistogramObserver (qmx_torch_histogram_*) ------------------------------------- */
+/* Against tests/data/calib_torch_hist.txt (torch 1.13, tests/gen/gen_calib_hist.py; 34 batch
+ * sequences x 5 qparams configurations). Tolerance: none. min_val / max_val after every batch
+ * and the whole histogram (FNV-1a of its 2048 float32 bit patterns) bit for bit, new_min /
+ * new_max and scale bit for bit, zero point exactly; only a zero min/max may differ in sign.
+ * Why exact is expected: qmx repeats torch's float32 tensor steps one rounded operation at a
+ * time and its float64 steps (cumsum, Python floats) in exact soft double. The one step it does
+ * not copy is torch.sum's vectorised float32 order (the total and each candidate's norm in the
+ * search); a different last bit there can only matter when two candidate norms tie within a
+ * few ulp, which moves the chosen range by one bin (>= 1/2048 of it), and this check would then
+ * fail rather than hide it. None of this data, nor 299 further random sequences (1495 qparams)
+ * run while writing the observer, has such a tie. */
+static float th_batch[8][1024];
+/* Large batches are not stored in the data file but generated, the same in the generator:
+ * xorshift32; value i = (a + b) * 2^-shift with a, b = (next >> 8) - 2^23 (exact in float32),
+ * times 8 when i % 997 == 0. 10^5 values make totals where cSum values and the Python-float
+ * quantile thresholds meet at float32 rounding distance (torch compares them in float32). */
+#define TH_BIG 100000
+static float th_big[TH_BIG];
+static void th_lcg(uint32_t s, unsigned n, unsigned shift) {
+    float scale = 1.0f;
+    unsigned i, k;
+    for (k = 0; k < shift; k++) scale = scale * 0.5f;
+    for (i = 0; i < n; i++) {
+        int32_t v = 0;
+        for (k = 0; k < 2; k++) {
+            s ^= s << 13; s ^= s >> 17; s ^= s << 5;
+            v += (int32_t)(s >> 8) - (1 << 23);
+        }
+        if (i % 997 == 0) v *= 8;
+        th_big[i] = (float)v * scale;
+    }
+}
+static float th_buf[2 * 2048];
+
+/* bit for bit, except that a zero min/max may have either sign (qmx stores +0; torch's aminmax
+ * returns whichever zero its vectorised reduction meets; no result depends on it) */
+static int th_same(float got, float want) {
+    return fb(got) == fb(want) || (got == 0.0f && want == 0.0f);
+}
+/* FNV-1a 64 over the little-endian bytes of the float32 bit patterns, as the generator */
+static unsigned long long th_fnv(const float *v, size_t n) {
+    unsigned long long h = 0xCBF29CE484222325ull;
+    size_t i;
+    int k;
+    for (i = 0; i < n; i++) {
+        uint32_t u = fb(v[i]);
+        for (k = 0; k < 4; k++) { h ^= (u >> (8 * k)) & 0xFFu; h *= 0x100000001B3ull; }
+    }
+    return h;
+}
+
+static void test_torch_hist(void) {
+    FILE *f = qmx_test_open("calib_torch_hist.txt");
+    static char line[40000];
+    int cases = 0, qps = 0, hists = 0;
+    QMX_TEST_CASE("torch 1.13 HistogramObserver: min/max bit-exact, search range, scale, zp");
+    if (!f) return;
+    while (qmx_test_next_line(f, line, sizeof line)) {
+        char name[64];
+        unsigned bins, ups, nb, b;
+        size_t cnt[8];
+        qmx_torch_histogram h;
+        if (sscanf(line, "case %63s %u %u %u", name, &bins, &ups, &nb) != 4) continue;
+        CHECK(bins <= 2048 && nb <= 8, "case %s too large", name);
+        if (bins > 2048 || nb > 8) break;
+        CHECK_EQ_INT(qmx_torch_histogram_init(&h, th_buf, 2 * 2048, bins, ups), QMX_OK, "%s init", name);
+        for (b = 0; b < nb; b++) {
+            char *p;
+            unsigned n, i;
+            char h1[16], h2[16], hs[24];
+            unsigned seed, shift;
+            const float *xb = th_batch[b];
+            if (!qmx_test_next_line(f, line, sizeof line)) break;
+            if (sscanf(line, "lcg %u %u %u", &seed, &n, &shift) == 3 && n <= TH_BIG) {
+                th_lcg(seed, n, shift);
+                xb = th_big;
+            } else if (sscanf(line, "x %u", &n) == 1 && n <= 1024) {
+                p = strchr(line + 2, ' ');
+                for (i = 0; i < n && p; i++) th_batch[b][i] = qmx_test_bits_f32((uint32_t)strtoul(p, &p, 16));
+            } else {
+                break;
+            }
+            cnt[b] = n;
+            CHECK_EQ_INT(qmx_torch_histogram_update(&h, xb, cnt[b]), QMX_OK, "%s update %u", name, b);
+            if (!qmx_test_next_line(f, line, sizeof line) || sscanf(line, "mm %15s %15s", h1, h2) != 2) break;
+            CHECK(th_same(h.min_val, hexf(h1)) && th_same(h.max_val, hexf(h2)),
+                  "%s batch %u min/max %.9g %.9g want %.9g %.9g", name, b, h.min_val, h.max_val,
+                  hexf(h1), hexf(h2));
+            if (!qmx_test_next_line(f, line, sizeof line) || sscanf(line, "hist %16s", hs) != 1) break;
+            CHECK(th_fnv(h.bins, h.n_bins) == strtoull(hs, NULL, 16),
+                  "%s batch %u: histogram differs from torch's", name, b);
+            hists++;
+        }
+        while (qmx_test_next_line(f, line, sizeof line) && strncmp(line, "end", 3) != 0) {
+            char dt[16], qs[16], hs[16], hmin[16], hmax[16];
+            int rr, qmin, qmax;
+            long zp;
+            float s = -1.0f, nmin = 0.0f, nmax = 0.0f;
+            int32_t z = -999;
+            if (sscanf(line, "qp %15s %15s %d %d %d %15s %ld %15s %15s", dt, qs, &rr, &qmin, &qmax,
+                       hs, &zp, hmin, hmax) != 9) continue;
+            CHECK_EQ_INT(qmx_torch_histogram_qparams(&h, strcmp(dt, "uint8") == 0 ? QMX_UINT8 : QMX_INT8,
+                                                     strcmp(qs, "symmetric") == 0, rr, qmin, qmax,
+                                                     &s, &z, &nmin, &nmax), QMX_OK, "%s qparams", name);
+            CHECK(th_same(nmin, hexf(hmin)) && th_same(nmax, hexf(hmax)),
+                  "%s %s %s: search range [%.9g, %.9g] want [%.9g, %.9g]", name, dt, qs, nmin, nmax,
+                  hexf(hmin), hexf(hmax));
+            CHECK(fb(s) == fb(hexf(hs)), "%s %s %s rr %d q [%d,%d]: scale %.9g want %.9g",
+                  name, dt, qs, rr, qmin, qmax, s, hexf(hs));
+            CHECK_EQ_INT(z, zp, "%s %s %s rr %d q [%d,%d] zero point", name, dt, qs, rr, qmin, qmax);
+            qps++;
+        }
+        cases++;
+    }
+    fclose(f);
+    CHECK(cases >= 34 && qps >= 170 && hists >= 84, "only %d cases, %d qparams, %d histograms",
+          cases, qps, hists);
+}
+
+/* The soft double against the hardware's IEEE double (references where double arithmetic is
+ * correctly rounded: not under x87 excess precision, where the check is skipped). */
+static qmx__cb_dbl th_d(uint64_t u) {   /* a normal double's bits -> soft double */
+    qmx__cb_dbl r;
+    r.neg = (int)(u >> 63);
+    r.e = (int)((u >> 52) & 0x7FF) - 1075;
+    r.m = (u & 0xFFFFFFFFFFFFFull) | (1ull << 52);
+    return r;
+}
+static uint64_t th_u(qmx__cb_dbl a) {   /* soft -> bits (normal range) */
+    if (a.m == 0) return 0;
+    return ((uint64_t)a.neg << 63) | ((uint64_t)(a.e + 1075) << 52) | (a.m & 0xFFFFFFFFFFFFFull);
+}
+static void test_soft_double(void) {
+    uint64_t st = 0x9E3779B97F4A7C15ull;
+    int i, bad_add = 0, bad_mul = 0, bad_div = 0, bad_f = 0, bad_lt = 0;
+    QMX_TEST_CASE("soft double (+, *, /, <, to float) rounds as IEEE double");
+#if defined(FLT_EVAL_METHOD) && (FLT_EVAL_METHOD < 0 || FLT_EVAL_METHOD > 1)
+    printf("soft double check skipped: FLT_EVAL_METHOD %d\n", (int)FLT_EVAL_METHOD);
+    return;
+#endif
+    for (i = 0; i < 20000; i++) {
+        uint64_t ua, ub, r;
+        double da, db, dr;
+        float fr;
+        st ^= st << 13; st ^= st >> 7; st ^= st << 17; ua = st;
+        st ^= st << 13; st ^= st >> 7; st ^= st << 17; ub = st;
+        /* exponents within +-60 of 1 (and a few far apart), so results stay normal */
+        ua = (ua & 0x800FFFFFFFFFFFFFull) | ((uint64_t)(1023 - 60 + (int)((ua >> 52) % 121)) << 52);
+        ub = (ub & 0x800FFFFFFFFFFFFFull) | ((uint64_t)(1023 - 60 + (int)((ub >> 52) % 121)) << 52);
+        if (i % 7 == 0) ub = (ub & 0x800FFFFFFFFFFFFFull) | (ua & 0x7FF0000000000000ull);  /* cancellation */
+        if (i % 11 == 0) ub &= 0xFFFFFFFFE0000000ull;                                    /* float-like */
+        memcpy(&da, &ua, 8); memcpy(&db, &ub, 8);
+        dr = da + db; memcpy(&r, &dr, 8); bad_add += th_u(qmx__cb_dadd(th_d(ua), th_d(ub))) != r;
+        dr = da * db; memcpy(&r, &dr, 8); bad_mul += th_u(qmx__cb_dmul(th_d(ua), th_d(ub))) != r;
+        dr = da / db; memcpy(&r, &dr, 8); bad_div += th_u(qmx__cb_ddiv(th_d(ua), th_d(ub))) != r;
+        bad_lt += qmx__cb_dlt(th_d(ua), th_d(ub)) != (da < db);
+        /* to float: scale into float's normal and subnormal ranges */
+        {
+            uint64_t uc = (ua & 0x800FFFFFFFFFFFFFull) | ((uint64_t)(1023 - 155 + (int)(i % 290)) << 52);
+            double dc;
+            if (i % 3 == 0) uc = (uc & ~0x1FFFFFFFull) | 0x10000000ull;   /* a tie for normals */
+            memcpy(&dc, &uc, 8);
+            fr = (float)dc;
+            bad_f += fb(qmx__cb_dtof(th_d(uc))) != fb(fr);
+        }
+    }
+    CHECK(bad_add == 0 && bad_mul == 0 && bad_div == 0 && bad_lt == 0 && bad_f == 0,
+          "mismatches: add %d mul %d div %d lt %d to-float %d", bad_add, bad_mul, bad_div, bad_lt,
+          bad_f);
+}
+
+static void test_torch_hist_errors(void) {
+    static float buf[2 * 64], save[2 * 64];
+    qmx_torch_histogram h, hs;
+    float x[8] = {0.5f, -1.25f, 3.0f, 0.0f, 2.0f, -0.75f, 1.5f, 2.5f}, s = 7.0f, a = 7.0f, b = 7.0f;
+    int32_t z = 77;
+    size_t i;
+    QMX_TEST_CASE("torch histogram: argument errors leave everything untouched");
+    CHECK_EQ_INT(qmx_torch_histogram_buffer_size(2048), 4096, "buffer size");
+    CHECK_EQ_INT(qmx_torch_histogram_buffer_size(1), 0, "1 bin");
+    CHECK_EQ_INT(qmx_torch_histogram_init(NULL, buf, 128, 64, 128), QMX_ERR_NULL, "NULL h");
+    CHECK_EQ_INT(qmx_torch_histogram_init(&h, NULL, 128, 64, 128), QMX_ERR_NULL, "NULL buf");
+    CHECK_EQ_INT(qmx_torch_histogram_init(&h, buf, 128, 0, 128), QMX_ERR_SIZE, "0 bins");
+    CHECK_EQ_INT(qmx_torch_histogram_init(&h, buf, 128, 1, 128), QMX_ERR_SIZE, "1 bin");
+    CHECK_EQ_INT(qmx_torch_histogram_init(&h, buf, 128, ((size_t)1 << 20) + 1, 1), QMX_ERR_SIZE, "2^20 + 1 bins");
+    CHECK_EQ_INT(qmx_torch_histogram_init(&h, buf, 128, 64, 0), QMX_ERR_ARG, "upsample 0");
+    CHECK_EQ_INT(qmx_torch_histogram_init(&h, buf, 128, 64, 100), QMX_ERR_ARG, "upsample not 2^k");
+    CHECK_EQ_INT(qmx_torch_histogram_init(&h, buf, 128, 64, 131072), QMX_ERR_ARG, "upsample 2^17");
+    CHECK_EQ_INT(qmx_torch_histogram_init(&h, buf, 128, (size_t)1 << 20, 32), QMX_ERR_ARG, "bins * upsample > 2^24");
+    CHECK_EQ_INT(qmx_torch_histogram_init(&h, buf, 127, 64, 128), QMX_ERR_BUFFER_TOO_SMALL, "buffer");
+    CHECK_EQ_INT(qmx_torch_histogram_init(&h, buf, 128, 64, 128), QMX_OK, "init");
+    CHECK_EQ_INT(qmx_torch_histogram_qparams(&h, QMX_UINT8, 0, 0, 0, 0, &s, &z, &a, &b), QMX_ERR_SIZE,
+                 "qparams before data (torch: warning and (1.0, 0))");
+    CHECK(s == 7.0f && z == 77 && a == 7.0f && b == 7.0f, "outputs untouched");
+    CHECK_EQ_INT(qmx_torch_histogram_update(&h, NULL, 8), QMX_ERR_NULL, "NULL x");
+    CHECK_EQ_INT(qmx_torch_histogram_update(NULL, x, 8), QMX_ERR_NULL, "NULL h");
+    CHECK_EQ_INT(qmx_torch_histogram_update(&h, x, 0), QMX_ERR_SIZE, "n 0");
+    CHECK_EQ_INT(qmx_torch_histogram_update(&h, x, 8), QMX_OK, "update");
+    CHECK_EQ_INT(qmx_torch_histogram_update(&h, x, 4), QMX_OK, "update 2 (inside the range)");
+    memcpy(save, buf, sizeof buf);
+    hs = h;
+    x[5] = qmx_test_bits_f32(0x7FC00000u);
+    CHECK_EQ_INT(qmx_torch_histogram_update(&h, x, 8), QMX_ERR_NONFINITE, "NaN (torch: poisons min/max)");
+    x[5] = qmx_test_bits_f32(0xFF800000u);
+    CHECK_EQ_INT(qmx_torch_histogram_update(&h, x, 8), QMX_ERR_NONFINITE, "-Inf");
+    x[5] = -0.75f;
+    CHECK(memcmp(save, buf, sizeof buf) == 0 && memcmp(&hs, &h, sizeof h) == 0, "state untouched");
+    CHECK_EQ_INT(qmx_torch_histogram_qparams(&h, QMX_INT4, 0, 0, 0, 0, &s, &z, &a, &b), QMX_ERR_DTYPE, "int4");
+    CHECK_EQ_INT(qmx_torch_histogram_qparams(&h, QMX_FP8_E4M3FN, 1, 0, 0, 0, &s, &z, &a, &b), QMX_ERR_DTYPE, "fp8");
+    CHECK_EQ_INT(qmx_torch_histogram_qparams(&h, QMX_UINT8, 2, 0, 0, 0, &s, &z, &a, &b), QMX_ERR_ARG, "qscheme 2");
+    CHECK_EQ_INT(qmx_torch_histogram_qparams(&h, QMX_UINT8, 0, 0, 1, 15, &s, &z, &a, &b), QMX_ERR_ARG, "range without 0");
+    CHECK_EQ_INT(qmx_torch_histogram_qparams(&h, QMX_INT8, 0, 0, -200, 100, &s, &z, &a, &b), QMX_ERR_ARG, "range > 256");
+    CHECK_EQ_INT(qmx_torch_histogram_qparams(&h, QMX_UINT8, 0, 0, 0, 0, NULL, &z, &a, &b), QMX_ERR_NULL, "NULL scale");
+    CHECK_EQ_INT(qmx_torch_histogram_qparams(&h, QMX_UINT8, 0, 0, 0, 0, &s, NULL, &a, &b), QMX_ERR_NULL, "NULL zp");
+    CHECK(s == 7.0f && z == 77 && a == 7.0f && b == 7.0f, "outputs untouched");
+    CHECK_EQ_INT(qmx_torch_histogram_qparams(&h, QMX_UINT8, 0, 0, 0, 0, &s, &z, NULL, NULL), QMX_OK, "NULL range ok");
+    CHECK(memcmp(save, buf, 64 * sizeof(float)) == 0, "qparams leaves the histogram alone");
+    hs = h;
+    h.max_val = -5.0f;
+    CHECK_EQ_INT(qmx_torch_histogram_update(&h, x, 8), QMX_ERR_ARG, "corrupted range (update)");
+    CHECK_EQ_INT(qmx_torch_histogram_qparams(&h, QMX_UINT8, 0, 0, 0, 0, &s, &z, &a, &b), QMX_ERR_ARG,
+                 "corrupted range (qparams)");
+    h = hs;
+    h.upsample_rate = 3;
+    CHECK_EQ_INT(qmx_torch_histogram_update(&h, x, 8), QMX_ERR_ARG, "corrupted upsample rate");
+    h = hs;
+    QMX_TEST_CASE("torch histogram: a range growth torch could not allocate is QMX_ERR_SIZE");
+    {
+        float t[2] = {0.0f, 1e-30f}, big[2] = {-1e30f, 1e30f};
+        CHECK_EQ_INT(qmx_torch_histogram_init(&h, buf, 128, 64, 128), QMX_OK, "init");
+        CHECK_EQ_INT(qmx_torch_histogram_update(&h, t, 2), QMX_OK, "tiny range");
+        memcpy(save, buf, sizeof buf);
+        hs = h;
+        CHECK_EQ_INT(qmx_torch_histogram_update(&h, big, 2), QMX_ERR_SIZE, "growth 1e60");
+        big[0] = -3e38f; big[1] = 3e38f;
+        CHECK_EQ_INT(qmx_torch_histogram_update(&h, big, 2), QMX_ERR_NONFINITE, "range beyond FLT_MAX");
+        CHECK(memcmp(save, buf, sizeof buf) == 0 && memcmp(&hs, &h, sizeof h) == 0, "state untouched");
+    }
+    QMX_TEST_CASE("torch histogram: all-zero data gives torch's eps scale; constant data restarts");
+    {
+        float zs[5] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f}, c3[3] = {3.0f, 3.0f, 3.0f};
+        CHECK_EQ_INT(qmx_torch_histogram_init(&h, buf, 128, 64, 128), QMX_OK, "init");
+        CHECK_EQ_INT(qmx_torch_histogram_update(&h, zs, 5), QMX_OK, "zeros");
+        CHECK_EQ_INT(qmx_torch_histogram_update(&h, zs, 5), QMX_OK, "zeros again");
+        CHECK_EQ_INT(qmx_torch_histogram_qparams(&h, QMX_UINT8, 0, 0, 0, 0, &s, &z, &a, &b), QMX_OK, "qp");
+        CHECK(fb(s) == 0x34000000u && z == 0 && a == 0.0f && b == 0.0f, "u8 affine: %g %d [%g, %g]", s, (int)z, a, b);
+        CHECK_EQ_INT(qmx_torch_histogram_qparams(&h, QMX_UINT8, 1, 0, 0, 0, &s, &z, &a, &b), QMX_OK, "qp sym");
+        CHECK(fb(s) == 0x34000000u && z == 128, "u8 symmetric: %g %d", s, (int)z);
+        /* min_val == max_val: torch restarts from this batch; histc over [2, 4] (widened by 1) */
+        CHECK_EQ_INT(qmx_torch_histogram_update(&h, c3, 3), QMX_OK, "constant 3");
+        CHECK(h.min_val == 3.0f && h.max_val == 3.0f && h.bins[32] == 3.0f, "restart from the batch");
+        for (i = 0, s = 0.0f; i < 64; i++) s += h.bins[i];
+        CHECK(s == 3.0f, "the zero batches are dropped, as in torch: %g", s);
+        CHECK_EQ_INT(qmx_torch_histogram_qparams(&h, QMX_INT8, 0, 0, 0, 0, &s, &z, &a, &b), QMX_OK, "qp");
+        CHECK(a == 3.0f && b == 3.0f && s == fdiv(3.0f, 255.0f) && z == -128, "i8 affine %g %d", s, (int)z);
+    }
+}
+
 int main(void) {
     test_torch();
     test_delayed_golden();
@@ -813,5 +1073,8 @@ int main(void) {
     test_histogram();
     test_snr();
     test_kl();
+    test_torch_hist();
+    test_torch_hist_errors();
+    test_soft_double();
     return QMX_TEST_END();
 }
