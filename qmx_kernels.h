@@ -6593,6 +6593,56 @@ QMX__KV_STRICT static void qmx__kv_k16_vnni(const int8_t *rows, size_t stride, s
     QMX__KV_NOCONTRACT
     const __m512i flip = _mm512_set1_epi8((char)0x80);
     size_t j, e, t;
+    if (g == 4) {
+        /* The usual GQA group: tiles of 4 tokens x 4 heads, so each row of K is loaded and
+         * flipped once for the 4 heads. The integer dots are exact, so the tree may sum them in
+         * any layout: lane 4h + u holds (head h, token t0 + u); then the same float steps per
+         * element as below (convert, * qsc[h], * ks[t]). */
+        const __m512i qs = _mm512_setr_epi32(128 * qsum[0], 128 * qsum[0], 128 * qsum[0],
+                                             128 * qsum[0], 128 * qsum[1], 128 * qsum[1],
+                                             128 * qsum[1], 128 * qsum[1], 128 * qsum[2],
+                                             128 * qsum[2], 128 * qsum[2], 128 * qsum[2],
+                                             128 * qsum[3], 128 * qsum[3], 128 * qsum[3],
+                                             128 * qsum[3]);
+        const __m512 qc = _mm512_setr_ps(qsc[0], qsc[0], qsc[0], qsc[0], qsc[1], qsc[1], qsc[1],
+                                         qsc[1], qsc[2], qsc[2], qsc[2], qsc[2], qsc[3], qsc[3],
+                                         qsc[3], qsc[3]);
+        size_t t0, h, u;
+        for (t0 = 0; t0 < 16; t0 += 4) {
+            __m512i a[16], b[8], c4[4], d2[2], sv;
+            __m512 f;
+            for (t = 0; t < 16; t++) a[t] = _mm512_setzero_si512();
+            for (e = 0; e < d; e += 64) {
+                __mmask64 m = d - e >= 64 ? ~(__mmask64)0 : (((__mmask64)1) << (d - e)) - 1;
+                __m512i qq[4];
+                for (h = 0; h < 4; h++) qq[h] = _mm512_maskz_loadu_epi8(m, q8 + h * d + e);
+                for (u = 0; u < 4; u++) {
+                    __m512i kk = _mm512_xor_si512(
+                        _mm512_maskz_loadu_epi8(m, rows + (t0 + u) * stride + e), flip);
+                    for (h = 0; h < 4; h++) a[4 * h + u] = _mm512_dpbusd_epi32(a[4 * h + u], kk, qq[h]);
+                }
+            }
+            for (t = 0; t < 8; t++)
+                b[t] = _mm512_add_epi32(_mm512_unpacklo_epi32(a[2 * t], a[2 * t + 1]),
+                                        _mm512_unpackhi_epi32(a[2 * t], a[2 * t + 1]));
+            for (t = 0; t < 4; t++)
+                c4[t] = _mm512_add_epi32(_mm512_unpacklo_epi64(b[2 * t], b[2 * t + 1]),
+                                         _mm512_unpackhi_epi64(b[2 * t], b[2 * t + 1]));
+            for (t = 0; t < 2; t++)
+                d2[t] = _mm512_add_epi32(_mm512_shuffle_i32x4(c4[2 * t], c4[2 * t + 1], 0x88),
+                                         _mm512_shuffle_i32x4(c4[2 * t], c4[2 * t + 1], 0xDD));
+            sv = _mm512_add_epi32(_mm512_shuffle_i32x4(d2[0], d2[1], 0x88),
+                                  _mm512_shuffle_i32x4(d2[0], d2[1], 0xDD));
+            f = _mm512_cvtepi32_ps(_mm512_sub_epi32(sv, qs));
+            f = _mm512_mul_ps(f, qc);
+            if (ks) f = _mm512_mul_ps(f, _mm512_broadcast_f32x4(_mm_loadu_ps(ks + t0)));
+            _mm_storeu_ps(logits + t0, _mm512_castps512_ps128(f));
+            _mm_storeu_ps(logits + ldl + t0, _mm512_extractf32x4_ps(f, 1));
+            _mm_storeu_ps(logits + 2 * ldl + t0, _mm512_extractf32x4_ps(f, 2));
+            _mm_storeu_ps(logits + 3 * ldl + t0, _mm512_extractf32x4_ps(f, 3));
+        }
+        return;
+    }
     for (j = 0; j < g; j++) {
         __m512i a[16], b[8], c4[4], d2[2], s;
         __m512 f;
