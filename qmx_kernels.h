@@ -620,8 +620,18 @@
  *     softmax: m = max l; e[t] = qmx_kv_exp(l[t] - m); S = sum16(e)
  *     value scales folded into the probabilities (MaxText's order): w[t] = e[t] * s_v[t]
  *       (float32 V: w[t] = e[t])
- *     out[d] = (sum over t in increasing order of w[t] * v[t][d]) / S, where each step is
- *       acc = acc + (w * v), the product rounded to float first (v decoded exactly).
+ *     out[d] = acc[d] / S, acc[d] the weighted sum of the values, by V format:
+ *       float32 / fp8 V: over t in increasing order, acc = acc + (w[t] * v[t][d]), the
+ *         product rounded to float first (v decoded exactly);
+ *       int8 / int4 V (integer values): tiles of 64 visible tokens counted from lo (the last
+ *         may be shorter), in increasing order; per tile and query head, with m = the tile's
+ *         largest w (u = 2^64 if m < 2^-60, else 1; m' = m * u):
+ *           r = 32767 / m';  P[t] = RNE((w[t] * u) * r)  (integers 0..32767);
+ *           s = (m' / 32767) * (1 / u);  I[d] = sum_t P[t] * v[t][d]  (exact int32);
+ *           acc[d] = acc[d] + ((float)I[d] * s)   (m = 0: P = 0, s = 0)
+ *         so the weighted sum runs on integers (vpdpwssd / vpmaddwd / vmlal) and each weight
+ *         is off by at most 2^-16 of its tile's largest (MaxText multiplies bfloat16 weights:
+ *         2^-9 of each weight).
  *   dot16 / sum16: FIXED ORDER. Element i goes to lane i % 16 (lanes start at +0, each
  *   a = a + (x*y) or a = a + x in increasing i), then lanes are folded as a[j] += a[j+8]
  *   (j < 8), a[j] += a[j+4] (j < 4), a[j] += a[j+2], a[0] += a[1]. Every path (scalar,
@@ -639,8 +649,9 @@
  *   E5M2 0.2 and V: int8 0.01, int4 0.06, E4M3 0.04, E5M2 0.07 (float32: 1e-6); the worst
  *   measured are about half of those (K int8 0.022, V int8 0.002). Per-channel (KIVI) int8
  *   keys cut the int8 key error on outlier data by ~2.5x (0.0076 vs 0.018). The arithmetic
- *   itself (float query vs float64 on the dequantized cache) is < 1e-6; the int8 query adds
- *   <= 0.0065 (measured) on top.
+ *   itself (float query vs float64 on the dequantized cache) is < 1e-6 with float32 / fp8
+ *   values and < 1e-4 with int8 / int4 values (the 15-bit tile weights; 4.8e-5 measured);
+ *   the int8 query adds <= 0.0065 (measured) on top.
  *
  * EXP (qmx_kv_exp): no libm. n = RNE(x * log2(e)), r = (x - n*C1) - n*C2 (Cody-Waite,
  *   C1 = 0.693359375 exact, C2 = -2.12194440e-4), e^r by a degree-7 polynomial (the classic
@@ -651,10 +662,11 @@
  *
  * WORKSPACE (qmx_kv_attention_workspace_size(cfg, n_heads)): a pure function of the config
  *   and n_heads: 64 + r64(4*g*capacity) + r64(4*n_heads*head_dim) + r64(4*g*head_dim)
- *   + r64(g*head_dim) + r64(4*g) * 2 + r64(64*head_dim) * 2 + 2048, g = n_heads / n_kv_heads
- *   (logits, the staged output, the block query, the int8 query, query scales and sums, a tile
- *   of 16 decoded float rows, a tile of 64 unpacked int4 rows, two fp8 tables), plus
- *   r64(4*g*head_dim) with rotate (the rotated query). Any alignment. Stack: see SIMD.
+ *   + r64(g*head_dim) + r64(4*g) * 2 + r64(64*head_dim) * 2 + 2048 + r64(132*g),
+ *   g = n_heads / n_kv_heads (logits, the staged output, the block query, the int8 query,
+ *   query scales and sums, a tile of 16 decoded float rows, a tile of 64 int8 rows (int4
+ *   unpacked, or int8 copied across a ring's wrap), two fp8 tables, the integer value weights
+ *   P and their scales), plus r64(4*g*head_dim) with rotate (the rotated query). Any alignment. Stack: see SIMD.
  *   Output `out` is written only on success (it is staged in the workspace).
  *
  * PREFILL (qmx_kv_prefill): appends n_tokens tokens one at a time and after each computes
@@ -681,28 +693,30 @@
  *
  * SIMD (compile-time, as qmx.h; every path gives the scalar path's bits, tests/test_kvcache.c
  *   checks a hash of all outputs against the x86-64 value on every target):
- *   AVX-512 VNNI  int8/int4 keys with the integer query, 16 tokens at a time: vpdpbusd on
- *                 (k + 128) u8 x q8 s8 (exact) - 128 * sum(q8), the 16 int32 sums reduced
- *                 together, then the float steps on 16 lanes.
+ *   AVX-512 VNNI  int8/int4 keys with the integer query, 16 tokens at a time (4 tokens x 4
+ *                 heads per tile when g = 4): vpdpbusd on (k + 128) u8 x q8 s8 (exact) -
+ *                 128 * sum(q8), the 16 int32 sums reduced together, then the float steps.
  *   AVX-512       float-path keys (float32, fp8, float query, KIVI blocks), 16 tokens at a
  *                 time: each token's 16 lanes as dot16, then the 16 lane sets folded together
  *                 by shuffles in dot16's own tree. fp8 rows decoded by bit placement (x 2^(127
  *                 - bias), exact) instead of the table. exp + sum16; max + finiteness.
- *   AVX-512, AVX2, NEON (aarch64): values in tiles of 64 (16 for fp8) tokens with the
+ *   AVX-512, AVX2, NEON (aarch64): float values in tiles of 64 (16 for fp8) tokens with the
  *                 accumulators of up to 4 query heads x 64 / 16 / 16 dims in registers (each
- *                 element still accumulates over the tokens in order); int8 dot (NEON
- *                 dotprod when targeted), dot16, axpy; AVX2: exp + sum16.
+ *                 element still accumulates over the tokens in order); integer values as
+ *                 token pairs interleaved to int16 and vpdpwssd (AVX-512 VNNI) or vpmaddwd,
+ *                 or vmlal_n_s16 (NEON), 4 heads x 64 / 16 / 16 dims of int32 sums in
+ *                 registers; int8 dot (NEON dotprod when targeted), dot16, axpy; AVX2: exp
+ *                 + sum16.
  *   int4 is unpacked to int8 (64 rows at a time for values, 16 for keys) by portable C.
  *   Stack: the portable path uses under 512 bytes; the AVX-512 kernels hold up to 30 vector
  *   locals (1920 bytes if the compiler spills them).
- * SPEED (bench/bench_kv.c: context 4096, 32/8 heads, d 128, one core of an AMD EPYC Zen 4
- *   shared with other jobs; 3 runs at a quieter time): int8 0.84-0.99 ms/step (1000-1190
- *   tokens/s), 3.7-4.8x the float32 cache on the same code (3.1-4.2x under heavy load). The
- *   int8 step is compute-bound in the weighted V sum (two float ops per element per query
- *   head, no FMA so that every target gives the same bits) and reads its 8 MiB at 43-51 %
- *   of the 64 MiB (DRAM) read stream; the 8 MiB also fit the 32 MiB L3, whose stream is far
- *   faster (int8 reaches ~11 % of a same-size stream). fp8 1.4-1.7x and int4 2.3-2.5x
- *   float32 (rows decoded to float / int8 first).
+ * SPEED (make bench, bench/bench_kv.c: context 4096, 32/8 heads, d 128, one core of this
+ *   project's shared AMD EPYC VM): see README.md for the figures of the latest run. The int8
+ *   step reads its 8 MiB (which fit the 32 MiB L3) faster than the 64 MiB (DRAM) read stream
+ *   would deliver them only because the keys' integer dots and the integer value sums leave
+ *   little float work: the softmax, one conversion and two float steps per element per tile.
+ *   fp8 and float32 values keep the per-token float order (two float ops per element per
+ *   query head, no FMA so that every target gives the same bits).
  * Not done: a 16-token K kernel for AVX2 / NEON; SIMD for the Hadamard transform; batch > 1
  *   (call per sequence); threads.
  *
@@ -6020,57 +6034,6 @@ QMX__KV_STRICT static float qmx__kv_dot_f32(const float *a, const float *b, size
     return qmx__kv_fold16(l);
 }
 
-/* acc[i] = acc[i] + w * (float)v[i] */
-QMX__KV_STRICT static void qmx__kv_axpy_i8(float *acc, float w, const int8_t *v, size_t n) {
-    QMX__KV_NOCONTRACT
-    size_t i = 0;
-#if defined(QMX__AVX512)
-    {
-        __m512 ww = _mm512_set1_ps(w);
-        for (; i + 16 <= n; i += 16) {
-            __m512 x = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(QMX__KV_L128((v + i))));
-            x = _mm512_mul_ps(ww, x);
-            QMX__KV_BAR(x);
-            _mm512_storeu_ps(acc + i, _mm512_add_ps(_mm512_loadu_ps(acc + i), x));
-        }
-    }
-#elif defined(QMX__AVX2)
-    {
-        __m256 ww = _mm256_set1_ps(w);
-        for (; i + 8 <= n; i += 8) {
-            __m256 x = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(QMX__KV_L64((v + i))));
-            x = _mm256_mul_ps(ww, x);
-            QMX__KV_BAR(x);
-            _mm256_storeu_ps(acc + i, _mm256_add_ps(_mm256_loadu_ps(acc + i), x));
-        }
-    }
-#elif defined(QMX__NEON64)
-    {
-        float32x4_t ww = vdupq_n_f32(w);
-        for (; i + 16 <= n; i += 16) {
-            int8x16_t b = vld1q_s8(v + i);
-            int16x8_t lo = vmovl_s8(vget_low_s8(b)), hi = vmovl_s8(vget_high_s8(b));
-            float32x4_t x0 = vcvtq_f32_s32(vmovl_s16(vget_low_s16(lo)));
-            float32x4_t x1 = vcvtq_f32_s32(vmovl_s16(vget_high_s16(lo)));
-            float32x4_t x2 = vcvtq_f32_s32(vmovl_s16(vget_low_s16(hi)));
-            float32x4_t x3 = vcvtq_f32_s32(vmovl_s16(vget_high_s16(hi)));
-            x0 = vmulq_f32(ww, x0); x1 = vmulq_f32(ww, x1);
-            x2 = vmulq_f32(ww, x2); x3 = vmulq_f32(ww, x3);
-            QMX__KV_BAR(x0); QMX__KV_BAR(x1); QMX__KV_BAR(x2); QMX__KV_BAR(x3);
-            vst1q_f32(acc + i, vaddq_f32(vld1q_f32(acc + i), x0));
-            vst1q_f32(acc + i + 4, vaddq_f32(vld1q_f32(acc + i + 4), x1));
-            vst1q_f32(acc + i + 8, vaddq_f32(vld1q_f32(acc + i + 8), x2));
-            vst1q_f32(acc + i + 12, vaddq_f32(vld1q_f32(acc + i + 12), x3));
-        }
-    }
-#endif
-    for (; i < n; i++) {
-        float t = w * (float)v[i];
-        QMX__KV_BAR(t);
-        acc[i] = acc[i] + t;
-    }
-}
-
 /* acc[i] = acc[i] + w * v[i] */
 QMX__KV_STRICT static void qmx__kv_axpy_f32(float *acc, float w, const float *v, size_t n) {
     QMX__KV_NOCONTRACT
@@ -6216,132 +6179,241 @@ QMX__KV_STRICT static float qmx__kv_exp_sum(float *x, size_t n, float m) {
     return qmx__kv_fold16(l);
 }
 
-/* acc[j][e] += w[j*ldw + t] * rows[t*stride + e] for t = 0..n-1 in order, every head j < g
- * and element e < d: the per-row qmx__kv_axpy_i8 order, with the accumulators of up to 4
- * heads x 64 elements held in registers across the tokens (AVX-512). */
+/* INTEGER VALUES (int8 rows; int4 values are unpacked to int8 first): the weights of a tile of
+ * n <= 64 tokens (w[j*ldw + t] >= 0, head j < g) become 15-bit integers per head, the weighted
+ * sum over the tile is exact in int32, and one float step per element adds it in:
+ *   m_j = max_t w[j][t]; u = 2^64 if m_j < 2^-60 else 1 (keeps r_j finite), m' = m_j * u;
+ *   r_j = 32767 / m'; P[j][t] = RNE((w[j][t] * u) * r_j)  (0 .. 32767; never above 32767.01);
+ *   s_j = (m' / 32767) * (1 / u)                        (m_j = 0: P = 0 and s_j = 0)
+ *   I[j][e] = sum_t P[j][t] * v[t][e]                  (exact: |I| <= 64 * 32767 * 128 < 2^28)
+ *   acc[j][e] = acc[j][e] + ((float)I[j][e] * s_j)     (each step rounded to float)
+ * every float step one IEEE operation (no FMA), so the bits are the same on every path. */
+QMX__KV_STRICT static void qmx__kv_vq_weights(const float *w, size_t ldw, size_t g, size_t n,
+                                              int16_t *P, float *sc) {
+    QMX__KV_NOCONTRACT
+    size_t j, t;
+    for (j = 0; j < g; j++) {
+        const float *wj = w + j * ldw;
+        int16_t *pj = P + j * 64;
+        float m = 0.0f, u = 1.0f, du = 1.0f, r, s;
+        size_t t0 = 0;
+#if defined(QMX__AVX512)
+        {   /* the max is exact in any order */
+            __m512 mv = _mm512_setzero_ps();
+            for (t = 0; t < n; t += 16) {
+                __mmask16 k = n - t >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - t)) - 1u);
+                mv = _mm512_max_ps(mv, _mm512_maskz_loadu_ps(k, wj + t));
+            }
+            m = _mm512_reduce_max_ps(mv);
+        }
+#else
+        {
+            float m1 = 0.0f, m2 = 0.0f, m3 = 0.0f;
+            for (t = 0; t + 4 <= n; t += 4) {
+                if (wj[t] > m) m = wj[t];
+                if (wj[t + 1] > m1) m1 = wj[t + 1];
+                if (wj[t + 2] > m2) m2 = wj[t + 2];
+                if (wj[t + 3] > m3) m3 = wj[t + 3];
+            }
+            for (; t < n; t++)
+                if (wj[t] > m) m = wj[t];
+            if (m1 > m) m = m1;
+            if (m2 > m) m = m2;
+            if (m3 > m) m = m3;
+        }
+#endif
+        for (t = n; t < 64; t++) pj[t] = 0;
+        if (!(m > 0.0f)) {
+            for (t = 0; t < n; t++) pj[t] = 0;
+            sc[j] = 0.0f;
+            continue;
+        }
+        if (m < 8.673617379884035e-19f) {  /* 2^-60: scale by 2^64 (exact) */
+            u = 18446744073709551616.0f;
+            du = 5.421010862427522e-20f;   /* 2^-64 */
+            m = m * u;
+        }
+        r = 32767.0f / m;
+#if defined(QMX__AVX512)
+        {   /* the same two products, then cvtps2dq rounds to nearest even like the magic */
+            __m512 uv = _mm512_set1_ps(u), rv = _mm512_set1_ps(r);
+            for (; t0 + 16 <= n; t0 += 16) {
+                __m512 y = _mm512_mul_ps(_mm512_loadu_ps(wj + t0), uv);
+                y = _mm512_mul_ps(y, rv);
+                _mm256_storeu_si256((__m256i *)(void *)(pj + t0),
+                                    _mm512_cvtepi32_epi16(_mm512_cvtps_epi32(y)));
+            }
+        }
+#endif
+        for (t = t0; t < n; t++) {
+            float y = wj[t] * u;
+            y = y * r;
+            y = y + 12582912.0f;   /* 1.5 * 2^23: rounds 0 <= y < 2^22 to an integer, RNE */
+            y = y - 12582912.0f;
+            pj[t] = (int16_t)(int32_t)y;
+        }
+        s = m / 32767.0f;
+        s = s * du;
+        sc[j] = s;
+    }
+}
+
+/* acc[j][e] (+)= the tile's integer sum I[j][e] times s_j, for e in [c0, d): portable */
+QMX__KV_STRICT static void qmx__kv_v_int_tail(float *acc, size_t d, size_t c0, size_t g,
+                                              const int8_t *rows, size_t stride, size_t n,
+                                              const int16_t *P, const float *sc) {
+    QMX__KV_NOCONTRACT
+    size_t j, e, t;
+    for (j = 0; j < g; j++)
+        for (e = c0; e < d; e++) {
+            int32_t I = 0;
+            float f;
+            for (t = 0; t < n; t++) I += (int32_t)P[j * 64 + t] * rows[t * stride + e];
+            f = (float)I;
+            f = f * sc[j];
+            QMX__KV_BAR(f);
+            acc[j * d + e] = acc[j * d + e] + f;
+        }
+}
+
+/* One tile of values (see INTEGER VALUES), P / sc: workspace for g x 64 int16 and g floats. */
 QMX__KV_STRICT static void qmx__kv_v_tile_i8(float *acc, size_t d, const float *w, size_t ldw,
                                              size_t g, const int8_t *rows, size_t stride,
-                                             size_t n) {
+                                             size_t n, int16_t *P, float *sc) {
     QMX__KV_NOCONTRACT
     size_t c = 0, t, j;
+    qmx__kv_vq_weights(w, ldw, g, n, P, sc);
 #if defined(QMX__AVX512)
-    size_t j0;
-    for (j0 = 0; j0 < g; j0 += 4) {
-        size_t hb = g - j0 < 4 ? g - j0 : 4;
-        for (c = 0; c + 64 <= d; c += 64) {
-            __m512 a[4][4];
-            size_t k;
-            for (j = 0; j < 4; j++)
-                for (k = 0; k < 4; k++)
-                    a[j][k] = j < hb ? _mm512_loadu_ps(acc + (j0 + j) * d + c + 16 * k)
-                                     : _mm512_setzero_ps();
-            if (hb == 4) { /* the usual GQA group: no per-head test in the loop */
-                const float *w0 = w + j0 * ldw, *w1 = w0 + ldw, *w2 = w1 + ldw, *w3 = w2 + ldw;
-                for (t = 0; t < n; t++) {
-                    const int8_t *r = rows + t * stride + c;
-                    __m512 x[4], w4[4];
-                    w4[0] = _mm512_set1_ps(w0[t]); w4[1] = _mm512_set1_ps(w1[t]);
-                    w4[2] = _mm512_set1_ps(w2[t]); w4[3] = _mm512_set1_ps(w3[t]);
-                    for (k = 0; k < 4; k++)
-                        x[k] = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(QMX__KV_L128((r + 16 * k))));
-                    for (j = 0; j < 4; j++)
+    {
+        size_t j0, k;
+        for (j0 = 0; j0 < g; j0 += 4) {
+            size_t hb = g - j0 < 4 ? g - j0 : 4;
+            for (c = 0; c + 64 <= d; c += 64) {
+                /* token pairs: bytes of rows t, t+1 interleaved (within 128-bit lanes) and
+                 * widened, so each dword is (v[t][e], v[t+1][e]) as int16: x[0] holds
+                 * elements 0-7 and 16-23 of the chunk, x[1] 32-39 / 48-55, x[2] 8-15 / 24-31,
+                 * x[3] 40-47 / 56-63; vpdpwssd (or vpmaddwd) with (P[t], P[t+1]) */
+                __m512i I[4][4], zero = _mm512_setzero_si512();
+                for (j = 0; j < 4; j++)
+                    for (k = 0; k < 4; k++) I[j][k] = zero;
+                for (t = 0; t < n; t += 2) {
+                    __m512i r0 = _mm512_loadu_si512((const void *)(rows + t * stride + c));
+                    __m512i r1 = t + 1 < n ? _mm512_loadu_si512((const void *)(rows + (t + 1) * stride + c))
+                                           : zero;
+                    __m512i lo = _mm512_unpacklo_epi8(r0, r1), hi = _mm512_unpackhi_epi8(r0, r1);
+                    __m512i x[4];
+                    x[0] = _mm512_cvtepi8_epi16(_mm512_castsi512_si256(lo));
+                    x[1] = _mm512_cvtepi8_epi16(_mm512_extracti64x4_epi64(lo, 1));
+                    x[2] = _mm512_cvtepi8_epi16(_mm512_castsi512_si256(hi));
+                    x[3] = _mm512_cvtepi8_epi16(_mm512_extracti64x4_epi64(hi, 1));
+                    /* (P[t], P[t+1]) of head j as one dword (t even: 4-byte aligned) */
+#define QMX__KV_PPAIR(j) _mm512_broadcastd_epi32(_mm_loadu_si32(P + (j0 + (j)) * 64 + t))
+#if defined(__AVX512VNNI__)
+#  define QMX__KV_IDOT(acc, x, p) acc = _mm512_dpwssd_epi32(acc, x, p)
+#else
+#  define QMX__KV_IDOT(acc, x, p) acc = _mm512_add_epi32(acc, _mm512_madd_epi16(x, p))
+#endif
+                    if (hb == 4) { /* the usual GQA group: no per-head test */
+                        __m512i p0 = QMX__KV_PPAIR(0), p1 = QMX__KV_PPAIR(1);
+                        __m512i p2 = QMX__KV_PPAIR(2), p3 = QMX__KV_PPAIR(3);
                         for (k = 0; k < 4; k++) {
-                            __m512 p = _mm512_mul_ps(w4[j], x[k]);
-                            QMX__KV_BAR(p);
-                            a[j][k] = _mm512_add_ps(a[j][k], p);
+                            QMX__KV_IDOT(I[0][k], x[k], p0); QMX__KV_IDOT(I[1][k], x[k], p1);
+                            QMX__KV_IDOT(I[2][k], x[k], p2); QMX__KV_IDOT(I[3][k], x[k], p3);
                         }
+                    } else {
+                        for (j = 0; j < hb; j++) {
+                            __m512i p = QMX__KV_PPAIR(j);
+                            for (k = 0; k < 4; k++) QMX__KV_IDOT(I[j][k], x[k], p);
+                        }
+                    }
+#undef QMX__KV_PPAIR
+#undef QMX__KV_IDOT
                 }
-            } else
-            for (t = 0; t < n; t++) {
-                const int8_t *r = rows + t * stride + c;
-                __m512 x[4];
-                for (k = 0; k < 4; k++)
-                    x[k] = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(QMX__KV_L128((r + 16 * k))));
-                for (j = 0; j < 4; j++) {
-                    if (j < hb) {
-                        __m512 ww = _mm512_set1_ps(w[(j0 + j) * ldw + t]);
-                        for (k = 0; k < 4; k++) {
-                            __m512 p = _mm512_mul_ps(ww, x[k]);
-                            QMX__KV_BAR(p);
-                            a[j][k] = _mm512_add_ps(a[j][k], p);
-                        }
+                for (j = 0; j < hb; j++) {
+                    __m512 s = _mm512_set1_ps(sc[j0 + j]);
+                    __m512i nat[4];
+                    float *aj = acc + (j0 + j) * d + c;
+                    nat[0] = _mm512_shuffle_i64x2(I[j][0], I[j][2], 0x44);   /* 0-15 */
+                    nat[1] = _mm512_shuffle_i64x2(I[j][0], I[j][2], 0xEE);   /* 16-31 */
+                    nat[2] = _mm512_shuffle_i64x2(I[j][1], I[j][3], 0x44);   /* 32-47 */
+                    nat[3] = _mm512_shuffle_i64x2(I[j][1], I[j][3], 0xEE);   /* 48-63 */
+                    for (k = 0; k < 4; k++) {
+                        __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(nat[k]), s);
+                        QMX__KV_BAR(f);
+                        _mm512_storeu_ps(aj + 16 * k, _mm512_add_ps(_mm512_loadu_ps(aj + 16 * k), f));
                     }
                 }
             }
-            for (j = 0; j < hb; j++)
-                for (k = 0; k < 4; k++) _mm512_storeu_ps(acc + (j0 + j) * d + c + 16 * k, a[j][k]);
         }
     }
 #elif defined(QMX__AVX2)
-    size_t j0;   /* 4 heads x 16 dims of accumulators (8 ymm) */
-    for (j0 = 0; j0 < g; j0 += 4) {
-        size_t hb = g - j0 < 4 ? g - j0 : 4;
-        for (c = 0; c + 16 <= d; c += 16) {
-            __m256 a[4][2];
-            size_t k;
-            for (j = 0; j < 4; j++)
-                for (k = 0; k < 2; k++)
-                    a[j][k] = j < hb ? _mm256_loadu_ps(acc + (j0 + j) * d + c + 8 * k)
-                                     : _mm256_setzero_ps();
-            for (t = 0; t < n; t++) {
-                const int8_t *r = rows + t * stride + c;
-                __m256 x[2];
-                for (k = 0; k < 2; k++)
-                    x[k] = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(QMX__KV_L64((r + 8 * k))));
-                for (j = 0; j < 4; j++) {
-                    if (j < hb) {
-                        __m256 ww = _mm256_set1_ps(w[(j0 + j) * ldw + t]);
-                        for (k = 0; k < 2; k++) {
-                            __m256 p = _mm256_mul_ps(ww, x[k]);
-                            QMX__KV_BAR(p);
-                            a[j][k] = _mm256_add_ps(a[j][k], p);
-                        }
+    {
+        size_t j0, k;
+        for (j0 = 0; j0 < g; j0 += 4) {
+            size_t hb = g - j0 < 4 ? g - j0 : 4;
+            for (c = 0; c + 16 <= d; c += 16) {
+                /* x[0]: (v[t][e], v[t+1][e]) for elements 0-7, x[1]: 8-15; vpmaddwd */
+                __m256i I[4][2], zero = _mm256_setzero_si256();
+                for (j = 0; j < 4; j++) I[j][0] = I[j][1] = zero;
+                for (t = 0; t < n; t += 2) {
+                    __m128i r0 = QMX__KV_L128(rows + t * stride + c);
+                    __m128i r1 = t + 1 < n ? QMX__KV_L128(rows + (t + 1) * stride + c)
+                                           : _mm_setzero_si128();
+                    __m256i x[2];
+                    x[0] = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(r0, r1));
+                    x[1] = _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(r0, r1));
+                    for (j = 0; j < hb; j++) {
+                        __m256i p = _mm256_broadcastd_epi32(_mm_loadu_si32(P + (j0 + j) * 64 + t));
+                        for (k = 0; k < 2; k++)
+                            I[j][k] = _mm256_add_epi32(I[j][k], _mm256_madd_epi16(x[k], p));
+                    }
+                }
+                for (j = 0; j < hb; j++) {
+                    __m256 s = _mm256_set1_ps(sc[j0 + j]);
+                    float *aj = acc + (j0 + j) * d + c;
+                    for (k = 0; k < 2; k++) {
+                        __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(I[j][k]), s);
+                        QMX__KV_BAR(f);
+                        _mm256_storeu_ps(aj + 8 * k, _mm256_add_ps(_mm256_loadu_ps(aj + 8 * k), f));
                     }
                 }
             }
-            for (j = 0; j < hb; j++)
-                for (k = 0; k < 2; k++) _mm256_storeu_ps(acc + (j0 + j) * d + c + 8 * k, a[j][k]);
         }
     }
 #elif defined(QMX__NEON64)
-    size_t j0;   /* 4 heads x 16 dims of accumulators (16 q registers) */
-    for (j0 = 0; j0 < g; j0 += 4) {
-        size_t hb = g - j0 < 4 ? g - j0 : 4;
-        for (c = 0; c + 16 <= d; c += 16) {
-            float32x4_t a[4][4];
-            size_t k;
-            for (j = 0; j < 4; j++)
-                for (k = 0; k < 4; k++)
-                    a[j][k] = j < hb ? vld1q_f32(acc + (j0 + j) * d + c + 4 * k)
-                                     : vdupq_n_f32(0.0f);
-            for (t = 0; t < n; t++) {
-                int8x16_t b = vld1q_s8(rows + t * stride + c);
-                int16x8_t lo = vmovl_s8(vget_low_s8(b)), hi = vmovl_s8(vget_high_s8(b));
-                float32x4_t x[4];
-                x[0] = vcvtq_f32_s32(vmovl_s16(vget_low_s16(lo)));
-                x[1] = vcvtq_f32_s32(vmovl_s16(vget_high_s16(lo)));
-                x[2] = vcvtq_f32_s32(vmovl_s16(vget_low_s16(hi)));
-                x[3] = vcvtq_f32_s32(vmovl_s16(vget_high_s16(hi)));
-                for (j = 0; j < 4; j++) {
-                    if (j < hb) {
-                        float32x4_t ww = vdupq_n_f32(w[(j0 + j) * ldw + t]);
-                        for (k = 0; k < 4; k++) {
-                            float32x4_t p = vmulq_f32(ww, x[k]);
-                            QMX__KV_BAR(p);
-                            a[j][k] = vaddq_f32(a[j][k], p);
-                        }
+    {
+        size_t j0, k;
+        for (j0 = 0; j0 < g; j0 += 4) {
+            size_t hb = g - j0 < 4 ? g - j0 : 4;
+            for (c = 0; c + 16 <= d; c += 16) {
+                int32x4_t I[4][4];
+                for (j = 0; j < 4; j++)
+                    for (k = 0; k < 4; k++) I[j][k] = vdupq_n_s32(0);
+                for (t = 0; t < n; t++) {
+                    int8x16_t b = vld1q_s8(rows + t * stride + c);
+                    int16x8_t lo = vmovl_s8(vget_low_s8(b)), hi = vmovl_s8(vget_high_s8(b));
+                    for (j = 0; j < hb; j++) {
+                        int16_t p = P[(j0 + j) * 64 + t];
+                        I[j][0] = vmlal_n_s16(I[j][0], vget_low_s16(lo), p);
+                        I[j][1] = vmlal_n_s16(I[j][1], vget_high_s16(lo), p);
+                        I[j][2] = vmlal_n_s16(I[j][2], vget_low_s16(hi), p);
+                        I[j][3] = vmlal_n_s16(I[j][3], vget_high_s16(hi), p);
+                    }
+                }
+                for (j = 0; j < hb; j++) {
+                    float *aj = acc + (j0 + j) * d + c;
+                    for (k = 0; k < 4; k++) {
+                        float32x4_t f = vmulq_n_f32(vcvtq_f32_s32(I[j][k]), sc[j0 + j]);
+                        QMX__KV_BAR(f);
+                        vst1q_f32(aj + 4 * k, vaddq_f32(vld1q_f32(aj + 4 * k), f));
                     }
                 }
             }
-            for (j = 0; j < hb; j++)
-                for (k = 0; k < 4; k++) vst1q_f32(acc + (j0 + j) * d + c + 4 * k, a[j][k]);
         }
     }
 #endif
-    if (c < d)
-        for (t = 0; t < n; t++)
-            for (j = 0; j < g; j++)
-                qmx__kv_axpy_i8(acc + j * d + c, w[j * ldw + t], rows + t * stride + c, d - c);
+    (void)t; (void)j;
+    if (c < d) qmx__kv_v_int_tail(acc, d, c, g, rows, stride, n, P, sc);
 }
 
 /* The same for float rows (row t at rows + t * stride floats): qmx__kv_axpy_f32's order. */
@@ -6458,13 +6530,14 @@ QMX__KV_STRICT static int qmx__kv_max_finite(const float *x, size_t n, float *m_
 
 /* ---- attention ---- */
 typedef struct qmx__kv_ws {
-    float *logits, *stage, *qf, *qsc, *sums, *rowf, *lut_k, *lut_v, *qrot;
+    float *logits, *stage, *qf, *qsc, *sums, *rowf, *lut_k, *lut_v, *qrot, *vsc;
     int8_t *q8, *row8;
+    int16_t *vp;   /* integer value weights P [g][64], then vsc: their scales [g] */
 } qmx__kv_ws;
 
 static qmx_status qmx__kv_ws_size(const qmx_kv_config *n, size_t n_heads, size_t *bytes,
-                                  size_t off[10]) {
-    size_t g, d = n->head_dim, t, a = 64, i, part[10];
+                                  size_t off[11]) {
+    size_t g, d = n->head_dim, t, a = 64, i, part[11];
     if (n_heads == 0) return QMX_ERR_SIZE;
     if (n_heads % n->n_kv_heads) return QMX_ERR_SHAPE;
     g = n_heads / n->n_kv_heads;
@@ -6479,7 +6552,8 @@ static qmx_status qmx__kv_ws_size(const qmx_kv_config *n, size_t n_heads, size_t
     part[7] = qmx__kv_mul(64, d);   /* 64 unpacked int4 rows */
     part[8] = 2048;
     part[9] = n->rotate ? part[2] : 0;   /* the rotated query */
-    for (i = 0; i < 10; i++) {
+    part[10] = qmx__kv_mul(g, 132);      /* integer value weights: g x 64 int16 + g floats */
+    for (i = 0; i < 11; i++) {
         if (i == 9 && !n->rotate) {
             if (off) off[i] = a;
             continue;
@@ -6508,6 +6582,32 @@ QMX__DEF qmx_status qmx_kv_attention_workspace_size(const qmx_kv_config *cfg, si
 static float qmx__kv_quant_query(const float *q, size_t d, int8_t *q8) {
     qmx_qconfig c;
     float s = 1.0f;
+#if defined(QMX__AVX512)
+    {   /* the same steps as qmx.h's AQT recipe (absmax / 127, x * (1/s), clip, RNE), inline:
+         * this runs once per query head and KV head, on finite data (checked before) */
+        __m512 mx = _mm512_setzero_ps(), inv, lo = _mm512_set1_ps(-127.0f), hi = _mm512_set1_ps(127.0f);
+        size_t i;
+        float a, r;
+        for (i = 0; i < d; i += 16) {
+            __mmask16 k = d - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (d - i)) - 1u);
+            mx = _mm512_max_ps(mx, _mm512_abs_ps(_mm512_maskz_loadu_ps(k, q + i)));
+        }
+        a = _mm512_reduce_max_ps(mx);
+        if (a == 0.0f) a = 1.0f;
+        s = a / 127.0f;
+        r = 1.0f / s;
+        if (!(r <= FLT_MAX)) r = 1.0f;   /* an infinite reciprocal -> 1, as qmx.h */
+        inv = _mm512_set1_ps(r);
+        for (i = 0; i < d; i += 16) {
+            __mmask16 k = d - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (d - i)) - 1u);
+            __m512 t = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, q + i), inv);
+            t = _mm512_min_ps(hi, _mm512_max_ps(lo, t));
+            _mm512_mask_cvtsepi32_storeu_epi8(q8 + i, k, _mm512_cvtps_epi32(t));
+        }
+        (void)c;
+        return s;
+    }
+#endif
     qmx__kv_qcfg(&c, QMX_INT8);
     c.recipe = QMX_RECIPE_AQT;
     c.preserve_max_val = 1;
@@ -6848,7 +6948,7 @@ static qmx_status qmx__kv_range(const qmx_kv_cache *c, const qmx_kv_attn_opts *o
 }
 
 static void qmx__kv_bind_ws(const qmx_kv_config *n, size_t n_heads, void *ws, qmx__kv_ws *w) {
-    size_t off[10], bytes;
+    size_t off[11], bytes;
     unsigned char *b = (unsigned char *)ws;
     b += (64u - ((size_t)((uintptr_t)b & 63u))) & 63u;
     (void)qmx__kv_ws_size(n, n_heads, &bytes, off);
@@ -6864,6 +6964,8 @@ static void qmx__kv_bind_ws(const qmx_kv_config *n, size_t n_heads, void *ws, qm
     w->lut_k = (float *)(void *)(b + (off[8] - 64));
     w->lut_v = w->lut_k + 256;
     w->qrot = (float *)(void *)(b + (off[9] - 64));
+    w->vp = (int16_t *)(void *)(b + (off[10] - 64));
+    w->vsc = (float *)(void *)(b + (off[10] - 64) + 128 * (n_heads / n->n_kv_heads));
 }
 
 static qmx_status qmx__kv_check_attn(const qmx_kv_cache *c, const float *q, size_t n_heads,
@@ -6943,25 +7045,42 @@ QMX__KV_STRICT static qmx_status qmx__kv_attend(const qmx_kv_cache *c, const flo
                 i0 += run;
             }
         }
-        {   /* runs of consecutive slots (a ring wraps once at most), in tiles of tokens
-             * (int8: 64 in place; int4: 64 unpacked; fp8: 16 decoded; float32: 64 in place) */
-            size_t i0 = 0, T = (n->v_dtype == QMX_INT8 || n->v_dtype == QMX_INT4 ||
-                                n->v_dtype == QMX_FLOAT32) ? 64 : 16;
+        if (n->v_dtype == QMX_INT8 || n->v_dtype == QMX_INT4) {
+            /* integer values: tiles of 64 visible tokens counted from lo (so a ring and a
+             * linear cache holding the same tokens tile them alike); a tile is read in place
+             * when its slots are consecutive, else (it straddles the ring's wrap) copied, as
+             * int4 tiles are unpacked, row by row into the workspace */
+            size_t i0, r;
+            for (i0 = 0; i0 < cnt; i0 += 64) {
+                size_t nt = cnt - i0 < 64 ? cnt - i0 : 64, slot = (lo + i0) % cap;
+                const int8_t *rows = w.row8;
+                if (n->v_dtype == QMX_INT8 && slot + nt <= cap) {
+                    rows = (const int8_t *)(const void *)(c->v + (h * cap + slot) * c->row_v);
+                } else {
+                    for (r = 0; r < nt; r++) {
+                        const unsigned char *src = c->v + (h * cap + (slot + r) % cap) * c->row_v;
+                        if (n->v_dtype == QMX_INT4) {
+                            qmx__kv_unpack4(src, d, w.row8 + r * d);
+                        } else {
+                            size_t e;
+                            for (e = 0; e < d; e++) w.row8[r * d + e] = (int8_t)src[e];
+                        }
+                    }
+                }
+                qmx__kv_v_tile_i8(acc, d, w.logits + i0, cnt, g, rows, d, nt, w.vp, w.vsc);
+            }
+        } else {   /* runs of consecutive slots (a ring wraps once at most), in tiles of tokens
+                    * (fp8: 16 decoded; float32: 64 in place): a per-token order, so the tile
+                    * boundaries do not change the result */
+            size_t i0 = 0, T = n->v_dtype == QMX_FLOAT32 ? 64 : 16;
             while (i0 < cnt) {
-                size_t slot = (lo + i0) % cap, run = cap - slot, t0, r;
+                size_t slot = (lo + i0) % cap, run = cap - slot, t0;
                 if (run > cnt - i0) run = cnt - i0;
                 for (t0 = 0; t0 < run; t0 += T) {
                     size_t nt = run - t0 < T ? run - t0 : T;
                     const unsigned char *src = c->v + (h * cap + slot + t0) * c->row_v;
                     const float *wt = w.logits + i0 + t0;
-                    if (n->v_dtype == QMX_INT8) {
-                        qmx__kv_v_tile_i8(acc, d, wt, cnt, g, (const int8_t *)(const void *)src, d,
-                                          nt);
-                    } else if (n->v_dtype == QMX_INT4) {
-                        for (r = 0; r < nt; r++)
-                            qmx__kv_unpack4(src + r * c->row_v, d, w.row8 + r * d);
-                        qmx__kv_v_tile_i8(acc, d, wt, cnt, g, w.row8, d, nt);
-                    } else if (n->v_dtype == QMX_FLOAT32) {
+                    if (n->v_dtype == QMX_FLOAT32) {
                         qmx__kv_v_tile_f32(acc, d, wt, cnt, g, (const float *)(const void *)src, d,
                                            nt);
                     } else {

@@ -161,6 +161,9 @@ int main(void) {
     float *K = (float *)malloc(4 * CTX * per), *V = (float *)malloc(4 * CTX * per);
     float *q = (float *)malloc(4 * NH * HD);
     double sec[NF], gbs[NF], frac[NF], err[NF], ref_max = 0, int8_frac = 0, dram_gbs = 1;
+    size_t dram_bytes = (size_t)64 << 20;
+    float *dram_buf = NULL;
+    stream_job dram;
     bqu_stats ratio;
     if (!K || !V || !q) return 1;
     (void)bqu_alloc; (void)bqu_rng;   /* bench_util.h helpers this program does not need */
@@ -191,17 +194,14 @@ int main(void) {
         }
     }
     {   /* DRAM stream: 64 MiB, twice the 32 MiB L3 of the reference machine */
-        stream_job s;
         bqu_stats ss;
-        size_t nb = (size_t)64 << 20;
-        float *buf = (float *)malloc(nb);
-        if (!buf) return 1;
-        for (i = 0; i < nb / 4; i++) buf[i] = (float)(i & 7);
-        s.x = buf; s.n = nb / 4;
-        ss = bqu_measure(run_stream, &s);
-        dram_gbs = (double)nb / ss.med * 1e-9;
+        dram_buf = (float *)malloc(dram_bytes);
+        if (!dram_buf) return 1;
+        for (i = 0; i < dram_bytes / 4; i++) dram_buf[i] = (float)(i & 7);
+        dram.x = dram_buf; dram.n = dram_bytes / 4;
+        ss = bqu_measure(run_stream, &dram);
+        dram_gbs = (double)dram_bytes / ss.med * 1e-9;
         printf("  read-only stream, 64 MiB: %.1f GB/s\n", dram_gbs);
-        free(buf);
     }
     printf("\n  %-22s %8s %9s %9s %9s %7s %8s %8s %10s\n", "format", "B/token", "us/step",
            "tokens/s", "MiB/step", "GB/s", "stream=", "64MiB", "err vs f32");
@@ -232,8 +232,16 @@ int main(void) {
     printf("  [%s] int8 cache >= 2.5x faster than float32: %.2fx\n", ratio.med >= 2.5 ? "met" : "NOT met", ratio.med);
     printf("  [%s] int8 cache >= 70%% of a read-only stream of the same bytes (same cache level): %.0f%%\n",
            int8_frac >= 0.7 ? "met" : "NOT met", 100.0 * int8_frac);
-    printf("  [%s] int8 cache >= 70%% of the 64 MiB (DRAM) read-only stream: %.0f%%\n",
-           gbs[1] >= 0.7 * dram_gbs ? "met" : "NOT met", 100.0 * gbs[1] / dram_gbs);
+    {   /* the share of the DRAM stream, timed in alternation with it (the table's column
+         * comes from separate measurements, which drift on a shared machine) */
+        bqu_stats r = bqu_measure_ratio(run_stream, &dram, run_step, &J[1]);
+        double scale = (double)step_bytes(&J[1]) / (double)dram_bytes;
+        printf("  [%s] int8 cache >= 70%% of the 64 MiB (DRAM) read-only stream: %.0f%% "
+               "(alternating reps: min %.0f%%, max %.0f%%; table %.0f%%)\n",
+               r.med * scale >= 0.7 ? "met" : "NOT met", 100.0 * r.med * scale,
+               100.0 * r.min * scale, 100.0 * r.max * scale, 100.0 * gbs[1] / dram_gbs);
+    }
+    free(dram_buf);
     for (f = 0; f < NF; f++) { free(J[f].storage); free(J[f].ws); free(J[f].out); }
     free(K); free(V); free(q);
     return 0;

@@ -229,7 +229,7 @@ static void test_storage_size(void) {
     {   /* attention workspace, g = 4 query heads per KV head */
         size_t g = 4, d = 10, nh = 12, ws = 0;
         want = 64 + R64(4 * g * 100) + R64(4 * nh * d) + R64(4 * g * d) + R64(g * d) + 2 * R64(4 * g) +
-               2 * R64(64 * d) + 2048;
+               2 * R64(64 * d) + 2048 + R64(132 * g);
         CHECK(qmx_kv_attention_workspace_size(&c, nh, &ws) == QMX_OK, "workspace size");
         CHECK_EQ_INT(ws, want, "workspace formula");
     }
@@ -391,10 +391,14 @@ static void run_att(const att_case *a, int hash) {
     CHECK(e1 <= bound_of(a->kd, a->vd), "K %s V %s axis %d kind %d: error %g > bound %g",
           dt_name(a->kd), dt_name(a->vd), a->kax, a->kind, e1, bound_of(a->kd, a->vd));
     /* float query: only the float arithmetic differs from the float64 evaluation of the same
-     * dequantized values. Integer query: + the int8 rounding of the query (2^-8 of |q|max per
-     * element, on logits of size ~|q||k|sqrt(d)); worst measured 0.0065. */
-    if (a->float_query || a->kd == QMX_FLOAT32 || qmx_dtype_is_fp8(a->kd))
-        CHECK(e2 <= 1e-5, "arithmetic error %g vs float64 of the dequantized cache", e2);
+     * dequantized values; with int8 / int4 values also the 15-bit integer weights of each
+     * 64-token tile (each weight off by at most 2^-16 of its tile's largest; worst measured
+     * 4.8e-5 of max|V|, float values 2e-6). Integer query: + the int8 rounding of the query
+     * (2^-8 of |q|max per element, on logits of size ~|q||k|sqrt(d)); worst measured 0.0065. */
+    if (a->float_query || a->kd == QMX_FLOAT32 || qmx_dtype_is_fp8(a->kd)) {
+        double b2 = (a->vd == QMX_INT8 || a->vd == QMX_INT4) ? 1e-4 : 1e-5;
+        CHECK(e2 <= b2, "arithmetic error %g vs float64 of the dequantized cache (bound %g)", e2, b2);
+    }
     else
         CHECK(e2 <= 0.015, "int query error %g vs float64 of the dequantized cache", e2);
     if (hash) hash_floats(out, NH * D);
@@ -786,7 +790,7 @@ static void test_zero_tokens(void) {
 
 /* The hash of every output bit above, computed on x86-64 (AVX-512 build); any target or build
  * that differs in one bit fails here. */
-#define KV_HASH 0x364d6307u
+#define KV_HASH 0x9b9e8a27u
 
 int main(void) {
     qmx_test_seed(2463534242u); /* this program's data */
