@@ -6708,10 +6708,24 @@ QMX__KV_STRICT static void qmx__kv_k16_vnni(const int8_t *rows, size_t stride, s
                                          qsc[1], qsc[2], qsc[2], qsc[2], qsc[2], qsc[3], qsc[3],
                                          qsc[3], qsc[3]);
         size_t t0, h, u;
+        __m512i q128[8];   /* head_dim 128 (the common case): the query held in registers */
+        if (d == 128)
+            for (h = 0; h < 8; h++) q128[h] = _mm512_loadu_si512((const void *)(q8 + (h >> 1) * 128 + 64 * (h & 1)));
         for (t0 = 0; t0 < 16; t0 += 4) {
             __m512i a[16], b[8], c4[4], d2[2], sv;
             __m512 f;
             for (t = 0; t < 16; t++) a[t] = _mm512_setzero_si512();
+            if (d == 128) {
+                for (u = 0; u < 4; u++) {
+                    const int8_t *ru = rows + (t0 + u) * stride;
+                    __m512i k0 = _mm512_xor_si512(_mm512_loadu_si512((const void *)ru), flip);
+                    __m512i k1 = _mm512_xor_si512(_mm512_loadu_si512((const void *)(ru + 64)), flip);
+                    for (h = 0; h < 4; h++) {
+                        a[4 * h + u] = _mm512_dpbusd_epi32(a[4 * h + u], k0, q128[2 * h]);
+                        a[4 * h + u] = _mm512_dpbusd_epi32(a[4 * h + u], k1, q128[2 * h + 1]);
+                    }
+                }
+            } else
             for (e = 0; e < d; e += 64) {
                 __mmask64 m = d - e >= 64 ? ~(__mmask64)0 : (((__mmask64)1) << (d - e)) - 1;
                 __m512i qq[4];
