@@ -625,7 +625,9 @@
  *         product rounded to float first (v decoded exactly);
  *       int8 / int4 V (integer values): tiles of 64 visible tokens counted from lo (the last
  *         may be shorter), in increasing order; per tile and query head, with m = the tile's
- *         largest w (u = 2^64 if m < 2^-60, else 1; m' = m * u):
+ *         largest w over the tokens whose value row is not all zero (the others add exactly
+ *         0: w[t] := 0; so a guarded all-zero token, scale 1, cannot coarsen the others'
+ *         weights), u = 2^64 if m < 2^-60, else 1, m' = m * u:
  *           r = 32767 / m';  P[t] = RNE((w[t] * u) * r)  (integers 0..32767);
  *           s = (m' / 32767) * (1 / u);  I[d] = sum_t P[t] * v[t][d]  (exact int32);
  *           acc[d] = acc[d] + ((float)I[d] * s)   (m = 0: P = 0, s = 0)
@@ -6073,63 +6075,58 @@ QMX__KV_STRICT static void qmx__kv_axpy_f32(float *acc, float w, const float *v,
     }
 }
 
-#if defined(QMX__AVX512)
-/* 16 lanes of qmx__kv_exp_core + scaling, for x in [LO, 0]; lanes below LO give +0. */
-QMX__KV_STRICT static __m512 qmx__kv_exp16(__m512 x) {
-    __mmask16 low = _mm512_cmp_ps_mask(x, _mm512_set1_ps(QMX__KV_EXP_LO), _CMP_LT_OQ);
-    __m512 magic = _mm512_set1_ps(12582912.0f), t, n, r, p, z;
-    __m512i e;
-    x = _mm512_max_ps(x, _mm512_set1_ps(QMX__KV_EXP_LO));
-    t = _mm512_mul_ps(x, _mm512_set1_ps(QMX__KV_LOG2E));
-    n = _mm512_add_ps(t, magic);
-    e = _mm512_sub_epi32(_mm512_castps_si512(n), _mm512_castps_si512(magic));
-    n = _mm512_sub_ps(n, magic);
-    t = _mm512_mul_ps(n, _mm512_set1_ps(0.693359375f)); QMX__KV_BAR(t);
-    r = _mm512_sub_ps(x, t);
-    t = _mm512_mul_ps(n, _mm512_set1_ps(QMX__KV_C2)); QMX__KV_BAR(t);
-    r = _mm512_sub_ps(r, t);
-    z = _mm512_mul_ps(r, r);
-    p = _mm512_set1_ps(QMX__KV_P0);
-    p = _mm512_mul_ps(p, r); QMX__KV_BAR(p); p = _mm512_add_ps(p, _mm512_set1_ps(QMX__KV_P1));
-    p = _mm512_mul_ps(p, r); QMX__KV_BAR(p); p = _mm512_add_ps(p, _mm512_set1_ps(QMX__KV_P2));
-    p = _mm512_mul_ps(p, r); QMX__KV_BAR(p); p = _mm512_add_ps(p, _mm512_set1_ps(QMX__KV_P3));
-    p = _mm512_mul_ps(p, r); QMX__KV_BAR(p); p = _mm512_add_ps(p, _mm512_set1_ps(QMX__KV_P4));
-    p = _mm512_mul_ps(p, r); QMX__KV_BAR(p); p = _mm512_add_ps(p, _mm512_set1_ps(QMX__KV_P5));
-    p = _mm512_mul_ps(p, z); QMX__KV_BAR(p);
-    p = _mm512_add_ps(_mm512_add_ps(p, r), _mm512_set1_ps(1.0f));
-    e = _mm512_slli_epi32(_mm512_add_epi32(e, _mm512_set1_epi32(127)), 23);
-    p = _mm512_mul_ps(p, _mm512_castsi512_ps(e));
+#if defined(QMX__AVX512) || defined(QMX__AVX2)
+/* The vector exp, written once over a few lane-width macros (16 lanes on AVX-512, 8 on AVX2):
+ * qmx__kv_exp_core + scaling on every lane, for x in [LO, 0]; lanes below LO give +0. */
+#  if defined(QMX__AVX512)
+typedef __m512 qmx__kvf;
+typedef __m512i qmx__kvi;
+#    define QMX__KVF(op) _mm512_##op##_ps
+#    define QMX__KVI(op) _mm512_##op##_epi32
+#    define QMX__KVF_AS_I _mm512_castps_si512
+#    define QMX__KVI_AS_F _mm512_castsi512_ps
+#    define QMX__KV_ZERO_BELOW(p, x, lo) \
+        _mm512_maskz_mov_ps((__mmask16)~_mm512_cmp_ps_mask(x, lo, _CMP_LT_OQ), p)
+#  else
+typedef __m256 qmx__kvf;
+typedef __m256i qmx__kvi;
+#    define QMX__KVF(op) _mm256_##op##_ps
+#    define QMX__KVI(op) _mm256_##op##_epi32
+#    define QMX__KVF_AS_I _mm256_castps_si256
+#    define QMX__KVI_AS_F _mm256_castsi256_ps
+#    define QMX__KV_ZERO_BELOW(p, x, lo) _mm256_andnot_ps(_mm256_cmp_ps(x, lo, _CMP_LT_OQ), p)
+#  endif
+QMX__KV_STRICT static qmx__kvf qmx__kv_expv(qmx__kvf x0) {
+    const qmx__kvf lo = QMX__KVF(set1)(QMX__KV_EXP_LO), magic = QMX__KVF(set1)(12582912.0f);
+    qmx__kvf x = QMX__KVF(max)(x0, lo), t, n, r, p, z;
+    qmx__kvi e;
+    t = QMX__KVF(mul)(x, QMX__KVF(set1)(QMX__KV_LOG2E));
+    n = QMX__KVF(add)(t, magic);
+    e = QMX__KVI(sub)(QMX__KVF_AS_I(n), QMX__KVF_AS_I(magic));
+    n = QMX__KVF(sub)(n, magic);
+    t = QMX__KVF(mul)(n, QMX__KVF(set1)(0.693359375f)); QMX__KV_BAR(t);
+    r = QMX__KVF(sub)(x, t);
+    t = QMX__KVF(mul)(n, QMX__KVF(set1)(QMX__KV_C2)); QMX__KV_BAR(t);
+    r = QMX__KVF(sub)(r, t);
+    z = QMX__KVF(mul)(r, r);
+    p = QMX__KVF(set1)(QMX__KV_P0);
+#  define QMX__KV_HORNER(c) \
+    p = QMX__KVF(mul)(p, r); QMX__KV_BAR(p); p = QMX__KVF(add)(p, QMX__KVF(set1)(c))
+    QMX__KV_HORNER(QMX__KV_P1); QMX__KV_HORNER(QMX__KV_P2); QMX__KV_HORNER(QMX__KV_P3);
+    QMX__KV_HORNER(QMX__KV_P4); QMX__KV_HORNER(QMX__KV_P5);
+#  undef QMX__KV_HORNER
+    p = QMX__KVF(mul)(p, z); QMX__KV_BAR(p);
+    p = QMX__KVF(add)(QMX__KVF(add)(p, r), QMX__KVF(set1)(1.0f));
+    e = QMX__KVI(slli)(QMX__KVI(add)(e, QMX__KVI(set1)(127)), 23);
+    p = QMX__KVF(mul)(p, QMX__KVI_AS_F(e));
     QMX__KV_BAR(p);
-    return _mm512_maskz_mov_ps((__mmask16)~low, p);
+    return QMX__KV_ZERO_BELOW(p, x0, lo);
 }
-#elif defined(QMX__AVX2)
-QMX__KV_STRICT static __m256 qmx__kv_exp8(__m256 x) {
-    __m256 low = _mm256_cmp_ps(x, _mm256_set1_ps(QMX__KV_EXP_LO), _CMP_LT_OQ);
-    __m256 magic = _mm256_set1_ps(12582912.0f), t, n, r, p, z;
-    __m256i e;
-    x = _mm256_max_ps(x, _mm256_set1_ps(QMX__KV_EXP_LO));
-    t = _mm256_mul_ps(x, _mm256_set1_ps(QMX__KV_LOG2E));
-    n = _mm256_add_ps(t, magic);
-    e = _mm256_sub_epi32(_mm256_castps_si256(n), _mm256_castps_si256(magic));
-    n = _mm256_sub_ps(n, magic);
-    t = _mm256_mul_ps(n, _mm256_set1_ps(0.693359375f)); QMX__KV_BAR(t);
-    r = _mm256_sub_ps(x, t);
-    t = _mm256_mul_ps(n, _mm256_set1_ps(QMX__KV_C2)); QMX__KV_BAR(t);
-    r = _mm256_sub_ps(r, t);
-    z = _mm256_mul_ps(r, r);
-    p = _mm256_set1_ps(QMX__KV_P0);
-    p = _mm256_mul_ps(p, r); QMX__KV_BAR(p); p = _mm256_add_ps(p, _mm256_set1_ps(QMX__KV_P1));
-    p = _mm256_mul_ps(p, r); QMX__KV_BAR(p); p = _mm256_add_ps(p, _mm256_set1_ps(QMX__KV_P2));
-    p = _mm256_mul_ps(p, r); QMX__KV_BAR(p); p = _mm256_add_ps(p, _mm256_set1_ps(QMX__KV_P3));
-    p = _mm256_mul_ps(p, r); QMX__KV_BAR(p); p = _mm256_add_ps(p, _mm256_set1_ps(QMX__KV_P4));
-    p = _mm256_mul_ps(p, r); QMX__KV_BAR(p); p = _mm256_add_ps(p, _mm256_set1_ps(QMX__KV_P5));
-    p = _mm256_mul_ps(p, z); QMX__KV_BAR(p);
-    p = _mm256_add_ps(_mm256_add_ps(p, r), _mm256_set1_ps(1.0f));
-    e = _mm256_slli_epi32(_mm256_add_epi32(e, _mm256_set1_epi32(127)), 23);
-    p = _mm256_mul_ps(p, _mm256_castsi256_ps(e));
-    QMX__KV_BAR(p);
-    return _mm256_andnot_ps(low, p);
-}
+#  undef QMX__KVF
+#  undef QMX__KVI
+#  undef QMX__KVF_AS_I
+#  undef QMX__KVI_AS_F
+#  undef QMX__KV_ZERO_BELOW
 #endif
 
 /* x[i] = exp(x[i] - m) (x[i] - m <= 0), returns sum16 of the results. */
@@ -6142,7 +6139,7 @@ QMX__KV_STRICT static float qmx__kv_exp_sum(float *x, size_t n, float m) {
     {
         __m512 acc = _mm512_setzero_ps(), mm = _mm512_set1_ps(m);
         for (; i + 16 <= n; i += 16) {
-            __m512 e = qmx__kv_exp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), mm));
+            __m512 e = qmx__kv_expv(_mm512_sub_ps(_mm512_loadu_ps(x + i), mm));
             _mm512_storeu_ps(x + i, e);
             acc = _mm512_add_ps(acc, e);
         }
@@ -6152,8 +6149,8 @@ QMX__KV_STRICT static float qmx__kv_exp_sum(float *x, size_t n, float m) {
     {
         __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), mm = _mm256_set1_ps(m);
         for (; i + 16 <= n; i += 16) {
-            __m256 e0 = qmx__kv_exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), mm));
-            __m256 e1 = qmx__kv_exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8), mm));
+            __m256 e0 = qmx__kv_expv(_mm256_sub_ps(_mm256_loadu_ps(x + i), mm));
+            __m256 e1 = qmx__kv_expv(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8), mm));
             _mm256_storeu_ps(x + i, e0);
             _mm256_storeu_ps(x + i + 8, e1);
             a0 = _mm256_add_ps(a0, e0);
@@ -6182,6 +6179,7 @@ QMX__KV_STRICT static float qmx__kv_exp_sum(float *x, size_t n, float m) {
 /* INTEGER VALUES (int8 rows; int4 values are unpacked to int8 first): the weights of a tile of
  * n <= 64 tokens (w[j*ldw + t] >= 0, head j < g) become 15-bit integers per head, the weighted
  * sum over the tile is exact in int32, and one float step per element adds it in:
+ *   (a token whose value row is all zero adds exactly 0: its weight counts as 0 below)
  *   m_j = max_t w[j][t]; u = 2^64 if m_j < 2^-60 else 1 (keeps r_j finite), m' = m_j * u;
  *   r_j = 32767 / m'; P[j][t] = RNE((w[j][t] * u) * r_j)  (0 .. 32767; never above 32767.01);
  *   s_j = (m' / 32767) * (1 / u)                        (m_j = 0: P = 0 and s_j = 0)
@@ -6189,14 +6187,19 @@ QMX__KV_STRICT static float qmx__kv_exp_sum(float *x, size_t n, float m) {
  *   acc[j][e] = acc[j][e] + ((float)I[j][e] * s_j)     (each step rounded to float)
  * every float step one IEEE operation (no FMA), so the bits are the same on every path. */
 QMX__KV_STRICT static void qmx__kv_vq_weights(const float *w, size_t ldw, size_t g, size_t n,
-                                              int16_t *P, float *sc) {
+                                              const unsigned char *nz, int16_t *P, float *sc) {
     QMX__KV_NOCONTRACT
     size_t j, t;
+    float wz[64];   /* the weights, 0 for tokens whose value row is all zero */
     for (j = 0; j < g; j++) {
         const float *wj = w + j * ldw;
         int16_t *pj = P + j * 64;
         float m = 0.0f, u = 1.0f, du = 1.0f, r, s;
         size_t t0 = 0;
+        if (nz) { /* a zero row adds exactly 0: its weight must not set the tile's range */
+            for (t = 0; t < n; t++) wz[t] = nz[t] ? wj[t] : 0.0f;
+            wj = wz;
+        }
 #if defined(QMX__AVX512)
         {   /* the max is exact in any order */
             __m512 mv = _mm512_setzero_ps();
@@ -6248,6 +6251,7 @@ QMX__KV_STRICT static void qmx__kv_vq_weights(const float *w, size_t ldw, size_t
         for (t = t0; t < n; t++) {
             float y = wj[t] * u;
             y = y * r;
+            QMX__KV_BAR(y);        /* no FMA with the add below (clang -ffp-contract=fast) */
             y = y + 12582912.0f;   /* 1.5 * 2^23: rounds 0 <= y < 2^22 to an integer, RNE */
             y = y - 12582912.0f;
             pj[t] = (int16_t)(int32_t)y;
@@ -6281,8 +6285,16 @@ QMX__KV_STRICT static void qmx__kv_v_tile_i8(float *acc, size_t d, const float *
                                              size_t g, const int8_t *rows, size_t stride,
                                              size_t n, int16_t *P, float *sc) {
     QMX__KV_NOCONTRACT
-    size_t c = 0, t, j;
-    qmx__kv_vq_weights(w, ldw, g, n, P, sc);
+    size_t c = 0, t, j, e;
+    unsigned char nz[64];
+    int any_zero = 0;
+    for (t = 0; t < n; t++) {   /* all-zero rows (e.g. a guarded all-zero token, scale 1) */
+        const int8_t *rt = rows + t * stride;
+        for (e = 0; e < d && rt[e] == 0; e++) {}
+        nz[t] = (unsigned char)(e < d);
+        any_zero |= e == d;
+    }
+    qmx__kv_vq_weights(w, ldw, g, n, any_zero ? nz : NULL, P, sc);
 #if defined(QMX__AVX512)
     {
         size_t j0, k;
