@@ -579,7 +579,10 @@
  *   kvcache.py up to two documented departures: (1) MaxText computes x * (B / absmax) and we
  *   x / s (the two can differ by one step on rare ties); (2) MaxText has no zero guard (an
  *   all-zero token gives 0 * Inf = NaN there); we use Qwix's guard s < sqrt(FLT_MIN) -> s = 1,
- *   so an all-zero token stores zeros with scale 1. Read-back / dequant: x' = q * s.
+ *   so an all-zero (or all-tiny) token stores zero codes; int8 / int4 groups whose codes are
+ *   all zero then store scale 0 (not the guard's 1: both read back as zeros, and scale 0
+ *   keeps such a token from weighing in the integer value sums). Read-back / dequant:
+ *   x' = q * s.
  *   SCALE STORAGE: float32 s = absmax / B (MaxText stores bfloat16 absmax and divides by B on
  *   read: our float32 scale removes bf16's 2^-9 relative error from every value).
  *   Bit layouts of the data are qmx.h's (int4: element 2i in the low nibble of byte i).
@@ -625,9 +628,8 @@
  *         product rounded to float first (v decoded exactly);
  *       int8 / int4 V (integer values): tiles of 64 visible tokens counted from lo (the last
  *         may be shorter), in increasing order; per tile and query head, with m = the tile's
- *         largest w over the tokens whose value row is not all zero (the others add exactly
- *         0: w[t] := 0; so a guarded all-zero token, scale 1, cannot coarsen the others'
- *         weights), u = 2^64 if m < 2^-60, else 1, m' = m * u:
+ *         largest w (an all-zero value group stores scale 0, see QUANTIZATION, so it cannot
+ *         coarsen the other weights), u = 2^64 if m < 2^-60, else 1, m' = m * u:
  *           r = 32767 / m';  P[t] = RNE((w[t] * u) * r)  (integers 0..32767);
  *           s = (m' / 32767) * (1 / u);  I[d] = sum_t P[t] * v[t][d]  (exact int32);
  *           acc[d] = acc[d] + ((float)I[d] * s)   (m = 0: P = 0, s = 0)
@@ -5651,6 +5653,20 @@ static void qmx__kv_store_token(const qmx_kv_cache *c, int is_k, const float *x,
         (void)qmx_quantize(&q, x + h * d, d, &s, 1, NULL, data + (h * n->capacity + slot) * row,
                            row);
     }
+    if (dt == QMX_INT8 || dt == QMX_INT4) {
+        /* a group whose codes are all zero stores scale 0 (it reads back as zeros either
+         * way): in the integer value sums its tokens then weigh 0 instead of the guard's 1 */
+        int any = 0;
+        for (h = 0; h < n->n_kv_heads; h++) {
+            const unsigned char *r = data + (h * n->capacity + slot) * row;
+            size_t i;
+            int nz = 0;
+            for (i = 0; i < row; i++) nz |= r[i];
+            if (ax == QMX_KV_DKV && !nz) sc[h * n->capacity + slot] = 0.0f;
+            any |= nz;
+        }
+        if (ax == QMX_KV_HEADS_AND_DKV && !any) sc[slot] = 0.0f;
+    }
 }
 
 /* KIVI: key of position p into the residual; quantize the block when it completes. */
@@ -6179,27 +6195,21 @@ QMX__KV_STRICT static float qmx__kv_exp_sum(float *x, size_t n, float m) {
 /* INTEGER VALUES (int8 rows; int4 values are unpacked to int8 first): the weights of a tile of
  * n <= 64 tokens (w[j*ldw + t] >= 0, head j < g) become 15-bit integers per head, the weighted
  * sum over the tile is exact in int32, and one float step per element adds it in:
- *   (a token whose value row is all zero adds exactly 0: its weight counts as 0 below)
- *   m_j = max_t w[j][t]; u = 2^64 if m_j < 2^-60 else 1 (keeps r_j finite), m' = m_j * u;
+ *   m_j = max_t w[j][t] (an all-zero group stores scale 0, so its tokens weigh 0 here); u = 2^64 if m_j < 2^-60 else 1 (keeps r_j finite), m' = m_j * u;
  *   r_j = 32767 / m'; P[j][t] = RNE((w[j][t] * u) * r_j)  (0 .. 32767; never above 32767.01);
  *   s_j = (m' / 32767) * (1 / u)                        (m_j = 0: P = 0 and s_j = 0)
  *   I[j][e] = sum_t P[j][t] * v[t][e]                  (exact: |I| <= 64 * 32767 * 128 < 2^28)
  *   acc[j][e] = acc[j][e] + ((float)I[j][e] * s_j)     (each step rounded to float)
  * every float step one IEEE operation (no FMA), so the bits are the same on every path. */
 QMX__KV_STRICT static void qmx__kv_vq_weights(const float *w, size_t ldw, size_t g, size_t n,
-                                              const unsigned char *nz, int16_t *P, float *sc) {
+                                              int16_t *P, float *sc) {
     QMX__KV_NOCONTRACT
     size_t j, t;
-    float wz[64];   /* the weights, 0 for tokens whose value row is all zero */
     for (j = 0; j < g; j++) {
         const float *wj = w + j * ldw;
         int16_t *pj = P + j * 64;
         float m = 0.0f, u = 1.0f, du = 1.0f, r, s;
         size_t t0 = 0;
-        if (nz) { /* a zero row adds exactly 0: its weight must not set the tile's range */
-            for (t = 0; t < n; t++) wz[t] = nz[t] ? wj[t] : 0.0f;
-            wj = wz;
-        }
 #if defined(QMX__AVX512)
         {   /* the max is exact in any order */
             __m512 mv = _mm512_setzero_ps();
@@ -6285,16 +6295,8 @@ QMX__KV_STRICT static void qmx__kv_v_tile_i8(float *acc, size_t d, const float *
                                              size_t g, const int8_t *rows, size_t stride,
                                              size_t n, int16_t *P, float *sc) {
     QMX__KV_NOCONTRACT
-    size_t c = 0, t, j, e;
-    unsigned char nz[64];
-    int any_zero = 0;
-    for (t = 0; t < n; t++) {   /* all-zero rows (e.g. a guarded all-zero token, scale 1) */
-        const int8_t *rt = rows + t * stride;
-        for (e = 0; e < d && rt[e] == 0; e++) {}
-        nz[t] = (unsigned char)(e < d);
-        any_zero |= e == d;
-    }
-    qmx__kv_vq_weights(w, ldw, g, n, any_zero ? nz : NULL, P, sc);
+    size_t c = 0, t, j;
+    qmx__kv_vq_weights(w, ldw, g, n, P, sc);
 #if defined(QMX__AVX512)
     {
         size_t j0, k;
