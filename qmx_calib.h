@@ -208,7 +208,11 @@
  *   2:4 kernel wins for GEMV (decode; M = 1, 4096 x 4096: 1.5x, it reads 0.625x the bytes),
  *   loses a little at M = 8 (0.86x) and clearly at M = 64 (0.24x), where the dense kernel's
  *   register tiling reuses each weight register across rows while every sparse row needs its
- *   own gather (vpermt2b). sum(v) for the zero point comes out of the same pass (a_zp != 0).
+ *   own gather (vpermt2b). Against the same pruned weights prepacked for the dense kernels
+ *   (qmx_matmul_i8_packed) the 2:4 GEMV is 0.9x: the gather and index decode make it
+ *   compute-bound where the packed GEMV streams its weights at the cache's read bandwidth
+ *   (vpexpandb from bitmask metadata, tried as an alternative, is slower still on this CPU).
+ *   sum(v) for the zero point comes out of the same pass (a_zp != 0).
  *   Without AVX-512 VBMI (AVX2, NEON, Cortex-M, portable C) the 2:4 kernel is slower than the
  *   dense one: use it there for the memory footprint.
  *
