@@ -5053,8 +5053,9 @@ static qmx_status qmx__es_plan_all(const char *spec, const qmx_einsum_operand *a
     } else {
         pl->bs = pl->K; pl->nbax = 1; pl->nblk = 1;
     }
-    /* workspace: 64 alignment slack, then the regions */
-    pl->total = 64;
+    /* workspace: the regions, at offsets from the 64-byte aligned base (qmx_einsum rounds the
+     * workspace up to it), then 64 bytes of slack for that rounding */
+    pl->total = 0;
     esz = pl->kind == QMX__ES_F32 ? 4 : 1;
     for (o = 0; o < 2; o++) {
         pl->off_conv[o] = 0;
@@ -5090,8 +5091,8 @@ static qmx_status qmx__es_plan_all(const char *spec, const qmx_einsum_operand *a
         if (st != QMX_OK) return st;
         if (!qmx__es_r64add(&pl->total, pl->mm_bytes, &pl->off_mm)) return QMX_ERR_OVERFLOW;
     }
-    if (pl->total == 64) pl->total = 0; /* nothing to copy: no workspace at all */
-    return QMX_OK;
+    if (pl->total != 0 && !qmx__es_add(pl->total, 64, &pl->total)) return QMX_ERR_OVERFLOW;
+    return QMX_OK;   /* (total 0: nothing to copy, no workspace at all) */
 }
 
 QMX_API qmx_status qmx_einsum_output_shape(const char *spec, const qmx_einsum_operand *a,

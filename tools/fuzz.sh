@@ -1,12 +1,31 @@
 #!/usr/bin/env bash
 # fuzz.sh - build and run every libFuzzer harness tests/fuzz/fuzz_*.c for a bounded time each,
-# under ASan + UBSan (clang from Debian). Usage: tools/fuzz.sh SECONDS [NAME...]
-#   NAME = fuzz_x (default: all harnesses). Seeds: tests/fuzz/corpus/NAME/ (read-only; the run's
-#   new inputs go to build/fuzz/NAME/corpus). A crash is saved as build/fuzz/NAME/crash-*; turn
-#   it into a regression test. The last line is "N passed, N failed" (one check per harness).
+# under ASan + UBSan (clang from Debian), FUZZ_JOBS (default 2) harnesses at a time.
+# FUZZ_CFLAGS (default -march=native) selects the build: the SIMD paths (AVX2, AVX-512 VNNI)
+# are where tails and masked loads live; FUZZ_CFLAGS=-DQMX_NO_SIMD fuzzes the scalar code.
+#   tools/fuzz.sh SECONDS [NAME...]    NAME = fuzz_x (default: all harnesses)
+#   tools/fuzz.sh --list               rewrite tests/fuzz/corpus.lst (the inputs that
+#                                      tests/test_fuzz_replay.c replays) from the directories
+# Seeds: tests/fuzz/corpus/NAME/ and tests/fuzz/regressions/NAME/ (read-only; the run's new
+# inputs go to build/fuzz/NAME/corpus). A crash is saved as build/fuzz/NAME/crash-*: minimise it
+# (./NAME -minimize_crash=1 -runs=10000 crash-...), fix the bug, and add the input under
+# tests/fuzz/regressions/NAME/ (then --list), so that test_fuzz_replay replays it everywhere.
+# One "ok"/"FAIL" line per harness (in the order given); the last line is "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+list=tests/fuzz/corpus.lst
+
+write_list() {
+    { echo "# inputs replayed by tests/test_fuzz_replay.c; regenerate with tools/fuzz.sh --list"
+      find tests/fuzz/corpus tests/fuzz/regressions -mindepth 2 -maxdepth 2 -type f \
+          ! -name '.*' 2>/dev/null | LC_ALL=C sort; } >"$1"
+}
+if [ "${1:-}" = "--list" ]; then
+    write_list "$list"; echo "fuzz: wrote $list ($(grep -vc '^#' "$list") inputs)"; exit 0
+fi
 secs=${1:-60}; shift || true
+jobs=${FUZZ_JOBS:-2}
+[ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
 cc=${FUZZ_CC:-clang}
 if ! command -v "$cc" >/dev/null 2>&1; then
     echo "fuzz: $cc not found (apt-get install clang)"; echo "0 passed, 1 failed"; exit 1
@@ -14,26 +33,55 @@ fi
 if [ $# -gt 0 ]; then names=("$@"); else
     shopt -s nullglob; names=(); for f in tests/fuzz/fuzz_*.c; do names+=("$(basename "$f" .c)"); done
 fi
-pass=0 fail=0
-for n in "${names[@]}"; do
-    src=tests/fuzz/$n.c out=build/fuzz/$n
+# The replay list must name every input (test_fuzz_replay checks it too, where it can list
+# directories): say so early rather than after minutes of fuzzing.
+tmp=$(mktemp) && write_list "$tmp"
+if ! cmp -s <(grep -v '^#' "$tmp") <(grep -v '^#' "$list" 2>/dev/null); then
+    echo "fuzz: warning: $list is stale (run tools/fuzz.sh --list)"
+fi
+rm -f "$tmp"
+
+# Builds and runs one harness; leaves build/fuzz/NAME/result: the harness's ok/FAIL line(s).
+run_one() {
+    local n=$1 src=tests/fuzz/$1.c out=build/fuzz/$1 seeds=() d rc execs
     mkdir -p "$out/corpus"
+    rm -f "$out/result"
+    # shellcheck disable=SC2086  # FUZZ_CFLAGS is a list of flags
     if ! "$cc" -std=c99 -g -O1 -I. -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-            "$src" -o "$out/$n" 2>"$out/build.log"; then
-        echo "  FAIL  $n: build failed (see $out/build.log)"; sed -n 1,20p "$out/build.log"; fail=$((fail+1)); continue
+            ${FUZZ_CFLAGS--march=native} "$src" -o "$out/$n" 2>"$out/build.log"; then
+        { echo "  FAIL  $n: build failed (see $out/build.log)"; sed -n 1,20p "$out/build.log"; } >"$out/result"
+        return
     fi
-    seeds=(); [ -d "tests/fuzz/corpus/$n" ] && seeds=("tests/fuzz/corpus/$n")
+    for d in "tests/fuzz/corpus/$n" "tests/fuzz/regressions/$n"; do
+        [ -d "$d" ] && seeds+=("../../../$d")
+    done
     (cd "$out" && UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ./"$n" -max_total_time="$secs" \
-        -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 corpus "${seeds[@]/#/../../../}" \
+        -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 corpus "${seeds[@]}" \
         >run.log 2>&1)
     rc=$?
     execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$out/run.log" | grep -o '[0-9]*$' | tail -1)
     if [ $rc -eq 0 ]; then
-        echo "  ok    $n: ${execs:-?} executions in ${secs} s, no crash"; pass=$((pass+1))
+        echo "  ok    $n: ${execs:-?} executions in ${secs} s, no crash" >"$out/result"
     else
-        echo "  FAIL  $n: exit $rc after ${execs:-?} executions (log: $out/run.log)"
-        grep -E 'ERROR|runtime error|SUMMARY' "$out/run.log" | head -5; fail=$((fail+1))
+        { echo "  FAIL  $n: exit $rc after ${execs:-?} executions (log: $out/run.log)"
+          grep -E 'ERROR|runtime error|SUMMARY' "$out/run.log" | head -5; } >"$out/result"
     fi
+}
+
+t0=$(date +%s)
+running=0
+for n in "${names[@]}"; do
+    if [ "$running" -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
+    run_one "$n" &
+    running=$((running + 1))
 done
+wait
+pass=0 fail=0
+for n in "${names[@]}"; do
+    r=build/fuzz/$n/result
+    if [ -f "$r" ] && head -1 "$r" | grep -q '^  ok '; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+    if [ -f "$r" ]; then cat "$r"; else echo "  FAIL  $n: no result"; fi
+done
+echo "fuzz: ${#names[@]} harness(es), $jobs at a time, $(( $(date +%s) - t0 )) s"
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
