@@ -452,6 +452,25 @@ static void test_plans(void) {
         CHECK(qmx_einsum_workspace_size("ij,jk->ki", &A, &B, NULL, &ws2, &pos) == QMX_OK && ws2 == ws,
               "the query is repeatable");
     }
+    {   /* "any alignment": at each of the 64 offsets of the workspace, nothing is written past
+         * its end (regression: the alignment pad was once counted twice, and up to 63 bytes
+         * past an unaligned workspace were written; found by tests/fuzz/fuzz_kernels_api) */
+        static unsigned char buf[64 + 4096 + 64];
+        size_t s4a2[4] = {2, 3, 4, 5}, s4b2[4] = {2, 3, 6, 5}, off, i, bad = 0, need = 0;
+        set_f32(&A, 4, s4a2, fa, 120);
+        set_f32(&B, 4, s4b2, fb, 180);
+        CHECK(qmx_einsum_workspace_size("bnth,bnsh->bnts", &A, &B, NULL, &need, &pos) == QMX_OK &&
+              need > 0 && need <= 4096, "workspace query");
+        for (off = 0; off < 64 && need <= 4096; off++) {
+            memset(buf, 0xA5, sizeof buf);
+            if (qmx_einsum("bnth,bnsh->bnts", &A, &B, NULL, fout, 2 * 3 * 4 * 6, buf + off, need,
+                           &pos) != QMX_OK)
+                bad++;
+            for (i = off + need; i < sizeof buf; i++)
+                if (buf[i] != 0xA5) { bad++; break; }
+        }
+        CHECK(bad == 0, "einsum wrote past an unaligned workspace (%u offsets)", (unsigned)bad);
+    }
     {   /* int4 operands unpack into the workspace: count bytes more than int8 */
         qmx_einsum_operand X, Y;
         size_t w8 = 0, w4 = 0;
