@@ -12,9 +12,8 @@
  * Bare-metal targets cannot list directories, hence the list; where <dirent.h> exists the test
  * also checks (one CHECK per directory) that the list names every file there (refresh it with
  * `tools/fuzz.sh --list` after adding an input).
- * Cortex-M: fuzz_einsum.c keeps 1.1 MiB of static buffers (a 1 MiB workspace), far more than
- * a microcontroller's RAM, so it is left out there and its inputs are counted as skipped; the
- * other harnesses allocate at most a few hundred KiB (shapes capped at 4096 elements). */
+ * The harnesses allocate at most a few hundred KiB (shapes capped at 4096 elements), which the
+ * QEMU Cortex-M boards' 16 MiB hold. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,19 +41,9 @@
 #define LLVMFuzzerTestOneInput qmx_fz_convert_safetensors
 #include "fuzz/fuzz_convert_safetensors.c"
 #undef LLVMFuzzerTestOneInput
-#ifndef QMX_FZ_SMALL
-/* gcc -O3: a false maybe-uninitialized on oshape (written by qmx_einsum_output_shape on OK) */
-#if defined(__GNUC__) && !defined(__clang__)
-#  pragma GCC diagnostic push
-#  pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
 #define LLVMFuzzerTestOneInput qmx_fz_einsum
 #include "fuzz/fuzz_einsum.c"
 #undef LLVMFuzzerTestOneInput
-#if defined(__GNUC__) && !defined(__clang__)
-#  pragma GCC diagnostic pop
-#endif
-#endif
 
 #include "qmx_test.h"
 
@@ -71,9 +60,7 @@ static const struct { const char *name; qmx_fz_fn fn; } qmx_fz_harness[] = {
     {"fuzz_calib_method", qmx_fz_calib_method},
     {"fuzz_convert_npy", qmx_fz_convert_npy},
     {"fuzz_convert_safetensors", qmx_fz_convert_safetensors},
-#ifndef QMX_FZ_SMALL
     {"fuzz_einsum", qmx_fz_einsum},
-#endif
 };
 #define QMX_FZ_NH (sizeof qmx_fz_harness / sizeof qmx_fz_harness[0])
 #define QMX_FZ_LIST "tests/fuzz/corpus.lst"
@@ -110,9 +97,6 @@ static int qmx_fz_find(const char *path) {
     for (i = 0; i < QMX_FZ_NH; i++)
         if (strlen(qmx_fz_harness[i].name) == len && !memcmp(qmx_fz_harness[i].name, b, len))
             return (int)i;
-#ifdef QMX_FZ_SMALL
-    if (len == 11 && !memcmp(b, "fuzz_einsum", 11)) return -2;
-#endif
     return -1;
 }
 

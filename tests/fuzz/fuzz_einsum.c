@@ -8,6 +8,8 @@
  *   - on any error the output (and its guard) is untouched; on success nothing past out_len
  *     is written, and a second run on a differently aligned workspace gives the same bits;
  *   - a workspace one byte short is refused with QMX_ERR_BUFFER_TOO_SMALL;
+ *   - every workspace is allocated at exactly its size, at a fuzzer-chosen alignment (ASan
+ *     sees a write past it);
  *   - differential: int8 x int8 without scales or zero points gives the same numbers through
  *     the three paths (int32 output, float output via qmx_matmul_i8_f32, and the float32
  *     kernel on the same values as floats): the values are in [-7, 7] and K <= 4^8, so
@@ -22,7 +24,13 @@
 static float da[4096], db[4096], fa[4096], fb[4096], sc[2][64];
 static int8_t qa[4096], qb[4096];
 static uint32_t out1[OUTN + 8], out2[OUTN + 8];
-static unsigned char ws[1 << 20];
+#define FZE_WS_MAX ((size_t)1 << 20)
+/* A workspace of exactly `bytes` at offset `off` of its own allocation, so that ASan (or the
+ * allocator's guard) sees any write past its end, at any alignment; NULL if malloc fails. */
+static unsigned char *fze_ws(size_t bytes, unsigned off, unsigned char **base) {
+    *base = (unsigned char *)malloc(off + bytes + (off + bytes == 0));
+    return *base ? *base + off : NULL;
+}
 
 static qmx_dtype pick(unsigned b) {
     static const qmx_dtype d[8] = {QMX_FLOAT32, QMX_FLOAT32, QMX_INT8, QMX_INT8, QMX_INT4,
@@ -40,6 +48,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     int o, p1 = -7, p2 = -7, rank;
     qmx_status s1, s2;
     size_t oshape[QMX_EINSUM_MAX_RANK];
+    unsigned char *b1 = NULL, *b2 = NULL, *b3 = NULL, *w1, *w2, *w3;
+    memset(oshape, 0, sizeof oshape);
     memset(h, 0, sizeof h);
     memcpy(h, data, size < 32 ? size : 32);
     n = size > 32 ? size - 32 : 0;
@@ -91,14 +101,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     s1 = qmx_einsum_workspace_size(spec, &op[0], &op[1], &opts, &bytes, &p1);
     for (i = 0; i < OUTN + 8; i++) out1[i] = 0xDEADBEEFu;
-    if (s1 == QMX_OK && bytes > sizeof ws - 64) return 0;
+    if (s1 == QMX_OK && bytes > FZE_WS_MAX) return 0;
     if (qmx_einsum_output_shape(spec, &op[0], &op[1], oshape, &rank, &p2) == QMX_OK) {
         size_t c = 1;
         for (i = 0; i < (size_t)rank; i++) c *= oshape[i];
         if (c > OUTN) return 0;
     }
-    s2 = qmx_einsum(spec, &op[0], &op[1], &opts, out1, OUTN, ws + (h[31] & 63),
-                    s1 == QMX_OK ? bytes : sizeof ws - 64, &p2);
+    /* a plan error must come first, whatever the workspace (64 bytes then) */
+    w1 = fze_ws(s1 == QMX_OK ? bytes : 64, h[31] & 63u, &b1);
+    if (!w1) return 0;
+    s2 = qmx_einsum(spec, &op[0], &op[1], &opts, out1, OUTN, w1, s1 == QMX_OK ? bytes : 64, &p2);
+    free(b1);
     if (p1 < -1 || p1 > (int)n || p2 < -1 || p2 > (int)n) abort();
     if (s1 != QMX_OK) {
         /* plan errors come first in qmx_einsum as well */
@@ -112,11 +125,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     cnt = 1;
     for (i = 0; i < (size_t)rank; i++) cnt *= oshape[i];
     for (i = cnt; i < OUTN + 8; i++) if (out1[i] != 0xDEADBEEFu) abort();
-    if (qmx_einsum(spec, &op[0], &op[1], &opts, out2, OUTN, ws + 64 - (h[31] & 63), bytes, &p2)
-        != QMX_OK) abort();
+    w2 = fze_ws(bytes, 63u - (h[31] & 63u), &b2);
+    if (!w2) return 0;
+    if (qmx_einsum(spec, &op[0], &op[1], &opts, out2, OUTN, w2, bytes, &p2) != QMX_OK) abort();
+    free(b2);
     if (memcmp(out1, out2, cnt * 4) != 0) abort();
-    if (bytes > 0 && qmx_einsum(spec, &op[0], &op[1], &opts, out2, OUTN, ws, bytes - 1, &p2)
-                         != QMX_ERR_BUFFER_TOO_SMALL) abort();
+    if (bytes > 0) {
+        w3 = fze_ws(bytes - 1, 0, &b3);
+        if (!w3) return 0;
+        if (qmx_einsum(spec, &op[0], &op[1], &opts, out2, OUTN, w3, bytes - 1, &p2)
+            != QMX_ERR_BUFFER_TOO_SMALL) abort();
+        free(b3);
+    }
     if (op[0].dtype == QMX_INT8 && op[1].dtype == QMX_INT8 && !op[0].scales && !op[1].scales &&
         !op[0].zero_point && !op[1].zero_point && !opts.int32_out) {
         qmx_einsum_operand f[2];
@@ -125,8 +145,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         memset(&o32, 0, sizeof o32);
         o32.int32_out = 1;
         if (qmx_einsum_workspace_size(spec, &op[0], &op[1], &o32, &need, &p2) != QMX_OK ||
-            need > sizeof ws || qmx_einsum(spec, &op[0], &op[1], &o32, out2, OUTN, ws, need, &p2)
-            != QMX_OK) abort();
+            need > FZE_WS_MAX) abort();
+        if (!(w3 = fze_ws(need, h[31] & 63u, &b3))) return 0;
+        if (qmx_einsum(spec, &op[0], &op[1], &o32, out2, OUTN, w3, need, &p2) != QMX_OK) abort();
+        free(b3);
         for (i = 0; i < cnt; i++) {
             float x;
             memcpy(&x, &out1[i], 4);
@@ -139,8 +161,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             f[o].data_bytes = sizeof fa;
         }
         if (qmx_einsum_workspace_size(spec, &f[0], &f[1], NULL, &need, &p2) != QMX_OK ||
-            need > sizeof ws || qmx_einsum(spec, &f[0], &f[1], NULL, out2, OUTN, ws, need, &p2)
-            != QMX_OK) abort();
+            need > FZE_WS_MAX) abort();
+        if (!(w3 = fze_ws(need, h[31] & 63u, &b3))) return 0;
+        if (qmx_einsum(spec, &f[0], &f[1], NULL, out2, OUTN, w3, need, &p2) != QMX_OK) abort();
+        free(b3);
         if (memcmp(out1, out2, cnt * 4) != 0) abort();
     }
     return 0;
