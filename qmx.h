@@ -1667,9 +1667,35 @@ QMX__VINLINE __m512i qmx__q512_pack(__m512i r0, __m512i r1, __m512i r2, __m512i 
     return _mm512_permutexvar_epi32(k->perm, _mm512_packus_epi16(ab, cd));
 }
 
+/* Runs this long (bytes of int8 output; the float input is 4x that) store with non-temporal
+ * stores: the output of a quantization larger than the caches is not read back soon, and
+ * writing it around the caches leaves them to the input (only the speed differs). */
+#ifndef QMX_NT_STORE_MIN
+#define QMX_NT_STORE_MIN ((size_t)4 << 20)
+#endif
 QMX__VINLINE size_t qmx__q512_loop(const float *x, size_t n, const qmx__q512 *k, int8_t *q,
                                    int div, int addz, int away, int zpi) {
     size_t i = 0;
+    if (n >= QMX_NT_STORE_MIN) {
+        /* masked plain stores up to a 64-byte boundary of q (< 64 elements), then streaming */
+        size_t head = (size_t)((64u - ((uintptr_t)q & 63u)) & 63u);
+        while (i < head) {
+            size_t c = head - i < 16 ? head - i : 16;
+            __mmask16 m = (__mmask16)((1u << c) - 1u);
+            __m512i r = qmx__q512_one(_mm512_maskz_loadu_ps(m, x + i), k, div, addz, away);
+            if (zpi) r = _mm512_add_epi32(r, k->zpi);
+            _mm512_mask_cvtepi32_storeu_epi8(q + i, m, r);
+            i += c;
+        }
+        for (; i + 64 <= n; i += 64) {
+            __m512i r0 = qmx__q512_one(_mm512_loadu_ps(x + i), k, div, addz, away);
+            __m512i r1 = qmx__q512_one(_mm512_loadu_ps(x + i + 16), k, div, addz, away);
+            __m512i r2 = qmx__q512_one(_mm512_loadu_ps(x + i + 32), k, div, addz, away);
+            __m512i r3 = qmx__q512_one(_mm512_loadu_ps(x + i + 48), k, div, addz, away);
+            _mm512_stream_si512((__m512i *)(void *)(q + i), qmx__q512_pack(r0, r1, r2, r3, k, zpi));
+        }
+        _mm_sfence();
+    }
     for (; i + 64 <= n; i += 64) {
         __m512i r0 = qmx__q512_one(_mm512_loadu_ps(x + i), k, div, addz, away);
         __m512i r1 = qmx__q512_one(_mm512_loadu_ps(x + i + 16), k, div, addz, away);
