@@ -168,7 +168,6 @@ int main(void) {
     stream_job dram;
     bqu_stats ratio;
     if (!K || !V || !q) return 1;
-    (void)bqu_alloc; (void)bqu_rng;   /* bench_util.h helpers this program does not need */
     for (i = 0; i < CTX * per; i++) {
         K[i] = kv_synth_normal(&rs) * ((i % HD == 5 || i % HD == 77) ? 8.0f : 1.0f); /* outlier channels */
         V[i] = kv_synth_normal(&rs);

@@ -17,26 +17,33 @@
 
 #define BQU_MAX_REPS 99
 
-static double bqu_now(void) {
+/* every helper is static (one translation unit per bench) and not every bench uses each */
+#if defined(__GNUC__) || defined(__clang__)
+#  define BQU_FN static __attribute__((unused))
+#else
+#  define BQU_FN static
+#endif
+
+BQU_FN double bqu_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int bqu_env_int(const char *name, int dflt) {
+BQU_FN int bqu_env_int(const char *name, int dflt) {
     const char *s = getenv(name);
     return (s && *s) ? atoi(s) : dflt;
 }
-static int bqu_reps(void) {
+BQU_FN int bqu_reps(void) {
     int r = bqu_env_int("QMX_BENCH_REPS", 7);
     return r < 5 ? 5 : (r > BQU_MAX_REPS ? BQU_MAX_REPS : r);
 }
-static double bqu_rep_seconds(void) {
+BQU_FN double bqu_rep_seconds(void) {
     int ms = bqu_env_int("QMX_BENCH_REP_MS", 60);
     return 1e-3 * (double)(ms < 1 ? 1 : ms);
 }
 
-static int bqu_cmp_double(const void *a, const void *b) {
+BQU_FN int bqu_cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
@@ -49,7 +56,7 @@ typedef struct bqu_stats {
 
 typedef void (*bqu_fn)(void *ctx);
 
-static bqu_stats bqu_summarize(double *v, int reps) {
+BQU_FN bqu_stats bqu_summarize(double *v, int reps) {
     bqu_stats s;
     qsort(v, (size_t)reps, sizeof v[0], bqu_cmp_double);
     s.min = v[0];
@@ -60,7 +67,7 @@ static bqu_stats bqu_summarize(double *v, int reps) {
 }
 
 /* One untimed warm-up call, then the number of calls that lasts about one rep. */
-static long bqu_calls_for(bqu_fn fn, void *ctx, double target) {
+BQU_FN long bqu_calls_for(bqu_fn fn, void *ctx, double target) {
     double t0, dt;
     long c = 0;
     fn(ctx);
@@ -71,7 +78,7 @@ static long bqu_calls_for(bqu_fn fn, void *ctx, double target) {
 
 /* One rep: `calls` calls, topped up until at least `target` seconds have passed; returns
  * seconds per call. */
-static double bqu_rep(bqu_fn fn, void *ctx, long calls, double target) {
+BQU_FN double bqu_rep(bqu_fn fn, void *ctx, long calls, double target) {
     double t0 = bqu_now(), dt;
     long done, c;
     for (done = 0; done < calls; done++) fn(ctx);
@@ -86,7 +93,7 @@ static double bqu_rep(bqu_fn fn, void *ctx, long calls, double target) {
 }
 
 /* Seconds per call of fn(ctx). */
-static bqu_stats bqu_measure(bqu_fn fn, void *ctx) {
+BQU_FN bqu_stats bqu_measure(bqu_fn fn, void *ctx) {
     double v[BQU_MAX_REPS], target = bqu_rep_seconds();
     int reps = bqu_reps(), r;
     long calls = bqu_calls_for(fn, ctx, target);
@@ -98,7 +105,7 @@ static bqu_stats bqu_measure(bqu_fn fn, void *ctx) {
  * traffic): reps of A and B alternate (A B, B A, A B, ...), each as long as in bqu_measure, and
  * each pair gives (seconds per call of A) / (seconds per call of B). Median / min / max of
  * those ratios. */
-static bqu_stats bqu_measure_ratio(bqu_fn fa, void *ca, bqu_fn fb, void *cb) {
+BQU_FN bqu_stats bqu_measure_ratio(bqu_fn fa, void *ca, bqu_fn fb, void *cb) {
     double v[BQU_MAX_REPS], target = bqu_rep_seconds();
     int reps = bqu_reps(), r;
     long na = bqu_calls_for(fa, ca, target), nb = bqu_calls_for(fb, cb, target);
@@ -113,7 +120,7 @@ static bqu_stats bqu_measure_ratio(bqu_fn fa, void *ca, bqu_fn fb, void *cb) {
 
 /* Core clock in GHz, best of 9 samples of a dependent add chain (a neighbour on a shared core
  * can only slow a sample down). 0 when there is no chain for this architecture. */
-static void bqu_clock_chain(long iters) {
+BQU_FN void bqu_clock_chain(long iters) {
     long i, x = 0;
     for (i = 0; i < iters; i++) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -130,7 +137,7 @@ static void bqu_clock_chain(long iters) {
 #endif
     }
 }
-static double bqu_clock_ghz(void) {
+BQU_FN double bqu_clock_ghz(void) {
 #if defined(__x86_64__) || defined(__i386__) || defined(__aarch64__)
     const long iters = 1L << 18;           /* 2^21 adds: ~0.6 ms at 3.5 GHz */
     double best = 0.0;
@@ -149,7 +156,7 @@ static double bqu_clock_ghz(void) {
 }
 
 /* Page-aligned buffer, every page touched with a nonzero pattern before any timing. */
-static void *bqu_alloc(size_t bytes) {
+BQU_FN void *bqu_alloc(size_t bytes) {
     void *p = NULL;
     size_t rounded = (bytes + 4095) & ~(size_t)4095;
     if (posix_memalign(&p, 4096, rounded ? rounded : 4096) != 0) {
@@ -161,7 +168,7 @@ static void *bqu_alloc(size_t bytes) {
 }
 
 /* Deterministic xorshift32, so every run sees the same data. */
-static unsigned bqu_rng(unsigned *s) {
+BQU_FN unsigned bqu_rng(unsigned *s) {
     unsigned x = *s;
     x ^= x << 13; x ^= x >> 17; x ^= x << 5;
     return *s = x;
