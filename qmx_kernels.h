@@ -3276,17 +3276,9 @@ extern "C" {
 
 #define QMX__LB_MB 16 /* rows of A per laid-out panel */
 
-static int32_t qmx__lb_u2i(uint32_t u) {
-    return u <= 0x7FFFFFFFu ? (int32_t)u : (int32_t)(u - 0x80000000u) - 0x7FFFFFFF - 1;
-}
-static size_t qmx__lb_r64(size_t x) { return (x + 63u) & ~(size_t)63u; }
+/* (qmx__k_u2i, qmx__k_r64, qmx__k_extent, qmx__k_scale_ok and qmx__k_fc_prep come from the
+ * int8 part above) */
 static size_t qmx__lb_r128(size_t x) { return (x + 127u) & ~(size_t)127u; }
-/* (rows-1)*ld + cols, 0 on overflow (rows, cols >= 1) */
-static size_t qmx__lb_extent(size_t rows, size_t cols, size_t ld) {
-    if (rows - 1 != 0 && ld > (SIZE_MAX - cols) / (rows - 1)) return 0;
-    return (rows - 1) * ld + cols;
-}
-static int qmx__lb_scale_ok(float s) { return s > 0.0f && s <= FLT_MAX; }
 /* every s[i] finite and > 0; no early exit, so that the compiler can vectorise the loop
  * (per-block weight scales are N*K/bs floats) */
 static int qmx__lb_scales_ok(const float *s, size_t n) {
@@ -3723,7 +3715,7 @@ static qmx_status qmx__lb_ws(size_t M, size_t K, size_t bs, size_t *bytes) {
     if (R > (SIZE_MAX - 64) / mb) return QMX_ERR_OVERFLOW;
     total = 64 + mb * R;
     if (nblk > (SIZE_MAX / 4 - 64) / mb) return QMX_ERR_OVERFLOW;
-    t = qmx__lb_r64(4 * mb * nblk) + qmx__lb_r64(64 * ((nblk + 3) / 4 * 4));
+    t = qmx__k_r64(4 * mb * nblk) + qmx__k_r64(64 * ((nblk + 3) / 4 * 4));
     if (t > SIZE_MAX - total) return QMX_ERR_OVERFLOW;
     *bytes = total + t;
     return QMX_OK;
@@ -3754,9 +3746,9 @@ static qmx_status qmx__lb_check(size_t M, size_t N, size_t K, const void *A, siz
     if (M == 0 || N == 0 || K == 0) return QMX_ERR_SIZE;
     if (K > QMX_MATMUL_I4_MAX_K) return QMX_ERR_OVERFLOW;
     if (lda < K || ldw < K) return QMX_ERR_SHAPE;
-    ext = qmx__lb_extent(M, K, lda);
+    ext = qmx__k_extent(M, K, lda);
     if (!ext || (ad == QMX_INT4 && ext > SIZE_MAX - 1)) return QMX_ERR_OVERFLOW;
-    ext = qmx__lb_extent(N, K, ldw);
+    ext = qmx__k_extent(N, K, ldw);
     if (!ext || ext > SIZE_MAX - 1) return QMX_ERR_OVERFLOW;
     g->bs = (p->block_size == 0 || p->block_size > K) ? K : p->block_size;
     g->nblk = K / g->bs + (K % g->bs != 0);
@@ -3798,7 +3790,7 @@ static void qmx__lb_run(const qmx__lb_args *g, void *workspace, qmx__lb_stage_fn
                             int32_t wv = qmx__lb_nib(g->W, (n + j) * g->ldw + k, !g->w_u4);
                             s += (uint32_t)((av - g->a_zp) * (wv - z));
                         }
-                        P[0][j] = qmx__lb_u2i(s);
+                        P[0][j] = qmx__k_u2i(s);
                     }
                     stage(ctx, m, 1, n, nn, b, P);
                 }
@@ -3852,7 +3844,7 @@ static void qmx__lb_run(const qmx__lb_args *g, void *workspace, qmx__lb_stage_fn
                                 uint32_t v = (uint32_t)D[i][j] - z[j] * s_a;
                                 if (!QMX__LB_AZP_IN_A)
                                     v = v - azp * su[j] + azp * z[j] * (uint32_t)kl;
-                                P[i][j] = qmx__lb_u2i(v);
+                                P[i][j] = qmx__k_u2i(v);
                             }
                         }
                         stage(ctx, m0 + m, na, n, nn, b, P);
@@ -3873,7 +3865,7 @@ static void qmx__lb_i32_stage(void *vctx, size_t m, size_t nm, size_t n, size_t 
     for (i = 0; i < nm; i++) {
         int32_t *c = x->C + (m + i) * x->ldc + n;
         for (j = 0; j < nn; j++)
-            c[j] = blk == 0 ? P[i][j] : qmx__lb_u2i((uint32_t)c[j] + (uint32_t)P[i][j]);
+            c[j] = blk == 0 ? P[i][j] : qmx__k_u2i((uint32_t)c[j] + (uint32_t)P[i][j]);
     }
 }
 
@@ -3998,7 +3990,7 @@ static void qmx__lb_run_b32(const qmx__lb_args *g, void *workspace, const qmx__l
     R = (nblk - 1) * 2 * qmx__lb_r128(32) + 2 * qmx__lb_r128(K - (nblk - 1) * 32); /* as WORKSPACE */
     panel = ws + off;
     sa = (int32_t *)(void *)(ws + off + mbmax * R);
-    P = (int32_t *)(void *)(ws + off + mbmax * R + qmx__lb_r64(4 * mbmax * nblk));
+    P = (int32_t *)(void *)(ws + off + mbmax * R + qmx__k_r64(4 * mbmax * nblk));
     for (m0 = 0; m0 < M; m0 += QMX__LB_MB) {
         size_t mb = M - m0 < QMX__LB_MB ? M - m0 : QMX__LB_MB;
         for (i = 0; i < mb; i++) {
@@ -4023,7 +4015,7 @@ static void qmx__lb_run_b32(const qmx__lb_args *g, void *workspace, const qmx__l
                         if (!azp && !g->w_zps) { /* one zero point: a loop that vectorises */
                             const uint32_t z = g->w_u4 ? (uint32_t)g->w_zp : 8u;
                             for (b = 0; b < nblk; b++)
-                                q[b] = qmx__lb_u2i((uint32_t)q[b] - z * (uint32_t)s_a[b]);
+                                q[b] = qmx__k_u2i((uint32_t)q[b] - z * (uint32_t)s_a[b]);
                             continue;
                         }
                         for (b = 0; b < nblk; b++) {
@@ -4031,7 +4023,7 @@ static void qmx__lb_run_b32(const qmx__lb_args *g, void *workspace, const qmx__l
                             uint32_t z = g->w_u4 ? (uint32_t)(g->w_zps ? g->w_zps[(n + j) * nblk + b]
                                                                         : (uint8_t)g->w_zp) : 8u;
                             uint32_t su = azp ? (uint32_t)qmx__lb_usum(wr[j] + b * 16, kl, xr) : 0u;
-                            q[b] = qmx__lb_u2i((uint32_t)q[b] - z * (uint32_t)s_a[b] - azp * su +
+                            q[b] = qmx__k_u2i((uint32_t)q[b] - z * (uint32_t)s_a[b] - azp * su +
                                                azp * z * (uint32_t)kl);
                         }
                     }
@@ -4066,7 +4058,7 @@ QMX_API qmx_status qmx_matmul_i4(size_t M, size_t N, size_t K, const void *A, si
     st = qmx__lb_check(M, N, K, A, lda, W, ldw, params, &g);
     if (st != QMX_OK) return st;
     if (ldc < N) return QMX_ERR_SHAPE;
-    ext = qmx__lb_extent(M, N, ldc);
+    ext = qmx__k_extent(M, N, ldc);
     if (!ext || ext > SIZE_MAX / 4) return QMX_ERR_OVERFLOW;
     st = qmx__lb_ws(M, K, g.bs, &need);
     if (st != QMX_OK) return st;
@@ -4089,7 +4081,7 @@ QMX_API qmx_status qmx_matmul_i4_f32(size_t M, size_t N, size_t K, const void *A
     st = qmx__lb_check(M, N, K, A, lda, W, ldw, params, &g);
     if (st != QMX_OK) return st;
     if (ldc < N) return QMX_ERR_SHAPE;
-    ext = qmx__lb_extent(M, N, ldc);
+    ext = qmx__k_extent(M, N, ldc);
     if (!ext || ext > SIZE_MAX / sizeof(float)) return QMX_ERR_OVERFLOW;
     na = params->a_per_row ? M : 1;
     nw = params->w_per_col ? N : 1;
@@ -4114,13 +4106,7 @@ QMX_API qmx_status qmx_matmul_i4_f32(size_t M, size_t N, size_t K, const void *A
 }
 
 /* ---- fully-connected s4 ---- */
-typedef struct qmx__lb_fc_ctx {
-    const qmx_requant_config *rq;
-    void *out;
-    size_t ldo;
-    int32_t amin, amax, ozp;
-    int i16;
-} qmx__lb_fc_ctx;
+typedef qmx__k_fc_ctx qmx__lb_fc_ctx;   /* the int8 fully-connected's output stage */
 static void qmx__lb_fc_stage(void *vctx, size_t m, size_t nm, size_t n, size_t nn, size_t blk,
                              int32_t P[4][4]) {
     const qmx__lb_fc_ctx *x = (const qmx__lb_fc_ctx *)vctx;
@@ -4131,7 +4117,7 @@ static void qmx__lb_fc_stage(void *vctx, size_t m, size_t nm, size_t n, size_t n
         for (j = 0; j < nn; j++) {
             size_t ch = c->per_channel ? n + j : 0, o = (m + i) * x->ldo + n + j;
             int32_t a = P[i][j], v;
-            if (c->bias) a = qmx__lb_u2i((uint32_t)a + (uint32_t)c->bias[n + j]);
+            if (c->bias) a = qmx__k_u2i((uint32_t)a + (uint32_t)c->bias[n + j]);
             if (c->mode == QMX_REQUANT_DOUBLE_ROUNDING)
                 v = qmx_requantize(a, c->multipliers[ch], c->shifts[ch]);
             else if (c->mode == QMX_REQUANT_SINGLE_ROUNDING)
@@ -4152,48 +4138,24 @@ QMX_API qmx_status qmx_fully_connected_i4(size_t M, size_t N, size_t K, const in
     qmx_matmul_i4_params p = QMX_ZERO_INIT;
     qmx__lb_args g;
     qmx__lb_fc_ctx x;
-    qmx_dtype od;
-    int32_t lo, hi;
-    size_t need, np, ch, ext;
+    size_t need;
     qmx_status st;
     if (!out || !rq || !workspace) return QMX_ERR_NULL;
     p.a_zp = a_zp;
     st = qmx__lb_check(M, N, K, A, lda, W, ldw, &p, &g);
     if (st != QMX_OK) return st;
     if (ldo < N) return QMX_ERR_SHAPE;
-    od = rq->out_dtype == QMX_DTYPE_INVALID ? QMX_INT8 : rq->out_dtype;
-    if (od != QMX_INT8 && od != QMX_INT16) return QMX_ERR_DTYPE;
-    if ((unsigned)rq->mode > (unsigned)QMX_REQUANT_FLOAT) return QMX_ERR_ARG;
-    ext = qmx__lb_extent(M, N, ldo);
-    if (!ext || ext > SIZE_MAX / 2) return QMX_ERR_OVERFLOW;
-    lo = od == QMX_INT8 ? -128 : -32768;
-    hi = od == QMX_INT8 ? 127 : 32767;
-    x.amin = rq->act_min; x.amax = rq->act_max;
-    if (x.amin == 0 && x.amax == 0) { x.amin = lo; x.amax = hi; }
-    if (x.amin < lo || x.amax > hi || x.amin > x.amax) return QMX_ERR_ARG;
-    if (rq->output_zero_point < lo || rq->output_zero_point > hi) return QMX_ERR_ARG;
-    np = rq->per_channel ? N : 1;
-    if (rq->mode == QMX_REQUANT_FLOAT) {
-        if (!rq->scales) return QMX_ERR_NULL;
-        for (ch = 0; ch < np; ch++)
-            if (!qmx__lb_scale_ok(rq->scales[ch])) return QMX_ERR_ARG;
-    } else {
-        if (!rq->multipliers || !rq->shifts) return QMX_ERR_NULL;
-        for (ch = 0; ch < np; ch++)
-            if (qmx_requantize_check(rq->mode, rq->multipliers[ch], rq->shifts[ch]) != QMX_OK)
-                return QMX_ERR_ARG;
-    }
+    st = qmx__k_fc_prep(M, N, ldo, rq, out, &x);   /* the same checks as qmx_fully_connected_i8 */
+    if (st != QMX_OK) return st;
     st = qmx__lb_ws(M, K, K, &need);
     if (st != QMX_OK) return st;
     if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
-    x.rq = rq; x.out = out; x.ldo = ldo; x.ozp = rq->output_zero_point; x.i16 = od == QMX_INT16;
     qmx__lb_run(&g, workspace, qmx__lb_fc_stage, &x);
     return QMX_OK;
 }
 
 /* ================================ fp8 x fp8 -> float ================================ */
 #define QMX__LB_FMB 16 /* rows of A per decoded panel */
-static size_t qmx__lb_r16(size_t x) { return (x + 15u) & ~(size_t)15u; }
 
 QMX_API qmx_status qmx_matmul_fp8_f32_workspace_size(size_t M, size_t N, size_t K,
                                                      size_t *bytes) {
@@ -4201,10 +4163,10 @@ QMX_API qmx_status qmx_matmul_fp8_f32_workspace_size(size_t M, size_t N, size_t 
     if (!bytes) return QMX_ERR_NULL;
     if (M == 0 || N == 0 || K == 0) return QMX_ERR_SIZE;
     if (K > SIZE_MAX - 16) return QMX_ERR_OVERFLOW;
-    k16 = qmx__lb_r16(K);
+    k16 = qmx__k_r16(K);
     mb = M < QMX__LB_FMB ? M : QMX__LB_FMB;
     if (k16 > (SIZE_MAX / 4 - 64) / (mb + 4)) return QMX_ERR_OVERFLOW;
-    t = qmx__lb_r64(4 * mb * k16) + qmx__lb_r64(16 * k16);
+    t = qmx__k_r64(4 * mb * k16) + qmx__k_r64(16 * k16);
     if (t > SIZE_MAX - total) return QMX_ERR_OVERFLOW;
     *bytes = total + t;
     return QMX_OK;
@@ -4249,7 +4211,7 @@ static int qmx__lb_fp8_any_nonfinite(const uint8_t *src, size_t n, int e5) {
  * (subnormals included), so the float is scaled back by 256, exactly. */
 static void qmx__lb_fp8_decode(float *dst, const uint8_t *src, size_t K, const float *tab,
                                int e5) {
-    size_t k = 0, k16 = qmx__lb_r16(K);
+    size_t k = 0, k16 = qmx__k_r16(K);
 #if defined(QMX__LB_VNNI)
     const __m256i m7f = _mm256_set1_epi16(0x7F), m80 = _mm256_set1_epi16(0x80);
     const __m512 s256 = _mm512_set1_ps(256.0f);
@@ -4475,16 +4437,16 @@ QMX_API qmx_status qmx_matmul_fp8_f32(size_t M, size_t N, size_t K, const uint8_
         return QMX_ERR_DTYPE;
     if (M == 0 || N == 0 || K == 0) return QMX_ERR_SIZE;
     if (lda < K || ldb < K || ldc < N) return QMX_ERR_SHAPE;
-    if (!qmx__lb_extent(M, K, lda) || !qmx__lb_extent(N, K, ldb)) return QMX_ERR_OVERFLOW;
-    ext = qmx__lb_extent(M, N, ldc);
+    if (!qmx__k_extent(M, K, lda) || !qmx__k_extent(N, K, ldb)) return QMX_ERR_OVERFLOW;
+    ext = qmx__k_extent(M, N, ldc);
     if (!ext || ext > SIZE_MAX / sizeof(float)) return QMX_ERR_OVERFLOW;
     if (params->a_scales_len < (params->a_per_row ? M : 1) ||
         params->b_scales_len < (params->b_per_col ? N : 1))
         return QMX_ERR_BUFFER_TOO_SMALL;
     for (i = 0; i < (params->a_per_row ? M : 1); i++)
-        if (!qmx__lb_scale_ok(params->a_scales[i])) return QMX_ERR_ARG;
+        if (!qmx__k_scale_ok(params->a_scales[i])) return QMX_ERR_ARG;
     for (i = 0; i < (params->b_per_col ? N : 1); i++)
-        if (!qmx__lb_scale_ok(params->b_scales[i])) return QMX_ERR_ARG;
+        if (!qmx__k_scale_ok(params->b_scales[i])) return QMX_ERR_ARG;
     st = qmx_matmul_fp8_f32_workspace_size(M, N, K, &need);
     if (st != QMX_OK) return st;
     if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
@@ -4503,10 +4465,10 @@ QMX_API qmx_status qmx_matmul_fp8_f32(size_t M, size_t N, size_t K, const uint8_
         ta[i] = qmx_fp8_to_f32((uint8_t)i, af);
         tb[i] = qmx_fp8_to_f32((uint8_t)i, bf);
     }
-    k16 = qmx__lb_r16(K);
+    k16 = qmx__k_r16(K);
     mbmax = M < QMX__LB_FMB ? M : QMX__LB_FMB;
     pa = (float *)(void *)(ws + off + 2048);
-    pb = (float *)(void *)(ws + off + 2048 + qmx__lb_r64(4 * mbmax * k16));
+    pb = (float *)(void *)(ws + off + 2048 + qmx__k_r64(4 * mbmax * k16));
     for (m0 = 0; m0 < M; m0 += QMX__LB_FMB) {
         size_t mb = M - m0 < QMX__LB_FMB ? M - m0 : QMX__LB_FMB;
         for (i = 0; i < mb; i++) qmx__lb_fp8_decode(pa + i * k16, A + (m0 + i) * lda, K, ta, ae5);
@@ -5460,7 +5422,6 @@ extern "C" {
 #define QMX__KV_L64(p) _mm_loadl_epi64((const __m128i *)(const void *)(p))
 #define QMX__KV_L256(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
 
-static size_t qmx__kv_r64(size_t x) { return (x + 63u) & ~(size_t)63u; }
 /* a * b with overflow detection: 0 on overflow (callers pass nonzero a, b). */
 static size_t qmx__kv_mul(size_t a, size_t b) {
     if (a != 0 && b > SIZE_MAX / a) return 0;
@@ -5524,20 +5485,20 @@ static qmx_status qmx__kv_plan(const qmx_kv_config *cfg, qmx_kv_config *n, qmx__
     if (!qmx__kv_mul(L->n_res, 4) && L->n_res) return QMX_ERR_OVERFLOW;
     if (L->n_vs > SIZE_MAX / 4) return QMX_ERR_OVERFLOW;
     /* every r64 below adds < 64 to a value < SIZE_MAX - 64 * 8: check the sums */
-    a = qmx__kv_r64(kd);                           if (a < kd) return QMX_ERR_OVERFLOW;
+    a = qmx__k_r64(kd);                           if (a < kd) return QMX_ERR_OVERFLOW;
     L->off_v = a;
-    a = qmx__kv_add(a, qmx__kv_r64(vd));           if (!a) return QMX_ERR_OVERFLOW;
+    a = qmx__kv_add(a, qmx__k_r64(vd));           if (!a) return QMX_ERR_OVERFLOW;
     L->off_ks = a;
-    a = qmx__kv_add(a, qmx__kv_r64(L->n_ks * 4));  if (!a) return QMX_ERR_OVERFLOW;
+    a = qmx__kv_add(a, qmx__k_r64(L->n_ks * 4));  if (!a) return QMX_ERR_OVERFLOW;
     L->off_vs = a;
-    a = qmx__kv_add(a, qmx__kv_r64(L->n_vs * 4));  if (!a) return QMX_ERR_OVERFLOW;
+    a = qmx__kv_add(a, qmx__k_r64(L->n_vs * 4));  if (!a) return QMX_ERR_OVERFLOW;
     L->off_res = a;
-    a = qmx__kv_add(a, qmx__kv_r64(L->n_res * 4)); if (!a) return QMX_ERR_OVERFLOW;
+    a = qmx__kv_add(a, qmx__k_r64(L->n_res * 4)); if (!a) return QMX_ERR_OVERFLOW;
     L->off_rot = a;
     if (n->rotate) {   /* one token of K and V: [2][n_kv_heads][head_dim] float */
         size_t r = qmx__kv_mul(qmx__kv_mul(2 * n->n_kv_heads, n->head_dim), 4);
         if (!r || r > SIZE_MAX - 64) return QMX_ERR_OVERFLOW;
-        a = qmx__kv_add(a, qmx__kv_r64(r));        if (!a) return QMX_ERR_OVERFLOW;
+        a = qmx__kv_add(a, qmx__k_r64(r));        if (!a) return QMX_ERR_OVERFLOW;
     }
     if (a > SIZE_MAX - 64) return QMX_ERR_OVERFLOW;
     L->layer_bytes = a;
@@ -6575,7 +6536,7 @@ static qmx_status qmx__kv_ws_size(const qmx_kv_config *n, size_t n_heads, size_t
         }
         if (!part[i] || part[i] > SIZE_MAX - 64) return QMX_ERR_OVERFLOW;
         if (off) off[i] = a;
-        a = qmx__kv_add(a, qmx__kv_r64(part[i]));
+        a = qmx__kv_add(a, qmx__k_r64(part[i]));
         if (!a) return QMX_ERR_OVERFLOW;
     }
     *bytes = a;
