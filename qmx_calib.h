@@ -1937,13 +1937,14 @@ static size_t qmx__cb_nm24_vnni(const int8_t *const *a, int rows, const int8_t *
                                           0x1C1C181814141010LL, 0x0C0C080804040000LL);
     __m512i three = _mm512_set1_epi8(3), flip = _mm512_set1_epi8((char)0x80);
     __m512i ones = _mm512_set1_epi8(1), vs = _mm512_setzero_si512(), acc[4];
+    const __m512i qsel = _mm512_set_epi64(1, 1, 1, 1, 0, 0, 0, 0);
     size_t g = 0;
     int t;
     for (t = 0; t < 4; t++) acc[t] = _mm512_setzero_si512();
     for (; g + 32 <= groups; g += 32) {
-        __m128i m = _mm_loadu_si128((const __m128i *)(const void *)(meta + (g >> 1)));
-        __m512i mw = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_broadcastq_epi64(m)),
-                                        _mm256_broadcastq_epi64(_mm_unpackhi_epi64(m, m)), 1);
+        /* the two metadata words, each broadcast to one 256-bit half: one vpermq */
+        __m512i mw = _mm512_permutexvar_epi64(
+            qsel, _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(meta + (g >> 1)))));
         __m512i idx = _mm512_add_epi8(_mm512_and_si512(_mm512_multishift_epi64_epi8(ctrl, mw), three), offs);
         __m512i vv = _mm512_loadu_si512((const void *)(v + g * 2));
         vs = _mm512_dpbusd_epi32(vs, ones, vv);
