@@ -27,124 +27,41 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- input stream, allocations, checks ---- */
-typedef struct fa_rd { const uint8_t *p; size_t n; } fa_rd;
-static unsigned fa_u8(fa_rd *r) {
-    if (!r->n) return 0;
-    r->n--;
-    return *r->p++;
-}
-static uint32_t fa_u32(fa_rd *r) {
-    uint32_t v = fa_u8(r);
-    v |= (uint32_t)fa_u8(r) << 8;
-    v |= (uint32_t)fa_u8(r) << 16;
-    return v | (uint32_t)fa_u8(r) << 24;
-}
-static float fa_bits(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
-static uint32_t fa_fbits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
-static int fa_isnan(float f) { return (fa_fbits(f) & 0x7FFFFFFFu) > 0x7F800000u; }
-static int fa_finite(float f) { return (fa_fbits(f) & 0x7F800000u) != 0x7F800000u; }
-/* equal bits, or both NaN */
-static int fa_same_f(float a, float b) {
-    return fa_fbits(a) == fa_fbits(b) || (fa_isnan(a) && fa_isnan(b));
-}
-
-#define FA_MAXA 96
-/* Without ASan (the replay on other targets and builds), FA_GUARD pattern bytes follow each
- * buffer and must be intact when it is freed; with ASan the end is exact. */
-#if defined(__SANITIZE_ADDRESS__)
-#  define FA_GUARD 0
-#elif defined(__has_feature)
-#  if __has_feature(address_sanitizer)
-#    define FA_GUARD 0
-#  endif
-#endif
-#ifndef FA_GUARD
-#  define FA_GUARD 64
-#endif
-static void *fa_allocs[FA_MAXA];
-static size_t fa_len[FA_MAXA];
-static int fa_nalloc;
-/* n bytes (a 1-byte block for n = 0: the call is still told 0), filled with a pattern */
-static void *fa_alloc(size_t n) {
-    void *p = malloc(n + FA_GUARD ? n + FA_GUARD : 1);
-    if (!p || fa_nalloc >= FA_MAXA) __builtin_trap();
-    memset(p, 0xA5, n + FA_GUARD ? n + FA_GUARD : 1);
-    fa_len[fa_nalloc] = n;
-    fa_allocs[fa_nalloc++] = p;
-    return p;
-}
-static void fa_free_all(void) {
-    while (fa_nalloc > 0) {
-        --fa_nalloc;
-#if FA_GUARD > 0
-        {
-            const unsigned char *p = (const unsigned char *)fa_allocs[fa_nalloc];
-            size_t i;
-            for (i = 0; i < FA_GUARD; i++)
-                if (p[fa_len[fa_nalloc] + i] != 0xA5) __builtin_trap();   /* written past the end */
-        }
-#endif
-        free(fa_allocs[fa_nalloc]);
-    }
-}
-static void *fa_snap(const void *p, size_t n) {
-    void *c = fa_alloc(n);
-    if (p && n) memcpy(c, p, n);
-    return c;
-}
-static void fa_same(const void *p, const void *snap, size_t n) {
-    if (p && n && memcmp(p, snap, n) != 0) __builtin_trap();
-}
-static void fa_check(qmx_status st) {
-    if ((int)st > 0 || (int)st < -10) __builtin_trap();
-}
-
-/* An enum value: mostly one of the nvalid, sometimes garbage (C only). */
-static int fa_enum(fa_rd *r, int nvalid) {
-    unsigned b = fa_u8(r);
-#ifndef __cplusplus
-    if (b >= 0xF8) {
-        static const int g[4] = {-1, 0x7FFFFFFF, 0x40000000, -0x7FFFFFFF};
-        return b & 4 ? nvalid + (int)(b & 3) : g[b & 3];
-    }
-#endif
-    return (int)(b % (unsigned)nvalid);
-}
+#include "fuzz_util.h"
 /* A dimension 1..16, or 0 for 0xFF. */
-static size_t fa_dim(fa_rd *r) {
-    unsigned b = fa_u8(r);
+static size_t fa_dim(fz_rd *r) {
+    unsigned b = fz_u8(r);
     return b == 0xFF ? 0 : 1 + b % 16;
 }
 static float fa_special(unsigned b) {
     static const uint32_t s[8] = {0x7FC00000u, 0x7F800000u, 0xFF800000u, 0x00000001u,
                                   0x7F7FFFFFu, 0x80000000u, 0x007FFFFFu, 0xFFC01234u};
-    return fa_bits(s[b & 7]);
+    return fz_bits(s[b & 7]);
 }
 /* One data value in the given mode: 0 raw bits, 1 small exact, 2 mostly small, some special. */
-static float fa_val(fa_rd *r, unsigned mode) {
+static float fa_val(fz_rd *r, unsigned mode) {
     unsigned b;
     switch (mode % 3) {
-    case 0: return fa_bits(fa_u32(r));
-    case 1: return (float)(int8_t)fa_u8(r) * 0.125f;
+    case 0: return fz_bits(fz_u32(r));
+    case 1: return (float)(int8_t)fz_u8(r) * 0.125f;
     default:
-        b = fa_u8(r);
+        b = fz_u8(r);
         if (b >= 0xF0) return fa_special(b);
         return (float)((int)b - 120) * 0.0625f;
     }
 }
-static float *fa_floats(fa_rd *r, size_t n) {
-    float *x = (float *)fa_alloc(n * 4);
-    unsigned mode = fa_u8(r);
+static float *fa_floats(fz_rd *r, size_t n) {
+    float *x = (float *)fz_alloc(n * 4);
+    unsigned mode = fz_u8(r);
     size_t i;
     for (i = 0; i < n; i++) x[i] = fa_val(r, mode);
     return x;
 }
 /* A scale: mostly a positive power-of-two multiple of a small integer, sometimes raw bits. */
-static float fa_scale(fa_rd *r) {
-    unsigned b = fa_u8(r), e = fa_u8(r);
-    if (b >= 0xF0) return fa_bits(fa_u32(r));
-    return (float)(1 + b % 16) * fa_bits((uint32_t)(127u - e % 40u + 8u) << 23);
+static float fa_scale(fz_rd *r) {
+    unsigned b = fz_u8(r), e = fz_u8(r);
+    if (b >= 0xF0) return fz_bits(fz_u32(r));
+    return (float)(1 + b % 16) * fz_bits((uint32_t)(127u - e % 40u + 8u) << 23);
 }
 
 /* ---- naive references ---- */
@@ -196,21 +113,21 @@ static size_t fa_group(const fa_view *v, size_t e) {
 }
 
 /* Decodes a qconfig and its element count; 0 when too large to run. */
-static int fa_qcfg(fa_rd *r, qmx_qconfig *c, size_t *count, qmx_rng *rng) {
+static int fa_qcfg(fz_rd *r, qmx_qconfig *c, size_t *count, qmx_rng *rng) {
     unsigned fl, view;
     size_t o, l, i;
     memset(c, 0, sizeof *c);
-    c->dtype = (qmx_dtype)fa_enum(r, 11);
-    c->granularity = (qmx_granularity)fa_enum(r, 3);
-    c->recipe = (qmx_recipe)fa_enum(r, 3);
-    c->rounding = (qmx_round)fa_enum(r, 4);
-    fl = fa_u8(r);
+    c->dtype = (qmx_dtype)fz_enum(r, 11);
+    c->granularity = (qmx_granularity)fz_enum(r, 3);
+    c->recipe = (qmx_recipe)fz_enum(r, 3);
+    c->rounding = (qmx_round)fz_enum(r, 4);
+    fl = fz_u8(r);
     c->asymmetric = fl & 1;
     c->narrow_range = (fl >> 1) & 1;
     c->preserve_max_val = (fl >> 2) & 1;
     c->rng = (fl & 8) ? NULL : rng;
-    c->block_size = fa_u8(r) % 20;
-    view = fa_u8(r);
+    c->block_size = fz_u8(r) % 20;
+    view = fz_u8(r);
     o = fa_dim(r); l = fa_dim(r); i = fa_dim(r);
     switch (view % 8) {
     case 0: *count = l; break;                         /* the flat view [1][count][1] */
@@ -234,7 +151,7 @@ static void fa_mkview(const qmx_qconfig *c, size_t count, fa_view *v) {
 }
 
 /* ---- 0: compute_qparams + quantize + dequantize ---- */
-static void fa_quantize(fa_rd *r) {
+static void fa_quantize(fz_rd *r) {
     qmx_qconfig c;
     qmx_rng rng, rng0;
     size_t count, np = 0, ns, need = 0, qb, e;
@@ -246,31 +163,31 @@ static void fa_quantize(fa_rd *r) {
     qmx_dtype dt;
     fa_view v;
     int is_int, stoch;
-    qmx_rng_seed(&rng, fa_u32(r));
+    qmx_rng_seed(&rng, fz_u32(r));
     rng0 = rng;
     if (!fa_qcfg(r, &c, &count, &rng)) return;
-    how = fa_u8(r);
+    how = fz_u8(r);
     x = fa_floats(r, count);
     st = qmx_qparams_count(&c, count, &np);
-    fa_check(st);
+    fz_check(st);
     if (st != QMX_OK || np > 4096) np = 1 + how % 4;
     ns = np;
     if (how & 0x10) ns = np - 1;
     else if (how & 0x20) ns = np + 1;
-    scales = (float *)fa_alloc(ns * 4);
-    if (c.asymmetric || (how & 0x40)) zps = (int32_t *)fa_alloc(ns * 4);
+    scales = (float *)fz_alloc(ns * 4);
+    if (c.asymmetric || (how & 0x40)) zps = (int32_t *)fz_alloc(ns * 4);
     if (how & 1) {
-        ssnap = fa_snap(scales, ns * 4);
-        if (zps) zsnap = fa_snap(zps, ns * 4);
+        ssnap = fz_snap(scales, ns * 4);
+        if (zps) zsnap = fz_snap(zps, ns * 4);
         st = qmx_compute_qparams(&c, x, count, scales, ns, zps);
-        fa_check(st);
+        fz_check(st);
         if (st != QMX_OK) {
-            fa_same(scales, ssnap, ns * 4);
-            if (zps) fa_same(zps, zsnap, ns * 4);
+            fz_same(scales, ssnap, ns * 4);
+            if (zps) fz_same(zps, zsnap, ns * 4);
         } else {
             dt = c.dtype == QMX_DTYPE_INVALID ? QMX_INT8 : c.dtype;
             for (e = 0; e < np; e++) {
-                if (fa_isnan(scales[e]) || !(scales[e] >= 0.0f)) __builtin_trap();
+                if (fz_isnan(scales[e]) || !(scales[e] >= 0.0f)) __builtin_trap();
                 if (c.asymmetric && fa_int_range(dt, &lo, &hi) && (zps[e] < lo || zps[e] > hi))
                     __builtin_trap();
             }
@@ -280,19 +197,19 @@ static void fa_quantize(fa_rd *r) {
         for (e = 0; e < ns; e++) scales[e] = fa_scale(r);
         if (zps)
             for (e = 0; e < ns; e++) {
-                unsigned b = fa_u8(r);
-                zps[e] = b >= 0xFC ? (int32_t)fa_u32(r) : (int32_t)(int8_t)b / 8;
+                unsigned b = fz_u8(r);
+                zps[e] = b >= 0xFC ? (int32_t)fz_u32(r) : (int32_t)(int8_t)b / 8;
             }
     }
     dt = c.dtype == QMX_DTYPE_INVALID ? QMX_INT8 : c.dtype;
     if (qmx_dtype_storage_bytes(dt, count, &need) != QMX_OK || need == 0) need = count;
     qb = need;
     if ((how & 0x80) && qb) qb--;
-    q = fa_alloc(qb);
-    snap = fa_snap(q, qb);
+    q = fz_alloc(qb);
+    snap = fz_snap(q, qb);
     st = qmx_quantize(&c, x, count, scales, ns, zps, q, qb);
-    fa_check(st);
-    if (st != QMX_OK) { fa_same(q, snap, qb); return; }
+    fz_check(st);
+    if (st != QMX_OK) { fz_same(q, snap, qb); return; }
     /* success: a valid config, so the view is known */
     fa_mkview(&c, count, &v);
     is_int = fa_int_range(dt, &lo, &hi);
@@ -302,7 +219,7 @@ static void fa_quantize(fa_rd *r) {
         (((const uint8_t *)q)[count / 2] >> 4) != 0)
         __builtin_trap();
     if (stoch) { /* the same seed gives the same bits */
-        void *q2 = fa_alloc(qb);
+        void *q2 = fz_alloc(qb);
         rng = rng0;
         if (qmx_quantize(&c, x, count, scales, ns, zps, q2, qb) != QMX_OK) __builtin_trap();
         if (memcmp(q, q2, qb) != 0) __builtin_trap();
@@ -319,19 +236,19 @@ static void fa_quantize(fa_rd *r) {
             int32_t zp = zps && c.asymmetric ? zps[g] : 0, got = fa_qget(dt, q, e), want;
             double td;
             if (got < rlo || got > hi) __builtin_trap();
-            if (!fa_finite(inv)) inv = 1.0f;
+            if (!fz_finite(inv)) inv = 1.0f;
             if (c.recipe == QMX_RECIPE_AQT) t = x[e] * inv;
             else t = x[e] / s;
             if (!stoch) { /* the naive reference of the recipe */
                 if (c.recipe == QMX_RECIPE_QWIX) {
                     if (zp != 0) t = t + (float)zp;
-                    if (fa_isnan(t)) want = zp;
+                    if (fz_isnan(t)) want = zp;
                     else {
                         if (t < (float)rlo) t = (float)rlo;
                         if (t > (float)hi) t = (float)hi;
                         want = (int32_t)(half_away ? fa_half_away(t) : fa_rne(t));
                     }
-                } else if (fa_isnan(t)) {
+                } else if (fz_isnan(t)) {
                     want = zp;
                 } else {
                     if (t < (float)(rlo - zp)) t = (float)(rlo - zp);
@@ -341,7 +258,7 @@ static void fa_quantize(fa_rd *r) {
                 if (got != want) __builtin_trap();
             }
             /* within half a step (one step stochastic) of x / s when x / s is in range */
-            if (fa_finite(x[e]) && s >= 1.17549435e-38f && s <= 1e30f) {
+            if (fz_finite(x[e]) && s >= 1.17549435e-38f && s <= 1e30f) {
                 td = (double)x[e] / (double)s;
                 if (td + zp >= rlo && td + zp <= hi) {
                     double err = (double)(got - zp) - td, tol = (stoch ? 1.0 : 0.5) +
@@ -354,13 +271,13 @@ static void fa_quantize(fa_rd *r) {
         for (e = 0; e < count; e++) {
             size_t g = fa_group(&v, e);
             float s = scales[g], t, m = 1.0f / s;
-            if (c.recipe == QMX_RECIPE_AQT) { if (!fa_finite(m)) m = 1.0f; t = x[e] * m; }
+            if (c.recipe == QMX_RECIPE_AQT) { if (!fz_finite(m)) m = 1.0f; t = x[e] * m; }
             else t = x[e] / s;
             if (((const uint8_t *)q)[e] != qmx_fp8_from_f32(t, dt, 1)) __builtin_trap();
         }
     }
     /* dequantize with the same parameters: (q - zp) * s, one rounding */
-    y = (float *)fa_alloc(count * 4);
+    y = (float *)fz_alloc(count * 4);
     if (qmx_dequantize(&c, q, qb, count, scales, ns, zps, y) != QMX_OK) __builtin_trap();
     for (e = 0; e < count; e++) {
         size_t g = fa_group(&v, e);
@@ -372,12 +289,12 @@ static void fa_quantize(fa_rd *r) {
         } else {
             want = qmx_fp8_to_f32(((const uint8_t *)q)[e], dt) * scales[g];
         }
-        if (!fa_same_f(y[e], want)) __builtin_trap();
+        if (!fz_same_f(y[e], want)) __builtin_trap();
     }
 }
 
 /* ---- 1: dequantize arbitrary codes ---- */
-static void fa_dequantize(fa_rd *r) {
+static void fa_dequantize(fz_rd *r) {
     qmx_qconfig c;
     qmx_rng rng;
     size_t count, np = 0, ns, need = 0, qb, e;
@@ -391,27 +308,27 @@ static void fa_dequantize(fa_rd *r) {
     fa_view v;
     qmx_rng_seed(&rng, 1);
     if (!fa_qcfg(r, &c, &count, &rng)) return;
-    how = fa_u8(r);
+    how = fz_u8(r);
     st = qmx_qparams_count(&c, count, &np);
-    fa_check(st);
+    fz_check(st);
     if (st != QMX_OK || np > 4096) np = 1 + how % 4;
     ns = (how & 0x10) ? np - 1 : np;
-    scales = (float *)fa_alloc(ns * 4);
+    scales = (float *)fz_alloc(ns * 4);
     for (e = 0; e < ns; e++) scales[e] = fa_scale(r);
     if (c.asymmetric || (how & 0x40)) {
-        zps = (int32_t *)fa_alloc(ns * 4);
-        for (e = 0; e < ns; e++) zps[e] = (int32_t)(int8_t)fa_u8(r) / ((how & 0x20) ? 1 : 16);
+        zps = (int32_t *)fz_alloc(ns * 4);
+        for (e = 0; e < ns; e++) zps[e] = (int32_t)(int8_t)fz_u8(r) / ((how & 0x20) ? 1 : 16);
     }
     dt = c.dtype == QMX_DTYPE_INVALID ? QMX_INT8 : c.dtype;
     if (qmx_dtype_storage_bytes(dt, count, &need) != QMX_OK || need == 0) need = count;
     qb = (how & 0x80) && need ? need - 1 : need;
-    q = (uint8_t *)fa_alloc(qb);
-    for (e = 0; e < qb; e++) q[e] = (uint8_t)fa_u8(r);
-    y = (float *)fa_alloc(count * 4);
-    snap = fa_snap(y, count * 4);
+    q = (uint8_t *)fz_alloc(qb);
+    for (e = 0; e < qb; e++) q[e] = (uint8_t)fz_u8(r);
+    y = (float *)fz_alloc(count * 4);
+    snap = fz_snap(y, count * 4);
     st = qmx_dequantize(&c, q, qb, count, scales, ns, zps, y);
-    fa_check(st);
-    if (st != QMX_OK) { fa_same(y, snap, count * 4); return; }
+    fz_check(st);
+    if (st != QMX_OK) { fz_same(y, snap, count * 4); return; }
     fa_mkview(&c, count, &v);
     for (e = 0; e < count; e++) {
         size_t g = fa_group(&v, e);
@@ -423,36 +340,36 @@ static void fa_dequantize(fa_rd *r) {
         } else {
             want = qmx_fp8_to_f32(q[e], dt) * scales[g];
         }
-        if (!fa_same_f(y[e], want)) __builtin_trap();
+        if (!fz_same_f(y[e], want)) __builtin_trap();
     }
 }
 
 /* ---- 2: fp8 arrays ---- */
-static void fa_fp8_arrays(fa_rd *r) {
-    qmx_dtype fmt = (qmx_dtype)fa_enum(r, 11);
+static void fa_fp8_arrays(fz_rd *r) {
+    qmx_dtype fmt = (qmx_dtype)fz_enum(r, 11);
     size_t n = fa_dim(r) * fa_dim(r) * fa_dim(r), i;
-    int sat = (int)fa_u8(r) - 1;
+    int sat = (int)fz_u8(r) - 1;
     float scale = fa_scale(r), *x = fa_floats(r, n), *y;
-    uint8_t *out = (uint8_t *)fa_alloc(n), *codes;
-    void *snap = fa_snap(out, n);
+    uint8_t *out = (uint8_t *)fz_alloc(n), *codes;
+    void *snap = fz_snap(out, n);
     qmx_status st = qmx_fp8_quantize_array(fmt, x, n, scale, sat, out);
-    fa_check(st);
-    if (st != QMX_OK) fa_same(out, snap, n);
+    fz_check(st);
+    if (st != QMX_OK) fz_same(out, snap, n);
     else
         for (i = 0; i < n; i++) {
             float t = x[i] / scale;
             if (out[i] != qmx_fp8_from_f32(t, fmt, sat != 0)) __builtin_trap();
         }
-    codes = (uint8_t *)fa_alloc(n);
-    for (i = 0; i < n; i++) codes[i] = (uint8_t)fa_u8(r);
-    y = (float *)fa_alloc(n * 4);
-    snap = fa_snap(y, n * 4);
+    codes = (uint8_t *)fz_alloc(n);
+    for (i = 0; i < n; i++) codes[i] = (uint8_t)fz_u8(r);
+    y = (float *)fz_alloc(n * 4);
+    snap = fz_snap(y, n * 4);
     st = qmx_fp8_dequantize_array(fmt, codes, n, scale, y);
-    fa_check(st);
-    if (st != QMX_OK) fa_same(y, snap, n * 4);
+    fz_check(st);
+    if (st != QMX_OK) fz_same(y, snap, n * 4);
     else
         for (i = 0; i < n; i++)
-            if (!fa_same_f(y[i], qmx_fp8_to_f32(codes[i], fmt) * scale)) __builtin_trap();
+            if (!fz_same_f(y[i], qmx_fp8_to_f32(codes[i], fmt) * scale)) __builtin_trap();
 }
 
 /* ---- 3: requantize arrays ---- */
@@ -481,58 +398,58 @@ static int32_t fa_rq_single(int32_t acc, int32_t m, int shift) {
 }
 static int32_t fa_rq_float(int32_t acc, float s) {
     float p = (float)acc * s;
-    if (fa_isnan(p)) return 0;
+    if (fz_isnan(p)) return 0;
     if (p >= 2147483648.0f) return INT32_MAX;
     if (p < -2147483648.0f) return INT32_MIN;
     return (int32_t)fa_rne(p);
 }
-static void fa_requant(fa_rd *r) {
+static void fa_requant(fz_rd *r) {
     qmx_requant_config c;
     size_t rows = fa_dim(r), ch = fa_dim(r), n = rows * ch, np, i, need, ob;
-    unsigned how = fa_u8(r), b;
+    unsigned how = fz_u8(r), b;
     int32_t *acc, *mult, *bias = NULL, lo, hi, amin, amax;
     int *shifts;
     float *sc;
     void *out, *snap;
     qmx_status st;
     memset(&c, 0, sizeof c);
-    c.mode = (qmx_requant_mode)fa_enum(r, 3);
+    c.mode = (qmx_requant_mode)fz_enum(r, 3);
     c.per_channel = how & 1;
-    c.out_dtype = (qmx_dtype)(fa_u8(r) % 8 == 0 ? QMX_INT16 : fa_u8(r) % 8 == 1 ? fa_enum(r, 11) : 0);
+    c.out_dtype = (qmx_dtype)(fz_u8(r) % 8 == 0 ? QMX_INT16 : fz_u8(r) % 8 == 1 ? fz_enum(r, 11) : 0);
     np = c.per_channel ? ch : 1;
-    mult = (int32_t *)fa_alloc(np * 4);
-    shifts = (int *)fa_alloc(np * sizeof(int));
-    sc = (float *)fa_alloc(np * 4);
+    mult = (int32_t *)fz_alloc(np * 4);
+    shifts = (int *)fz_alloc(np * sizeof(int));
+    sc = (float *)fz_alloc(np * 4);
     for (i = 0; i < np; i++) {
-        b = fa_u8(r);
-        mult[i] = b < 0xF0 ? (int32_t)(0x40000000u + (fa_u32(r) & 0x3FFFFFFFu)) : (int32_t)fa_u32(r);
-        shifts[i] = b < 0xF0 ? (int)(b % 40) - 31 : (int)(int8_t)fa_u8(r);
+        b = fz_u8(r);
+        mult[i] = b < 0xF0 ? (int32_t)(0x40000000u + (fz_u32(r) & 0x3FFFFFFFu)) : (int32_t)fz_u32(r);
+        shifts[i] = b < 0xF0 ? (int)(b % 40) - 31 : (int)(int8_t)fz_u8(r);
         sc[i] = fa_scale(r);
     }
     if (how & 2) {
-        bias = (int32_t *)fa_alloc(ch * 4);
-        for (i = 0; i < ch; i++) bias[i] = (int32_t)fa_u32(r) >> (fa_u8(r) % 32);
+        bias = (int32_t *)fz_alloc(ch * 4);
+        for (i = 0; i < ch; i++) bias[i] = (int32_t)fz_u32(r) >> (fz_u8(r) % 32);
     }
     c.multipliers = (how & 4) ? NULL : mult;
     c.shifts = (how & 8) ? NULL : shifts;
     c.scales = (how & 4) ? NULL : sc;
     c.bias = bias;
-    b = fa_u8(r);
-    c.output_zero_point = b >= 0xF0 ? (int32_t)fa_u32(r) : (int32_t)(int8_t)b;
+    b = fz_u8(r);
+    c.output_zero_point = b >= 0xF0 ? (int32_t)fz_u32(r) : (int32_t)(int8_t)b;
     if (how & 0x10) {
-        c.act_min = (int32_t)(int8_t)fa_u8(r);
-        c.act_max = (int32_t)(int8_t)fa_u8(r);
-        if (fa_u8(r) >= 0xF0) c.act_max = (int32_t)fa_u32(r);
+        c.act_min = (int32_t)(int8_t)fz_u8(r);
+        c.act_max = (int32_t)(int8_t)fz_u8(r);
+        if (fz_u8(r) >= 0xF0) c.act_max = (int32_t)fz_u32(r);
     }
-    acc = (int32_t *)fa_alloc(n * 4);
-    for (i = 0; i < n; i++) acc[i] = (int32_t)fa_u32(r) >> (fa_u8(r) % 32);
+    acc = (int32_t *)fz_alloc(n * 4);
+    for (i = 0; i < n; i++) acc[i] = (int32_t)fz_u32(r) >> (fz_u8(r) % 32);
     need = n * ((int)c.out_dtype == QMX_INT16 ? 2 : 1);
     ob = (how & 0x20) && need ? need - 1 : need;
-    out = fa_alloc(ob);
-    snap = fa_snap(out, ob);
+    out = fz_alloc(ob);
+    snap = fz_snap(out, ob);
     st = qmx_requantize_array(&c, acc, rows, ch, out, ob);
-    fa_check(st);
-    if (st != QMX_OK) { fa_same(out, snap, ob); return; }
+    fz_check(st);
+    if (st != QMX_OK) { fz_same(out, snap, ob); return; }
     if ((int)c.out_dtype == QMX_INT16) { lo = -32768; hi = 32767; } else { lo = -128; hi = 127; }
     amin = c.act_min; amax = c.act_max;
     if (amin == 0 && amax == 0) { amin = lo; amax = hi; }
@@ -555,7 +472,7 @@ static void fa_requant(fa_rd *r) {
 }
 
 /* ---- 4: observers ---- */
-static void fa_observer(fa_rd *r) {
+static void fa_observer(fz_rd *r) {
     qmx_calib_config cc;
     qmx_qconfig q;
     qmx_observer obs, osnap;
@@ -568,12 +485,12 @@ static void fa_observer(fa_rd *r) {
     void *snap, *zsnap;
     qmx_status st;
     memset(&cc, 0, sizeof cc);
-    cc.method = (qmx_calib_method)fa_enum(r, 7);
-    how = fa_u8(r);
+    cc.method = (qmx_calib_method)fz_enum(r, 7);
+    how = fz_u8(r);
     cc.clip = (how & 1) ? fa_scale(r) : 0.0f;
-    cc.momentum = (how & 2) ? fa_bits(0x3F000000u - (fa_u8(r) << 20)) : 0.0f;
+    cc.momentum = (how & 2) ? fz_bits(0x3F000000u - (fz_u8(r) << 20)) : 0.0f;
     if (how & 4) cc.momentum = fa_val(r, 0);
-    cc.p = (int)(fa_u8(r) % 7) - 1;
+    cc.p = (int)(fz_u8(r) % 7) - 1;
     cc.lo = fa_val(r, 2);
     cc.hi = fa_val(r, 2);
     qmx_rng_seed(&rng, 7);
@@ -581,36 +498,36 @@ static void fa_observer(fa_rd *r) {
     st = qmx_qparams_count(&q, count, &np);
     if (st != QMX_OK || np > 4096) np = 2;
     ns = (how & 8) ? np - 1 : np;
-    stats = (qmx_calib_stat *)fa_alloc(ns * sizeof(qmx_calib_stat));
+    stats = (qmx_calib_stat *)fz_alloc(ns * sizeof(qmx_calib_stat));
     memset(&obs, 0x5A, sizeof obs);
     memcpy(&osnap, &obs, sizeof obs);   /* memcpy: padding included */
-    snap = fa_snap(stats, ns * sizeof(qmx_calib_stat));
+    snap = fz_snap(stats, ns * sizeof(qmx_calib_stat));
     st = qmx_observer_init(&obs, &cc, &q, count, stats, ns);
-    fa_check(st);
+    fz_check(st);
     if (st != QMX_OK) {
-        fa_same(stats, snap, ns * sizeof(qmx_calib_stat));
+        fz_same(stats, snap, ns * sizeof(qmx_calib_stat));
         if (memcmp(&obs, &osnap, sizeof obs) != 0) __builtin_trap();
         return;
     }
-    nb = 1 + fa_u8(r) % 3;
+    nb = 1 + fz_u8(r) % 3;
     for (bt = 0; bt < nb; bt++) {
         size_t xc = count + ((how & 0x10) && bt == 1 ? 1 : 0);
         x = fa_floats(r, xc);
-        snap = fa_snap(stats, ns * sizeof(qmx_calib_stat));
+        snap = fz_snap(stats, ns * sizeof(qmx_calib_stat));
         st = qmx_observer_update(&obs, x, xc);
-        fa_check(st);
-        if (st != QMX_OK) fa_same(stats, snap, ns * sizeof(qmx_calib_stat));
+        fz_check(st);
+        if (st != QMX_OK) fz_same(stats, snap, ns * sizeof(qmx_calib_stat));
     }
-    scales = (float *)fa_alloc(np * 4);
-    zps = (int32_t *)fa_alloc(np * 4);
-    snap = fa_snap(scales, np * 4);
-    zsnap = fa_snap(zps, np * 4);
+    scales = (float *)fz_alloc(np * 4);
+    zps = (int32_t *)fz_alloc(np * 4);
+    snap = fz_snap(scales, np * 4);
+    zsnap = fz_snap(zps, np * 4);
     st = qmx_observer_finalize(&obs, scales, (how & 0x20) ? np - 1 : np, (how & 0x40) ? NULL : zps);
-    fa_check(st);
-    if (st != QMX_OK) { fa_same(scales, snap, np * 4); fa_same(zps, zsnap, np * 4); return; }
+    fz_check(st);
+    if (st != QMX_OK) { fz_same(scales, snap, np * 4); fz_same(zps, zsnap, np * 4); return; }
     for (g = 0; g < np; g++) {
         float lo = 1.0f, hi = -1.0f;
-        if (fa_isnan(scales[g]) || !(scales[g] >= 0.0f)) __builtin_trap();
+        if (fz_isnan(scales[g]) || !(scales[g] >= 0.0f)) __builtin_trap();
         if (qmx_observer_bounds(&obs, g, &lo, &hi) != QMX_OK || !(lo <= hi)) __builtin_trap();
     }
     {   /* out of range group: a status, no write */
@@ -622,20 +539,20 @@ static void fa_observer(fa_rd *r) {
     if (nb == 1 && x && !(how & 0x10) && (cc.clip == 0.0f || cc.clip == 1.0f) &&
         ((cc.method == QMX_CALIB_ABSMAX && !q.asymmetric) || cc.method == QMX_CALIB_MINMAX) &&
         (!q.asymmetric || !(how & 0x40))) {
-        s2 = (float *)fa_alloc(np * 4);
-        z2 = (int32_t *)fa_alloc(np * 4);
+        s2 = (float *)fz_alloc(np * 4);
+        z2 = (int32_t *)fz_alloc(np * 4);
         if (qmx_compute_qparams(&q, x, count, s2, np, z2) != QMX_OK) __builtin_trap();
         for (i = 0; i < np; i++)
-            if (fa_fbits(s2[i]) != fa_fbits(scales[i]) || (q.asymmetric && z2[i] != zps[i]))
+            if (fz_fbits(s2[i]) != fz_fbits(scales[i]) || (q.asymmetric && z2[i] != zps[i]))
                 __builtin_trap();
     }
 }
 
 /* ---- 5: histogram ---- */
-static void fa_histogram(fa_rd *r) {
+static void fa_histogram(fz_rd *r) {
     qmx_histogram h, h2, hs;
     size_t nbins, i, n[3], tot = 0;
-    unsigned how = fa_u8(r), nb = 1 + fa_u8(r) % 3, k;
+    unsigned how = fz_u8(r), nb = 1 + fz_u8(r) % 3, k;
     uint64_t *bins, *bins2, sum = 0;
     float *x[3], *all, amax = 0.0f, bound, b0;
     qmx_qconfig q;
@@ -644,146 +561,146 @@ static void fa_histogram(fa_rd *r) {
     qmx_status st;
     size_t qc;
     /* up to 511 bins (the MSE and KL searches are O(n_bins^2)), or an invalid count */
-    nbins = (how & 0x80) ? (size_t)((1u << 20) + 1) : fa_u8(r) * 2u + (how & 1);
+    nbins = (how & 0x80) ? (size_t)((1u << 20) + 1) : fz_u8(r) * 2u + (how & 1);
     if (nbins > 4096) {   /* invalid count, small buffer: must be refused */
-        bins = (uint64_t *)fa_alloc(8);
+        bins = (uint64_t *)fz_alloc(8);
         if (qmx_histogram_init(&h, bins, nbins) == QMX_OK) __builtin_trap();
         return;
     }
-    bins = (uint64_t *)fa_alloc(nbins * 8);
+    bins = (uint64_t *)fz_alloc(nbins * 8);
     memset(&h, 0x5A, sizeof h);
     memcpy(&hs, &h, sizeof h);
     st = qmx_histogram_init(&h, bins, nbins);
-    fa_check(st);
+    fz_check(st);
     if (st != QMX_OK) { if (memcmp(&h, &hs, sizeof h) != 0) __builtin_trap(); return; }
     for (k = 0; k < nb; k++) {
         n[k] = fa_dim(r) * fa_dim(r) * fa_dim(r);
         x[k] = fa_floats(r, n[k]);
-        snap = fa_snap(bins, nbins * 8);
+        snap = fz_snap(bins, nbins * 8);
         memcpy(&hs, &h, sizeof h);
         st = qmx_histogram_update(&h, x[k], n[k]);
-        fa_check(st);
+        fz_check(st);
         if (st != QMX_OK) {
-            fa_same(bins, snap, nbins * 8);
+            fz_same(bins, snap, nbins * 8);
             if (memcmp(&h, &hs, sizeof h) != 0) __builtin_trap();
             n[k] = 0;
         } else {
             for (i = 0; i < n[k]; i++) {
-                float a = fa_bits(fa_fbits(x[k][i]) & 0x7FFFFFFFu);
+                float a = fz_bits(fz_fbits(x[k][i]) & 0x7FFFFFFFu);
                 if (a > amax) amax = a;
             }
             tot += n[k];
         }
     }
     for (i = 0; i < nbins; i++) sum += bins[i];
-    if (sum != tot || h.total != tot || fa_fbits(h.absmax) != fa_fbits(amax)) __builtin_trap();
-    if (h.width != 0.0f && (fa_fbits(h.width) & 0x807FFFFFu) != 0) __builtin_trap(); /* 2^k */
+    if (sum != tot || h.total != tot || fz_fbits(h.absmax) != fz_fbits(amax)) __builtin_trap();
+    if (h.width != 0.0f && (fz_fbits(h.width) & 0x807FFFFFu) != 0) __builtin_trap(); /* 2^k */
     if (h.width != 0.0f && !((float)nbins * h.width > amax)) __builtin_trap();
     /* independent of batching: all accepted batches in one update give the same bins */
     if (tot > 0) {
         size_t at = 0;
-        all = (float *)fa_alloc(tot * 4);
+        all = (float *)fz_alloc(tot * 4);
         for (k = 0; k < nb; k++) { if (n[k]) memcpy(all + at, x[k], n[k] * 4); at += n[k]; }
-        bins2 = (uint64_t *)fa_alloc(nbins * 8);
+        bins2 = (uint64_t *)fz_alloc(nbins * 8);
         if (qmx_histogram_init(&h2, bins2, nbins) != QMX_OK ||
             qmx_histogram_update(&h2, all, tot) != QMX_OK)
             __builtin_trap();
-        if (memcmp(bins, bins2, nbins * 8) != 0 || fa_fbits(h2.width) != fa_fbits(h.width))
+        if (memcmp(bins, bins2, nbins * 8) != 0 || fz_fbits(h2.width) != fz_fbits(h.width))
             __builtin_trap();
     }
     b0 = bound = -7.0f;
-    st = qmx_histogram_percentile(&h, fa_u32(r) % 1100000u, &bound);
-    fa_check(st);
+    st = qmx_histogram_percentile(&h, fz_u32(r) % 1100000u, &bound);
+    fz_check(st);
     if (st != QMX_OK ? bound != b0 : !(bound >= 0.0f && bound <= amax)) __builtin_trap();
     qmx_rng_seed(&rng, 3);
     if (fa_qcfg(r, &q, &qc, &rng)) {
         bound = b0;
         st = qmx_histogram_mse_bound(&h, (how & 0x40) ? NULL : &q, &bound);
-        fa_check(st);
+        fz_check(st);
         if (st != QMX_OK ? bound != b0 : !(bound >= 0.0f && bound <= amax)) __builtin_trap();
     }
     {
         bound = b0;
-        st = qmx_histogram_kl_bound(&h, (int)fa_u8(r) - 8, &bound);
-        fa_check(st);
+        st = qmx_histogram_kl_bound(&h, (int)fz_u8(r) - 8, &bound);
+        fz_check(st);
         if (st != QMX_OK ? bound != b0 : !(bound >= 0.0f && bound <= amax)) __builtin_trap();
     }
 }
 
 /* ---- 6: fp8 delayed scaling ---- */
-static void fa_delayed(fa_rd *r) {
+static void fa_delayed(fz_rd *r) {
     qmx_fp8_delayed d, ds;
-    qmx_dtype fmt = (qmx_dtype)fa_enum(r, 11);
-    qmx_delayed_mode mode = (qmx_delayed_mode)fa_enum(r, 2);
-    int margin = (int)(int8_t)fa_u8(r);
+    qmx_dtype fmt = (qmx_dtype)fz_enum(r, 11);
+    qmx_delayed_mode mode = (qmx_delayed_mode)fz_enum(r, 2);
+    int margin = (int)(int8_t)fz_u8(r);
     size_t len = fa_dim(r), i, n;
-    float *hist = (float *)fa_alloc(len * 4), *hsnap, *x, ref_scale, ref_bound, fmax, so, a;
-    unsigned steps = fa_u8(r) % 6, k;
+    float *hist = (float *)fz_alloc(len * 4), *hsnap, *x, ref_scale, ref_bound, fmax, so, a;
+    unsigned steps = fz_u8(r) % 6, k;
     qmx_status st;
     memset(&d, 0x5A, sizeof d);
     memcpy(&ds, &d, sizeof d);
     st = qmx_fp8_delayed_init(&d, fmt, mode, margin, hist, len);
-    fa_check(st);
+    fz_check(st);
     if (st != QMX_OK) { if (memcmp(&d, &ds, sizeof d) != 0) __builtin_trap(); return; }
     fmax = qmx_fp8_max(fmt);
     for (i = 0; i < len; i++)
-        if (fa_fbits(hist[i]) != 0) __builtin_trap();   /* init zeroes the history */
+        if (fz_fbits(hist[i]) != 0) __builtin_trap();   /* init zeroes the history */
     ref_scale = d.scale;
     ref_bound = d.bound;
     if (mode == QMX_DELAYED_FLAX ? ref_scale != 1.0f : ref_scale != 0.0f) __builtin_trap();
     for (k = 0; k < steps; k++) {
         float hmax = hist[0], sf;
         int nan = 0;
-        unsigned b = fa_u8(r);
-        hsnap = (float *)fa_snap(hist, len * 4);
+        unsigned b = fz_u8(r);
+        hsnap = (float *)fz_snap(hist, len * 4);
         so = -3.0f;
         if (b & 1) {
             n = fa_dim(r);
             x = fa_floats(r, n);
             a = -1.0f;
             st = qmx_absmax_f32(x, n, &a);
-            fa_check(st);
+            fz_check(st);
             if (st == QMX_OK) {
                 uint32_t m = 0;
                 for (i = 0; i < n; i++)
-                    if ((fa_fbits(x[i]) & 0x7FFFFFFFu) > m) m = fa_fbits(x[i]) & 0x7FFFFFFFu;
-                if (m > 0x7F800000u ? !fa_isnan(a) : fa_fbits(a) != m) __builtin_trap();
+                    if ((fz_fbits(x[i]) & 0x7FFFFFFFu) > m) m = fz_fbits(x[i]) & 0x7FFFFFFFu;
+                if (m > 0x7F800000u ? !fz_isnan(a) : fz_fbits(a) != m) __builtin_trap();
             } else if (a != -1.0f) __builtin_trap();
             st = qmx_fp8_delayed_update(&d, x, n, (b & 2) ? NULL : &so);
         } else {
             a = fa_val(r, 2);
             st = qmx_fp8_delayed_step(&d, a, (b & 2) ? NULL : &so);
         }
-        fa_check(st);
-        if (st != QMX_OK) { fa_same(hist, hsnap, len * 4); if (so != -3.0f) __builtin_trap(); continue; }
+        fz_check(st);
+        if (st != QMX_OK) { fz_same(hist, hsnap, len * 4); if (so != -3.0f) __builtin_trap(); continue; }
         /* reference: h = max(previous history), then the mode's formula, then roll */
         for (i = 0; i < len; i++) {
-            if (fa_isnan(hsnap[i])) nan = 1;
+            if (fz_isnan(hsnap[i])) nan = 1;
             else if (hsnap[i] > hmax) hmax = hsnap[i];
         }
-        if (nan) hmax = fa_bits(0x7FC00000u);
+        if (nan) hmax = fz_bits(0x7FC00000u);
         if (mode == QMX_DELAYED_FLAX) {
-            if (hmax > 0.0f && fa_finite(hmax)) {
+            if (hmax > 0.0f && fz_finite(hmax)) {
                 sf = fmax / hmax;
-                sf = sf / fa_bits((uint32_t)(127 + margin) << 23);
+                sf = sf / fz_bits((uint32_t)(127 + margin) << 23);
             } else {
                 sf = 1.0f / ref_scale;
             }
             ref_scale = 1.0f / sf;
         } else {
-            if (hmax > 0.0f && fa_finite(hmax)) ref_bound = hmax;
+            if (hmax > 0.0f && fz_finite(hmax)) ref_bound = hmax;
             ref_scale = ref_bound / fmax;
         }
-        if (!fa_same_f(d.scale, ref_scale) || (!(b & 2) && !fa_same_f(so, ref_scale))) __builtin_trap();
-        if (!fa_same_f(hist[0], a)) __builtin_trap();
+        if (!fz_same_f(d.scale, ref_scale) || (!(b & 2) && !fz_same_f(so, ref_scale))) __builtin_trap();
+        if (!fz_same_f(hist[0], a)) __builtin_trap();
         for (i = 1; i < len; i++)
-            if (fa_fbits(hist[i]) != fa_fbits(hsnap[i - 1])) __builtin_trap();
+            if (fz_fbits(hist[i]) != fz_fbits(hsnap[i - 1])) __builtin_trap();
     }
 }
 
 /* ---- 7: N:M sparsity ---- */
-static void fa_nm(fa_rd *r) {
-    unsigned how = fa_u8(r), b = fa_u8(r);
+static void fa_nm(fz_rd *r) {
+    unsigned how = fz_u8(r), b = fz_u8(r);
     int nn, mm, bits = 0;
     size_t rows = fa_dim(r), groups = fa_dim(r), K, ldw, vc = 0, mb = 0, i, j, k, M, lda, ldc, rowm;
     int8_t *W, *vals, *W2, *A, *Wp, *rv;
@@ -794,47 +711,47 @@ static void fa_nm(fa_rd *r) {
     qmx_status st;
     static const int pairs[8][2] = {{2, 4}, {1, 4}, {4, 8}, {1, 2}, {3, 5}, {2, 3}, {1, 256}, {7, 16}};
     nn = pairs[b & 7][0]; mm = pairs[b & 7][1];
-    if (b >= 0xF0) { nn = (int)(int8_t)fa_u8(r); mm = (int)fa_u8(r) + (b & 1 ? 1 : 0) * 300; }
+    if (b >= 0xF0) { nn = (int)(int8_t)fz_u8(r); mm = (int)fz_u8(r) + (b & 1 ? 1 : 0) * 300; }
     if (mm <= 0 || mm > 256 || groups * (size_t)mm * rows > 4096) {
         size_t v0 = 11, m0 = 12;
         st = qmx_nm_storage_size(rows, 4, nn, mm, &v0, &m0);
-        fa_check(st);
+        fz_check(st);
         if (st == QMX_OK && (mm > 256 || mm <= 0)) __builtin_trap();
         if (st != QMX_OK && (v0 != 11 || m0 != 12)) __builtin_trap();
         return;
     }
     K = groups * (size_t)mm + ((how & 1) ? 1 : 0);
-    ldw = K + fa_u8(r) % 3;
+    ldw = K + fz_u8(r) % 3;
     if (how & 2) ldw = K ? K - 1 : 0;
     st = qmx_nm_storage_size(rows, K, nn, mm, &vc, &mb);
-    fa_check(st);
+    fz_check(st);
     if (st != QMX_OK) { vc = rows * K; mb = rows * K; }
-    W = (int8_t *)fa_alloc(rows ? (rows - 1) * ldw + K : 0);
+    W = (int8_t *)fz_alloc(rows ? (rows - 1) * ldw + K : 0);
     for (i = 0; i < (rows ? (rows - 1) * ldw + K : 0); i++) {
-        unsigned v = fa_u8(r);
+        unsigned v = fz_u8(r);
         W[i] = (how & 4) ? (int8_t)(v % 5) - 2 : (int8_t)v;   /* small values: many ties */
     }
     if (how & 8) vc = vc ? vc - 1 : 0;
-    vals = (int8_t *)fa_alloc(vc);
-    meta = (uint8_t *)fa_alloc(mb);
-    snap = fa_snap(vals, vc);
-    snap2 = fa_snap(meta, mb);
+    vals = (int8_t *)fz_alloc(vc);
+    meta = (uint8_t *)fz_alloc(mb);
+    snap = fz_snap(vals, vc);
+    snap2 = fz_snap(meta, mb);
     st = qmx_nm_compress_i8(W, rows, K, ldw, nn, mm, vals, vc, meta, mb);
-    fa_check(st);
+    fz_check(st);
     if (st != QMX_OK) {
-        fa_same(vals, snap, vc);
-        fa_same(meta, snap2, mb);
+        fz_same(vals, snap, vc);
+        fz_same(meta, snap2, mb);
         /* garbage metadata into the matmul: statuses only */
-        for (i = 0; i < mb; i++) meta[i] = (uint8_t)fa_u8(r);
-        for (i = 0; i < vc; i++) vals[i] = (int8_t)fa_u8(r);
+        for (i = 0; i < mb; i++) meta[i] = (uint8_t)fz_u8(r);
+        for (i = 0; i < vc; i++) vals[i] = (int8_t)fz_u8(r);
         M = fa_dim(r);
         if (M && K) {
-            A = (int8_t *)fa_alloc(M * K);
-            C = (int32_t *)fa_alloc(M * rows * 4);
-            snap = fa_snap(C, M * rows * 4);
+            A = (int8_t *)fz_alloc(M * K);
+            C = (int32_t *)fz_alloc(M * rows * 4);
+            snap = fz_snap(C, M * rows * 4);
             st = qmx_nm_matmul_i8(M, rows, K, A, K, 0, nn, mm, vals, vc, meta, mb, C, rows);
-            fa_check(st);
-            if (st != QMX_OK) fa_same(C, snap, M * rows * 4);
+            fz_check(st);
+            if (st != QMX_OK) fz_same(C, snap, M * rows * 4);
         }
         return;
     }
@@ -842,10 +759,10 @@ static void fa_nm(fa_rd *r) {
     while ((1 << bits) < mm) bits++;
     rowm = (K / (size_t)mm * (size_t)nn * (size_t)bits + 7) / 8;
     if (mb != rows * rowm || vc != rows * (K / (size_t)mm) * (size_t)nn) __builtin_trap();
-    rv = (int8_t *)fa_alloc(vc);
-    rmeta = (uint8_t *)fa_alloc(mb);
+    rv = (int8_t *)fz_alloc(vc);
+    rmeta = (uint8_t *)fz_alloc(mb);
     memset(rmeta, 0, mb);
-    Wp = (int8_t *)fa_alloc(rows * K);
+    Wp = (int8_t *)fz_alloc(rows * K);
     memset(Wp, 0, rows * K);
     for (i = 0; i < rows; i++) {
         size_t out = 0;
@@ -875,8 +792,8 @@ static void fa_nm(fa_rd *r) {
     }
     if (memcmp(rv, vals, vc) != 0 || memcmp(rmeta, meta, mb) != 0) __builtin_trap();
     /* decompress into a padded buffer: the padding stays */
-    W2 = (int8_t *)fa_alloc((rows - 1) * (K + 2) + K);
-    snap = fa_snap(W2, (rows - 1) * (K + 2) + K);
+    W2 = (int8_t *)fz_alloc((rows - 1) * (K + 2) + K);
+    snap = fz_snap(W2, (rows - 1) * (K + 2) + K);
     if (qmx_nm_decompress_i8(vals, vc, meta, mb, rows, K, nn, mm, W2, K + 2) != QMX_OK)
         __builtin_trap();
     for (i = 0; i < rows; i++)
@@ -886,17 +803,17 @@ static void fa_nm(fa_rd *r) {
     /* int8 matmul vs int64 over the pruned dense weights */
     M = fa_dim(r);
     if (!M) M = 1;
-    lda = K + fa_u8(r) % 2;
-    ldc = rows + fa_u8(r) % 2;
-    a_zp = (how & 0x10) ? (int32_t)(int8_t)fa_u8(r) : 0;
-    if (how & 0x20) a_zp = 128 + (int32_t)fa_u8(r);
-    A = (int8_t *)fa_alloc((M - 1) * lda + K);
-    for (i = 0; i < (M - 1) * lda + K; i++) A[i] = (int8_t)fa_u8(r);
-    C = (int32_t *)fa_alloc(((M - 1) * ldc + rows) * 4);
-    snap = fa_snap(C, ((M - 1) * ldc + rows) * 4);
+    lda = K + fz_u8(r) % 2;
+    ldc = rows + fz_u8(r) % 2;
+    a_zp = (how & 0x10) ? (int32_t)(int8_t)fz_u8(r) : 0;
+    if (how & 0x20) a_zp = 128 + (int32_t)fz_u8(r);
+    A = (int8_t *)fz_alloc((M - 1) * lda + K);
+    for (i = 0; i < (M - 1) * lda + K; i++) A[i] = (int8_t)fz_u8(r);
+    C = (int32_t *)fz_alloc(((M - 1) * ldc + rows) * 4);
+    snap = fz_snap(C, ((M - 1) * ldc + rows) * 4);
     st = qmx_nm_matmul_i8(M, rows, K, A, lda, a_zp, nn, mm, vals, vc, meta, mb, C, ldc);
-    fa_check(st);
-    if (st != QMX_OK) fa_same(C, snap, ((M - 1) * ldc + rows) * 4);
+    fz_check(st);
+    if (st != QMX_OK) fz_same(C, snap, ((M - 1) * ldc + rows) * 4);
     else
         for (i = 0; i < M; i++)
             for (j = 0; j < rows; j++) {
@@ -908,21 +825,21 @@ static void fa_nm(fa_rd *r) {
                     __builtin_trap();
             }
     /* float: compress and matmul vs the kept-k loop (no FMA: a volatile product) */
-    Wf = (float *)fa_alloc(rows * K * 4);
+    Wf = (float *)fz_alloc(rows * K * 4);
     for (i = 0; i < rows * K; i++) Wf[i] = (how & 0x40) ? fa_val(r, 2) : (float)W[(i / K) * ldw + i % K];
-    vf = (float *)fa_alloc(vc * 4);
-    snap = fa_snap(meta, mb);
+    vf = (float *)fz_alloc(vc * 4);
+    snap = fz_snap(meta, mb);
     st = qmx_nm_compress_f32(Wf, rows, K, K, nn, mm, vf, vc, meta, mb);
-    fa_check(st);
-    if (st != QMX_OK) { fa_same(meta, snap, mb); return; }
-    Af = (float *)fa_alloc(M * K * 4);
+    fz_check(st);
+    if (st != QMX_OK) { fz_same(meta, snap, mb); return; }
+    Af = (float *)fz_alloc(M * K * 4);
     for (i = 0; i < M * K; i++) Af[i] = (how & 0x80) ? fa_val(r, 2) : (float)A[(i / K) * lda + i % K];
-    Cf = (float *)fa_alloc(M * rows * 4);
+    Cf = (float *)fz_alloc(M * rows * 4);
     if (qmx_nm_matmul_f32(M, rows, K, Af, K, nn, mm, vf, vc, meta, mb, Cf, rows) != QMX_OK)
         __builtin_trap();
     for (i = 0; i < M; i++) {
         int fin = 1;
-        for (k = 0; k < K; k++) fin &= fa_finite(Af[i * K + k]);
+        for (k = 0; k < K; k++) fin &= fz_finite(Af[i * K + k]);
         for (j = 0; j < rows && fin; j++) {
             float s = 0.0f;
             size_t per = K / (size_t)mm * (size_t)nn, t = 0;
@@ -940,51 +857,51 @@ static void fa_nm(fa_rd *r) {
                 }
                 t++;
             }
-            if (fa_fbits(s) != fa_fbits(Cf[i * rows + j]) && !(s == 0.0f && Cf[i * rows + j] == 0.0f) &&
-                !(fa_isnan(s) && fa_isnan(Cf[i * rows + j])))
+            if (fz_fbits(s) != fz_fbits(Cf[i * rows + j]) && !(s == 0.0f && Cf[i * rows + j] == 0.0f) &&
+                !(fz_isnan(s) && fz_isnan(Cf[i * rows + j])))
                 __builtin_trap();
         }
     }
 }
 
 /* ---- 8: int4 packing, ggml blocks ---- */
-static void fa_pack(fa_rd *r) {
-    qmx_dtype d = (qmx_dtype)fa_enum(r, 11);
+static void fa_pack(fz_rd *r) {
+    qmx_dtype d = (qmx_dtype)fz_enum(r, 11);
     size_t n = fa_dim(r) * fa_dim(r), pb = (n + 1) / 2, i, nb32, bb;
-    unsigned how = fa_u8(r);
-    int8_t *v = (int8_t *)fa_alloc(n), *v2;
+    unsigned how = fz_u8(r);
+    int8_t *v = (int8_t *)fz_alloc(n), *v2;
     uint8_t *p, *blocks, *q8, *u4;
     float *sc, *sc2;
     int32_t *zp;
     void *snap;
     qmx_status st;
-    for (i = 0; i < n; i++) v[i] = (int8_t)((how & 1) ? (int)fa_u8(r) : (int)(fa_u8(r) % 16) - ((int)d == QMX_INT4 ? 8 : 0));
+    for (i = 0; i < n; i++) v[i] = (int8_t)((how & 1) ? (int)fz_u8(r) : (int)(fz_u8(r) % 16) - ((int)d == QMX_INT4 ? 8 : 0));
     if ((how & 2) && pb) pb--;
-    p = (uint8_t *)fa_alloc(pb);
-    snap = fa_snap(p, pb);
+    p = (uint8_t *)fz_alloc(pb);
+    snap = fz_snap(p, pb);
     st = qmx_pack_int4(d, v, n, p, pb);
-    fa_check(st);
-    if (st != QMX_OK) fa_same(p, snap, pb);
+    fz_check(st);
+    if (st != QMX_OK) fz_same(p, snap, pb);
     else {
-        v2 = (int8_t *)fa_alloc(n);
+        v2 = (int8_t *)fz_alloc(n);
         if (qmx_unpack_int4(d, p, pb, n, v2) != QMX_OK || memcmp(v, v2, n) != 0) __builtin_trap();
         if ((n & 1) && (p[n / 2] >> 4)) __builtin_trap();
     }
     /* ggml: Q8_0 and Q4_0 blocks from raw bytes, to qmx and back */
-    nb32 = fa_u8(r) % 5;
+    nb32 = fz_u8(r) % 5;
     bb = nb32 * QMX_GGML_Q8_0_BLOCK_BYTES;
-    blocks = (uint8_t *)fa_alloc(bb);
-    for (i = 0; i < bb; i++) blocks[i] = (uint8_t)fa_u8(r);
-    q8 = (uint8_t *)fa_alloc(nb32 * 32);
-    sc = (float *)fa_alloc(nb32 * 4);
-    snap = fa_snap(q8, nb32 * 32);
+    blocks = (uint8_t *)fz_alloc(bb);
+    for (i = 0; i < bb; i++) blocks[i] = (uint8_t)fz_u8(r);
+    q8 = (uint8_t *)fz_alloc(nb32 * 32);
+    sc = (float *)fz_alloc(nb32 * 4);
+    snap = fz_snap(q8, nb32 * 32);
     st = qmx_ggml_q8_0_to_qmx(blocks, bb, nb32 * 32 + ((how & 4) ? 1 : 0), (int8_t *)q8, nb32 * 32, sc, nb32);
-    fa_check(st);
-    if (st != QMX_OK) fa_same(q8, snap, nb32 * 32);
+    fz_check(st);
+    if (st != QMX_OK) fz_same(q8, snap, nb32 * 32);
     else {
-        uint8_t *b2 = (uint8_t *)fa_alloc(bb);
+        uint8_t *b2 = (uint8_t *)fz_alloc(bb);
         st = qmx_ggml_q8_0_from_qmx((const int8_t *)q8, nb32 * 32, sc, nb32, b2, bb);
-        fa_check(st);
+        fz_check(st);
         for (i = 0; i < nb32 * 32 && st == QMX_OK; i++) {   /* the same values */
             float a = (float)((const int8_t *)q8)[i] * sc[i / 32];
             float bq = (float)(int8_t)b2[(i / 32) * 34 + 2 + i % 32] *
@@ -993,15 +910,15 @@ static void fa_pack(fa_rd *r) {
         }
     }
     bb = nb32 * QMX_GGML_Q4_0_BLOCK_BYTES;
-    u4 = (uint8_t *)fa_alloc(nb32 * 16);
-    sc2 = (float *)fa_alloc(nb32 * 4);
-    zp = (int32_t *)fa_alloc(nb32 * 4);
-    snap = fa_snap(u4, nb32 * 16);
+    u4 = (uint8_t *)fz_alloc(nb32 * 16);
+    sc2 = (float *)fz_alloc(nb32 * 4);
+    zp = (int32_t *)fz_alloc(nb32 * 4);
+    snap = fz_snap(u4, nb32 * 16);
     st = qmx_ggml_q4_0_to_qmx(blocks, bb, nb32 * 32, u4, nb32 * 16 - ((how & 8) && nb32 ? 1 : 0), sc2, zp, nb32);
-    fa_check(st);
-    if (st != QMX_OK) fa_same(u4, snap, nb32 * 16);
+    fz_check(st);
+    if (st != QMX_OK) fz_same(u4, snap, nb32 * 16);
     else {
-        uint8_t *b2 = (uint8_t *)fa_alloc(bb);
+        uint8_t *b2 = (uint8_t *)fz_alloc(bb);
         if (qmx_ggml_q4_0_from_qmx(QMX_UINT4, u4, nb32 * 32, sc2, zp, nb32, b2, bb) != QMX_OK)
             __builtin_trap();
         for (i = 0; i < nb32; i++)   /* lossless except d = +-0 (it comes back as 1.0) */
@@ -1012,10 +929,10 @@ static void fa_pack(fa_rd *r) {
 }
 
 /* ---- 9: AQT SNR search ---- */
-static void fa_snr(fa_rd *r) {
+static void fa_snr(fz_rd *r) {
     qmx_qconfig q;
     qmx_rng rng;
-    size_t count, np = 0, nc = fa_u8(r) % 6, i, ns;
+    size_t count, np = 0, nc = fz_u8(r) % 6, i, ns;
     float *x, *cand, *sc, *fac;
     void *s1, *s2;
     unsigned how;
@@ -1023,34 +940,34 @@ static void fa_snr(fa_rd *r) {
     qmx_rng_seed(&rng, 5);
     if (!fa_qcfg(r, &q, &count, &rng)) return;
     if (count > 1024) return;   /* one quantization pass per candidate */
-    how = fa_u8(r);
+    how = fz_u8(r);
     x = fa_floats(r, count);
-    cand = (float *)fa_alloc(nc * 4);
-    for (i = 0; i < nc; i++) cand[i] = (how & 1) ? fa_val(r, 0) : (float)(1 + fa_u8(r) % 16) * 0.0625f;
+    cand = (float *)fz_alloc(nc * 4);
+    for (i = 0; i < nc; i++) cand[i] = (how & 1) ? fa_val(r, 0) : (float)(1 + fz_u8(r) % 16) * 0.0625f;
     if (qmx_qparams_count(&q, count, &np) != QMX_OK || np > 4096) np = 1;
     ns = (how & 2) ? np - 1 : np;
-    sc = (float *)fa_alloc(ns * 4);
-    fac = (float *)fa_alloc(ns * 4);
-    s1 = fa_snap(sc, ns * 4);
-    s2 = fa_snap(fac, ns * 4);
+    sc = (float *)fz_alloc(ns * 4);
+    fac = (float *)fz_alloc(ns * 4);
+    s1 = fz_snap(sc, ns * 4);
+    s2 = fz_snap(fac, ns * 4);
     st = qmx_calib_snr_search(&q, x, count, cand, nc, sc, ns, (how & 4) ? NULL : fac);
-    fa_check(st);
-    if (st != QMX_OK) { fa_same(sc, s1, ns * 4); fa_same(fac, s2, ns * 4); return; }
+    fz_check(st);
+    if (st != QMX_OK) { fz_same(sc, s1, ns * 4); fz_same(fac, s2, ns * 4); return; }
     for (i = 0; i < np; i++) {
         size_t c;
         int found = fac[i] == 1.0f || (how & 4);
-        if (fa_isnan(sc[i]) || !(sc[i] >= 0.0f)) __builtin_trap();
-        for (c = 0; c < nc; c++) found |= fa_fbits(cand[c]) == fa_fbits(fac[i]);
+        if (fz_isnan(sc[i]) || !(sc[i] >= 0.0f)) __builtin_trap();
+        for (c = 0; c < nc; c++) found |= fz_fbits(cand[c]) == fz_fbits(fac[i]);
         if (!found) __builtin_trap();
     }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    fa_rd r;
+    fz_rd r;
     r.p = data;
     r.n = size;
-    switch (fa_u8(&r) % 10) {
+    switch (fz_u8(&r) % 10) {
     case 0: fa_quantize(&r); break;
     case 1: fa_dequantize(&r); break;
     case 2: fa_fp8_arrays(&r); break;
@@ -1062,6 +979,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     case 8: fa_pack(&r); break;
     default: fa_snr(&r); break;
     }
-    fa_free_all();
+    fz_free_all();
     return 0;
 }

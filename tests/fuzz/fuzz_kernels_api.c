@@ -33,122 +33,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- input stream, allocations, checks ---- */
-typedef struct fk_rd { const uint8_t *p; size_t n; } fk_rd;
-static unsigned fk_u8(fk_rd *r) {
-    if (!r->n) return 0;
-    r->n--;
-    return *r->p++;
-}
-static uint32_t fk_u32(fk_rd *r) {
-    uint32_t v = fk_u8(r);
-    v |= (uint32_t)fk_u8(r) << 8;
-    v |= (uint32_t)fk_u8(r) << 16;
-    return v | (uint32_t)fk_u8(r) << 24;
-}
-static float fk_bits(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
-static uint32_t fk_fbits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
-static int fk_isnan(float f) { return (fk_fbits(f) & 0x7FFFFFFFu) > 0x7F800000u; }
-static int fk_finite(float f) { return (fk_fbits(f) & 0x7F800000u) != 0x7F800000u; }
-static int fk_same_f(float a, float b) {
-    return fk_fbits(a) == fk_fbits(b) || (fk_isnan(a) && fk_isnan(b));
-}
+#include "fuzz_util.h"
 
-#define FK_MAXA 128
 #define FK_BIG ((size_t)1 << 20) /* larger extents are not allocated (the call must fail) */
-/* Without ASan (the replay on other targets and builds), FK_GUARD pattern bytes follow each
- * buffer and must be intact when it is freed; with ASan the end is exact. */
-#if defined(__SANITIZE_ADDRESS__)
-#  define FK_GUARD 0
-#elif defined(__has_feature)
-#  if __has_feature(address_sanitizer)
-#    define FK_GUARD 0
-#  endif
-#endif
-#ifndef FK_GUARD
-#  define FK_GUARD 64
-#endif
-static void *fk_allocs[FK_MAXA];
-static size_t fk_pre[FK_MAXA], fk_len[FK_MAXA];
-static int fk_nalloc;
-/* n bytes whose address is `al` mod 64 (al < 64; -1: as malloc returns), at offset k of an
- * allocation of k + n bytes: the end is exact (ASan sees any overrun) and the start has any
- * alignment (the docs allow it for workspaces, blobs and KV storage: a library that rounds
- * the pointer up to 64 must have counted that in its size). malloc decides the base, so k is
- * found by retrying (allocators return blocks of one size class alike). The k bytes before
- * the buffer must stay untouched (checked when freed). */
-static void *fk_alloc_at(size_t n, int al) {
-    unsigned char *p = NULL;
-    size_t k = 0;
-    int tries;
-    if (fk_nalloc >= FK_MAXA) __builtin_trap();
-    for (tries = 0; tries < 4; tries++) {
-        size_t got;
-        p = (unsigned char *)malloc(n + k + FK_GUARD ? n + k + FK_GUARD : 1);
-        if (!p) __builtin_trap();
-        got = (size_t)(((uintptr_t)p + k) & 63u);
-        if (al < 0 || got == (size_t)al || tries == 3) break;
-        free(p);
-        k = (k + 64u + (size_t)al - got) & 63u;
-    }
-    memset(p, 0xA5, n + k + FK_GUARD ? n + k + FK_GUARD : 1);
-    fk_pre[fk_nalloc] = k;
-    fk_len[fk_nalloc] = n;
-    fk_allocs[fk_nalloc++] = p;
-    return p + k;
-}
-static void *fk_alloc(size_t n) { return fk_alloc_at(n, -1); }
-static void fk_free_all(void) {
-    while (fk_nalloc > 0) {
-        const unsigned char *p = (const unsigned char *)fk_allocs[--fk_nalloc];
-        size_t i;
-        for (i = 0; i < fk_pre[fk_nalloc]; i++)
-            if (p[i] != 0xA5) __builtin_trap();   /* written before the buffer */
-#if FK_GUARD > 0
-        for (i = 0; i < FK_GUARD; i++)
-            if (p[fk_pre[fk_nalloc] + fk_len[fk_nalloc] + i] != 0xA5) __builtin_trap(); /* after */
-#endif
-        free(fk_allocs[fk_nalloc]);
-    }
-}
-static void *fk_snap(const void *p, size_t n) {
-    void *c = fk_alloc(n);
-    if (p && n) memcpy(c, p, n);
-    return c;
-}
-static void fk_same(const void *p, const void *snap, size_t n) {
-    if (p && n && memcmp(p, snap, n) != 0) __builtin_trap();
-}
-static void fk_check(qmx_status st) {
-    if ((int)st > 0 || (int)st < -10) __builtin_trap();
-}
-static int fk_enum(fk_rd *r, int nvalid) {
-    unsigned b = fk_u8(r);
-#ifndef __cplusplus
-    if (b >= 0xF8) {
-        static const int g[4] = {-1, 0x7FFFFFFF, 0x40000000, -0x7FFFFFFF};
-        return b & 4 ? nvalid + (int)(b & 3) : g[b & 3];
-    }
-#endif
-    return (int)(b % (unsigned)nvalid);
-}
 /* 1..16 mostly, 17..92 for 0xF0..0xFE, 0 for 0xFF */
-static size_t fk_dim(fk_rd *r) {
-    unsigned b = fk_u8(r);
+static size_t fk_dim(fz_rd *r) {
+    unsigned b = fz_u8(r);
     if (b == 0xFF) return 0;
     if (b >= 0xF0) return 17 + (b & 15) * 5;
     return 1 + b % 16;
 }
 /* K of the int8 matmuls: fk_dim, or the overflow bound QMX_MATMUL_I8_MAX_K (0xFD, where
  * K * 255^2 just fits int32) and one past it (0xFC). */
-static size_t fk_kdim(fk_rd *r) {   /* (callers keep M * N <= 64 with such a K) */
+static size_t fk_kdim(fz_rd *r) {   /* (callers keep M * N <= 64 with such a K) */
     unsigned b = r->n ? *r->p : 0;
-    if (b == 0xFD || b == 0xFC) { fk_u8(r); return QMX_MATMUL_I8_MAX_K + (b == 0xFC); }
+    if (b == 0xFD || b == 0xFC) { fz_u8(r); return QMX_MATMUL_I8_MAX_K + (b == 0xFC); }
     return fk_dim(r);
 }
 /* A leading dimension for rows of `cols` elements. */
-static size_t fk_ld(fk_rd *r, size_t cols) {
-    unsigned b = fk_u8(r);
+static size_t fk_ld(fz_rd *r, size_t cols) {
+    unsigned b = fz_u8(r);
     if (b < 200) return cols + b % 3;
     if (b < 230) return cols ? cols - 1 : 0;
     if (b < 250) return cols + 17;
@@ -166,15 +70,15 @@ static size_t fk_ext(size_t rows, size_t cols, size_t ld) {
 }
 /* an exactly sized buffer for ext elements of esize bytes (1 byte if not allocatable) */
 static void *fk_buf(size_t ext, size_t esize) {
-    return fk_alloc(ext > FK_BIG ? 1 : ext * esize);
+    return fz_alloc(ext > FK_BIG ? 1 : ext * esize);
 }
-static int8_t *fk_i8(fk_rd *r, size_t n) {
+static int8_t *fk_i8(fz_rd *r, size_t n) {
     int8_t *p = (int8_t *)fk_buf(n, 1);
-    unsigned mode = fk_u8(r);
+    unsigned mode = fz_u8(r);
     size_t i;
     if (n > FK_BIG) return p;
     for (i = 0; i < n; i++) {
-        unsigned b = fk_u8(r);
+        unsigned b = fz_u8(r);
         p[i] = (int8_t)(mode % 3 == 0 ? (int)b - 128 : mode % 3 == 1 ? (b & 1 ? 127 : -128) : (int)(b % 9) - 4);
     }
     return p;
@@ -182,23 +86,23 @@ static int8_t *fk_i8(fk_rd *r, size_t n) {
 static float fk_special(unsigned b) {
     static const uint32_t s[8] = {0x7FC00000u, 0x7F800000u, 0xFF800000u, 0x00000001u,
                                   0x7F7FFFFFu, 0x80000000u, 0x007FFFFFu, 0xFFC01234u};
-    return fk_bits(s[b & 7]);
+    return fz_bits(s[b & 7]);
 }
 /* float data: mode 0 raw bits, 1 small exact, 2 mostly small with some specials */
-static float fk_val(fk_rd *r, unsigned mode) {
+static float fk_val(fz_rd *r, unsigned mode) {
     unsigned b;
     switch (mode % 3) {
-    case 0: return fk_bits(fk_u32(r));
-    case 1: return (float)(int8_t)fk_u8(r) * 0.125f;
+    case 0: return fz_bits(fz_u32(r));
+    case 1: return (float)(int8_t)fz_u8(r) * 0.125f;
     default:
-        b = fk_u8(r);
+        b = fz_u8(r);
         if (b >= 0xF8) return fk_special(b);
         return (float)((int)b - 124) * 0.0625f;
     }
 }
-static float *fk_floats(fk_rd *r, size_t n, int *small) {
+static float *fk_floats(fz_rd *r, size_t n, int *small) {
     float *x = (float *)fk_buf(n, 4);
-    unsigned mode = fk_u8(r);
+    unsigned mode = fz_u8(r);
     size_t i;
     if (small) *small = 1;
     if (n > FK_BIG) return x;
@@ -208,71 +112,71 @@ static float *fk_floats(fk_rd *r, size_t n, int *small) {
     }
     return x;
 }
-static float fk_scale(fk_rd *r) {
-    unsigned b = fk_u8(r), e = fk_u8(r);
-    if (b >= 0xF8) return fk_bits(fk_u32(r));
-    return (float)(1 + b % 16) * fk_bits((uint32_t)(127u - e % 24u + 4u) << 23);
+static float fk_scale(fz_rd *r) {
+    unsigned b = fz_u8(r), e = fz_u8(r);
+    if (b >= 0xF8) return fz_bits(fz_u32(r));
+    return (float)(1 + b % 16) * fz_bits((uint32_t)(127u - e % 24u + 4u) << 23);
 }
-static float *fk_scales(fk_rd *r, size_t n) {
-    float *s = (float *)fk_alloc(n * 4);
+static float *fk_scales(fz_rd *r, size_t n) {
+    float *s = (float *)fz_alloc(n * 4);
     size_t i;
     for (i = 0; i < n; i++) s[i] = fk_scale(r);
     return s;
 }
-static int32_t fk_zp(fk_rd *r, int lo, int hi) {
-    unsigned b = fk_u8(r);
-    if (b >= 0xF8) return (int32_t)fk_u32(r);
+static int32_t fk_zp(fz_rd *r, int lo, int hi) {
+    unsigned b = fz_u8(r);
+    if (b >= 0xF8) return (int32_t)fz_u32(r);
     if (b == 0xDF) return hi;   /* (the modulo below may not reach it) */
     if (b >= 0xE0) return hi + 1;
     return lo + (int32_t)(b % (unsigned)(hi - lo + 1));
 }
 /* Workspace: the queried size (a few MiB at most for the shapes here), sometimes one byte
  * less (*short_ws = 1), at any alignment (the same byte's low 6 bits). */
-static void *fk_ws(fk_rd *r, size_t need, size_t *bytes, int *short_ws) {
-    unsigned b = need > 0 ? fk_u8(r) : 0;
+static void *fk_ws(fz_rd *r, size_t need, size_t *bytes, int *short_ws) {
+    unsigned b = need > 0 ? fz_u8(r) : 0;
     *short_ws = b >= 0xE8;
     *bytes = need - (size_t)*short_ws;
-    return fk_alloc_at(*bytes, (int)(b & 63));
+    return fz_alloc_at(*bytes, (int)(b & 63));
 }
 
 /* the requant output stage of a layer with N channels */
 typedef struct fk_rq { qmx_requant_config c; size_t esize; } fk_rq;
-static void fk_mkrq(fk_rd *r, size_t N, fk_rq *q) {
-    unsigned how = fk_u8(r), b;
+static void fk_mkrq(fz_rd *r, size_t N, fk_rq *q) {
+    unsigned how = fz_u8(r), b;
     size_t np, i;
     int32_t *mult, *bias;
     int *sh;
     float *sc;
     memset(q, 0, sizeof *q);
-    q->c.mode = (qmx_requant_mode)fk_enum(r, 3);
+    q->c.mode = (qmx_requant_mode)fz_enum(r, 3);
     q->c.per_channel = how & 1;
-    b = fk_u8(r);
-    q->c.out_dtype = (qmx_dtype)(b < 0xC0 ? 0 : b < 0xF0 ? QMX_INT16 : b < 0xF8 ? QMX_INT8 : fk_enum(r, 11));
+    b = fz_u8(r);
+    q->c.out_dtype = (qmx_dtype)(b < 0xC0 ? 0 : b < 0xF0 ? QMX_INT16 : b < 0xF8 ? QMX_INT8 : fz_enum(r, 11));
     q->esize = (int)q->c.out_dtype == QMX_INT16 ? 2 : 1;
     np = q->c.per_channel ? N : 1;
-    mult = (int32_t *)fk_alloc(np * 4);
-    sh = (int *)fk_alloc(np * sizeof(int));
-    sc = (float *)fk_alloc(np * 4);
+    mult = (int32_t *)fz_alloc(np * 4);
+    sh = (int *)fz_alloc(np * sizeof(int));
+    sc = (float *)fz_alloc(np * 4);
     for (i = 0; i < np; i++) {
-        b = fk_u8(r);
-        mult[i] = b < 0xF0 ? (int32_t)(0x40000000u + (fk_u32(r) & 0x3FFFFFFFu)) : (int32_t)fk_u32(r);
-        sh[i] = b < 0xF0 ? (int)(b % 24) - 20 : (int)(int8_t)fk_u8(r);
+        b = fz_u8(r);
+        mult[i] = b < 0xF0 ? (int32_t)(0x40000000u + (fz_u32(r) & 0x3FFFFFFFu)) : (int32_t)fz_u32(r);
+        sh[i] = b < 0xF0 ? (int)(b % 24) - 20 : (int)(int8_t)fz_u8(r);
         sc[i] = fk_scale(r);
     }
     q->c.multipliers = mult;
     q->c.shifts = sh;
     q->c.scales = sc;
     if (how & 2) {
-        bias = (int32_t *)fk_alloc(N * 4);
-        for (i = 0; i < N; i++) bias[i] = (int32_t)fk_u32(r) >> (fk_u8(r) % 32);
+        bias = (int32_t *)fz_alloc(N * 4);
+        for (i = 0; i < N; i++) bias[i] = (int32_t)fz_u32(r) >> (fz_u8(r) % 32);
         q->c.bias = bias;
     }
     if (how & 4) q->c.multipliers = NULL;
     if (how & 8) q->c.scales = NULL;
     q->c.output_zero_point = fk_zp(r, -20, 20);
     if (how & 0x10) {
-        q->c.act_min = (int32_t)(int8_t)fk_u8(r);
-        q->c.act_max = (int32_t)(int8_t)fk_u8(r);
+        q->c.act_min = (int32_t)(int8_t)fz_u8(r);
+        q->c.act_max = (int32_t)(int8_t)fz_u8(r);
     }
 }
 
@@ -280,7 +184,7 @@ static void fk_mkrq(fk_rd *r, size_t N, fk_rq *q) {
  * (the bound K <= 33025 keeps it in int32) */
 static int32_t *fk_ref_mm(const int8_t *A, size_t lda, const int8_t *B, size_t ldb, int kn,
                           size_t M, size_t N, size_t K, int32_t azp, int32_t bzp) {
-    int32_t *C = (int32_t *)fk_alloc(M * N * 4);
+    int32_t *C = (int32_t *)fz_alloc(M * N * 4);
     size_t m, n, k;
     for (m = 0; m < M; m++)
         for (n = 0; n < N; n++) {
@@ -307,23 +211,23 @@ static void fk_cmp_rows(const void *out, size_t ldo, const void *ref, size_t M, 
 }
 /* the int32 accumulators through the output stage, as the docs define it */
 static void *fk_ref_rq(const fk_rq *q, const int32_t *acc, size_t M, size_t N) {
-    void *ref = fk_alloc(M * N * q->esize);
+    void *ref = fz_alloc(M * N * q->esize);
     if (qmx_requantize_array(&q->c, acc, M, N, ref, M * N * q->esize) != QMX_OK) __builtin_trap();
     return ref;
 }
 
 /* ---- 0: int8 matmul ---- */
-static void fk_matmul(fk_rd *r) {
+static void fk_matmul(fz_rd *r) {
     size_t M = fk_dim(r), N = fk_dim(r), K = fk_kdim(r), lda, ldb, ldc, ea, eb, ec, need = 0, wsb, i;
     qmx_matmul_i8_opts o;
     int kn, short_ws;
-    unsigned how = fk_u8(r);
+    unsigned how = fz_u8(r);
     int8_t *A, *B;
     int32_t *C, *sums = NULL, *ref;
     void *ws, *snap, *wsnap;
     qmx_status st;
     memset(&o, 0, sizeof o);
-    o.b_layout = (qmx_b_layout)fk_enum(r, 2);
+    o.b_layout = (qmx_b_layout)fz_enum(r, 2);
     o.a_zp = fk_zp(r, -128, 127);
     o.b_zp = fk_zp(r, -128, 127);
     if (how & 8) o.b_layout = QMX_B_NK;   /* opts NULL below: B is read as [N,K] */
@@ -336,11 +240,11 @@ static void fk_matmul(fk_rd *r) {
     B = fk_i8(r, eb);
     if (how & 1) {   /* cached weight sums, sometimes one short */
         size_t ns = N - ((how & 2) && N ? 1 : 0);
-        sums = (int32_t *)fk_alloc(ns * 4);
-        snap = fk_snap(sums, ns * 4);
+        sums = (int32_t *)fz_alloc(ns * 4);
+        snap = fz_snap(sums, ns * 4);
         st = qmx_matmul_i8_weight_sums(B, N, K, ldb, o.b_layout, sums, ns);
-        fk_check(st);
-        if (st != QMX_OK) fk_same(sums, snap, ns * 4);
+        fz_check(st);
+        if (st != QMX_OK) fz_same(sums, snap, ns * 4);
         else
             for (i = 0; i < N; i++) {
                 int32_t s = 0;
@@ -352,17 +256,17 @@ static void fk_matmul(fk_rd *r) {
         o.b_sums_len = ns;
     }
     st = qmx_matmul_i8_workspace_size(M, N, K, (how & 4) ? NULL : &o, &need);
-    fk_check(st);
+    fz_check(st);
     if (st != QMX_OK) need = 64;
     ws = fk_ws(r, need, &wsb, &short_ws);
     C = (int32_t *)fk_buf(ec, 4);
-    snap = fk_snap(C, ec > FK_BIG ? 1 : ec * 4);
-    wsnap = fk_snap(ws, wsb);
+    snap = fz_snap(C, ec > FK_BIG ? 1 : ec * 4);
+    wsnap = fz_snap(ws, wsb);
     st = qmx_matmul_i8(M, N, K, A, lda, B, ldb, C, ldc, (how & 8) ? NULL : &o, ws, wsb);
-    fk_check(st);
+    fz_check(st);
     if (st != QMX_OK) {
-        fk_same(C, snap, ec > FK_BIG ? 1 : ec * 4);
-        fk_same(ws, wsnap, wsb);
+        fz_same(C, snap, ec > FK_BIG ? 1 : ec * 4);
+        fz_same(ws, wsnap, wsb);
     } else {
         if (short_ws) __builtin_trap();
         if (how & 8) { o.a_zp = 0; o.b_zp = 0; }
@@ -372,8 +276,8 @@ static void fk_matmul(fk_rd *r) {
     /* the scalar reference entry point: the same contract */
     memcpy(C, snap, ec > FK_BIG ? 1 : ec * 4);
     st = qmx_matmul_i8_ref(M, N, K, A, lda, B, ldb, C, ldc, (how & 8) ? NULL : &o);
-    fk_check(st);
-    if (st != QMX_OK) fk_same(C, snap, ec > FK_BIG ? 1 : ec * 4);
+    fz_check(st);
+    if (st != QMX_OK) fz_same(C, snap, ec > FK_BIG ? 1 : ec * 4);
     else {
         if (how & 8) { o.a_zp = 0; o.b_zp = 0; }
         ref = fk_ref_mm(A, lda, B, ldb, kn, M, N, K, o.a_zp, o.b_zp);
@@ -382,12 +286,12 @@ static void fk_matmul(fk_rd *r) {
 }
 
 /* scales of the dequant-on-output matmuls */
-static void fk_mkscales(fk_rd *r, size_t M, size_t N, size_t K, qmx_matmul_i8_f32_scales *s) {
-    unsigned how = fk_u8(r);
+static void fk_mkscales(fz_rd *r, size_t M, size_t N, size_t K, qmx_matmul_i8_f32_scales *s) {
+    unsigned how = fz_u8(r);
     size_t nblk, na, nb;
     memset(s, 0, sizeof *s);
-    s->block_size = (how & 1) ? K : 1 + fk_u8(r) % (K + 3);
-    if (how & 2) s->block_size = fk_u8(r) % 2 ? 4 * (1 + fk_u8(r) % 8) : 0;
+    s->block_size = (how & 1) ? K : 1 + fz_u8(r) % (K + 3);
+    if (how & 2) s->block_size = fz_u8(r) % 2 ? 4 * (1 + fz_u8(r) % 8) : 0;
     nblk = s->block_size ? (K + s->block_size - 1) / s->block_size : 1;
     s->a_per_row = (how >> 2) & 1;
     s->b_per_col = (how >> 3) & 1;
@@ -403,7 +307,7 @@ static void fk_mkscales(fk_rd *r, size_t M, size_t N, size_t K, qmx_matmul_i8_f3
 /* the documented float order: per K-block p = (float)P; p *= sa; p *= sb; sum += p */
 static float *fk_ref_f32(const int8_t *A, size_t lda, const int8_t *B, size_t ldb, size_t M,
                          size_t N, size_t K, const qmx_matmul_i8_f32_scales *s) {
-    float *C = (float *)fk_alloc(M * N * 4);
+    float *C = (float *)fz_alloc(M * N * 4);
     size_t bs = s->block_size < K ? s->block_size : K, nblk = (K + bs - 1) / bs, m, n, b, k;
     for (m = 0; m < M; m++)
         for (n = 0; n < N; n++) {
@@ -427,19 +331,19 @@ static void fk_cmp_f(const float *C, size_t ldc, const float *ref, size_t M, siz
     size_t m, n;
     for (m = 0; m < M; m++) {
         for (n = 0; n < N; n++)
-            if (!fk_same_f(C[m * ldc + n], ref[m * N + n])) __builtin_trap();
+            if (!fz_same_f(C[m * ldc + n], ref[m * N + n])) __builtin_trap();
         if (m + 1 < M && ldc > N && memcmp(C + m * ldc + N, (const float *)snap + m * ldc + N, (ldc - N) * 4))
             __builtin_trap();
     }
 }
 
 /* ---- 1: packed weights ---- */
-static void fk_packed(fk_rd *r) {
+static void fk_packed(fz_rd *r) {
     size_t M = fk_dim(r), N = fk_dim(r), K = fk_kdim(r), lda, ldb, ldc, ea, eb, ec, pb = 0, need = 0,
            wsb, esz;
     qmx_matmul_i8_opts o;
-    qmx_b_layout lay = (qmx_b_layout)fk_enum(r, 2);
-    unsigned how = fk_u8(r);
+    qmx_b_layout lay = (qmx_b_layout)fz_enum(r, 2);
+    unsigned how = fz_u8(r);
     int short_ws;
     int8_t *A, *B, *Bn;
     int32_t *C, *ref;
@@ -456,26 +360,26 @@ static void fk_packed(fk_rd *r) {
     A = fk_i8(r, ea);
     B = fk_i8(r, eb);
     st = qmx_matmul_i8_pack_weights_size(N, K, &pb);
-    fk_check(st);
+    fz_check(st);
     if (st != QMX_OK) pb = 64;
     if ((how & 1) && pb) pb--;
-    blob = (uint8_t *)fk_alloc_at(pb, (int)(r->n & 63));   /* the queried size (or one less), any alignment */
-    snap = fk_snap(blob, pb);
+    blob = (uint8_t *)fz_alloc_at(pb, (int)(r->n & 63));   /* the queried size (or one less), any alignment */
+    snap = fz_snap(blob, pb);
     st = qmx_matmul_i8_pack_weights(B, N, K, ldb, lay, blob, pb);
-    fk_check(st);
+    fz_check(st);
     if (st != QMX_OK) {
-        fk_same(blob, snap, pb);
+        fz_same(blob, snap, pb);
         if (how & 2) {   /* a corrupted / foreign blob must give a status */
             size_t i;
-            for (i = 0; i < pb; i++) blob[i] = (uint8_t)fk_u8(r);
+            for (i = 0; i < pb; i++) blob[i] = (uint8_t)fz_u8(r);
         } else {
             return;
         }
     } else if (how & 2) {
-        blob[fk_u8(r) % 16] ^= (uint8_t)(1u << (fk_u8(r) % 8));  /* header bit flip */
+        blob[fz_u8(r) % 16] ^= (uint8_t)(1u << (fz_u8(r) % 8));  /* header bit flip */
     }
     /* the same weights as [N,K] for the unpacked entry points */
-    Bn = (int8_t *)fk_alloc(N * K);
+    Bn = (int8_t *)fz_alloc(N * K);
     if (st == QMX_OK) {
         size_t n, k;
         for (n = 0; n < N; n++)
@@ -485,14 +389,14 @@ static void fk_packed(fk_rd *r) {
     o.a_zp = fk_zp(r, -128, 127);
     o.b_zp = fk_zp(r, -128, 127);
     st2 = qmx_matmul_i8_packed_workspace_size(M, N, K, &need);
-    fk_check(st2);
+    fz_check(st2);
     if (st2 != QMX_OK) need = 64;
     ws = fk_ws(r, need, &wsb, &short_ws);
     C = (int32_t *)fk_buf(ec, 4);
-    snap = fk_snap(C, ec > FK_BIG ? 1 : ec * 4);
+    snap = fz_snap(C, ec > FK_BIG ? 1 : ec * 4);
     st2 = qmx_matmul_i8_packed(M, N, K, A, lda, blob, pb, C, ldc, &o, ws, wsb);
-    fk_check(st2);
-    if (st2 != QMX_OK) fk_same(C, snap, ec > FK_BIG ? 1 : ec * 4);
+    fz_check(st2);
+    if (st2 != QMX_OK) fz_same(C, snap, ec > FK_BIG ? 1 : ec * 4);
     else if (st == QMX_OK) {   /* (a foreign blob with a valid header is accepted: unchecked) */
         if (short_ws || (how & 2)) __builtin_trap();
         ref = fk_ref_mm(A, lda, Bn, K, 0, M, N, K, o.a_zp, o.b_zp);
@@ -502,20 +406,20 @@ static void fk_packed(fk_rd *r) {
     fk_mkrq(r, N, &q);
     esz = q.esize;
     st2 = qmx_fully_connected_i8_packed_workspace_size(M, N, K, &need);
-    fk_check(st2);
+    fz_check(st2);
     if (st2 != QMX_OK) need = 64;
     ws = fk_ws(r, need, &wsb, &short_ws);
     out = fk_buf(ec, esz);
-    snap = fk_snap(out, ec > FK_BIG ? 1 : ec * esz);
+    snap = fz_snap(out, ec > FK_BIG ? 1 : ec * esz);
     st2 = qmx_fully_connected_i8_packed(M, N, K, A, lda, o.a_zp, blob, pb, &q.c, out, ldc, ws, wsb);
-    fk_check(st2);
-    if (st2 != QMX_OK) fk_same(out, snap, ec > FK_BIG ? 1 : ec * esz);
+    fz_check(st2);
+    if (st2 != QMX_OK) fz_same(out, snap, ec > FK_BIG ? 1 : ec * esz);
     else if (st == QMX_OK) {
         if (short_ws || (how & 2)) __builtin_trap();
         size_t need2 = 0;
         if (qmx_fully_connected_i8_workspace_size(M, N, K, &need2) != QMX_OK) __builtin_trap();
-        ws2 = fk_alloc(need2);
-        out2 = fk_alloc(ec * esz);
+        ws2 = fz_alloc(need2);
+        out2 = fz_alloc(ec * esz);
         memcpy(out2, snap, ec * esz);
         if (qmx_fully_connected_i8(M, N, K, A, lda, o.a_zp, Bn, K, &q.c, out2, ldc, ws2, need2) != QMX_OK ||
             memcmp(out, out2, ec * esz) != 0)
@@ -526,10 +430,10 @@ static void fk_packed(fk_rd *r) {
     if (qmx_fully_connected_i8_packed_workspace_size(M, N, K, &need) != QMX_OK) need = 64;
     ws = fk_ws(r, need, &wsb, &short_ws);
     out = fk_buf(ec, 4);
-    snap = fk_snap(out, ec > FK_BIG ? 1 : ec * 4);
+    snap = fz_snap(out, ec > FK_BIG ? 1 : ec * 4);
     st2 = qmx_matmul_i8_f32_packed(M, N, K, A, lda, blob, pb, (float *)out, ldc, &sc, ws, wsb);
-    fk_check(st2);
-    if (st2 != QMX_OK) fk_same(out, snap, ec > FK_BIG ? 1 : ec * 4);
+    fz_check(st2);
+    if (st2 != QMX_OK) fz_same(out, snap, ec > FK_BIG ? 1 : ec * 4);
     else if (st == QMX_OK) {
         float *ref2;
         if (short_ws || (how & 2)) __builtin_trap();
@@ -539,7 +443,7 @@ static void fk_packed(fk_rd *r) {
 }
 
 /* ---- 2: fully-connected ---- */
-static void fk_fc(fk_rd *r) {
+static void fk_fc(fz_rd *r) {
     size_t M = fk_dim(r), N = fk_dim(r), K = fk_kdim(r), lda, ldw, ldo, ea, ew, eo, need = 0, wsb;
     int32_t azp;
     int8_t *A, *W;
@@ -557,17 +461,17 @@ static void fk_fc(fk_rd *r) {
     W = fk_i8(r, ew);
     fk_mkrq(r, N, &q);
     st = qmx_fully_connected_i8_workspace_size(M, N, K, &need);
-    fk_check(st);
+    fz_check(st);
     if (st != QMX_OK) need = 64;
     ws = fk_ws(r, need, &wsb, &short_ws);
     out = fk_buf(eo, q.esize);
-    snap = fk_snap(out, eo > FK_BIG ? 1 : eo * q.esize);
-    wsnap = fk_snap(ws, wsb);
+    snap = fz_snap(out, eo > FK_BIG ? 1 : eo * q.esize);
+    wsnap = fz_snap(ws, wsb);
     st = qmx_fully_connected_i8(M, N, K, A, lda, azp, W, ldw, &q.c, out, ldo, ws, wsb);
-    fk_check(st);
+    fz_check(st);
     if (st != QMX_OK) {
-        fk_same(out, snap, eo > FK_BIG ? 1 : eo * q.esize);
-        fk_same(ws, wsnap, wsb);
+        fz_same(out, snap, eo > FK_BIG ? 1 : eo * q.esize);
+        fz_same(ws, wsnap, wsb);
         return;
     }
     if (short_ws) __builtin_trap();
@@ -576,7 +480,7 @@ static void fk_fc(fk_rd *r) {
 }
 
 /* ---- 3: dequant-on-output ---- */
-static void fk_mm_f32(fk_rd *r) {
+static void fk_mm_f32(fz_rd *r) {
     size_t M = fk_dim(r), N = fk_dim(r), K = fk_kdim(r), lda, ldb, ldc, ea, eb, ec, need = 0, wsb;
     int8_t *A, *B;
     float *C;
@@ -592,17 +496,17 @@ static void fk_mm_f32(fk_rd *r) {
     B = fk_i8(r, eb);
     fk_mkscales(r, M, N, K, &sc);
     st = qmx_matmul_i8_f32_workspace_size(M, N, K, &need);
-    fk_check(st);
+    fz_check(st);
     if (st != QMX_OK) need = 64;
     ws = fk_ws(r, need, &wsb, &short_ws);
     C = (float *)fk_buf(ec, 4);
-    snap = fk_snap(C, ec > FK_BIG ? 1 : ec * 4);
-    wsnap = fk_snap(ws, wsb);
-    st = qmx_matmul_i8_f32(M, N, K, A, lda, B, ldb, C, ldc, (fk_u8(r) & 1) ? NULL : &sc, ws, wsb);
-    fk_check(st);
+    snap = fz_snap(C, ec > FK_BIG ? 1 : ec * 4);
+    wsnap = fz_snap(ws, wsb);
+    st = qmx_matmul_i8_f32(M, N, K, A, lda, B, ldb, C, ldc, (fz_u8(r) & 1) ? NULL : &sc, ws, wsb);
+    fz_check(st);
     if (st != QMX_OK) {
-        fk_same(C, snap, ec > FK_BIG ? 1 : ec * 4);
-        fk_same(ws, wsnap, wsb);
+        fz_same(C, snap, ec > FK_BIG ? 1 : ec * 4);
+        fz_same(ws, wsnap, wsb);
         return;
     }
     if (short_ws) __builtin_trap();
@@ -610,14 +514,14 @@ static void fk_mm_f32(fk_rd *r) {
 }
 
 /* ---- 4: dynamic float activations ---- */
-static void fk_dyn(fk_rd *r) {
+static void fk_dyn(fz_rd *r) {
     size_t M = fk_dim(r), N = fk_dim(r), K = fk_dim(r), ldx, ldy, ex, ey, pb = 0, need = 0, wsb, nws,
            m, n, k;
     int8_t *W;
     float *X, *Y, *wsc, *ref;
     uint8_t *blob;
     int short_ws;
-    unsigned how = fk_u8(r);
+    unsigned how = fz_u8(r);
     void *ws, *snap;
     qmx_status st;
     ldx = fk_ld(r, K); ldy = fk_ld(r, N);
@@ -626,29 +530,29 @@ static void fk_dyn(fk_rd *r) {
     X = fk_floats(r, ex, NULL);
     W = fk_i8(r, N * K);
     if (qmx_matmul_i8_pack_weights_size(N, K, &pb) != QMX_OK) return;
-    blob = (uint8_t *)fk_alloc(pb);
+    blob = (uint8_t *)fz_alloc(pb);
     if (qmx_matmul_i8_pack_weights(W, N, K, K, QMX_B_NK, blob, pb) != QMX_OK) __builtin_trap();
     nws = (how & 1) ? 1 : N - ((how & 2) ? 1 : 0);
     wsc = fk_scales(r, nws);
     st = qmx_matmul_f32_dyn_i8_workspace_size(M, N, K, &need);
-    fk_check(st);
+    fz_check(st);
     if (st != QMX_OK) need = 64;
     ws = fk_ws(r, need, &wsb, &short_ws);
     Y = (float *)fk_buf(ey, 4);
-    snap = fk_snap(Y, ey > FK_BIG ? 1 : ey * 4);
+    snap = fz_snap(Y, ey > FK_BIG ? 1 : ey * 4);
     st = qmx_matmul_f32_dyn_i8(M, N, K, X, ldx, blob, pb, wsc, nws, Y, ldy, ws, wsb);
-    fk_check(st);
-    if (st != QMX_OK) { fk_same(Y, snap, ey > FK_BIG ? 1 : ey * 4); return; }
+    fz_check(st);
+    if (st != QMX_OK) { fz_same(Y, snap, ey > FK_BIG ? 1 : ey * 4); return; }
     if (short_ws) __builtin_trap();
     /* reference: per row sx = absmax / 127 (1 if 0), q = RNE(clamp(x / sx)), then
      * ((float)acc * sx) * sw */
-    ref = (float *)fk_alloc(M * N * 4);
+    ref = (float *)fz_alloc(M * N * 4);
     for (m = 0; m < M; m++) {
         float am = 0.0f, sx;
         int8_t q[92];
         for (k = 0; k < K; k++) {
-            float a = fk_bits(fk_fbits(X[m * ldx + k]) & 0x7FFFFFFFu);
-            if (!fk_finite(a)) __builtin_trap();   /* NaN/Inf must have been refused */
+            float a = fz_bits(fz_fbits(X[m * ldx + k]) & 0x7FFFFFFFu);
+            if (!fz_finite(a)) __builtin_trap();   /* NaN/Inf must have been refused */
             if (a > am) am = a;
         }
         sx = am == 0.0f ? 1.0f : am / 127.0f;
@@ -682,11 +586,11 @@ static int32_t fk_nib(const uint8_t *p, size_t e, int sgn) {
     int32_t v = (p[e / 2] >> (4 * (e & 1))) & 0xF;
     return sgn ? (v ^ 8) - 8 : v;
 }
-static void fk_i4(fk_rd *r) {
+static void fk_i4(fz_rd *r) {
     size_t M = fk_dim(r), N = fk_dim(r), K = fk_dim(r), lda, ldw, ldc, ea, ew, ec, need = 0, wsb, i,
            nblk, bs, nz, m, n, b, k;
     qmx_matmul_i4_params p;
-    unsigned how = fk_u8(r), sel = fk_u8(r) % 3;
+    unsigned how = fz_u8(r), sel = fz_u8(r) % 3;
     int a4, w4, short_ws;
     uint8_t *W, *zps = NULL;
     void *A, *C, *ws, *snap, *wsnap;
@@ -694,13 +598,13 @@ static void fk_i4(fk_rd *r) {
     fk_rq q;
     qmx_status st;
     memset(&p, 0, sizeof p);
-    p.a_dtype = (qmx_dtype)(fk_u8(r) % 2 ? QMX_INT4 : fk_u8(r) % 4 == 0 ? fk_enum(r, 11) : 0);
-    p.w_dtype = (qmx_dtype)(fk_u8(r) % 2 ? QMX_UINT4 : fk_u8(r) % 4 == 0 ? fk_enum(r, 11) : 0);
+    p.a_dtype = (qmx_dtype)(fz_u8(r) % 2 ? QMX_INT4 : fz_u8(r) % 4 == 0 ? fz_enum(r, 11) : 0);
+    p.w_dtype = (qmx_dtype)(fz_u8(r) % 2 ? QMX_UINT4 : fz_u8(r) % 4 == 0 ? fz_enum(r, 11) : 0);
     a4 = p.a_dtype == QMX_INT4;
     w4 = p.w_dtype != QMX_UINT4;
     p.a_zp = a4 ? fk_zp(r, -8, 7) : fk_zp(r, -128, 127);
     p.w_zp = w4 ? ((how & 1) ? 1 : 0) : fk_zp(r, 0, 15);
-    p.block_size = (how & 2) ? 1 + fk_u8(r) % (K + 2) : 0;
+    p.block_size = (how & 2) ? 1 + fz_u8(r) % (K + 2) : 0;
     if (sel == 2 || (sel == 0 && (how & 0x80))) {   /* the defaults: int8 A, int4 W, one block */
         memset(&p, 0, sizeof p);
         a4 = 0;
@@ -714,16 +618,16 @@ static void fk_i4(fk_rd *r) {
     if (fk_toobig) return;
     if (a4) {
         A = fk_buf((ea + 1) / 2, 1);
-        for (i = 0; i < (ea + 1) / 2 && ea <= FK_BIG; i++) ((uint8_t *)A)[i] = (uint8_t)fk_u8(r);
+        for (i = 0; i < (ea + 1) / 2 && ea <= FK_BIG; i++) ((uint8_t *)A)[i] = (uint8_t)fz_u8(r);
     } else {
         A = fk_i8(r, ea);
     }
     W = (uint8_t *)fk_buf((ew + 1) / 2, 1);
-    for (i = 0; i < (ew + 1) / 2 && ew <= FK_BIG; i++) W[i] = (uint8_t)fk_u8(r);
+    for (i = 0; i < (ew + 1) / 2 && ew <= FK_BIG; i++) W[i] = (uint8_t)fz_u8(r);
     if (!w4 && (how & 4) && N && N * nblk <= 4096 && sel != 2) {
         nz = N * nblk - ((how & 8) ? 1 : 0);
-        zps = (uint8_t *)fk_alloc(nz);
-        for (i = 0; i < nz; i++) zps[i] = (uint8_t)(fk_u8(r) % ((how & 0x10) ? 17 : 16));
+        zps = (uint8_t *)fz_alloc(nz);
+        for (i = 0; i < nz; i++) zps[i] = (uint8_t)(fz_u8(r) % ((how & 0x10) ? 17 : 16));
         p.w_zps = zps;
         p.w_zps_len = nz;
     }
@@ -738,25 +642,25 @@ static void fk_i4(fk_rd *r) {
         p.w_scales_len = nb;
     }
     st = qmx_matmul_i4_workspace_size(M, N, K, sel == 2 ? NULL : &p, &need);
-    fk_check(st);
+    fz_check(st);
     if (st != QMX_OK) need = 64;
     ws = fk_ws(r, need, &wsb, &short_ws);
     if (sel == 2) fk_mkrq(r, N, &q);
     C = fk_buf(ec, sel == 2 ? q.esize : 4);
-    snap = fk_snap(C, ec > FK_BIG ? 1 : ec * (sel == 2 ? q.esize : 4));
-    wsnap = fk_snap(ws, wsb);
+    snap = fz_snap(C, ec > FK_BIG ? 1 : ec * (sel == 2 ? q.esize : 4));
+    wsnap = fz_snap(ws, wsb);
     if (sel == 0) st = qmx_matmul_i4(M, N, K, A, lda, W, ldw, (int32_t *)C, ldc, (how & 0x80) ? NULL : &p, ws, wsb);
     else if (sel == 1) st = qmx_matmul_i4_f32(M, N, K, A, lda, W, ldw, (float *)C, ldc, &p, ws, wsb);
     else st = qmx_fully_connected_i4(M, N, K, (const int8_t *)A, lda, p.a_zp, W, ldw, &q.c, C, ldc, ws, wsb);
-    fk_check(st);
+    fz_check(st);
     if (st != QMX_OK) {
-        fk_same(C, snap, ec > FK_BIG ? 1 : ec * (sel == 2 ? q.esize : 4));
-        fk_same(ws, wsnap, wsb);
+        fz_same(C, snap, ec > FK_BIG ? 1 : ec * (sel == 2 ? q.esize : 4));
+        fz_same(ws, wsnap, wsb);
         return;
     }
     if (short_ws) __builtin_trap();
     /* per-block exact partials */
-    ref = (int32_t *)fk_alloc(M * N * nblk * 4);
+    ref = (int32_t *)fz_alloc(M * N * nblk * 4);
     for (m = 0; m < M; m++)
         for (n = 0; n < N; n++)
             for (b = 0; b < nblk; b++) {
@@ -769,7 +673,7 @@ static void fk_i4(fk_rd *r) {
                 ref[(m * N + n) * nblk + b] = (int32_t)s;
             }
     if (sel == 0 || sel == 2) {
-        int32_t *acc = (int32_t *)fk_alloc(M * N * 4);
+        int32_t *acc = (int32_t *)fz_alloc(M * N * 4);
         for (m = 0; m < M * N; m++) {
             int64_t s = 0;
             for (b = 0; b < nblk; b++) s += ref[m * nblk + b];
@@ -778,7 +682,7 @@ static void fk_i4(fk_rd *r) {
         if (sel == 0) fk_cmp_rows(C, ldc, acc, M, N, 4, snap);
         else fk_cmp_rows(C, ldc, fk_ref_rq(&q, acc, M, N), M, N, q.esize, snap);
     } else {
-        float *rf = (float *)fk_alloc(M * N * 4);
+        float *rf = (float *)fz_alloc(M * N * 4);
         for (m = 0; m < M; m++)
             for (n = 0; n < N; n++) {
                 float sum = 0.0f;
@@ -798,11 +702,11 @@ static void fk_i4(fk_rd *r) {
 static int fk_fp8_ok(uint8_t c, qmx_dtype f) {
     return f == QMX_FP8_E5M2 ? (c & 0x7C) != 0x7C : (c & 0x7F) != 0x7F;
 }
-static void fk_fp8(fk_rd *r) {
+static void fk_fp8(fz_rd *r) {
     size_t M = fk_dim(r), N = fk_dim(r), K = fk_dim(r), lda, ldb, ldc, ea, eb, ec, need = 0, wsb, i,
            m, n, k, na, nb;
     qmx_matmul_fp8_params p;
-    unsigned how = fk_u8(r);
+    unsigned how = fz_u8(r);
     uint8_t *A, *B;
     float *C, *ref;
     int short_ws, ok = 1;
@@ -810,15 +714,15 @@ static void fk_fp8(fk_rd *r) {
     qmx_dtype af, bf;
     qmx_status st;
     memset(&p, 0, sizeof p);
-    p.a_fmt = (qmx_dtype)(fk_u8(r) % 2 ? QMX_FP8_E5M2 : fk_u8(r) % 4 == 0 ? fk_enum(r, 11) : 0);
-    p.b_fmt = (qmx_dtype)(fk_u8(r) % 2 ? QMX_FP8_E5M2 : fk_u8(r) % 4 == 0 ? fk_enum(r, 11) : 0);
+    p.a_fmt = (qmx_dtype)(fz_u8(r) % 2 ? QMX_FP8_E5M2 : fz_u8(r) % 4 == 0 ? fz_enum(r, 11) : 0);
+    p.b_fmt = (qmx_dtype)(fz_u8(r) % 2 ? QMX_FP8_E5M2 : fz_u8(r) % 4 == 0 ? fz_enum(r, 11) : 0);
     lda = fk_ld(r, K); ldb = fk_ld(r, K); ldc = fk_ld(r, N);
     ea = fk_ext(M, K, lda); eb = fk_ext(N, K, ldb); ec = fk_ext(M, N, ldc);
     if (fk_toobig) return;
     A = (uint8_t *)fk_buf(ea, 1);
     B = (uint8_t *)fk_buf(eb, 1);
-    for (i = 0; i < ea && ea <= FK_BIG; i++) A[i] = (uint8_t)((how & 1) ? fk_u8(r) : fk_u8(r) & 0xBB);
-    for (i = 0; i < eb && eb <= FK_BIG; i++) B[i] = (uint8_t)((how & 1) ? fk_u8(r) : fk_u8(r) & 0xBB);
+    for (i = 0; i < ea && ea <= FK_BIG; i++) A[i] = (uint8_t)((how & 1) ? fz_u8(r) : fz_u8(r) & 0xBB);
+    for (i = 0; i < eb && eb <= FK_BIG; i++) B[i] = (uint8_t)((how & 1) ? fz_u8(r) : fz_u8(r) & 0xBB);
     p.a_per_row = (how >> 1) & 1;
     p.b_per_col = (how >> 2) & 1;
     na = p.a_per_row ? M : 1;
@@ -828,17 +732,17 @@ static void fk_fp8(fk_rd *r) {
     p.b_scales = (how & 0x10) ? NULL : fk_scales(r, nb);
     p.b_scales_len = nb;
     st = qmx_matmul_fp8_f32_workspace_size(M, N, K, &need);
-    fk_check(st);
+    fz_check(st);
     if (st != QMX_OK) need = 64;
     ws = fk_ws(r, need, &wsb, &short_ws);
     C = (float *)fk_buf(ec, 4);
-    snap = fk_snap(C, ec > FK_BIG ? 1 : ec * 4);
-    wsnap = fk_snap(ws, wsb);
+    snap = fz_snap(C, ec > FK_BIG ? 1 : ec * 4);
+    wsnap = fz_snap(ws, wsb);
     st = qmx_matmul_fp8_f32(M, N, K, A, lda, B, ldb, C, ldc, &p, ws, wsb);
-    fk_check(st);
+    fz_check(st);
     if (st != QMX_OK) {
-        fk_same(C, snap, ec > FK_BIG ? 1 : ec * 4);
-        fk_same(ws, wsnap, wsb);
+        fz_same(C, snap, ec > FK_BIG ? 1 : ec * 4);
+        fz_same(ws, wsnap, wsb);
         return;
     }
     if (short_ws) __builtin_trap();
@@ -849,7 +753,7 @@ static void fk_fp8(fk_rd *r) {
     for (n = 0; n < N; n++)
         for (k = 0; k < K; k++) ok &= fk_fp8_ok(B[n * ldb + k], bf);
     if (!ok) __builtin_trap();   /* NaN/Inf codes must have been refused */
-    ref = (float *)fk_alloc(M * N * 4);
+    ref = (float *)fz_alloc(M * N * 4);
     for (m = 0; m < M; m++)
         for (n = 0; n < N; n++) {
             float s[16];
@@ -868,14 +772,14 @@ static void fk_fp8(fk_rd *r) {
 }
 
 /* ---- 7: einsum on fixed specs ---- */
-static void fk_einsum(fk_rd *r) {
+static void fk_einsum(fz_rd *r) {
     static const char *const specs[12] = {
         "ij,jk->ik", "ij,kj->ik", "bij,bjk->bik", "i,i->", "ij,j->i", "bsd,fd->bsf",
         "ij,ij->ij", "ii,i->i", "ij,kl->ijkl", "bnth,bnsh->bnts", "ijk,ikl->jl", "i,j->ij"};
-    const char *spec = specs[fk_u8(r) % 12], *term[3], *s;
+    const char *spec = specs[fz_u8(r) % 12], *term[3], *s;
     size_t lsz[52], cnt[2], out_len, i, need = 0, wsb, oshape[QMX_EINSUM_MAX_RANK];
     int tl[3], t, o, orank = 0, pos = -2, short_ws, exact;
-    unsigned how = fk_u8(r);
+    unsigned how = fz_u8(r);
     qmx_einsum_operand op[2];
     qmx_einsum_opts opts;
     float *sc[2];
@@ -891,7 +795,7 @@ static void fk_einsum(fk_rd *r) {
     tl[1] = (int)(s - term[1]);
     term[2] = s + 2;
     tl[2] = (int)strlen(term[2]);
-    for (i = 0; i < 52; i++) lsz[i] = 1 + fk_u8(r) % 5;
+    for (i = 0; i < 52; i++) lsz[i] = 1 + fz_u8(r) % 5;
     memset(op, 0, sizeof op);
     memset(&opts, 0, sizeof opts);
     opts.int32_out = how & 1;
@@ -900,7 +804,7 @@ static void fk_einsum(fk_rd *r) {
         static const qmx_dtype dts[8] = {QMX_INT8, QMX_INT8, QMX_INT4, QMX_UINT4, QMX_FLOAT32,
                                          QMX_FP8_E4M3FN, QMX_INT8, QMX_UINT8};
         qmx_einsum_operand *q = &op[o];
-        q->dtype = dts[fk_u8(r) % 8];
+        q->dtype = dts[fz_u8(r) % 8];
         q->rank = tl[o];
         cnt[o] = 1;
         for (t = 0; t < tl[o]; t++) {
@@ -908,19 +812,19 @@ static void fk_einsum(fk_rd *r) {
             cnt[o] *= q->shape[t];
         }
         if (q->dtype == QMX_FLOAT32) {
-            float *d = (float *)fk_alloc(cnt[o] * 4);
-            for (i = 0; i < cnt[o]; i++) d[i] = (how & 2) ? fk_val(r, 2) : (float)((int)(fk_u8(r) % 15) - 7);
+            float *d = (float *)fz_alloc(cnt[o] * 4);
+            for (i = 0; i < cnt[o]; i++) d[i] = (how & 2) ? fk_val(r, 2) : (float)((int)(fz_u8(r) % 15) - 7);
             if (how & 2) exact = 0;
             q->data = d;
             q->data_bytes = cnt[o] * 4;
         } else if (q->dtype == QMX_INT4 || q->dtype == QMX_UINT4) {
-            uint8_t *d = (uint8_t *)fk_alloc((cnt[o] + 1) / 2);
-            for (i = 0; i < (cnt[o] + 1) / 2; i++) d[i] = (uint8_t)fk_u8(r);
+            uint8_t *d = (uint8_t *)fz_alloc((cnt[o] + 1) / 2);
+            for (i = 0; i < (cnt[o] + 1) / 2; i++) d[i] = (uint8_t)fz_u8(r);
             q->data = d;
             q->data_bytes = (cnt[o] + 1) / 2;
         } else {
-            uint8_t *d = (uint8_t *)fk_alloc(cnt[o]);
-            for (i = 0; i < cnt[o]; i++) d[i] = (uint8_t)fk_u8(r);
+            uint8_t *d = (uint8_t *)fz_alloc(cnt[o]);
+            for (i = 0; i < cnt[o]; i++) d[i] = (uint8_t)fz_u8(r);
             if (q->dtype == QMX_FP8_E4M3FN) exact = 0;
             q->data = d;
             q->data_bytes = cnt[o];
@@ -930,14 +834,14 @@ static void fk_einsum(fk_rd *r) {
         q->zero_point = zp[o];
         sc[o] = NULL;
         if (how & (0x20 << o)) {
-            size_t n = 1 + fk_u8(r) % 8;
+            size_t n = 1 + fz_u8(r) % 8;
             sc[o] = fk_scales(r, n);
             q->scales = sc[o];
             q->scales_len = n;
-            q->scaling = (qmx_einsum_scaling)fk_enum(r, 4);
-            q->channel_axis = (int)(fk_u8(r) % 5) - 1;
-            q->block_axis = (int)(fk_u8(r) % 5) - 1;
-            q->block_size = fk_u8(r) % 4;
+            q->scaling = (qmx_einsum_scaling)fz_enum(r, 4);
+            q->channel_axis = (int)(fz_u8(r) % 5) - 1;
+            q->block_axis = (int)(fz_u8(r) % 5) - 1;
+            q->block_size = fz_u8(r) % 4;
             exact = 0;
         }
     }
@@ -947,21 +851,21 @@ static void fk_einsum(fk_rd *r) {
     for (t = 0; t < orank; t++) out_len *= oshape[t];
     if (how & 0x80) out_len--;
     st = qmx_einsum_workspace_size(spec, &op[0], &op[1], &opts, &need, &pos);
-    fk_check(st);
+    fz_check(st);
     if (st != QMX_OK) need = 64;
     ws = fk_ws(r, need, &wsb, &short_ws);
-    out = fk_alloc(out_len * 4);
-    snap = fk_snap(out, out_len * 4);
+    out = fz_alloc(out_len * 4);
+    snap = fz_snap(out, out_len * 4);
     st = qmx_einsum(spec, &op[0], &op[1], &opts, out, out_len, need ? ws : NULL, wsb, &pos);
-    fk_check(st);
-    if (st != QMX_OK) { fk_same(out, snap, out_len * 4); return; }
+    fz_check(st);
+    if (st != QMX_OK) { fz_same(out, snap, out_len * 4); return; }
     if (short_ws) __builtin_trap();
     /* naive reference: every assignment of the labels, int64 (exact for int data; float data
      * here is small integers whose sums are exact) */
     if (opts.int32_out || exact) {
         char labs[16];
         int nl = 0, idx[16], l;
-        int64_t *acc = (int64_t *)fk_alloc(out_len * 8);
+        int64_t *acc = (int64_t *)fz_alloc(out_len * 8);
         memset(acc, 0, out_len * 8);
         for (t = 0; t < 3; t++)
             for (o = 0; o < tl[t]; o++)
@@ -1003,81 +907,81 @@ static void fk_einsum(fk_rd *r) {
 }
 
 /* ---- 8: KV cache ---- */
-static void fk_kv(fk_rd *r) {
+static void fk_kv(fz_rd *r) {
     static const qmx_dtype dts[6] = {QMX_DTYPE_INVALID, QMX_INT8, QMX_INT4, QMX_FP8_E4M3FN,
                                      QMX_FP8_E5M2, QMX_FLOAT32};
     qmx_kv_config cfg;
     qmx_kv_cache cache, csnap;
     size_t bytes = 0, layer, per, nops, op, i, hist_n = 0, hd;
-    unsigned how = fk_u8(r), b;
+    unsigned how = fz_u8(r), b;
     void *storage;
     float *hist_k, *hist_v;   /* every appended token (up to 64), for the read-back check */
     int all_small = 1, o;
     qmx_status st;
     memset(&cfg, 0, sizeof cfg);
-    b = fk_u8(r);
+    b = fz_u8(r);
     cfg.capacity = b >= 0xC0 ? 1 + b % 80 : 1 + b % 12;   /* > 16: the 16-token kernels */
-    cfg.n_kv_heads = 1 + fk_u8(r) % 3;
-    hd = fk_u8(r);
+    cfg.n_kv_heads = 1 + fz_u8(r) % 3;
+    hd = fz_u8(r);
     cfg.head_dim = (how & 1) ? ((size_t)1 << (hd % 7)) : hd >= 0xF0 ? 17 + (hd & 15) * 4 : 1 + hd % 16;
-    b = fk_u8(r);
-    cfg.k_dtype = b >= 0xF8 ? (qmx_dtype)fk_enum(r, 11) : dts[b % 6];
-    cfg.v_dtype = dts[fk_u8(r) % 6];
-    cfg.k_axis = (qmx_kv_axis)fk_enum(r, 3);
-    cfg.v_axis = (qmx_kv_axis)fk_enum(r, 2);
-    cfg.channel_block = (how & 2) ? 1 + fk_u8(r) % 4 : 0;
+    b = fz_u8(r);
+    cfg.k_dtype = b >= 0xF8 ? (qmx_dtype)fz_enum(r, 11) : dts[b % 6];
+    cfg.v_dtype = dts[fz_u8(r) % 6];
+    cfg.k_axis = (qmx_kv_axis)fz_enum(r, 3);
+    cfg.v_axis = (qmx_kv_axis)fz_enum(r, 2);
+    cfg.channel_block = (how & 2) ? 1 + fz_u8(r) % 4 : 0;
     if (cfg.k_axis == QMX_KV_CHANNEL && !(how & 4)) {
         size_t g = cfg.channel_block ? cfg.channel_block : QMX_KV_DEFAULT_CHANNEL_BLOCK;
         cfg.capacity = g * (1 + cfg.capacity % 3);
     }
-    cfg.mode = (qmx_kv_mode)fk_enum(r, 2);
-    cfg.n_layers = fk_u8(r) % 3;
+    cfg.mode = (qmx_kv_mode)fz_enum(r, 2);
+    cfg.n_layers = fz_u8(r) % 3;
     cfg.rotate = (how >> 3) & 1;
     st = qmx_kv_cache_storage_size(&cfg, &bytes);
-    fk_check(st);
+    fz_check(st);
     if (st != QMX_OK) bytes = 64;
     if (bytes > FK_BIG) return;
     if ((how & 0x10) && bytes) bytes--;
-    storage = fk_alloc_at(bytes, (int)((r->n * 29) & 63));   /* any alignment */
-    layer = fk_u8(r) % 3;
+    storage = fz_alloc_at(bytes, (int)((r->n * 29) & 63));   /* any alignment */
+    layer = fz_u8(r) % 3;
     memset(&cache, 0x5A, sizeof cache);
     memcpy(&csnap, &cache, sizeof cache);
     st = qmx_kv_cache_init_layer(&cache, &cfg, storage, bytes, layer);
-    fk_check(st);
+    fz_check(st);
     if (st != QMX_OK) { if (memcmp(&cache, &csnap, sizeof cache)) __builtin_trap(); return; }
     per = cfg.n_kv_heads * cfg.head_dim;
-    hist_k = (float *)fk_alloc(64 * per * 4);
-    hist_v = (float *)fk_alloc(64 * per * 4);
-    nops = 1 + fk_u8(r) % 8;
+    hist_k = (float *)fz_alloc(64 * per * 4);
+    hist_v = (float *)fz_alloc(64 * per * 4);
+    nops = 1 + fz_u8(r) % 8;
     for (op = 0; op < nops; op++) {
-        unsigned kind = fk_u8(r) % 5;
-        size_t nt = fk_u8(r), before = cache.n_tokens;
+        unsigned kind = fz_u8(r) % 5;
+        size_t nt = fz_u8(r), before = cache.n_tokens;
         nt = nt >= 0xF0 ? 16 + (nt & 15) : 1 + nt % 3;
         if (kind <= 1) {   /* append (or prefill, kind 1) */
             int sk, sv, sq = 1;
             float *k = fk_floats(r, nt * per, &sk), *v = fk_floats(r, nt * per, &sv), *q = NULL, *o2 = NULL;
-            size_t g = 1 + fk_u8(r) % 2, nh = cfg.n_kv_heads * g, need = 0, wsb = 0;
-            void *ws = NULL, *osnap = NULL, *ssnap = fk_snap(storage, bytes);
+            size_t g = 1 + fz_u8(r) % 2, nh = cfg.n_kv_heads * g, need = 0, wsb = 0;
+            void *ws = NULL, *osnap = NULL, *ssnap = fz_snap(storage, bytes);
             int short_ws = 0;
             if (kind == 1) {
                 q = fk_floats(r, nt * nh * cfg.head_dim, &sq);
                 if (qmx_kv_attention_workspace_size(&cfg, nh, &need) != QMX_OK) __builtin_trap();
                 ws = fk_ws(r, need, &wsb, &short_ws);
-                o2 = (float *)fk_alloc(nt * nh * cfg.head_dim * 4);
-                osnap = fk_snap(o2, nt * nh * cfg.head_dim * 4);
+                o2 = (float *)fz_alloc(nt * nh * cfg.head_dim * 4);
+                osnap = fz_snap(o2, nt * nh * cfg.head_dim * 4);
                 st = qmx_kv_prefill(&cache, k, v, nt, q, nh, NULL, o2, ws, wsb);
             } else {
                 st = qmx_kv_cache_append(&cache, k, v, nt);
             }
-            fk_check(st);
+            fz_check(st);
             if (st != QMX_OK) {
                 if (kind == 1 && st == QMX_ERR_NONFINITE) {
                     /* a logit overflow midway may leave the tokens before it appended */
                     if (cache.n_tokens > before + nt) __builtin_trap();
                 } else {   /* nothing appended, nothing written */
                     if (cache.n_tokens != before) __builtin_trap();
-                    fk_same(storage, ssnap, bytes);
-                    if (o2) fk_same(o2, osnap, nt * nh * cfg.head_dim * 4);
+                    fz_same(storage, ssnap, bytes);
+                    if (o2) fz_same(o2, osnap, nt * nh * cfg.head_dim * 4);
                 }
                 if (cache.n_tokens != before) { all_small = 0; hist_n = 64; }
                 continue;
@@ -1089,13 +993,13 @@ static void fk_kv(fk_rd *r) {
                 memcpy(hist_v + hist_n * per, v + i * per, per * 4);
             }
         } else if (kind == 2) {   /* read back */
-            size_t pos = fk_u8(r) % (cache.n_tokens + 2), t, h, d;
-            float *ko = (float *)fk_alloc(nt * per * 4), *vo = (float *)fk_alloc(nt * per * 4);
-            void *ks = fk_snap(ko, nt * per * 4), *vs = fk_snap(vo, nt * per * 4);
-            unsigned w = fk_u8(r) % 3;
+            size_t pos = fz_u8(r) % (cache.n_tokens + 2), t, h, d;
+            float *ko = (float *)fz_alloc(nt * per * 4), *vo = (float *)fz_alloc(nt * per * 4);
+            void *ks = fz_snap(ko, nt * per * 4), *vs = fz_snap(vo, nt * per * 4);
+            unsigned w = fz_u8(r) % 3;
             st = qmx_kv_cache_read(&cache, pos, nt, w == 1 ? NULL : ko, w == 2 ? NULL : vo);
-            fk_check(st);
-            if (st != QMX_OK) { fk_same(ko, ks, nt * per * 4); fk_same(vo, vs, nt * per * 4); continue; }
+            fz_check(st);
+            if (st != QMX_OK) { fz_same(ko, ks, nt * per * 4); fz_same(vo, vs, nt * per * 4); continue; }
             if (pos + nt > cache.n_tokens) __builtin_trap();
             if (cfg.rotate || !all_small || pos + nt > hist_n) continue;
             for (t = 0; t < nt; t++)
@@ -1123,32 +1027,32 @@ static void fk_kv(fk_rd *r) {
                     }
                 }
         } else if (kind == 3) {   /* attention decode */
-            size_t g = 1 + fk_u8(r) % 3, nh = cfg.n_kv_heads * g, need = 0, wsb, hd2 = cfg.head_dim;
+            size_t g = 1 + fz_u8(r) % 3, nh = cfg.n_kv_heads * g, need = 0, wsb, hd2 = cfg.head_dim;
             qmx_kv_attn_opts ao;
             int sq, short_ws;
             float *q, *out;
             void *ws, *osnap;
             memset(&ao, 0, sizeof ao);
-            b = fk_u8(r);
-            ao.causal_len = (b & 1) ? fk_u8(r) % (cache.n_tokens + 2) : 0;
-            ao.window = (b & 2) ? fk_u8(r) % 6 : 0;
+            b = fz_u8(r);
+            ao.causal_len = (b & 1) ? fz_u8(r) % (cache.n_tokens + 2) : 0;
+            ao.window = (b & 2) ? fz_u8(r) % 6 : 0;
             ao.scale = (b & 4) ? fk_val(r, 2) : 0.0f;
             ao.float_query = (b >> 3) & 1;
             if (b & 0x10) nh++;   /* not a multiple of the KV heads (unless 1) */
             q = fk_floats(r, nh * hd2, &sq);
             st = qmx_kv_attention_workspace_size(&cfg, nh, &need);
-            fk_check(st);
+            fz_check(st);
             if (st != QMX_OK) need = 64;
             ws = fk_ws(r, need, &wsb, &short_ws);
-            out = (float *)fk_alloc(nh * hd2 * 4);
-            osnap = fk_snap(out, nh * hd2 * 4);
+            out = (float *)fz_alloc(nh * hd2 * 4);
+            osnap = fz_snap(out, nh * hd2 * 4);
             st = qmx_kv_attention(&cache, q, nh, (b & 0x20) ? NULL : &ao, out, ws, wsb);
-            fk_check(st);
-            if (st != QMX_OK) { fk_same(out, osnap, nh * hd2 * 4); continue; }
+            fz_check(st);
+            if (st != QMX_OK) { fz_same(out, osnap, nh * hd2 * 4); continue; }
             if (short_ws) __builtin_trap();
             if (b & 0x20) memset(&ao, 0, sizeof ao);
             for (i = 0; i < nh * hd2; i++)
-                if (fk_isnan(out[i])) __builtin_trap();
+                if (fz_isnan(out[i])) __builtin_trap();
             /* float-query attention vs a double softmax over the read-back cache */
             if (sq && all_small && (ao.float_query || cfg.k_dtype == QMX_FP8_E4M3FN ||
                                     cfg.k_dtype == QMX_FP8_E5M2 || cfg.k_dtype == QMX_FLOAT32)) {
@@ -1157,8 +1061,8 @@ static void fk_kv(fk_rd *r) {
                 float isd = ao.scale != 0.0f ? ao.scale : qmx_kv_inv_sqrt(hd2), *kr, *vr;
                 lo = win && hi > win ? hi - win : 0;
                 n = hi - lo;
-                kr = (float *)fk_alloc(n * per * 4);
-                vr = (float *)fk_alloc(n * per * 4);
+                kr = (float *)fz_alloc(n * per * 4);
+                vr = (float *)fz_alloc(n * per * 4);
                 if (qmx_kv_cache_read(&cache, lo, n, kr, vr) != QMX_OK) __builtin_trap();
                 for (h = 0; h < nh; h++) {
                     size_t kh = h / (nh / cfg.n_kv_heads);
@@ -1189,7 +1093,7 @@ static void fk_kv(fk_rd *r) {
                 }
             }
         } else {   /* reset */
-            if ((fk_u8(r) & 3) == 0) {
+            if ((fz_u8(r) & 3) == 0) {
                 if (qmx_kv_cache_reset(&cache) != QMX_OK || cache.n_tokens != 0) __builtin_trap();
                 hist_n = 0;
                 all_small = 1;
@@ -1200,11 +1104,11 @@ static void fk_kv(fk_rd *r) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    fk_rd r;
+    fz_rd r;
     r.p = data;
     r.n = size;
     fk_toobig = 0;
-    switch (fk_u8(&r) % 9) {
+    switch (fz_u8(&r) % 9) {
     case 0: fk_matmul(&r); break;
     case 1: fk_packed(&r); break;
     case 2: fk_fc(&r); break;
@@ -1215,6 +1119,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     case 7: fk_einsum(&r); break;
     default: fk_kv(&r); break;
     }
-    fk_free_all();
+    fz_free_all();
     return 0;
 }
