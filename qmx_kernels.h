@@ -2033,6 +2033,25 @@ static void qmx__k_tiled(size_t M, size_t N, size_t K, const int8_t *A, size_t l
 /* finite and > 0 (NaN fails both comparisons, +Inf the second) */
 static int qmx__k_scale_ok(float s) { return s > 0.0f && s <= FLT_MAX; }
 
+/* The scales of a dequant-on-output call (plain or packed weights): their count for nblk =
+ * ceil(K / block_size) blocks (block_size > 0, checked before), lengths and values. */
+static qmx_status qmx__k_check_f32_scales(const qmx_matmul_i8_f32_scales *s, size_t M, size_t N,
+                                          size_t K, size_t *nblk_out) {
+    size_t nblk = K / s->block_size + (K % s->block_size != 0), na, nb, i;
+    /* nblk <= K <= QMX_MATMUL_I8_MAX_K: the products cannot overflow unless M or N is huge */
+    na = s->a_per_row ? M : 1;
+    nb = s->b_per_col ? N : 1;
+    if (na > SIZE_MAX / nblk || nb > SIZE_MAX / nblk) return QMX_ERR_OVERFLOW;
+    if (s->a_scales_len < na * nblk || s->b_scales_len < nb * nblk)
+        return QMX_ERR_BUFFER_TOO_SMALL;
+    for (i = 0; i < na * nblk; i++)
+        if (!qmx__k_scale_ok(s->a_scales[i])) return QMX_ERR_ARG;
+    for (i = 0; i < nb * nblk; i++)
+        if (!qmx__k_scale_ok(s->b_scales[i])) return QMX_ERR_ARG;
+    *nblk_out = nblk;
+    return QMX_OK;
+}
+
 /* ---- fully-connected ---- */
 typedef struct qmx__k_fc_ctx {
     const qmx_requant_config *rq;
@@ -2187,7 +2206,7 @@ QMX_API qmx_status qmx_matmul_i8_f32(size_t M, size_t N, size_t K, const int8_t 
                                      const qmx_matmul_i8_f32_scales *s, void *workspace,
                                      size_t workspace_bytes) {
     qmx__k_f32_ctx x;
-    size_t need, nblk, na, nb, i, ext;
+    size_t need, nblk = 1, ext;
     qmx_status st;
     if (!A || !C || !s || !workspace) return QMX_ERR_NULL;
     if (!s->a_scales || !s->b_scales) return QMX_ERR_NULL;
@@ -2199,17 +2218,8 @@ QMX_API qmx_status qmx_matmul_i8_f32(size_t M, size_t N, size_t K, const int8_t 
     if (!qmx__k_extent(M, K, lda)) return QMX_ERR_OVERFLOW;
     ext = qmx__k_extent(M, N, ldc);
     if (!ext || ext > SIZE_MAX / sizeof(float)) return QMX_ERR_OVERFLOW;
-    nblk = K / s->block_size + (K % s->block_size != 0);
-    /* nblk <= K <= QMX_MATMUL_I8_MAX_K: the products cannot overflow unless M or N is huge */
-    na = s->a_per_row ? M : 1;
-    nb = s->b_per_col ? N : 1;
-    if (na > SIZE_MAX / nblk || nb > SIZE_MAX / nblk) return QMX_ERR_OVERFLOW;
-    if (s->a_scales_len < na * nblk || s->b_scales_len < nb * nblk)
-        return QMX_ERR_BUFFER_TOO_SMALL;
-    for (i = 0; i < na * nblk; i++)
-        if (!qmx__k_scale_ok(s->a_scales[i])) return QMX_ERR_ARG;
-    for (i = 0; i < nb * nblk; i++)
-        if (!qmx__k_scale_ok(s->b_scales[i])) return QMX_ERR_ARG;
+    st = qmx__k_check_f32_scales(s, M, N, K, &nblk);
+    if (st != QMX_OK) return st;
     st = qmx__k_stage_ws(M, N, K, &need);
     if (st != QMX_OK) return st;
     if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
@@ -3028,7 +3038,7 @@ QMX_API qmx_status qmx_matmul_i8_f32_packed(size_t M, size_t N, size_t K, const 
                                             size_t workspace_bytes) {
     qmx__k_f32_ctx x;
     qmx__k_pk_args g;
-    size_t need, nblk, na, nb, i, ext, off, np, kp, m0, n0, kb, blk, bs;
+    size_t need, nblk = 1, i, ext, off, np, kp, m0, n0, kb, blk, bs;
     uint8_t *ws;
     uint32_t *zeros, *cacs, ca;
     int32_t *tile;
@@ -3046,16 +3056,8 @@ QMX_API qmx_status qmx_matmul_i8_f32_packed(size_t M, size_t N, size_t K, const 
     if (!ext || ext > SIZE_MAX / sizeof(float)) return QMX_ERR_OVERFLOW;
     bs = s->block_size;
     if (bs < K && bs % 4 != 0) return QMX_ERR_UNSUPPORTED; /* blocks must start on a group */
-    nblk = K / bs + (K % bs != 0);
-    na = s->a_per_row ? M : 1;
-    nb = s->b_per_col ? N : 1;
-    if (na > SIZE_MAX / nblk || nb > SIZE_MAX / nblk) return QMX_ERR_OVERFLOW;
-    if (s->a_scales_len < na * nblk || s->b_scales_len < nb * nblk)
-        return QMX_ERR_BUFFER_TOO_SMALL;
-    for (i = 0; i < na * nblk; i++)
-        if (!qmx__k_scale_ok(s->a_scales[i])) return QMX_ERR_ARG;
-    for (i = 0; i < nb * nblk; i++)
-        if (!qmx__k_scale_ok(s->b_scales[i])) return QMX_ERR_ARG;
+    st = qmx__k_check_f32_scales(s, M, N, K, &nblk);
+    if (st != QMX_OK) return st;
     st = qmx_fully_connected_i8_packed_workspace_size(M, N, K, &need);
     if (st != QMX_OK) return st;
     if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;

@@ -33,28 +33,11 @@ static size_t fa_dim(fz_rd *r) {
     unsigned b = fz_u8(r);
     return b == 0xFF ? 0 : 1 + b % 16;
 }
-static float fa_special(unsigned b) {
-    static const uint32_t s[8] = {0x7FC00000u, 0x7F800000u, 0xFF800000u, 0x00000001u,
-                                  0x7F7FFFFFu, 0x80000000u, 0x007FFFFFu, 0xFFC01234u};
-    return fz_bits(s[b & 7]);
-}
-/* One data value in the given mode: 0 raw bits, 1 small exact, 2 mostly small, some special. */
-static float fa_val(fz_rd *r, unsigned mode) {
-    unsigned b;
-    switch (mode % 3) {
-    case 0: return fz_bits(fz_u32(r));
-    case 1: return (float)(int8_t)fz_u8(r) * 0.125f;
-    default:
-        b = fz_u8(r);
-        if (b >= 0xF0) return fa_special(b);
-        return (float)((int)b - 120) * 0.0625f;
-    }
-}
 static float *fa_floats(fz_rd *r, size_t n) {
     float *x = (float *)fz_alloc(n * 4);
     unsigned mode = fz_u8(r);
     size_t i;
-    for (i = 0; i < n; i++) x[i] = fa_val(r, mode);
+    for (i = 0; i < n; i++) x[i] = fz_val(r, mode);
     return x;
 }
 /* A scale: mostly a positive power-of-two multiple of a small integer, sometimes raw bits. */
@@ -489,10 +472,10 @@ static void fa_observer(fz_rd *r) {
     how = fz_u8(r);
     cc.clip = (how & 1) ? fa_scale(r) : 0.0f;
     cc.momentum = (how & 2) ? fz_bits(0x3F000000u - (fz_u8(r) << 20)) : 0.0f;
-    if (how & 4) cc.momentum = fa_val(r, 0);
+    if (how & 4) cc.momentum = fz_val(r, 0);
     cc.p = (int)(fz_u8(r) % 7) - 1;
-    cc.lo = fa_val(r, 2);
-    cc.hi = fa_val(r, 2);
+    cc.lo = fz_val(r, 2);
+    cc.hi = fz_val(r, 2);
     qmx_rng_seed(&rng, 7);
     if (!fa_qcfg(r, &q, &count, &rng)) return;
     st = qmx_qparams_count(&q, count, &np);
@@ -668,7 +651,7 @@ static void fa_delayed(fz_rd *r) {
             } else if (a != -1.0f) __builtin_trap();
             st = qmx_fp8_delayed_update(&d, x, n, (b & 2) ? NULL : &so);
         } else {
-            a = fa_val(r, 2);
+            a = fz_val(r, 2);
             st = qmx_fp8_delayed_step(&d, a, (b & 2) ? NULL : &so);
         }
         fz_check(st);
@@ -826,14 +809,14 @@ static void fa_nm(fz_rd *r) {
             }
     /* float: compress and matmul vs the kept-k loop (no FMA: a volatile product) */
     Wf = (float *)fz_alloc(rows * K * 4);
-    for (i = 0; i < rows * K; i++) Wf[i] = (how & 0x40) ? fa_val(r, 2) : (float)W[(i / K) * ldw + i % K];
+    for (i = 0; i < rows * K; i++) Wf[i] = (how & 0x40) ? fz_val(r, 2) : (float)W[(i / K) * ldw + i % K];
     vf = (float *)fz_alloc(vc * 4);
     snap = fz_snap(meta, mb);
     st = qmx_nm_compress_f32(Wf, rows, K, K, nn, mm, vf, vc, meta, mb);
     fz_check(st);
     if (st != QMX_OK) { fz_same(meta, snap, mb); return; }
     Af = (float *)fz_alloc(M * K * 4);
-    for (i = 0; i < M * K; i++) Af[i] = (how & 0x80) ? fa_val(r, 2) : (float)A[(i / K) * lda + i % K];
+    for (i = 0; i < M * K; i++) Af[i] = (how & 0x80) ? fz_val(r, 2) : (float)A[(i / K) * lda + i % K];
     Cf = (float *)fz_alloc(M * rows * 4);
     if (qmx_nm_matmul_f32(M, rows, K, Af, K, nn, mm, vf, vc, meta, mb, Cf, rows) != QMX_OK)
         __builtin_trap();
@@ -943,7 +926,7 @@ static void fa_snr(fz_rd *r) {
     how = fz_u8(r);
     x = fa_floats(r, count);
     cand = (float *)fz_alloc(nc * 4);
-    for (i = 0; i < nc; i++) cand[i] = (how & 1) ? fa_val(r, 0) : (float)(1 + fz_u8(r) % 16) * 0.0625f;
+    for (i = 0; i < nc; i++) cand[i] = (how & 1) ? fz_val(r, 0) : (float)(1 + fz_u8(r) % 16) * 0.0625f;
     if (qmx_qparams_count(&q, count, &np) != QMX_OK || np > 4096) np = 1;
     ns = (how & 2) ? np - 1 : np;
     sc = (float *)fz_alloc(ns * 4);

@@ -83,23 +83,6 @@ static int8_t *fk_i8(fz_rd *r, size_t n) {
     }
     return p;
 }
-static float fk_special(unsigned b) {
-    static const uint32_t s[8] = {0x7FC00000u, 0x7F800000u, 0xFF800000u, 0x00000001u,
-                                  0x7F7FFFFFu, 0x80000000u, 0x007FFFFFu, 0xFFC01234u};
-    return fz_bits(s[b & 7]);
-}
-/* float data: mode 0 raw bits, 1 small exact, 2 mostly small with some specials */
-static float fk_val(fz_rd *r, unsigned mode) {
-    unsigned b;
-    switch (mode % 3) {
-    case 0: return fz_bits(fz_u32(r));
-    case 1: return (float)(int8_t)fz_u8(r) * 0.125f;
-    default:
-        b = fz_u8(r);
-        if (b >= 0xF8) return fk_special(b);
-        return (float)((int)b - 124) * 0.0625f;
-    }
-}
 static float *fk_floats(fz_rd *r, size_t n, int *small) {
     float *x = (float *)fk_buf(n, 4);
     unsigned mode = fz_u8(r);
@@ -107,7 +90,7 @@ static float *fk_floats(fz_rd *r, size_t n, int *small) {
     if (small) *small = 1;
     if (n > FK_BIG) return x;
     for (i = 0; i < n; i++) {
-        x[i] = fk_val(r, mode);
+        x[i] = fz_val(r, mode);
         if (small && !(x[i] >= -64.0f && x[i] <= 64.0f)) *small = 0;
     }
     return x;
@@ -813,7 +796,7 @@ static void fk_einsum(fz_rd *r) {
         }
         if (q->dtype == QMX_FLOAT32) {
             float *d = (float *)fz_alloc(cnt[o] * 4);
-            for (i = 0; i < cnt[o]; i++) d[i] = (how & 2) ? fk_val(r, 2) : (float)((int)(fz_u8(r) % 15) - 7);
+            for (i = 0; i < cnt[o]; i++) d[i] = (how & 2) ? fz_val(r, 2) : (float)((int)(fz_u8(r) % 15) - 7);
             if (how & 2) exact = 0;
             q->data = d;
             q->data_bytes = cnt[o] * 4;
@@ -1036,7 +1019,7 @@ static void fk_kv(fz_rd *r) {
             b = fz_u8(r);
             ao.causal_len = (b & 1) ? fz_u8(r) % (cache.n_tokens + 2) : 0;
             ao.window = (b & 2) ? fz_u8(r) % 6 : 0;
-            ao.scale = (b & 4) ? fk_val(r, 2) : 0.0f;
+            ao.scale = (b & 4) ? fz_val(r, 2) : 0.0f;
             ao.float_query = (b >> 3) & 1;
             if (b & 0x10) nh++;   /* not a multiple of the KV heads (unless 1) */
             q = fk_floats(r, nh * hd2, &sq);

@@ -106,4 +106,22 @@ static int fz_enum(fz_rd *r, int nvalid) {
     return (int)(b % (unsigned)nvalid);
 }
 
+static float fz_special(unsigned b) {
+    static const uint32_t s[8] = {0x7FC00000u, 0x7F800000u, 0xFF800000u, 0x00000001u,
+                                  0x7F7FFFFFu, 0x80000000u, 0x007FFFFFu, 0xFFC01234u};
+    return fz_bits(s[b & 7]);
+}
+/* float data: mode 0 raw bits, 1 small exact, 2 mostly small with some specials */
+static float fz_val(fz_rd *r, unsigned mode) {
+    unsigned b;
+    switch (mode % 3) {
+    case 0: return fz_bits(fz_u32(r));
+    case 1: return (float)(int8_t)fz_u8(r) * 0.125f;
+    default:
+        b = fz_u8(r);
+        if (b >= 0xF8) return fz_special(b);
+        return (float)((int)b - 124) * 0.0625f;
+    }
+}
+
 #endif
