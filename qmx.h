@@ -22,6 +22,8 @@
  *   QMX_ASSERT(x)      internal invariant check; defaults to nothing. Bad *input* never
  *                      asserts: it returns a status.
  *   QMX_STATIC         all functions static (private copy in one translation unit).
+ *   QMX_NT_STORE_MIN   int8 quantize runs of at least this many elements (default 4 Mi) store
+ *                      around the caches (AVX-512 non-temporal stores); only speed changes.
  *   Do not build qmx with -ffast-math / -Ofast: the bit-exact contracts below rely on IEEE
  *   single-precision arithmetic (FMA contraction and x87 excess precision are handled).
  *

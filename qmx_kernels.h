@@ -6660,6 +6660,23 @@ static const float *qmx__kv_row_f32(qmx_dtype dt, const unsigned char *src, size
 }
 
 #if defined(QMX__K_VNNI)
+/* The 16 int32 lane sums of a[0..15] as one vector, lane i = sum of a[i]'s lanes (exact
+ * integers: the tree's shape does not matter, this one is the cheapest in shuffles). */
+QMX__VINLINE __m512i qmx__kv_hsum16(const __m512i a[16]) {
+    __m512i b[8], c4[4], d2[2];
+    int t;
+    for (t = 0; t < 8; t++)
+        b[t] = _mm512_add_epi32(_mm512_unpacklo_epi32(a[2 * t], a[2 * t + 1]),
+                                _mm512_unpackhi_epi32(a[2 * t], a[2 * t + 1]));
+    for (t = 0; t < 4; t++)
+        c4[t] = _mm512_add_epi32(_mm512_unpacklo_epi64(b[2 * t], b[2 * t + 1]),
+                                 _mm512_unpackhi_epi64(b[2 * t], b[2 * t + 1]));
+    for (t = 0; t < 2; t++)
+        d2[t] = _mm512_add_epi32(_mm512_shuffle_i32x4(c4[2 * t], c4[2 * t + 1], 0x88),
+                                 _mm512_shuffle_i32x4(c4[2 * t], c4[2 * t + 1], 0xDD));
+    return _mm512_add_epi32(_mm512_shuffle_i32x4(d2[0], d2[1], 0x88),
+                            _mm512_shuffle_i32x4(d2[0], d2[1], 0xDD));
+}
 /* The integer-query logits of the g heads for 16 consecutive int8 key rows, AVX-512 VNNI:
  * vpdpbusd on (k + 128) as u8 times q8 as s8 (exact, no saturation), minus 128 * sum(q8);
  * the 16 accumulators are reduced together (integers: any order is exact). Then the same
@@ -6690,7 +6707,7 @@ QMX__KV_STRICT static void qmx__kv_k16_vnni(const int8_t *rows, size_t stride, s
         if (d == 128)
             for (h = 0; h < 8; h++) q128[h] = _mm512_loadu_si512((const void *)(q8 + (h >> 1) * 128 + 64 * (h & 1)));
         for (t0 = 0; t0 < 16; t0 += 4) {
-            __m512i a[16], b[8], c4[4], d2[2], sv;
+            __m512i a[16];
             __m512 f;
             for (t = 0; t < 16; t++) a[t] = _mm512_setzero_si512();
             if (d == 128) {
@@ -6714,18 +6731,7 @@ QMX__KV_STRICT static void qmx__kv_k16_vnni(const int8_t *rows, size_t stride, s
                     for (h = 0; h < 4; h++) a[4 * h + u] = _mm512_dpbusd_epi32(a[4 * h + u], kk, qq[h]);
                 }
             }
-            for (t = 0; t < 8; t++)
-                b[t] = _mm512_add_epi32(_mm512_unpacklo_epi32(a[2 * t], a[2 * t + 1]),
-                                        _mm512_unpackhi_epi32(a[2 * t], a[2 * t + 1]));
-            for (t = 0; t < 4; t++)
-                c4[t] = _mm512_add_epi32(_mm512_unpacklo_epi64(b[2 * t], b[2 * t + 1]),
-                                         _mm512_unpackhi_epi64(b[2 * t], b[2 * t + 1]));
-            for (t = 0; t < 2; t++)
-                d2[t] = _mm512_add_epi32(_mm512_shuffle_i32x4(c4[2 * t], c4[2 * t + 1], 0x88),
-                                         _mm512_shuffle_i32x4(c4[2 * t], c4[2 * t + 1], 0xDD));
-            sv = _mm512_add_epi32(_mm512_shuffle_i32x4(d2[0], d2[1], 0x88),
-                                  _mm512_shuffle_i32x4(d2[0], d2[1], 0xDD));
-            f = _mm512_cvtepi32_ps(_mm512_sub_epi32(sv, qs));
+            f = _mm512_cvtepi32_ps(_mm512_sub_epi32(qmx__kv_hsum16(a), qs));
             f = _mm512_mul_ps(f, qc);
             if (ks) f = _mm512_mul_ps(f, _mm512_broadcast_f32x4(_mm_loadu_ps(ks + t0)));
             _mm_storeu_ps(logits + t0, _mm512_castps512_ps128(f));
@@ -6736,7 +6742,7 @@ QMX__KV_STRICT static void qmx__kv_k16_vnni(const int8_t *rows, size_t stride, s
         return;
     }
     for (j = 0; j < g; j++) {
-        __m512i a[16], b[8], c4[4], d2[2], s;
+        __m512i a[16], s;
         __m512 f;
         for (t = 0; t < 16; t++) a[t] = _mm512_setzero_si512();
         for (e = 0; e < d; e += 64) {
@@ -6747,18 +6753,7 @@ QMX__KV_STRICT static void qmx__kv_k16_vnni(const int8_t *rows, size_t stride, s
                 a[t] = _mm512_dpbusd_epi32(a[t], _mm512_xor_si512(kk, flip), qq);
             }
         }
-        for (t = 0; t < 8; t++)
-            b[t] = _mm512_add_epi32(_mm512_unpacklo_epi32(a[2 * t], a[2 * t + 1]),
-                                    _mm512_unpackhi_epi32(a[2 * t], a[2 * t + 1]));
-        for (t = 0; t < 4; t++)
-            c4[t] = _mm512_add_epi32(_mm512_unpacklo_epi64(b[2 * t], b[2 * t + 1]),
-                                     _mm512_unpackhi_epi64(b[2 * t], b[2 * t + 1]));
-        for (t = 0; t < 2; t++)
-            d2[t] = _mm512_add_epi32(_mm512_shuffle_i32x4(c4[2 * t], c4[2 * t + 1], 0x88),
-                                     _mm512_shuffle_i32x4(c4[2 * t], c4[2 * t + 1], 0xDD));
-        s = _mm512_add_epi32(_mm512_shuffle_i32x4(d2[0], d2[1], 0x88),
-                             _mm512_shuffle_i32x4(d2[0], d2[1], 0xDD));
-        s = _mm512_sub_epi32(s, _mm512_set1_epi32(128 * qsum[j]));
+        s = _mm512_sub_epi32(qmx__kv_hsum16(a), _mm512_set1_epi32(128 * qsum[j]));
         f = _mm512_cvtepi32_ps(s);
         f = _mm512_mul_ps(f, _mm512_set1_ps(qsc[j]));
         if (ks) f = _mm512_mul_ps(f, _mm512_loadu_ps(ks));
