@@ -2412,8 +2412,9 @@ static void qmx__cb_histc(const float *x, size_t n, size_t nb, float lo, float h
         t = t * fnb;
         QMX__CB_OPAQUE(t);
         t = t / w;
-        b = (size_t)t;                                   /* 0 <= t <= nb */
-        if (b >= nb) b = nb - 1;
+        /* 0 <= t <= nb, unless v - lof or t * nb overflowed (a range near FLT_MAX: +Inf, or
+         * Inf / Inf = NaN): those count in the last bin instead of converting out of range */
+        b = t < fnb ? (size_t)t : nb - 1;
         out[b] += 1.0f;
     }
 }

@@ -532,9 +532,45 @@ static void fa_observer(fz_rd *r) {
 }
 
 /* ---- 5: histogram ---- */
+/* qmx_torch_histogram_* over the same batches: an error leaves the state (struct and bins)
+ * untouched; qparams give a positive finite scale, a zero point in range and an ordered
+ * searched range (torch's own bits are checked against torch in test_calib). */
+static void fa_torch_hist(float *const *x, const size_t *n, unsigned nb, unsigned how,
+                          size_t nbins) {
+    qmx_torch_histogram t, ts;
+    size_t nt = 2 + nbins % 300, len = qmx_torch_histogram_buffer_size(nt), k;
+    uint32_t up = 1u << ((how >> 1) & 7);
+    float *buf = (float *)fz_alloc(len * 4), scale = -1.0f, lo = 0.0f, hi = 0.0f;
+    int32_t zp = -999;
+    qmx_status st;
+    st = qmx_torch_histogram_init(&t, buf, len, nt, up);
+    fz_check(st);
+    if (st != QMX_OK) return;
+    for (k = 0; k < nb; k++) {
+        void *snap = fz_snap(buf, nt * 4);
+        memcpy(&ts, &t, sizeof t);
+        st = qmx_torch_histogram_update(&t, x[k], n[k]);
+        fz_check(st);
+        if (st != QMX_OK) {
+            fz_same(buf, snap, nt * 4);
+            if (memcmp(&t, &ts, sizeof t) != 0) __builtin_trap();
+        }
+    }
+    st = qmx_torch_histogram_qparams(&t, (how & 0x20) ? QMX_INT8 : QMX_UINT8, (how >> 4) & 1,
+                                     (how >> 3) & 1, 0, 0, &scale, &zp, &lo, &hi);
+    fz_check(st);
+    if (st == QMX_OK) {
+        int32_t qmin = (how & 0x20) ? -128 : 0, qmax = (how & 0x20) ? 127 : 255;
+        if (!(scale > 0.0f && fz_finite(scale)) || zp < qmin || zp > qmax || !(lo <= hi))
+            __builtin_trap();
+    } else if (scale != -1.0f || zp != -999) {
+        __builtin_trap();   /* nothing written on error */
+    }
+}
+
 static void fa_histogram(fz_rd *r) {
     qmx_histogram h, h2, hs;
-    size_t nbins, i, n[3], tot = 0;
+    size_t nbins, i, n[3], nr[3], tot = 0;
     unsigned how = fz_u8(r), nb = 1 + fz_u8(r) % 3, k;
     uint64_t *bins, *bins2, sum = 0;
     float *x[3], *all, amax = 0.0f, bound, b0;
@@ -558,6 +594,7 @@ static void fa_histogram(fz_rd *r) {
     if (st != QMX_OK) { if (memcmp(&h, &hs, sizeof h) != 0) __builtin_trap(); return; }
     for (k = 0; k < nb; k++) {
         n[k] = fa_dim(r) * fa_dim(r) * fa_dim(r);
+        nr[k] = n[k];
         x[k] = fa_floats(r, n[k]);
         snap = fz_snap(bins, nbins * 8);
         memcpy(&hs, &h, sizeof h);
@@ -608,6 +645,7 @@ static void fa_histogram(fz_rd *r) {
         fz_check(st);
         if (st != QMX_OK ? bound != b0 : !(bound >= 0.0f && bound <= amax)) __builtin_trap();
     }
+    fa_torch_hist(x, nr, nb, how, nbins);
 }
 
 /* ---- 6: fp8 delayed scaling ---- */
