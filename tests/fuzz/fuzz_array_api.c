@@ -556,6 +556,7 @@ static void fa_torch_hist(float *const *x, const size_t *n, unsigned nb, unsigne
             if (memcmp(&t, &ts, sizeof t) != 0) __builtin_trap();
         }
     }
+    if (nbins % 16 != 15) return;   /* the parameter search (up to 10^5 steps): 1 in 4 */
     st = qmx_torch_histogram_qparams(&t, (how & 0x20) ? QMX_INT8 : QMX_UINT8, (how >> 4) & 1,
                                      (how >> 3) & 1, 0, 0, &scale, &zp, &lo, &hi);
     fz_check(st);
@@ -645,7 +646,9 @@ static void fa_histogram(fz_rd *r) {
         fz_check(st);
         if (st != QMX_OK ? bound != b0 : !(bound >= 0.0f && bound <= amax)) __builtin_trap();
     }
-    fa_torch_hist(x, nr, nb, how, nbins);
+    /* one histogram input in four (nbins % 4 == 3), its parameter search in one of those four:
+     * the search takes up to 10^5 steps, which would otherwise slow all the fuzzing tenfold */
+    if (nbins % 4 == 3) fa_torch_hist(x, nr, nb, how, nbins);
 }
 
 /* ---- 6: fp8 delayed scaling ---- */
