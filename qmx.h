@@ -1672,6 +1672,8 @@ QMX__VINLINE __m512i qmx__q512_pack(__m512i r0, __m512i r1, __m512i r2, __m512i 
 /* Runs this long (bytes of int8 output; the float input is 4x that) store with non-temporal
  * stores: the output of a quantization larger than the caches is not read back soon, and
  * writing it around the caches leaves them to the input (only the speed differs). */
+/* Software prefetch distance of those runs, in floats (8 KiB). */
+#define QMX__Q512_PF_DIST 2048u
 #ifndef QMX_NT_STORE_MIN
 #define QMX_NT_STORE_MIN ((size_t)4 << 20)
 #endif
@@ -1690,10 +1692,18 @@ QMX__VINLINE size_t qmx__q512_loop(const float *x, size_t n, const qmx__q512 *k,
             i += c;
         }
         for (; i + 64 <= n; i += 64) {
-            __m512i r0 = qmx__q512_one(_mm512_loadu_ps(x + i), k, div, addz, away);
-            __m512i r1 = qmx__q512_one(_mm512_loadu_ps(x + i + 16), k, div, addz, away);
-            __m512i r2 = qmx__q512_one(_mm512_loadu_ps(x + i + 32), k, div, addz, away);
-            __m512i r3 = qmx__q512_one(_mm512_loadu_ps(x + i + 48), k, div, addz, away);
+            __m512i r0, r1, r2, r3;
+            if (n - i >= QMX__Q512_PF_DIST + 64) {  /* the input ahead, non-temporal hint */
+                const char *pf = (const char *)(x + i + QMX__Q512_PF_DIST);
+                _mm_prefetch(pf, _MM_HINT_NTA);
+                _mm_prefetch(pf + 64, _MM_HINT_NTA);
+                _mm_prefetch(pf + 128, _MM_HINT_NTA);
+                _mm_prefetch(pf + 192, _MM_HINT_NTA);
+            }
+            r0 = qmx__q512_one(_mm512_loadu_ps(x + i), k, div, addz, away);
+            r1 = qmx__q512_one(_mm512_loadu_ps(x + i + 16), k, div, addz, away);
+            r2 = qmx__q512_one(_mm512_loadu_ps(x + i + 32), k, div, addz, away);
+            r3 = qmx__q512_one(_mm512_loadu_ps(x + i + 48), k, div, addz, away);
             _mm512_stream_si512((__m512i *)(void *)(q + i), qmx__q512_pack(r0, r1, r2, r3, k, zpi));
         }
         _mm_sfence();
