@@ -145,7 +145,10 @@
  *   the scalar qmx_requantize* + clamp on int64 dot products), on every path and target.
  *   How: the int32 accumulators of a tile of at most 64 rows x QMX_MATMUL_TILE_N (256) columns
  *   are computed by the qmx_matmul_i8 kernels into the workspace, and the output stage is
- *   applied to that tile at once, while it is in cache; no [M,N] int32 buffer exists.
+ *   applied to that tile at once, while it is in cache; no [M,N] int32 buffer exists. With
+ *   AVX-512 VNNI and M >= 16 (and K-blocks of a multiple of 4 for qmx_matmul_i8_f32) the tiles
+ *   come from the packed path's 8 x 32 register tiles, each 32-column strip of B packed in
+ *   1024-byte chunks of K into the workspace: about 2.3x the 4 x 4 dot tiles at M = 128.
  *
  * DEQUANT-ON-OUTPUT (AQT / Qwix): qmx_matmul_i8_f32(M, N, K, A, lda, B, ldb, C, ldc, scales,
  *                                                   workspace, workspace_bytes)
@@ -1986,9 +1989,18 @@ QMX_API qmx_status qmx_matmul_i8_f32_workspace_size(size_t M, size_t N, size_t K
 typedef void (*qmx__k_stage_fn)(void *ctx, size_t m0, size_t mb, size_t n0, size_t nb,
                                 size_t blk, const int32_t *tile);
 
+#if defined(QMX__K_VNNI)
+static void qmx__k_tiled_vnni(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
+                              const int8_t *B, size_t ldb, int32_t a_zp, size_t bs,
+                              const uint32_t *zeros, uint8_t *region, int32_t *tile,
+                              qmx__k_stage_fn stage, void *ctx);
+#endif
+
 /* Drives the existing kernel: panels of 64 rows of A x tiles of QMX_MATMUL_TILE_N columns of
  * B x K-blocks (increasing), each an int32 tile in the workspace followed at once by the stage
- * (the tile is still in cache). Arguments are already checked; B is [N,K] with zero point 0. */
+ * (the tile is still in cache). Arguments are already checked; B is [N,K] with zero point 0.
+ * VNNI, M >= 16 and K-blocks of a multiple of 4: the packed path's register tiles instead of
+ * the 4 x 4 dot tiles (about 2.3x faster at M = 128 and 1024), the same int32 tiles. */
 static void qmx__k_tiled(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
                          const int8_t *B, size_t ldb, int32_t a_zp, size_t bs, void *workspace,
                          qmx__k_stage_fn stage, void *ctx) {
@@ -2007,6 +2019,12 @@ static void qmx__k_tiled(size_t M, size_t N, size_t K, const int8_t *A, size_t l
     pack = ws + off;
     off += qmx__k_apanel_bytes(mbmax, K);
     tile = (int32_t *)(void *)(ws + off);
+#if defined(QMX__K_VNNI)
+    if (M >= 16 && (bs >= K || bs % 4 == 0)) {
+        qmx__k_tiled_vnni(M, N, K, A, lda, B, ldb, a_zp, bs, zeros, pack, tile, stage, ctx);
+        return;
+    }
+#endif
     ca = (uint32_t)a_zp;
     if (QMX__K_PACK) ca += 128u; /* dot of (A + 128): subtract 128 * colsum(B) too */
 #if defined(QMX__K_DSP)
@@ -2666,6 +2684,56 @@ static void qmx__k_vnni_plain(size_t M, size_t N, size_t K, const int8_t *A, siz
                                        C + (m0 + i) * ldc + n0, ldc, acc, fin, rt + m0 + i,
                                        cacs, nv, NULL);
                 }
+            }
+        }
+    }
+}
+
+/* qmx__k_tiled on the packed path's kernels. Per panel of up to 64 rows, A + 128 is laid out
+ * once over all of K in the first half of the panel region (mbmax * Kp bytes); per tile, K-block
+ * and strip of sw columns, the strip of B is packed into the second half (sw <= mbmax, so it
+ * fits) with its column sums, and the 8 x 32 register tiles write the block's exact sums of
+ * (A - a_zp) * B: dot(A + 128, B) - (a_zp + 128) * colsum, wrap-free in uint32. */
+#define QMX__K_TV_KC 1024 /* K bytes per chunk of a strip: 32 KiB, L1 (1.3-1.4x faster than
+                           * the whole strip at once from L2, Zen 5) */
+static void qmx__k_tiled_vnni(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
+                              const int8_t *B, size_t ldb, int32_t a_zp, size_t bs,
+                              const uint32_t *zeros, uint8_t *region, int32_t *tile,
+                              qmx__k_stage_fn stage, void *ctx) {
+    size_t kp = qmx__k_r4(K), mbmax = M < QMX__K_MB ? M : QMX__K_MB;
+    size_t sw = mbmax >= 32 ? 32 : 16, m0, n0, s0, kb, blk, i, j;
+    uint8_t *ap = region;
+    int8_t *bp = (int8_t *)(void *)(region + mbmax * kp);
+    uint32_t ca = (uint32_t)a_zp + 128u, cacs[32];
+    int32_t cs[32];
+    for (m0 = 0; m0 < M; m0 += QMX__K_MB) {
+        size_t mb = M - m0 < QMX__K_MB ? M - m0 : QMX__K_MB;
+        qmx__k_vnni_packa(A + m0 * lda, lda, K, mb, 0, kp, ap);
+        for (n0 = 0; n0 < N; n0 += QMX_MATMUL_TILE_N) {
+            size_t nb = N - n0 < QMX_MATMUL_TILE_N ? N - n0 : QMX_MATMUL_TILE_N;
+            for (blk = 0, kb = 0; kb < K; blk++, kb += bs) {
+                size_t kl = K - kb < bs ? K - kb : bs, kl4 = qmx__k_r4(kl);
+                for (s0 = 0; s0 < nb; s0 += sw) {
+                    size_t nv = nb - s0 < sw ? nb - s0 : sw, c0, cl;
+                    for (j = 0; j < 32; j++) cs[j] = 0;
+                    for (c0 = 0; c0 < kl4; c0 += cl) { /* chunks of the strip that stay in L1 */
+                        int fin;
+                        cl = kl4 - c0 < QMX__K_TV_KC ? kl4 - c0 : QMX__K_TV_KC;
+                        fin = c0 + cl >= kl4;
+                        qmx__k_vnni_packb(B + (n0 + s0) * ldb, ldb, K, nv, kb + c0, cl, bp, cs);
+                        if (fin)
+                            for (j = 0; j < 32; j++) cacs[j] = j < nv ? ca * (uint32_t)cs[j] : 0u;
+                        for (i = 0; i < mb; i += QMX__K_VMR) {
+                            int mr = mb - i < QMX__K_VMR ? (int)(mb - i) : QMX__K_VMR;
+                            /* group (kb + c0) / 4 of the row block: kb, c0 multiples of 4 */
+                            qmx__k_vnni_mk_any(mr, nv > 16 ? 2 : 1, ap + i * kp + (kb + c0) * (size_t)mr,
+                                               bp, 16 * cl, cl / 4, tile + i * nb + s0, nb, c0 != 0,
+                                               fin, zeros, cacs, nv, NULL);
+                        }
+                    }
+                }
+                stage(ctx, m0, mb, n0, nb, blk, tile);
+                if (K - kb <= bs) break; /* last block (also avoids kb + bs overflowing) */
             }
         }
     }

@@ -196,19 +196,24 @@ static void fc_random(void) {
 }
 
 static void fc_edges(void) {
+    /* M >= 16 with K past 1024 (the AVX-512 VNNI register-tile path takes B in 1024-byte
+     * chunks of K), a ragged K and an odd last row panel; the extremes at QMX_MATMUL_I8_MAX_K
+     * with M = 2 and with M = 16 (the two paths) */
     static const size_t shapes[][3] = {{65, 257, 3}, {64, 256, 5}, {1, 1, 1}, {129, 3, 17},
-                                       {2, 3, QMX_MATMUL_I8_MAX_K}};
-    size_t i;
+                                       {2, 3, QMX_MATMUL_I8_MAX_K}, {17, 40, 3001},
+                                       {70, 300, 2050}, {16, 33, QMX_MATMUL_I8_MAX_K}};
+    size_t i, n_shapes = BIG ? 8 : 5;
     int mode;
     QMX_TEST_CASE("fully-connected: panel/tile edges, K = QMX_MATMUL_I8_MAX_K with extremes");
-    for (i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+    for (i = 0; i < n_shapes; i++)
         for (mode = 0; mode < 3; mode++) {
             fc_case t;
+            int ext = shapes[i][2] == QMX_MATMUL_I8_MAX_K;
             t.M = shapes[i][0]; t.N = shapes[i][1]; t.K = shapes[i][2];
             t.lda = t.K; t.ldw = t.K + 1; t.ldo = t.N + 2;
-            t.fill_a = i == 4 ? 2 : 0; t.fill_w = i == 4 ? 1 : 0;
+            t.fill_a = ext ? 2 : 0; t.fill_w = ext ? 1 : 0;
             t.misalign = 3; t.use_bias = 1; t.bias_big = 0;
-            t.azp = i == 4 ? 127 : -5;
+            t.azp = ext ? 127 : -5;
             t.mode = mode; t.per_channel = (int)(i & 1); t.i16 = (int)(i & 1); t.act = 0;
             t.raw_mult = 0;
             CHECK(run_fc(&t) == 0, "shape %u mode %d", (unsigned)i, mode);
@@ -326,16 +331,23 @@ static void f32_edges(void) {
     static const size_t shapes[][4] = {{65, 257, 3, 3}, {64, 256, 40, 32}, {1, 1, 1, 1},
                                        {129, 3, 17, 4}, {3, 300, 64, 64}, {1, 5, 100, 7},
                                        {2, 3, QMX_MATMUL_I8_MAX_K, QMX_MATMUL_I8_MAX_K},
-                                       {2, 3, QMX_MATMUL_I8_MAX_K, 4096}};
-    size_t i;
+                                       {2, 3, QMX_MATMUL_I8_MAX_K, 4096},
+                                       /* M >= 16: blocks across the 1024-byte K chunks of the
+                                        * VNNI path, a ragged last block, a block size that is
+                                        * not a multiple of 4 (the other path) */
+                                       {17, 40, 3001, 1500}, {33, 290, 2050, 2050},
+                                       {20, 17, 1030, 1028}, {40, 50, 1100, 6},
+                                       {16, 33, QMX_MATMUL_I8_MAX_K, 4096}};
+    size_t i, n_shapes = BIG ? 13 : 8;
     QMX_TEST_CASE("int8 -> float: panel/tile edges, K = QMX_MATMUL_I8_MAX_K with extremes");
-    for (i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+    for (i = 0; i < n_shapes; i++) {
         f32_case t;
+        int ext = shapes[i][2] == QMX_MATMUL_I8_MAX_K;
         t.M = shapes[i][0]; t.N = shapes[i][1]; t.K = shapes[i][2]; t.bs = shapes[i][3];
         t.lda = t.K + 1; t.ldb = t.K; t.ldc = t.N + 1;
-        t.fill_a = i >= 6 ? 2 : 0; t.fill_b = i >= 6 ? 2 : 0;
+        t.fill_a = ext ? 2 : 0; t.fill_b = ext ? 2 : 0;
         t.misalign = 5; t.a_per_row = (int)(i & 1); t.b_per_col = (int)((i >> 1) & 1);
-        t.tiny = 0; t.azp = i >= 6 ? 127 : 9;
+        t.tiny = 0; t.azp = ext ? 127 : 9;
         CHECK(run_f32(&t) == 0, "shape %u", (unsigned)i);
     }
 }
