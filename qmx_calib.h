@@ -1849,7 +1849,10 @@ static qmx_status qmx__cb_nm_mm_check(size_t M, size_t N, size_t K, size_t lda, 
 }
 
 /* 2:4 inner loop: one metadata byte holds two groups (4 indices of 2 bits, low bits first). */
-#if defined(QMX__AVX2) || defined(QMX__AVX512)
+#if defined(QMX__AVX512) && defined(__AVX512VBMI__) && defined(__AVX512VNNI__)
+#define QMX__CB_VNNI 1
+#endif
+#if (defined(QMX__AVX2) || defined(QMX__AVX512)) && !defined(QMX__CB_VNNI)
 /* 16 2-bit fields -> 8 bytes, field f in byte f (portable bit spread, no BMI2 needed). */
 static uint64_t qmx__cb_spread2(uint32_t m16) {
     uint64_t y = m16;
@@ -1886,7 +1889,7 @@ static size_t qmx__cb_nm24_dot_avx2(const int8_t *a, const int8_t *v, const uint
     return g;
 }
 #endif
-#if defined(QMX__AVX512) && defined(__AVX512VBMI__)
+#if defined(QMX__AVX512) && defined(__AVX512VBMI__) && !defined(QMX__CB_VNNI)
 #define QMX__CB_VBMI 1
 /* AVX-512 VBMI: 16 groups (64 bytes of A, 32 values, 8 metadata bytes) per step.
  * vpmultishiftqb pulls index t out of bits [2t, 2t+2) of the broadcast metadata word, + 4 *
@@ -1916,54 +1919,220 @@ static size_t qmx__cb_nm24_dot_vbmi(const int8_t *a, const int8_t *v, const uint
     return g;
 }
 #endif
-#if defined(QMX__CB_VBMI) && defined(__AVX512VNNI__)
-#define QMX__CB_VNNI 1
-/* AVX-512 VBMI + VNNI, up to 4 rows of A at once: 32 groups (128 bytes of A per row, 64 values,
- * 16 metadata bytes) per step. The 64 indices are decoded once per step (vpmultishiftqb on the
- * two metadata words, + 4 * group), vpermt2b gathers the 64 kept bytes of each row from its two
- * 64-byte registers, and vpdpbusd sums (a + 128) * v (a ^ 0x80 as u8, exact in int32); the
- * 128 * sum(v) term is taken off at the end (vpdpbusd of ones and v). Returns the groups done. */
-static size_t qmx__cb_nm24_vnni(const int8_t *const *a, int rows, const int8_t *v,
-                                const uint8_t *meta, size_t groups, int32_t *out,
-                                int32_t *vsum_out) {
-    /* ctrl byte t = 2 * (t % 32) (bit offset of index t), offs byte t = 4 * (t / 2) */
-    const __m512i ctrl = _mm512_set_epi64(0x3E3C3A3836343230LL, 0x2E2C2A2826242220LL,
-                                          0x1E1C1A1816141210LL, 0x0E0C0A0806040200LL,
-                                          0x3E3C3A3836343230LL, 0x2E2C2A2826242220LL,
-                                          0x1E1C1A1816141210LL, 0x0E0C0A0806040200LL);
-    const __m512i offs = _mm512_set_epi64(0x7C7C787874747070LL, 0x6C6C686864646060LL,
-                                          0x5C5C585854545050LL, 0x4C4C484844444040LL,
-                                          0x3C3C383834343030LL, 0x2C2C282824242020LL,
-                                          0x1C1C181814141010LL, 0x0C0C080804040000LL);
-    __m512i three = _mm512_set1_epi8(3), flip = _mm512_set1_epi8((char)0x80);
-    __m512i ones = _mm512_set1_epi8(1), vs = _mm512_setzero_si512(), acc[4];
-    const __m512i qsel = _mm512_set_epi64(1, 1, 1, 1, 0, 0, 0, 0);
-    size_t g = 0;
+#if defined(QMX__CB_VNNI)
+/* AVX-512 VBMI + VNNI register tiles of mr rows of A x nr weight rows (4 x 4, 2 x 8, 1 x 16),
+ * 32 groups per step (128 bytes of each A row, 64 values and 16 metadata bytes of each weight
+ * row). Each A row is loaded and flipped (a ^ 0x80 = a + 128 as u8) once per step for the nr
+ * weight rows; each weight row's 64 indices are decoded once per step for the mr A rows
+ * (vpermq puts metadata word 0 in the low and word 1 in the high 256 bits, vpmultishiftqb
+ * brings index t to the low bits of byte t, and (x & 3) | 4 * (t / 2) is one vpternlogd: the
+ * offsets have zero low bits); then one vpermt2b and one vpdpbusd per (A row, weight row).
+ * The 16 accumulators s0..s15 (s[r * nr + c]) hold lanes along K: exact int32 sums of
+ * (a + 128) * v (|.| <= 2^31 by the K bound). A step past the end of K (K not a multiple of
+ * 128) loads with masks: the missing values read as 0 and add nothing (their indices still
+ * select inside the two zero-filled A registers), and no byte outside the rows is read.
+ * Written with named variables: GCC keeps an array of accumulators in memory. */
+#define QMX__CB_NM24_DECL                                                                     \
+    const __m512i ctrl = _mm512_set_epi64(0x3E3C3A3836343230LL, 0x2E2C2A2826242220LL,         \
+                                          0x1E1C1A1816141210LL, 0x0E0C0A0806040200LL,         \
+                                          0x3E3C3A3836343230LL, 0x2E2C2A2826242220LL,         \
+                                          0x1E1C1A1816141210LL, 0x0E0C0A0806040200LL);        \
+    const __m512i offs = _mm512_set_epi64(0x7C7C787874747070LL, 0x6C6C686864646060LL,         \
+                                          0x5C5C585854545050LL, 0x4C4C484844444040LL,         \
+                                          0x3C3C383834343030LL, 0x2C2C282824242020LL,         \
+                                          0x1C1C181814141010LL, 0x0C0C080804040000LL);        \
+    const __m512i qsel = _mm512_set_epi64(1, 1, 1, 1, 0, 0, 0, 0);                            \
+    const __m512i three = _mm512_set1_epi8(3), flip = _mm512_set1_epi8((char)0x80);           \
+    __m512i s0 = _mm512_setzero_si512(), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0, \
+            s7 = s0, s8 = s0, s9 = s0, s10 = s0, s11 = s0, s12 = s0, s13 = s0, s14 = s0,      \
+            s15 = s0, x, w;                                                                   \
+    __mmask64 ka0 = ~(__mmask64)0, ka1 = ka0, kv = ka0;                                       \
+    __mmask16 km = (__mmask16)0xFFFF;                                                         \
+    size_t g = 0
+/* A row r -> l##r, h##r (flipped) */
+#define QMX__CB_NM24_LA(r, TAIL)                                                              \
+    __m512i l##r = (TAIL) ? _mm512_maskz_loadu_epi8(ka0, (const void *)(a[r] + g * 4))        \
+                          : _mm512_loadu_si512((const void *)(a[r] + g * 4));                 \
+    __m512i h##r = (TAIL) ? _mm512_maskz_loadu_epi8(ka1, (const void *)(a[r] + g * 4 + 64))   \
+                          : _mm512_loadu_si512((const void *)(a[r] + g * 4 + 64));            \
+    l##r = _mm512_xor_si512(l##r, flip);                                                      \
+    h##r = _mm512_xor_si512(h##r, flip);
+/* weight row c -> x (64 gather indices), w (64 values) */
+#define QMX__CB_NM24_DW(c, TAIL)                                                              \
+    x = _mm512_permutexvar_epi64(qsel, _mm512_castsi128_si512(                                 \
+            (TAIL) ? _mm_maskz_loadu_epi8(km, (const void *)(mt[c] + g / 2))                  \
+                   : _mm_loadu_si128((const __m128i *)(const void *)(mt[c] + g / 2))));       \
+    x = _mm512_ternarylogic_epi32(_mm512_multishift_epi64_epi8(ctrl, x), three, offs, 0xEA);  \
+    w = (TAIL) ? _mm512_maskz_loadu_epi8(kv, (const void *)(v[c] + g * 2))                    \
+               : _mm512_loadu_si512((const void *)(v[c] + g * 2));
+#define QMX__CB_NM24_P(r, k) s##k = _mm512_dpbusd_epi32(s##k, _mm512_permutex2var_epi8(l##r, x, h##r), w);
+#define QMX__CB_NM24_S44(T)                                                                   \
+    { QMX__CB_NM24_LA(0, T) QMX__CB_NM24_LA(1, T) QMX__CB_NM24_LA(2, T) QMX__CB_NM24_LA(3, T)  \
+      QMX__CB_NM24_DW(0, T) QMX__CB_NM24_P(0, 0) QMX__CB_NM24_P(1, 4) QMX__CB_NM24_P(2, 8) QMX__CB_NM24_P(3, 12) \
+      QMX__CB_NM24_DW(1, T) QMX__CB_NM24_P(0, 1) QMX__CB_NM24_P(1, 5) QMX__CB_NM24_P(2, 9) QMX__CB_NM24_P(3, 13) \
+      QMX__CB_NM24_DW(2, T) QMX__CB_NM24_P(0, 2) QMX__CB_NM24_P(1, 6) QMX__CB_NM24_P(2, 10) QMX__CB_NM24_P(3, 14) \
+      QMX__CB_NM24_DW(3, T) QMX__CB_NM24_P(0, 3) QMX__CB_NM24_P(1, 7) QMX__CB_NM24_P(2, 11) QMX__CB_NM24_P(3, 15) }
+#define QMX__CB_NM24_S28(T)                                                                   \
+    { QMX__CB_NM24_LA(0, T) QMX__CB_NM24_LA(1, T)                                             \
+      QMX__CB_NM24_DW(0, T) QMX__CB_NM24_P(0, 0) QMX__CB_NM24_P(1, 8)                         \
+      QMX__CB_NM24_DW(1, T) QMX__CB_NM24_P(0, 1) QMX__CB_NM24_P(1, 9)                         \
+      QMX__CB_NM24_DW(2, T) QMX__CB_NM24_P(0, 2) QMX__CB_NM24_P(1, 10)                        \
+      QMX__CB_NM24_DW(3, T) QMX__CB_NM24_P(0, 3) QMX__CB_NM24_P(1, 11)                        \
+      QMX__CB_NM24_DW(4, T) QMX__CB_NM24_P(0, 4) QMX__CB_NM24_P(1, 12)                        \
+      QMX__CB_NM24_DW(5, T) QMX__CB_NM24_P(0, 5) QMX__CB_NM24_P(1, 13)                        \
+      QMX__CB_NM24_DW(6, T) QMX__CB_NM24_P(0, 6) QMX__CB_NM24_P(1, 14)                        \
+      QMX__CB_NM24_DW(7, T) QMX__CB_NM24_P(0, 7) QMX__CB_NM24_P(1, 15) }
+#define QMX__CB_NM24_S116(T)                                                                  \
+    { QMX__CB_NM24_LA(0, T)                                                                   \
+      QMX__CB_NM24_DW(0, T) QMX__CB_NM24_P(0, 0) QMX__CB_NM24_DW(1, T) QMX__CB_NM24_P(0, 1)   \
+      QMX__CB_NM24_DW(2, T) QMX__CB_NM24_P(0, 2) QMX__CB_NM24_DW(3, T) QMX__CB_NM24_P(0, 3)   \
+      QMX__CB_NM24_DW(4, T) QMX__CB_NM24_P(0, 4) QMX__CB_NM24_DW(5, T) QMX__CB_NM24_P(0, 5)   \
+      QMX__CB_NM24_DW(6, T) QMX__CB_NM24_P(0, 6) QMX__CB_NM24_DW(7, T) QMX__CB_NM24_P(0, 7)   \
+      QMX__CB_NM24_DW(8, T) QMX__CB_NM24_P(0, 8) QMX__CB_NM24_DW(9, T) QMX__CB_NM24_P(0, 9)   \
+      QMX__CB_NM24_DW(10, T) QMX__CB_NM24_P(0, 10) QMX__CB_NM24_DW(11, T) QMX__CB_NM24_P(0, 11) \
+      QMX__CB_NM24_DW(12, T) QMX__CB_NM24_P(0, 12) QMX__CB_NM24_DW(13, T) QMX__CB_NM24_P(0, 13) \
+      QMX__CB_NM24_DW(14, T) QMX__CB_NM24_P(0, 14) QMX__CB_NM24_DW(15, T) QMX__CB_NM24_P(0, 15) }
+#define QMX__CB_NM24_S18(T)                                                                   \
+    { QMX__CB_NM24_LA(0, T)                                                                   \
+      QMX__CB_NM24_DW(0, T) QMX__CB_NM24_P(0, 0) QMX__CB_NM24_DW(1, T) QMX__CB_NM24_P(0, 1)   \
+      QMX__CB_NM24_DW(2, T) QMX__CB_NM24_P(0, 2) QMX__CB_NM24_DW(3, T) QMX__CB_NM24_P(0, 3)   \
+      QMX__CB_NM24_DW(4, T) QMX__CB_NM24_P(0, 4) QMX__CB_NM24_DW(5, T) QMX__CB_NM24_P(0, 5)   \
+      QMX__CB_NM24_DW(6, T) QMX__CB_NM24_P(0, 6) QMX__CB_NM24_DW(7, T) QMX__CB_NM24_P(0, 7) }
+#define QMX__CB_NM24_S14(T)                                                                   \
+    { QMX__CB_NM24_LA(0, T)                                                                   \
+      QMX__CB_NM24_DW(0, T) QMX__CB_NM24_P(0, 0) QMX__CB_NM24_DW(1, T) QMX__CB_NM24_P(0, 1)   \
+      QMX__CB_NM24_DW(2, T) QMX__CB_NM24_P(0, 2) QMX__CB_NM24_DW(3, T) QMX__CB_NM24_P(0, 3) }
+/* the steps over all of K (masked loads: all-ones masks but in the last step; one loop, as
+ * a separate tail step made GCC 12 copy and spill the accumulators), then out[t] = sum of
+ * s##t's lanes (one transpose-add tree) */
+#define QMX__CB_NM24_RUN(STEP)                                                                \
+    for (; g < groups; g += 32) {                                                             \
+        if (groups - g < 32) {                                                                \
+            size_t gt = groups - g;                                                           \
+            ka0 = qmx__cb_lowmask(gt * 4);                                                    \
+            ka1 = qmx__cb_lowmask(gt * 4 > 64 ? gt * 4 - 64 : 0);                             \
+            kv = qmx__cb_lowmask(gt * 2);                                                     \
+            km = (__mmask16)qmx__cb_lowmask((gt + 1) / 2);                                    \
+        }                                                                                     \
+        STEP(QMX__CB_TF)                                                                      \
+    }                                                                                         \
+    {                                                                                         \
+        __m512i sv[16];                                                                       \
+        sv[0] = s0; sv[1] = s1; sv[2] = s2; sv[3] = s3; sv[4] = s4; sv[5] = s5; sv[6] = s6;   \
+        sv[7] = s7; sv[8] = s8; sv[9] = s9; sv[10] = s10; sv[11] = s11; sv[12] = s12;         \
+        sv[13] = s13; sv[14] = s14; sv[15] = s15;                                             \
+        _mm512_storeu_si512((void *)out, qmx__cb_hsum16(sv));                                 \
+    }
+#ifndef QMX__CB_TF
+#define QMX__CB_TF 1
+#endif
+#ifndef QMX__CB_G1
+#define QMX__CB_G1 16
+#endif
+static __mmask64 qmx__cb_lowmask(size_t n) {
+    return n >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << n) - 1;
+}
+/* The 16 int32 lane sums of a[0..15] as one vector, lane t = sum of a[t]'s lanes (exact
+ * integers: any tree gives the same sums; this one takes the fewest shuffles). */
+QMX__VINLINE __m512i qmx__cb_hsum16(const __m512i *a) {
+    __m512i b[8], c4[4], d2[2];
     int t;
-    for (t = 0; t < 4; t++) acc[t] = _mm512_setzero_si512();
-    for (; g + 32 <= groups; g += 32) {
-        /* the two metadata words, each broadcast to one 256-bit half: one vpermq */
-        __m512i mw = _mm512_permutexvar_epi64(
-            qsel, _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(meta + (g >> 1)))));
-        __m512i idx = _mm512_add_epi8(_mm512_and_si512(_mm512_multishift_epi64_epi8(ctrl, mw), three), offs);
-        __m512i vv = _mm512_loadu_si512((const void *)(v + g * 2));
-        vs = _mm512_dpbusd_epi32(vs, ones, vv);
-        for (t = 0; t < rows; t++) {
-            __m512i lo = _mm512_loadu_si512((const void *)(a[t] + g * 4));
-            __m512i hi = _mm512_loadu_si512((const void *)(a[t] + g * 4 + 64));
-            __m512i sel = _mm512_xor_si512(_mm512_permutex2var_epi8(lo, idx, hi), flip);
-            acc[t] = _mm512_dpbusd_epi32(acc[t], sel, vv);
+    for (t = 0; t < 8; t++)
+        b[t] = _mm512_add_epi32(_mm512_unpacklo_epi32(a[2 * t], a[2 * t + 1]),
+                                _mm512_unpackhi_epi32(a[2 * t], a[2 * t + 1]));
+    for (t = 0; t < 4; t++)
+        c4[t] = _mm512_add_epi32(_mm512_unpacklo_epi64(b[2 * t], b[2 * t + 1]),
+                                 _mm512_unpackhi_epi64(b[2 * t], b[2 * t + 1]));
+    for (t = 0; t < 2; t++)
+        d2[t] = _mm512_add_epi32(_mm512_shuffle_i32x4(c4[2 * t], c4[2 * t + 1], 0x88),
+                                 _mm512_shuffle_i32x4(c4[2 * t], c4[2 * t + 1], 0xDD));
+    return _mm512_add_epi32(_mm512_shuffle_i32x4(d2[0], d2[1], 0x88),
+                            _mm512_shuffle_i32x4(d2[0], d2[1], 0xDD));
+}
+/* One tile over all of K: out[r * nr + c] = sum over the row of (a[r] + 128) * v[c]. */
+static void qmx__cb_nm24_t44(const int8_t *const *a, const int8_t *const *v,
+                             const uint8_t *const *mt, size_t groups, int32_t *out) {
+    QMX__CB_NM24_DECL;
+    QMX__CB_NM24_RUN(QMX__CB_NM24_S44)
+}
+static void qmx__cb_nm24_t28(const int8_t *const *a, const int8_t *const *v,
+                             const uint8_t *const *mt, size_t groups, int32_t *out) {
+    QMX__CB_NM24_DECL;
+    QMX__CB_NM24_RUN(QMX__CB_NM24_S28)
+}
+static void qmx__cb_nm24_t116(const int8_t *const *a, const int8_t *const *v,
+                              const uint8_t *const *mt, size_t groups, int32_t *out) {
+    QMX__CB_NM24_DECL;
+    QMX__CB_NM24_RUN(QMX__CB_NM24_S116)
+}
+static void qmx__cb_nm24_t18(const int8_t *const *a, const int8_t *const *v,
+                             const uint8_t *const *mt, size_t groups, int32_t *out) {
+    QMX__CB_NM24_DECL;
+    QMX__CB_NM24_RUN(QMX__CB_NM24_S18)
+}
+static void qmx__cb_nm24_t14(const int8_t *const *a, const int8_t *const *v,
+                             const uint8_t *const *mt, size_t groups, int32_t *out) {
+    QMX__CB_NM24_DECL;
+    QMX__CB_NM24_RUN(QMX__CB_NM24_S14)
+}
+/* sum(v) of one weight row (cnt values): the 128 * sum(v) taken off the flipped products. */
+static int32_t qmx__cb_nm24_vsum(const int8_t *v, size_t cnt) {
+    const __m512i ones = _mm512_set1_epi8(1);
+    __m512i s = _mm512_setzero_si512();
+    size_t k = 0;
+    for (; k + 64 <= cnt; k += 64) s = _mm512_dpbusd_epi32(s, ones, _mm512_loadu_si512((const void *)(v + k)));
+    if (k < cnt) s = _mm512_dpbusd_epi32(s, ones, _mm512_maskz_loadu_epi8(qmx__cb_lowmask(cnt - k), (const void *)(v + k)));
+    return _mm512_reduce_add_epi32(s);
+}
+/* The 2:4 matmul: blocks of rows of A small enough to stay in L2 (about 256 KiB) while blocks
+ * of 16 weight rows pass over them; in a block, tiles of 4 x 4 (1 x 16 for a single row, 2 x 8
+ * for two). Weight rows past N point at row N - 1 (computed, never stored), so the tile code
+ * has no row tests. */
+static void qmx__cb_nm24_matmul_vnni(size_t M, size_t N, const int8_t *A, size_t lda,
+                                     int32_t a_zp, const int8_t *values, size_t vpr,
+                                     const uint8_t *meta, size_t mpr, size_t groups, int32_t *C,
+                                     size_t ldc) {
+    size_t rb = ((size_t)1 << 18) / (groups * 4), i0, i, j0, c;
+    rb = rb < 4 ? 4 : rb & ~(size_t)3;
+    for (i0 = 0; i0 < M; i0 += rb) {
+        size_t i1 = M - i0 > rb ? i0 + rb : M;
+        for (j0 = 0; j0 < N; j0 += 16) {
+            const int8_t *v[16];
+            const uint8_t *mt[16];
+            uint32_t corr[16];
+            size_t nj = N - j0 < 16 ? N - j0 : 16;
+            for (c = 0; c < 16; c++) {
+                size_t jr = j0 + (c < nj ? c : nj - 1);
+                v[c] = values + jr * vpr;
+                mt[c] = meta + jr * mpr;
+                /* (A - zp) . v = (A + 128) . v - (128 + zp) * sum(v), all mod 2^32 */
+                corr[c] = c < nj ? (uint32_t)(128 + a_zp) * (uint32_t)qmx__cb_nm24_vsum(v[c], vpr) : 0;
+            }
+            for (i = i0; i < i1;) {
+                const int8_t *a[4];
+                int32_t out[16];
+                size_t rows = i1 - i >= 4 ? 4 : i1 - i >= 2 ? 2 : 1, nr = rows == 1 ? QMX__CB_G1 : 16 / rows, jj, r;
+                for (r = 0; r < rows; r++) a[r] = A + (i + r) * lda;
+                for (jj = 0; jj < nj; jj += nr) {
+                    if (rows == 4) qmx__cb_nm24_t44(a, v + jj, mt + jj, groups, out);
+                    else if (rows == 2) qmx__cb_nm24_t28(a, v + jj, mt + jj, groups, out);
+                    else if (QMX__CB_G1 == 16) qmx__cb_nm24_t116(a, v + jj, mt + jj, groups, out);
+                    else if (QMX__CB_G1 == 8) qmx__cb_nm24_t18(a, v + jj, mt + jj, groups, out);
+                    else qmx__cb_nm24_t14(a, v + jj, mt + jj, groups, out);
+                    for (r = 0; r < rows; r++)
+                        for (c = 0; c < nr && jj + c < nj; c++) {
+                            uint32_t u = (uint32_t)out[r * nr + c] - corr[jj + c];
+                            C[(i + r) * ldc + j0 + jj + c] =
+                                u <= 0x7FFFFFFFu ? (int32_t)u : -(int32_t)(0xFFFFFFFFu - u) - 1;
+                        }
+                }
+                i += rows;
+            }
         }
     }
-    {
-        int32_t vsum = _mm512_reduce_add_epi32(vs);
-        *vsum_out = vsum; /* sum of the values of the groups done, for the zero point */
-        for (t = 0; t < rows; t++)
-            out[t] = (int32_t)((uint32_t)_mm512_reduce_add_epi32(acc[t]) - 128u * (uint32_t)vsum);
-    }
-    return g;
 }
 #endif
+#if !defined(QMX__CB_VNNI)
 static int32_t qmx__cb_nm24_dot(const int8_t *a, const int8_t *v, const uint8_t *meta, size_t groups) {
     int32_t acc0 = 0, acc1 = 0;
     size_t g = 0;
@@ -1986,6 +2155,8 @@ static int32_t qmx__cb_nm24_dot(const int8_t *a, const int8_t *v, const uint8_t 
     return acc0 + acc1;
 }
 
+#endif
+
 QMX__DEF qmx_status qmx_nm_matmul_i8(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
                                      int32_t a_zp, int n, int m, const int8_t *values, size_t vc,
                                      const uint8_t *meta, size_t mb, int32_t *C, size_t ldc) {
@@ -2002,6 +2173,12 @@ QMX__DEF qmx_status qmx_nm_matmul_i8(size_t M, size_t N, size_t K, const int8_t 
         st = qmx__cb_nm_meta_ok(meta, N, groups, n, m, mpr);
         if (st != QMX_OK) return st;
     }
+#if defined(QMX__CB_VNNI)
+    if (n == 2 && m == 4) {
+        qmx__cb_nm24_matmul_vnni(M, N, A, lda, a_zp, values, vpr, meta, mpr, groups, C, ldc);
+        return QMX_OK;
+    }
+#endif
     for (j = 0; j < N; j++) {
         const int8_t *v = values + j * vpr;
         const uint8_t *mr = meta + j * mpr;
@@ -2010,27 +2187,11 @@ QMX__DEF qmx_status qmx_nm_matmul_i8(size_t M, size_t N, size_t K, const int8_t 
         for (i = 0; i < M; i++) {
             const int8_t *a = A + i * lda;
             int32_t acc = 0;
-            if (n == 2 && m == 4) {
-#if defined(QMX__CB_VNNI)
-                /* up to 4 rows of A share one decode of the indices */
-                const int8_t *ar[4];
-                int32_t part[4];
-                size_t gd, rr, nr = M - i < 4 ? M - i : 4;
-                for (rr = 0; rr < nr; rr++) ar[rr] = A + (i + rr) * lda;
-                gd = qmx__cb_nm24_vnni(ar, (int)nr, v, mr, groups, part, &vsum);
-                for (g = gd * 2; g < vpr; g++) vsum += v[g]; /* values of the tail groups */
-                for (rr = 0; rr < nr; rr++) {
-                    uint32_t u;
-                    int32_t tail = gd < groups ? qmx__cb_nm24_dot(ar[rr] + gd * 4, v + gd * 2, mr + gd / 2, groups - gd) : 0;
-                    u = (uint32_t)part[rr] + (uint32_t)tail - (uint32_t)a_zp * (uint32_t)vsum;
-                    C[(i + rr) * ldc + j] = u <= 0x7FFFFFFFu ? (int32_t)u : -(int32_t)(0xFFFFFFFFu - u) - 1;
-                }
-                i += nr - 1;
-                continue;
-#else
-                acc = qmx__cb_nm24_dot(a, v, mr, groups);
+#if !defined(QMX__CB_VNNI)
+            if (n == 2 && m == 4) acc = qmx__cb_nm24_dot(a, v, mr, groups);
+            else
 #endif
-            } else {
+            {
                 for (g = 0; g < groups; g++)
                     for (t = 0; t < n; t++) {
                         size_t jj = g * (size_t)n + (size_t)t;

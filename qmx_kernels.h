@@ -3156,7 +3156,11 @@ QMX_API qmx_status qmx_matmul_i8_f32_packed(size_t M, size_t N, size_t K, const 
                 const uint8_t *bp = pan + (n0 / 16) * g.pstride + (kb / 4) * 64;
                 /* the exact partial sum over this block: the kernels' fix-up with this block's
                  * column sums (bytes of the blob past K are 0, so a last block may end there) */
-                if (ca != 0) {
+                if (ca != 0 && kl == K) { /* one block: the blob's column sums (header) */
+                    for (i = 0; i < 16 * npt; i++)
+                        cacs[i] = n0 + i < N ? ca * qmx__k_ld32le(pk + QMX_MATMUL_I8_PACK_HEADER +
+                                                                    4 * (n0 + i)) : 0u;
+                } else if (ca != 0) { /* this block's sums: its panels are in cache next */
                     qmx__k_pk_blocksums(bp, g.pstride, npt, 0, qmx__k_r4(kl) / 4,
                                         (int32_t *)(void *)cacs);
                     for (i = 0; i < 16 * npt; i++) cacs[i] *= ca;
