@@ -295,6 +295,80 @@ static long run_f32(const f32_case *t) {
     return bad;
 }
 
+/* The output stage at the int32 edges: with K = 1 and A = W = 0 the accumulator of column n
+ * is bias[n], so every (accumulator, multiplier, shift) combination below reaches the stage
+ * (AVX-512 runs it 16 lanes at a time) and is compared with the scalar qmx_requantize*. */
+static void fc_stage_edges(void) {
+    static const int32_t accs[] = {INT32_MIN, INT32_MIN + 1, -1073741825, -1073741824, -65537,
+                                   -256, -129, -128, -3, -2, -1, 0, 1, 2, 3, 127, 128, 255,
+                                   65536, 1073741823, 1073741824, INT32_MAX - 1, INT32_MAX};
+    static const int32_t mults[] = {INT32_MIN, INT32_MIN + 1, -1073741824, -1, 0, 1, 1073741824,
+                                    1073741825, 1518500250, INT32_MAX};
+    static const int shifts_[] = {-31, -30, -17, -8, -1, 0, 1, 7, 29, 30};
+    static const float scales_[] = {1e-10f, 1e-6f, 0.0078125f, 0.3f, 0.5f, 1.0f, 1.5f, 3.0e9f};
+    enum { NA = sizeof accs / sizeof accs[0], NM = sizeof mults / sizeof mults[0],
+           NS = sizeof shifts_ / sizeof shifts_[0], NF = sizeof scales_ / sizeof scales_[0],
+           NCH = NA * NM * NS };
+    static int32_t bias[NCH], mu[NCH];
+    static int sh[NCH];
+    static float sc[NCH];
+    static int8_t W[NCH];
+    static int16_t out[3 * NCH];
+    int8_t A[3] = {0, 0, 0};
+    int mode, i16, variant;
+    size_t n, ws_bytes, m;
+    unsigned char *ws;
+    QMX_TEST_CASE("fully-connected: the output stage at the int32 edges, every mode (A = W = 0, K = 1)");
+    for (n = 0; n < NCH; n++) {
+        bias[n] = accs[n % NA];
+        mu[n] = mults[(n / NA) % NM];
+        sh[n] = shifts_[n / (NA * NM)];
+        sc[n] = scales_[(n / NA) % NF];
+        W[n] = 0;
+    }
+    if (qmx_fully_connected_i8_workspace_size(3, NCH, 1, &ws_bytes) != QMX_OK) { CHECK(0, "ws"); return; }
+    ws = (unsigned char *)malloc(ws_bytes);
+    if (!ws) { CHECK(0, "malloc"); return; }
+    for (mode = 0; mode < 3; mode++)
+        for (i16 = 0; i16 < 2; i16++)
+            for (variant = 0; variant < 2; variant++) {
+                qmx_requant_config rq = QMX_ZERO_INIT;
+                long bad = 0;
+                int32_t amin, amax;
+                rq.mode = (qmx_requant_mode)mode;
+                rq.per_channel = 1;
+                rq.multipliers = mu; rq.shifts = sh; rq.scales = sc; rq.bias = bias;
+                rq.out_dtype = i16 ? QMX_INT16 : QMX_INT8;
+                rq.output_zero_point = variant ? (i16 ? -300 : 5) : 0;
+                rq.act_min = variant ? (i16 ? -1000 : -100) : 0;
+                rq.act_max = variant ? (i16 ? 20000 : 90) : 0;
+                amin = variant ? rq.act_min : (i16 ? -32768 : -128);
+                amax = variant ? rq.act_max : (i16 ? 32767 : 127);
+                /* single rounding takes multipliers >= 0 only: use |m| (INT32_MIN -> MAX) */
+                if (mode == QMX_REQUANT_SINGLE_ROUNDING)
+                    for (n = 0; n < NCH; n++) mu[n] = mu[n] >= 0 ? mu[n] : (mu[n] == INT32_MIN ? INT32_MAX : -mu[n]);
+                CHECK_EQ_INT(qmx_fully_connected_i8(3, NCH, 1, A, 1, 0, W, 1, &rq, out, NCH, ws, ws_bytes),
+                             QMX_OK, "fc mode %d i16 %d", mode, i16);
+                for (m = 0; m < 3; m++)
+                    for (n = 0; n < NCH; n++) {
+                        int32_t v = mode == QMX_REQUANT_DOUBLE_ROUNDING ? qmx_requantize(bias[n], mu[n], sh[n])
+                                  : mode == QMX_REQUANT_SINGLE_ROUNDING
+                                      ? qmx_requantize_single_rounding(bias[n], mu[n], sh[n])
+                                      : qmx_requantize_float(bias[n], sc[n]);
+                        int64_t w = (int64_t)v + rq.output_zero_point;
+                        int32_t want = (int32_t)(w < amin ? amin : (w > amax ? amax : w));
+                        int32_t got = i16 ? out[m * NCH + n] : ((int8_t *)out)[m * NCH + n];
+                        if (got != want && bad++ < 3)
+                            printf("  mode %d i16 %d acc %ld mult %ld shift %d scale %g: got %ld want %ld\n",
+                                   mode, i16, (long)bias[n], (long)mu[n], sh[n], (double)sc[n],
+                                   (long)got, (long)want);
+                    }
+                CHECK(bad == 0, "mode %d i16 %d variant %d: %ld mismatches", mode, i16, variant, bad);
+                for (n = 0; n < NCH; n++) mu[n] = mults[(n / NA) % NM];
+            }
+    free(ws);
+}
+
 static void f32_random(void) {
     int it, n_it = BIG ? 400 : 60;
     QMX_TEST_CASE("int8 -> float: random shapes, strides, per-tensor/row/column/block scales");
@@ -522,6 +596,7 @@ int main(void) {
     fc_errors();
     f32_errors();
     fc_edges();
+    fc_stage_edges();
     f32_edges();
     fc_random();
     f32_random();
