@@ -165,6 +165,99 @@ static pair_res measure_pair(bqu_fn fa, void *ca, bqu_fn fb, void *cb, double wo
     return res;
 }
 
+/* ---- fused output stages: the same shapes with the int32 tile consumed in the kernel ---- */
+typedef struct stage_ctx {
+    mm_ctx *mm;
+    int kind;             /* 0 fully-connected (requant to int8), 1 dequant-on-output f32 */
+    int8_t *q;            /* [M,N] int8 output */
+    float *f;             /* [M,N] float output */
+    float *sa, *sb;       /* per-row, per-column scales */
+    int32_t *bias, *mult;
+    int *shift;
+    void *ws;
+    size_t wsb;
+} stage_ctx;
+static void run_stage(void *vctx) {
+    stage_ctx *x = (stage_ctx *)vctx;
+    mm_ctx *c = x->mm;
+    qmx_status st;
+    if (x->kind == 0) {
+        qmx_requant_config rq = QMX_ZERO_INIT;
+        rq.mode = QMX_REQUANT_DOUBLE_ROUNDING; rq.per_channel = 1; rq.bias = x->bias;
+        rq.multipliers = x->mult; rq.shifts = x->shift; rq.out_dtype = QMX_INT8;
+        rq.output_zero_point = -3;
+        st = c->packed ? qmx_fully_connected_i8_packed(c->M, c->N, c->K, c->A, c->K, 5, c->blob, c->pb,
+                                                       &rq, x->q, c->N, x->ws, x->wsb)
+                       : qmx_fully_connected_i8(c->M, c->N, c->K, c->A, c->K, 5, c->B, c->K, &rq, x->q,
+                                                c->N, x->ws, x->wsb);
+    } else {
+        qmx_matmul_i8_f32_scales sc = QMX_ZERO_INIT;
+        sc.a_scales = x->sa; sc.a_scales_len = c->M; sc.a_per_row = 1; sc.a_zp = 5;
+        sc.b_scales = x->sb; sc.b_scales_len = c->N; sc.b_per_col = 1; sc.block_size = c->K;
+        st = c->packed ? qmx_matmul_i8_f32_packed(c->M, c->N, c->K, c->A, c->K, c->blob, c->pb, x->f,
+                                                  c->N, &sc, x->ws, x->wsb)
+                       : qmx_matmul_i8_f32(c->M, c->N, c->K, c->A, c->K, c->B, c->K, x->f, c->N, &sc,
+                                           x->ws, x->wsb);
+    }
+    if (st != QMX_OK) { fprintf(stderr, "bench_matmul: output stage status %d\n", (int)st); exit(1); }
+}
+
+/* GOPS of qmx_fully_connected_i8[_packed] (per-channel double-rounding requantization + bias to
+ * int8) and qmx_matmul_i8_f32[_packed] (per-row x per-channel scales), each timed in alternation
+ * with the raw int32 qmx_matmul_i8[_packed] on the same weights: the ratio is the cost of the
+ * fused stage (1.00 = free). */
+static void bench_stages(void) {
+    static const size_t sh[4][3] = {{1, 4096, 4096}, {16, 4096, 4096}, {128, 4096, 4096},
+                                    {1024, 1024, 1024}};
+    int i, kind, packed;
+    printf("\nfused output stages (GOPS; ratio = raw int32 time / stage time, alternating reps):\n");
+    printf("%-16s %9s %7s %9s %7s %9s %7s %9s %7s\n", "M,N,K", "fc_pk", "/i32", "fc_pl", "/i32",
+           "f32_pk", "/i32", "f32_pl", "/i32");
+    for (i = 0; i < 4; i++) {
+        mm_ctx c;
+        stage_ctx x;
+        size_t M = sh[i][0], N = sh[i][1], K = sh[i][2], j, w1 = 0, w2 = 0, w3 = 0;
+        char nm[32];
+        mm_setup(&c, M, N, K);
+        memset(&x, 0, sizeof x);
+        x.mm = &c;
+        x.q = (int8_t *)bqu_alloc(M * N);
+        x.f = (float *)bqu_alloc(M * N * 4);
+        x.sa = (float *)bqu_alloc(M * 4); x.sb = (float *)bqu_alloc(N * 4);
+        x.bias = (int32_t *)bqu_alloc(N * 4); x.mult = (int32_t *)bqu_alloc(N * 4);
+        x.shift = (int *)bqu_alloc(N * sizeof(int));
+        for (j = 0; j < M; j++) x.sa[j] = 0.01f + 0.001f * (float)(j % 7);
+        for (j = 0; j < N; j++) {
+            x.sb[j] = 0.02f + 0.001f * (float)(j % 5);
+            x.bias[j] = (int32_t)(j * 37 % 2001) - 1000;
+            qmx_quantize_multiplier(0.0004 + 0.00001 * (double)(j % 11), &x.mult[j], &x.shift[j]);
+        }
+        qmx_fully_connected_i8_workspace_size(M, N, K, &w1);
+        qmx_fully_connected_i8_packed_workspace_size(M, N, K, &w2);
+        qmx_matmul_i8_f32_workspace_size(M, N, K, &w3);
+        x.wsb = w1 > w2 ? w1 : w2;
+        if (w3 > x.wsb) x.wsb = w3;
+        x.ws = bqu_alloc(x.wsb);
+        snprintf(nm, sizeof nm, "%zu,%zu,%zu", M, N, K);
+        printf("%-16s", nm);
+        for (kind = 0; kind < 2; kind++)
+            for (packed = 1; packed >= 0; packed--) {
+                pair_res pr;
+                c.packed = packed;
+                x.kind = kind;
+                pr = measure_pair(run_stage, &x, run_mm, &c, 2.0 * (double)M * N * K);
+                printf(" %9.1f %6.2fx", pr.ga, pr.ratio);
+            }
+        printf("\n");
+        fflush(stdout);
+        free(x.q); free(x.f); free(x.sa); free(x.sb); free(x.bias); free(x.mult); free(x.shift);
+        free(x.ws);
+        mm_free(&c);
+    }
+    printf("(fc: qmx_fully_connected_i8, per-channel double rounding + bias -> int8; f32:\n"
+           " qmx_matmul_i8_f32 per-row x per-channel scales; _pk packed weights, _pl plain [N,K])\n");
+}
+
 #if defined(QMX_BENCH_HAVE_DNNL)
 static dnnl_engine_t dn_eng;
 static dnnl_stream_t dn_strm;
@@ -502,6 +595,7 @@ int main(int argc, char **argv) {
     if (cold_frac < 0.85) aims_ok = 0;
     printf("aims (>= 1.0x oneDNN prepacked, >= 1.5x at M=1, plain >= 1.0x oneDNN plain, cold GEMV "
            ">= 0.85x stream): %s\n", have_dnnl ? (aims_ok ? "all met" : "NOT all met") : "no oneDNN");
+    bench_stages();
     (void)unused_helpers; (void)peak; (void)ghz;
     return bad;
 }
