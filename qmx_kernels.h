@@ -480,22 +480,23 @@
  *       int4 -> int8 copy (count bytes) or fp8 -> float copy (4*count) per converted operand;
  *       A' packed [M,K] when A's labels are not already a row-major [M,K] view with a leading
  *       dimension ("bsd,df->bsf": no copy, M = b*s);
- *       B' packed [N,K] when B is neither an [N,K] nor (int32/float only) a [K,N] view;
+ *       B' packed [N,K] when B is neither an [N,K] nor a [K,N] view;
  *       float: B' packed [K,N] when B is not a [K,N] view and M >= 4 (the row form below
  *       vectorises across outputs; the 4 x 4 tile form does not, about 4x slower);
  *       an [M,N] result tile when the output order is not (batch, M, N), then scattered;
  *       (M + N) * nblk expanded float scales (quantized outputs);
- *       the matmul's own workspace (qmx_matmul_i8 / qmx_matmul_i8_f32 for M, N, K).
+ *       the matmul's own workspace (qmx_matmul_i8 / qmx_matmul_i8_f32 for M, N, K), + 4*r64(K)
+ *       for int -> float on a [K,N] view (the portable kernel's 4-column tile of B).
  *     Packs and scales are per batch index (sized for one). No region needed (a float einsum
  *     whose layouts fit): 0 bytes, workspace may be NULL. Any alignment.
  *     Stack (gcc -fstack-usage): about 2.7 KiB on 64-bit hosts, 1.6 KiB on Cortex-M4, plus the
  *     int8 kernel's (under 256 bytes) during the product.
  *     Speed (bench/bench_einsum.c, x86-64 AVX-512): the int paths run the qmx_matmul_i8 /
  *     qmx_matmul_i8_f32 kernels; einsum/kernel time is 1.00 +- noise for "bsd,fd->bsf" at
- *     128x1024x1024 and "bnth,bnsh->bnts" (8 heads of 128x128x64). int -> float needs B as
- *     [N,K]: "bsd,df->bsf" with int8 weights transposes B (16 x 16 tiles) into the workspace
- *     on every call, 1.5x the kernel's time at that size: store weights as [N,K]
- *     ("bsd,fd->bsf"). The float path is portable C without intrinsics (about 30 GFLOP/s at
+ *     128x1024x1024 and "bnth,bnsh->bnts" (8 heads of 128x128x64). "bsd,df->bsf" with int8
+ *     [K,N] weights reads B in place (qmx_matmul_i8_f32's tiles pack 32-column strips of it):
+ *     1.2x the [N,K] kernel's time at that size, no [N,K] copy in the workspace; [N,K]
+ *     ("bsd,fd->bsf") stays the fastest layout. The float path is portable C without intrinsics (about 30 GFLOP/s at
  *     64x256x256 there; compilers vectorise the row form across outputs, which keeps each
  *     output's order).
  *   OUTPUT: dense row-major in the output's label order, out_len elements (float or int32);
@@ -1994,19 +1995,20 @@ typedef void (*qmx__k_stage_fn)(void *ctx, size_t m0, size_t mb, size_t n0, size
 
 #if defined(QMX__K_VNNI)
 static void qmx__k_tiled_vnni(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
-                              const int8_t *B, size_t ldb, int32_t a_zp, size_t bs,
+                              const int8_t *B, size_t ldb, int kn, int32_t a_zp, size_t bs,
                               const uint32_t *zeros, uint8_t *region, int32_t *tile,
                               qmx__k_stage_fn stage, void *ctx);
 #endif
 
 /* Drives the existing kernel: panels of 64 rows of A x tiles of QMX_MATMUL_TILE_N columns of
  * B x K-blocks (increasing), each an int32 tile in the workspace followed at once by the stage
- * (the tile is still in cache). Arguments are already checked; B is [N,K] with zero point 0.
+ * (the tile is still in cache). Arguments are already checked; B is [N,K] with zero point 0,
+ * or with kn [K,N] (einsum's in-place view), then btile is 4*K bytes past the workspace above.
  * VNNI, M >= 16 and K-blocks of a multiple of 4: the packed path's register tiles instead of
  * the 4 x 4 dot tiles (about 2.3x faster at M = 128 and 1024), the same int32 tiles. */
 static void qmx__k_tiled(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
-                         const int8_t *B, size_t ldb, int32_t a_zp, size_t bs, void *workspace,
-                         qmx__k_stage_fn stage, void *ctx) {
+                         const int8_t *B, size_t ldb, int kn, int8_t *btile, int32_t a_zp,
+                         size_t bs, void *workspace, qmx__k_stage_fn stage, void *ctx) {
     uint8_t *ws = (uint8_t *)workspace;
     size_t off = (size_t)((64u - ((uintptr_t)ws & 63u)) & 63u), mbmax, nbmax, m0, n0, kb, blk, i;
     uint32_t *zeros, ca;
@@ -2024,7 +2026,7 @@ static void qmx__k_tiled(size_t M, size_t N, size_t K, const int8_t *A, size_t l
     tile = (int32_t *)(void *)(ws + off);
 #if defined(QMX__K_VNNI)
     if (M >= 16 && (bs >= K || bs % 4 == 0)) {
-        qmx__k_tiled_vnni(M, N, K, A, lda, B, ldb, a_zp, bs, zeros, pack, tile, stage, ctx);
+        qmx__k_tiled_vnni(M, N, K, A, lda, B, ldb, kn, a_zp, bs, zeros, pack, tile, stage, ctx);
         return;
     }
 #endif
@@ -2041,9 +2043,10 @@ static void qmx__k_tiled(size_t M, size_t N, size_t K, const int8_t *A, size_t l
                 size_t kl = K - kb < bs ? K - kb : bs;
                 /* column sums of this block of B are needed only when ca != 0; they are
                  * recomputed by the kernel while each 4-row tile of B is in cache */
-                qmx__k_mm_nk(mb, nb, kl, A + m0 * lda + kb, lda, B + n0 * ldb + kb, ldb, tile, nb,
+                qmx__k_mm_nk(mb, nb, kl, A + m0 * lda + kb, lda,
+                             kn ? B + kb * ldb + n0 : B + n0 * ldb + kb, ldb, tile, nb,
                              ca ? cs : (const int32_t *)(const void *)zeros, ca ? cs : NULL,
-                             zeros, ca, a_zp, pack, 0, NULL);
+                             zeros, ca, a_zp, pack, kn, btile);
                 stage(ctx, m0, mb, n0, nb, blk, tile);
                 if (K - kb <= bs) break; /* last block (also avoids kb + bs overflowing) */
             }
@@ -2277,7 +2280,7 @@ QMX_API qmx_status qmx_fully_connected_i8(size_t M, size_t N, size_t K, const in
     st = qmx__k_stage_ws(M, N, K, &need);
     if (st != QMX_OK) return st;
     if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
-    qmx__k_tiled(M, N, K, A, lda, W, ldw, a_zp, K, workspace, qmx__k_fc_stage, &x);
+    qmx__k_tiled(M, N, K, A, lda, W, ldw, 0, NULL, a_zp, K, workspace, qmx__k_fc_stage, &x);
     return QMX_OK;
 }
 
@@ -2346,8 +2349,8 @@ QMX_API qmx_status qmx_matmul_i8_f32(size_t M, size_t N, size_t K, const int8_t 
     if (st != QMX_OK) return st;
     if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
     x.s = s; x.C = C; x.ldc = ldc; x.nblk = nblk;
-    qmx__k_tiled(M, N, K, A, lda, B, ldb, s->a_zp, s->block_size, workspace, qmx__k_f32_stage,
-                 &x);
+    qmx__k_tiled(M, N, K, A, lda, B, ldb, 0, NULL, s->a_zp, s->block_size, workspace,
+                 qmx__k_f32_stage, &x);
     return QMX_OK;
 }
 
@@ -2758,6 +2761,46 @@ static void qmx__k_vnni_packb(const int8_t *B, size_t ldb, size_t K, size_t nv, 
     }
 }
 
+/* qmx__k_vnni_packb for [K,N] B (element (n, k) at B[k * ldb + n], B at column 0 of the strip):
+ * per group of 4 k, the four rows' 16 bytes of a panel are interleaved by two rounds of unpacks
+ * into the 64 bytes (column j: its 4 k at bytes 4j..4j+3). Zeros past nv columns and past K. */
+static void qmx__k_vnni_packb_kn(const int8_t *B, size_t ldb, size_t K, size_t nv, size_t kb,
+                                 size_t kl, int8_t *dst, int32_t *cs) {
+    const __m512i ones = _mm512_set1_epi8(1);
+    size_t p, g, ngr = kl / 4;
+    int t;
+    for (p = 0; p * 16 < nv; p++) {
+        __m512i sums = _mm512_setzero_si512();
+        size_t pv = nv - 16 * p < 16 ? nv - 16 * p : 16;
+        __mmask16 cm = (__mmask16)(pv >= 16 ? 0xFFFFu : (1u << pv) - 1u);
+        int8_t *pd = dst + p * 16 * kl;
+        for (g = 0; g < ngr; g++) {
+            __m128i r[4], a0, a1, a2, a3;
+            __m512i o;
+            for (t = 0; t < 4; t++) {
+                size_t k = kb + 4 * g + (size_t)t;
+                r[t] = k < K ? _mm_maskz_loadu_epi8(cm, B + k * ldb + 16 * p) : _mm_setzero_si128();
+            }
+            a0 = _mm_unpacklo_epi8(r[0], r[1]);
+            a1 = _mm_unpackhi_epi8(r[0], r[1]);
+            a2 = _mm_unpacklo_epi8(r[2], r[3]);
+            a3 = _mm_unpackhi_epi8(r[2], r[3]);
+            o = _mm512_castsi128_si512(_mm_unpacklo_epi16(a0, a2));
+            o = _mm512_inserti32x4(o, _mm_unpackhi_epi16(a0, a2), 1);
+            o = _mm512_inserti32x4(o, _mm_unpacklo_epi16(a1, a3), 2);
+            o = _mm512_inserti32x4(o, _mm_unpackhi_epi16(a1, a3), 3);
+            _mm512_storeu_si512((void *)(pd + 64 * g), o);
+            if (cs) sums = _mm512_dpbusd_epi32(sums, ones, o);
+        }
+        if (cs) {
+            int32_t tmp[16];
+            size_t j;
+            _mm512_storeu_si512((void *)tmp, sums);
+            for (j = 0; j < pv; j++) cs[16 * p + j] += tmp[j];
+        }
+    }
+}
+
 /* qmx_matmul_i8 on plain [N,K] B with the packed kernels: as qmx__k_pk_run, with each 32-column
  * strip of B packed into the workspace (bp, 32*KC bytes) per K block and panel of A. cs: the
  * column sums; cs_fill != NULL (then cs == cs_fill): computed here, on the first panel. */
@@ -2801,7 +2844,7 @@ static void qmx__k_vnni_plain(size_t M, size_t N, size_t K, const int8_t *A, siz
 #define QMX__K_TV_KC 1024 /* K bytes per chunk of a strip: 32 KiB, L1 (1.3-1.4x faster than
                            * the whole strip at once from L2, Zen 5) */
 static void qmx__k_tiled_vnni(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
-                              const int8_t *B, size_t ldb, int32_t a_zp, size_t bs,
+                              const int8_t *B, size_t ldb, int kn, int32_t a_zp, size_t bs,
                               const uint32_t *zeros, uint8_t *region, int32_t *tile,
                               qmx__k_stage_fn stage, void *ctx) {
     size_t kp = qmx__k_r4(K), mbmax = M < QMX__K_MB ? M : QMX__K_MB;
@@ -2824,7 +2867,10 @@ static void qmx__k_tiled_vnni(size_t M, size_t N, size_t K, const int8_t *A, siz
                         int fin;
                         cl = kl4 - c0 < QMX__K_TV_KC ? kl4 - c0 : QMX__K_TV_KC;
                         fin = c0 + cl >= kl4;
-                        qmx__k_vnni_packb(B + (n0 + s0) * ldb, ldb, K, nv, kb + c0, cl, bp, cs);
+                        if (kn)
+                            qmx__k_vnni_packb_kn(B + n0 + s0, ldb, K, nv, kb + c0, cl, bp, cs);
+                        else
+                            qmx__k_vnni_packb(B + (n0 + s0) * ldb, ldb, K, nv, kb + c0, cl, bp, cs);
                         if (fin)
                             for (j = 0; j < 32; j++) cacs[j] = j < nv ? ca * (uint32_t)cs[j] : 0u;
                         for (i = 0; i < mb; i += QMX__K_VMR) {
@@ -5093,9 +5139,8 @@ static int qmx__es_layouts(qmx__es_plan *pl, int sw, int blk, size_t *cost) {
     if (!qmx__es_groups(pl, sw, blk)) return 0;
     pl->a_direct = qmx__es_view(pl, pl->st[lhs], pl->gm, pl->nm, pl->gk, pl->nk, pl->K, &pl->lda);
     if (!pl->a_direct) pl->lda = pl->K;
-    if (pl->kind != QMX__ES_Q &&
-        qmx__es_view(pl, pl->st[rhs], pl->gk, pl->nk, pl->gn, pl->nn, pl->N, &pl->ldb)) {
-        pl->b_mode = 1;
+    if (qmx__es_view(pl, pl->st[rhs], pl->gk, pl->nk, pl->gn, pl->nn, pl->N, &pl->ldb)) {
+        pl->b_mode = 1; /* [K,N] in place: every kind reads it (the int8 kernels pack strips) */
     } else if (pl->kind == QMX__ES_F32 && pl->M >= 4) {
         pl->b_mode = 3; pl->ldb = pl->N; /* the float row form vectorises: worth a transpose */
     } else if (qmx__es_view(pl, pl->st[rhs], pl->gn, pl->nn, pl->gk, pl->nk, pl->K, &pl->ldb)) {
@@ -5229,6 +5274,10 @@ static qmx_status qmx__es_plan_all(const char *spec, const qmx_einsum_operand *a
                  ? qmx_matmul_i8_workspace_size(pl->M, pl->N, pl->K, NULL, &pl->mm_bytes)
                  : qmx_matmul_i8_f32_workspace_size(pl->M, pl->N, pl->K, &pl->mm_bytes);
         if (st != QMX_OK) return st;
+        /* dequant-on-output on a [K,N] view: + 4 x K bytes, the portable kernel's column tile */
+        if (pl->kind == QMX__ES_Q && pl->b_mode == 1 &&
+            (!qmx__es_mul(qmx__k_r64(pl->K), 4, &x) || !qmx__es_add(pl->mm_bytes, x, &pl->mm_bytes)))
+            return QMX_ERR_OVERFLOW;
         if (!qmx__es_r64add(&pl->total, pl->mm_bytes, &pl->off_mm)) return QMX_ERR_OVERFLOW;
     }
     if (pl->total != 0 && !qmx__es_add(pl->total, 64, &pl->total)) return QMX_ERR_OVERFLOW;
@@ -5534,10 +5583,23 @@ QMX_API qmx_status qmx_einsum(const char *spec, const qmx_einsum_operand *a,
             sc.a_zp = ops[lhs]->zero_point;
             sc.b_scales = sb; sc.b_scales_len = pl.N * pl.nblk; sc.b_per_col = 1;
             sc.block_size = pl.bs;
-            st = qmx_matmul_i8_f32(pl.M, pl.N, pl.K, (const int8_t *)A, pl.lda,
-                                   (const int8_t *)B, pl.ldb, (float *)(void *)C, pl.N, &sc,
-                                   ws + pl.off_mm, pl.mm_bytes);
-            QMX_ASSERT(st == QMX_OK);
+            if (pl.b_mode == 1) { /* [K,N] view: qmx_matmul_i8_f32's tiles, B read in place */
+                qmx__k_f32_ctx fx;
+                size_t sw = 0;
+                st = qmx__k_check_f32_scales(&sc, pl.M, pl.N, pl.K, &fx.nblk);
+                QMX_ASSERT(st == QMX_OK);
+                st = qmx_matmul_i8_f32_workspace_size(pl.M, pl.N, pl.K, &sw);
+                QMX_ASSERT(st == QMX_OK);
+                fx.s = &sc; fx.C = (float *)(void *)C; fx.ldc = pl.N;
+                qmx__k_tiled(pl.M, pl.N, pl.K, (const int8_t *)A, pl.lda, (const int8_t *)B,
+                             pl.ldb, 1, (int8_t *)(void *)(ws + pl.off_mm + sw), sc.a_zp, pl.bs,
+                             ws + pl.off_mm, qmx__k_f32_stage, &fx);
+            } else {
+                st = qmx_matmul_i8_f32(pl.M, pl.N, pl.K, (const int8_t *)A, pl.lda,
+                                       (const int8_t *)B, pl.ldb, (float *)(void *)C, pl.N, &sc,
+                                       ws + pl.off_mm, pl.mm_bytes);
+                QMX_ASSERT(st == QMX_OK);
+            }
         }
         if (!pl.out_direct)
             qmx__es_copy2d(&pl, 4, C, dst_c, (unsigned char *)out + offo * 4, pl.ost, pl.gm,

@@ -723,8 +723,67 @@ static void test_plan_is_kernel(void) {
     }
 }
 
+/* [K,N] int8 weights ("bsd,df->bsf") are read in place, not transposed into the workspace: the
+ * result must be the bits of qmx_matmul_i8_f32 on the transposed [N,K] copy, for per-channel
+ * and per-block scales (blocks of 32, a ragged tail; blocks of 6, not a multiple of 4), with
+ * many rows (the AVX-512 VNNI register tiles, K past their 1024-byte chunks) and few. */
+static void test_kn_weights(void) {
+    enum { KMAX = 1030, NMAX = 70, MMAX = 40 };
+    static int8_t a[MMAX * KMAX], bkn[KMAX * NMAX], bnk[NMAX * KMAX];
+    static float got[MMAX * NMAX], ref[MMAX * NMAX], sa[MMAX * 200], sb[NMAX * 200], ra[MMAX * 200];
+    static const size_t cases[][4] = {{20, 1030, 70, 0}, {20, 1030, 70, 32}, {3, 1030, 70, 32},
+                                      {20, 70, 37, 6}, {3, 70, 37, 0}, {17, 9, 40, 4}};
+    size_t c, i, j, n_cases = SMALL ? 3 : 6;
+    QMX_TEST_CASE("bsd,df->bsf: [K,N] int8 weights read in place give qmx_matmul_i8_f32's bits");
+    for (c = 0; c < n_cases; c++) {
+        size_t S = SMALL ? cases[c + 3][0] : cases[c][0], K = SMALL ? cases[c + 3][1] : cases[c][1];
+        size_t N = SMALL ? cases[c + 3][2] : cases[c][2], bs = SMALL ? cases[c + 3][3] : cases[c][3];
+        size_t M = 2 * S, nblk = bs ? (K + bs - 1) / bs : 1, ws = 0;
+        qmx_einsum_operand A, B;
+        qmx_matmul_i8_f32_scales sc;
+        qmx_status st;
+        int pos;
+        for (i = 0; i < M * K; i++) a[i] = (int8_t)((int)(qmx_test_rand() & 0xFF) - 128);
+        for (i = 0; i < K * N; i++) bkn[i] = (int8_t)((int)(qmx_test_rand() & 0xFF) - 128);
+        for (i = 0; i < K; i++)
+            for (j = 0; j < N; j++) bnk[j * K + i] = bkn[i * N + j];
+        for (i = 0; i < S * nblk; i++) sa[i] = 0.001f * (float)(1 + qmx_test_rand() % 50);
+        for (i = 0; i < N * nblk; i++) sb[i] = 0.002f * (float)(1 + qmx_test_rand() % 50);
+        memset(&A, 0, sizeof A); memset(&B, 0, sizeof B);
+        A.dtype = QMX_INT8; A.rank = 3; A.shape[0] = 2; A.shape[1] = S; A.shape[2] = K;
+        A.data = a; A.data_bytes = M * K; A.zero_point = -9;
+        A.scales = sa; A.scales_len = S * nblk; A.channel_axis = 1;
+        B.dtype = QMX_INT8; B.rank = 2; B.shape[0] = K; B.shape[1] = N; B.data = bkn;
+        B.data_bytes = K * N; B.scales = sb; B.scales_len = N * nblk; B.channel_axis = 1;
+        if (bs) {
+            A.scaling = B.scaling = QMX_EINSUM_SCALE_CHANNEL_BLOCK;
+            A.block_axis = 2; B.block_axis = 0; A.block_size = B.block_size = bs;
+        } else {
+            A.scaling = B.scaling = QMX_EINSUM_SCALE_CHANNEL;
+        }
+        st = qmx_einsum_workspace_size("bsd,df->bsf", &A, &B, NULL, &ws, &pos);
+        {   /* the kernel's workspace, 4 x K bytes, the expanded scales: no [N,K] copy of B */
+            size_t mws = 0, most;
+            qmx_matmul_i8_f32_workspace_size(M, N, K, &mws);
+            most = mws + 4 * r64(K) + r64(4 * M * nblk) + r64(4 * N * nblk) + 256;
+            CHECK(st == QMX_OK && ws <= most, "case %u: query %d, %u bytes (at most %u)",
+                  (unsigned)c, (int)st, (unsigned)ws, (unsigned)most);
+        }
+        if (st != QMX_OK || ws > sizeof wsbuf) continue;
+        st = qmx_einsum("bsd,df->bsf", &A, &B, NULL, got, M * N, wsbuf, ws, &pos);
+        CHECK(st == QMX_OK, "case %u: einsum %d", (unsigned)c, (int)st);
+        for (i = 0; i < M * nblk; i++) ra[i] = sa[(i / nblk) % S * nblk + i % nblk]; /* row m: token m % S */
+        sc.a_scales = ra; sc.a_scales_len = M * nblk; sc.a_per_row = 1; sc.a_zp = -9;
+        sc.b_scales = sb; sc.b_scales_len = N * nblk; sc.b_per_col = 1; sc.block_size = bs ? bs : K;
+        st = qmx_matmul_i8_f32(M, N, K, a, K, bnk, K, ref, N, &sc, wsbuf, sizeof wsbuf);
+        CHECK(st == QMX_OK && !memcmp(got, ref, M * N * 4), "case %u (M %u K %u N %u bs %u): bits differ (%d)",
+              (unsigned)c, (unsigned)M, (unsigned)K, (unsigned)N, (unsigned)bs, (int)st);
+    }
+}
+
 int main(void) {
     qmx_test_seed(0x9E3779B9u); /* this program's data */
+    test_kn_weights();
     test_golden();
     test_malformed();
     test_naive_sweep();
