@@ -117,9 +117,12 @@
  *       instructions per MAC batch 1 / batch 4: Cortex-M4 1.56 / 1.21 (CMSIS-NN s8 1.92);
  *       Cortex-M55 0.30 / 0.26 with zero point 0, 0.42 / 0.30 otherwise (CMSIS-NN 0.48).
  *     Otherwise (armhf, Cortex-M3, s390x, ppc, i386, riscv64, QMX_NO_SIMD): portable C.
- *   KN layout: the same kernels; each tile of 4 columns of B is first copied into a 4 x K
- *   row tile in the workspace (once per panel of A). The copy is scalar, so KN is much slower
- *   than NK for small M (GEMV): store weights as [N,K] (or pack them) for speed.
+ *   KN layout: AVX-512 VNNI with M >= 12 packs the 32-column strips from [K,N] with vector
+ *   unpacks (against NK on this machine: 0.97x at 1024^3, 0.6x at M = 128 and 0.3x at M = 16,
+ *   N = K = 4096, where reading 16 bytes from each of K rows costs more than the product).
+ *   Elsewhere each tile of 4 columns of B is first copied into a 4 x K row tile in the
+ *   workspace (once per panel of A), a scalar copy, much slower than NK for small M (GEMV).
+ *   Store weights as [N,K], or pack them (either layout), for speed.
  *
  * ERRORS (checked before anything is written; on error C, sums and workspace are untouched)
  *   QMX_ERR_NULL              A, B, C, workspace (or sums) NULL
@@ -1882,7 +1885,7 @@ static void qmx__k_mm_nk(size_t M, size_t N, size_t K, const int8_t *A, size_t l
 
 #if defined(QMX__K_VNNI)
 static void qmx__k_vnni_plain(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
-                              const int8_t *B, size_t ldb, int32_t *C, size_t ldc,
+                              const int8_t *B, size_t ldb, int kn, int32_t *C, size_t ldc,
                               const uint32_t *rt, const int32_t *cs, int32_t *cs_fill,
                               uint32_t ca, uint8_t *apack, int8_t *bp);
 #endif
@@ -1930,14 +1933,14 @@ QMX_API qmx_status qmx_matmul_i8(size_t M, size_t N, size_t K, const int8_t *A, 
     ca = (uint32_t)o.a_zp;
     if (QMX__K_PACK) ca += 128u; /* dot of (A + 128): subtract 128 * colsum(B) too */
 #if defined(QMX__K_VNNI)
-    if (o.b_layout == QMX_B_NK && M >= QMX__K_PLAIN_MIN_M) {
+    if (M >= QMX__K_PLAIN_MIN_M) {
         /* the workspace regions: as in qmx_matmul_i8_workspace_size */
         size_t kc = qmx__k_r4(K) < QMX__K_PK_KC ? qmx__k_r4(K) : QMX__K_PK_KC;
         size_t pa = qmx__k_apanel_bytes(M, K);
         size_t pb = qmx__k_r64((M < QMX__K_PK_MC ? M : QMX__K_PK_MC) * kc);
         if (pb > pa) pa = pb;
-        qmx__k_vnni_plain(M, N, K, A, lda, B, ldb, C, ldc, rt, cs, cs_fill, ca, ws + off,
-                          (int8_t *)(void *)(ws + off + pa));
+        qmx__k_vnni_plain(M, N, K, A, lda, B, ldb, o.b_layout == QMX_B_KN, C, ldc, rt, cs,
+                          cs_fill, ca, ws + off, (int8_t *)(void *)(ws + off + pa));
         return QMX_OK;
     }
 #endif
@@ -2761,25 +2764,31 @@ static void qmx__k_vnni_packb(const int8_t *B, size_t ldb, size_t K, size_t nv, 
     }
 }
 
-/* qmx__k_vnni_packb for [K,N] B (element (n, k) at B[k * ldb + n], B at column 0 of the strip):
+/* qmx__k_vnni_packb for [K,N] B (element (n, k) at B[k * ldb + n], B at column 0 of the strip,
+ * nv <= 32):
  * per group of 4 k, the four rows' 16 bytes of a panel are interleaved by two rounds of unpacks
- * into the 64 bytes (column j: its 4 k at bytes 4j..4j+3). Zeros past nv columns and past K. */
+ * into the 64 bytes (column j: its 4 k at bytes 4j..4j+3). Zeros past nv columns and past K.
+ * Groups outer, panels inner: each row's bytes of the strip are read together (rows ldb apart
+ * fall in few cache sets when ldb is a power of two). */
 static void qmx__k_vnni_packb_kn(const int8_t *B, size_t ldb, size_t K, size_t nv, size_t kb,
                                  size_t kl, int8_t *dst, int32_t *cs) {
     const __m512i ones = _mm512_set1_epi8(1);
-    size_t p, g, ngr = kl / 4;
+    __m512i sums[2];
+    __mmask16 cm[2];
+    size_t p, g, ngr = kl / 4, npan = (nv + 15) / 16;
     int t;
-    for (p = 0; p * 16 < nv; p++) {
-        __m512i sums = _mm512_setzero_si512();
+    for (p = 0; p < npan; p++) {
         size_t pv = nv - 16 * p < 16 ? nv - 16 * p : 16;
-        __mmask16 cm = (__mmask16)(pv >= 16 ? 0xFFFFu : (1u << pv) - 1u);
-        int8_t *pd = dst + p * 16 * kl;
-        for (g = 0; g < ngr; g++) {
+        cm[p] = (__mmask16)(pv >= 16 ? 0xFFFFu : (1u << pv) - 1u);
+        sums[p] = _mm512_setzero_si512();
+    }
+    for (g = 0; g < ngr; g++)
+        for (p = 0; p < npan; p++) {
             __m128i r[4], a0, a1, a2, a3;
             __m512i o;
             for (t = 0; t < 4; t++) {
                 size_t k = kb + 4 * g + (size_t)t;
-                r[t] = k < K ? _mm_maskz_loadu_epi8(cm, B + k * ldb + 16 * p) : _mm_setzero_si128();
+                r[t] = k < K ? _mm_maskz_loadu_epi8(cm[p], B + k * ldb + 16 * p) : _mm_setzero_si128();
             }
             a0 = _mm_unpacklo_epi8(r[0], r[1]);
             a1 = _mm_unpackhi_epi8(r[0], r[1]);
@@ -2789,23 +2798,23 @@ static void qmx__k_vnni_packb_kn(const int8_t *B, size_t ldb, size_t K, size_t n
             o = _mm512_inserti32x4(o, _mm_unpackhi_epi16(a0, a2), 1);
             o = _mm512_inserti32x4(o, _mm_unpacklo_epi16(a1, a3), 2);
             o = _mm512_inserti32x4(o, _mm_unpackhi_epi16(a1, a3), 3);
-            _mm512_storeu_si512((void *)(pd + 64 * g), o);
-            if (cs) sums = _mm512_dpbusd_epi32(sums, ones, o);
+            _mm512_storeu_si512((void *)(dst + p * 16 * kl + 64 * g), o);
+            if (cs) sums[p] = _mm512_dpbusd_epi32(sums[p], ones, o);
         }
-        if (cs) {
+    if (cs)
+        for (p = 0; p < npan; p++) {
             int32_t tmp[16];
-            size_t j;
-            _mm512_storeu_si512((void *)tmp, sums);
+            size_t j, pv = nv - 16 * p < 16 ? nv - 16 * p : 16;
+            _mm512_storeu_si512((void *)tmp, sums[p]);
             for (j = 0; j < pv; j++) cs[16 * p + j] += tmp[j];
         }
-    }
 }
 
 /* qmx_matmul_i8 on plain [N,K] B with the packed kernels: as qmx__k_pk_run, with each 32-column
  * strip of B packed into the workspace (bp, 32*KC bytes) per K block and panel of A. cs: the
  * column sums; cs_fill != NULL (then cs == cs_fill): computed here, on the first panel. */
 static void qmx__k_vnni_plain(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
-                              const int8_t *B, size_t ldb, int32_t *C, size_t ldc,
+                              const int8_t *B, size_t ldb, int kn, int32_t *C, size_t ldc,
                               const uint32_t *rt, const int32_t *cs, int32_t *cs_fill,
                               uint32_t ca, uint8_t *apack, int8_t *bp) {
     size_t kp = qmx__k_r4(K), kb, m0, n0, i;
@@ -2821,8 +2830,12 @@ static void qmx__k_vnni_plain(size_t M, size_t N, size_t K, const int8_t *A, siz
             for (n0 = 0; n0 < N; n0 += 32) {
                 size_t nv = N - n0 < 32 ? N - n0 : 32;
                 int nr = nv > 16 ? 2 : 1;
-                qmx__k_vnni_packb(B + n0 * ldb, ldb, K, nv, kb, kl, bp,
-                                  cs_fill && m0 == 0 ? cs_fill + n0 : NULL);
+                if (kn)
+                    qmx__k_vnni_packb_kn(B + n0, ldb, K, nv, kb, kl, bp,
+                                         cs_fill && m0 == 0 ? cs_fill + n0 : NULL);
+                else
+                    qmx__k_vnni_packb(B + n0 * ldb, ldb, K, nv, kb, kl, bp,
+                                      cs_fill && m0 == 0 ? cs_fill + n0 : NULL);
                 if (fin)
                     for (i = 0; i < 32; i++) cacs[i] = i < nv ? ca * (uint32_t)cs[n0 + i] : 0u;
                 for (i = 0; i < mc; i += QMX__K_VMR) {
