@@ -1190,7 +1190,14 @@ static int32_t qmx__k_sum_i8(const int8_t *p, size_t K) {
     int32_t t = 0;
     size_t k = 0;
 #if defined(QMX__K_VNNI)
-    __m512i acc = _mm512_setzero_si512(), ones = _mm512_set1_epi8(1);
+    __m512i acc = _mm512_setzero_si512(), ones = _mm512_set1_epi8(1), e1 = acc, e2 = acc, e3 = acc;
+    for (; k + 256 <= K; k += 256) { /* four chains: one would wait on vpdpbusd's latency */
+        acc = _mm512_dpbusd_epi32(acc, ones, _mm512_loadu_si512((const void *)(p + k)));
+        e1 = _mm512_dpbusd_epi32(e1, ones, _mm512_loadu_si512((const void *)(p + k + 64)));
+        e2 = _mm512_dpbusd_epi32(e2, ones, _mm512_loadu_si512((const void *)(p + k + 128)));
+        e3 = _mm512_dpbusd_epi32(e3, ones, _mm512_loadu_si512((const void *)(p + k + 192)));
+    }
+    acc = _mm512_add_epi32(_mm512_add_epi32(acc, e1), _mm512_add_epi32(e2, e3));
     for (; k + 64 <= K; k += 64)
         acc = _mm512_dpbusd_epi32(acc, ones, _mm512_loadu_si512((const void *)(p + k)));
     if (k < K) { /* masked tail: the bytes past K are not read */
