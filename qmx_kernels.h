@@ -192,7 +192,8 @@
  *       nb = min(N, QMX_MATMUL_TILE_N), Kp = K rounded up to 4
  *   (alignment, 256 int32 zeros, the column sums of a tile of B, the panel of A laid out as
  *   for qmx_matmul_i8, the int32 tile). Any alignment. Errors of the query: NULL bytes, a zero dimension (SIZE), size_t
- *   overflow (OVERFLOW). Stack: the kernel's (under 256 bytes) plus a context of a few words.
+ *   overflow (OVERFLOW). Stack: the kernel's (under 256 bytes) plus a context of a few words;
+ *   with AVX-512 the dequant-on-output stage adds 1 KiB (one block's column scales of a tile).
  *
  * ERRORS OF THE OUTPUT STAGES (checked before anything is written; on error out/C and the
  * workspace are untouched)
@@ -2066,22 +2067,35 @@ static void qmx__k_tiled(size_t M, size_t N, size_t K, const int8_t *A, size_t l
 
 /* finite and > 0 (NaN fails both comparisons, +Inf the second) */
 static int qmx__k_scale_ok(float s) { return s > 0.0f && s <= FLT_MAX; }
+/* qmx__k_scale_ok for n scales (one branch-free pass: a call may check N * nblk of them) */
+static int qmx__k_scales_ok(const float *s, size_t n) {
+    size_t i = 0;
+    unsigned bad = 0;
+#if defined(QMX__AVX512)
+    const __m512 zero = _mm512_setzero_ps(), mx = _mm512_set1_ps(FLT_MAX);
+    for (; i + 16 <= n; i += 16) {
+        __m512 v = _mm512_loadu_ps(s + i); /* ordered compares: NaN fails both */
+        bad |= (unsigned)(uint16_t)~(_mm512_cmp_ps_mask(v, zero, _CMP_GT_OQ) &
+                                     _mm512_cmp_ps_mask(v, mx, _CMP_LE_OQ));
+    }
+#endif
+    for (; i < n; i++) bad |= (unsigned)!qmx__k_scale_ok(s[i]);
+    return bad == 0;
+}
 
 /* The scales of a dequant-on-output call (plain or packed weights): their count for nblk =
  * ceil(K / block_size) blocks (block_size > 0, checked before), lengths and values. */
 static qmx_status qmx__k_check_f32_scales(const qmx_matmul_i8_f32_scales *s, size_t M, size_t N,
                                           size_t K, size_t *nblk_out) {
-    size_t nblk = K / s->block_size + (K % s->block_size != 0), na, nb, i;
+    size_t nblk = K / s->block_size + (K % s->block_size != 0), na, nb;
     /* nblk <= K <= QMX_MATMUL_I8_MAX_K: the products cannot overflow unless M or N is huge */
     na = s->a_per_row ? M : 1;
     nb = s->b_per_col ? N : 1;
     if (na > SIZE_MAX / nblk || nb > SIZE_MAX / nblk) return QMX_ERR_OVERFLOW;
     if (s->a_scales_len < na * nblk || s->b_scales_len < nb * nblk)
         return QMX_ERR_BUFFER_TOO_SMALL;
-    for (i = 0; i < na * nblk; i++)
-        if (!qmx__k_scale_ok(s->a_scales[i])) return QMX_ERR_ARG;
-    for (i = 0; i < nb * nblk; i++)
-        if (!qmx__k_scale_ok(s->b_scales[i])) return QMX_ERR_ARG;
+    if (!qmx__k_scales_ok(s->a_scales, na * nblk) || !qmx__k_scales_ok(s->b_scales, nb * nblk))
+        return QMX_ERR_ARG;
     *nblk_out = nblk;
     return QMX_OK;
 }
@@ -2301,6 +2315,61 @@ typedef struct qmx__k_f32_ctx {
     size_t ldc, nblk;
 } qmx__k_f32_ctx;
 
+#if defined(QMX__AVX512)
+#if defined(__GNUC__) && !defined(__clang__)
+#  pragma GCC diagnostic push
+#  pragma GCC diagnostic ignored "-Wuninitialized"
+#  pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+/* The stage below, 16 columns at a time: the same four IEEE operations per element (explicit
+ * intrinsics: nothing to contract). The tile's column scales of this block are first gathered
+ * into sbuf (stride nblk when per-column and per-block), then the rows run in memory order. */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("fp-contract=off"))) /* GCC contracts vector mul + add into an FMA too */
+#endif
+static void qmx__k_f32_stage16(const qmx__k_f32_ctx *x, size_t m0, size_t mb, size_t n0,
+                               size_t nb, size_t blk, const int32_t *tile) {
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+    const qmx_matmul_i8_f32_scales *s = x->s;
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    float sbuf[QMX_MATMUL_TILE_N];   /* nb <= QMX_MATMUL_TILE_N */
+    const float *sbp = sbuf;
+    size_t i, j;
+    if (!s->b_per_col) {
+        for (j = 0; j < nb; j++) sbuf[j] = s->b_scales[blk];
+    } else if (x->nblk == 1) {
+        sbp = s->b_scales + n0;
+    } else { /* b_scales[(n0 + j + lane) * nblk + blk]: offsets below 2^31 (checked) */
+        __m512i idx = _mm512_mullo_epi32(lane, _mm512_set1_epi32((int)x->nblk));
+        for (j = 0; j < nb; j += 16) {
+            __mmask16 km = nb - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (nb - j)) - 1u);
+            _mm512_mask_storeu_ps(sbuf + j, km, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), km, idx,
+                                                   s->b_scales + (n0 + j) * x->nblk + blk, 4));
+        }
+    }
+    for (i = 0; i < mb; i++) {
+        float *c = x->C + (m0 + i) * x->ldc + n0;
+        const int32_t *t = tile + i * nb;
+        __m512 sa = _mm512_set1_ps(s->a_scales[(s->a_per_row ? (m0 + i) * x->nblk : 0) + blk]);
+        for (j = 0; j < nb; j += 16) {
+            __mmask16 km = nb - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (nb - j)) - 1u);
+            __m512 p = _mm512_cvtepi32_ps(_mm512_maskz_loadu_epi32(km, t + j));
+            __m512 sum = blk == 0 ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(km, c + j);
+            p = _mm512_mul_ps(_mm512_mul_ps(p, sa), _mm512_maskz_loadu_ps(km, sbp + j));
+#if defined(__clang__)
+            __asm__("" : "+v"(p)); /* as in the scalar stage: p stays a rounded product */
+#endif
+            _mm512_mask_storeu_ps(c + j, km, _mm512_add_ps(sum, p));
+        }
+    }
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#  pragma GCC diagnostic pop
+#endif
+#endif
+
 /* The documented float order, each step a separately rounded float operation. FMA contraction
  * is switched off here (GCC contracts across statements under -ffp-contract=fast; clang 14's
  * -ffp-contract=fast ignores "#pragma clang fp contract(off)", hence the empty asm). */
@@ -2315,6 +2384,12 @@ static void qmx__k_f32_stage(void *vctx, size_t m0, size_t mb, size_t n0, size_t
     const qmx__k_f32_ctx *x = (const qmx__k_f32_ctx *)vctx;
     const qmx_matmul_i8_f32_scales *s = x->s;
     size_t i, j;
+#if defined(QMX__AVX512)
+    if (x->nblk == 1 || !s->b_per_col || (n0 + nb) * x->nblk <= (size_t)0x7FFFFFFF) {
+        qmx__k_f32_stage16(x, m0, mb, n0, nb, blk, tile);
+        return;
+    }
+#endif
     for (i = 0; i < mb; i++) {
         const int32_t *t = tile + i * nb;
         float *c = x->C + (m0 + i) * x->ldc + n0;
@@ -3250,11 +3325,28 @@ QMX_API qmx_status qmx_fully_connected_i8_packed(size_t M, size_t N, size_t K, c
 /* sums[j] = sum over groups [g0, g0 + ng) of panel column j, for npan panels (16 each). */
 static void qmx__k_pk_blocksums(const uint8_t *panels, size_t pstride, size_t npan, size_t g0,
                                 size_t ng, int32_t *sums) {
-    size_t p, g, j;
-    for (p = 0; p < npan; p++) {
+    size_t p = 0, g, j;
+#if defined(QMX__K_VNNI)
+    const __m512i ones = _mm512_set1_epi8(1);
+    for (; p + 4 <= npan; p += 4) { /* four panels at once: four independent vpdpbusd chains */
+        const int8_t *w = (const int8_t *)(const void *)(panels + p * pstride + 64 * g0);
+        __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+        for (g = 0; g < ng; g++) {
+            a0 = _mm512_dpbusd_epi32(a0, ones, _mm512_loadu_si512((const void *)(w + 64 * g)));
+            a1 = _mm512_dpbusd_epi32(a1, ones, _mm512_loadu_si512((const void *)(w + pstride + 64 * g)));
+            a2 = _mm512_dpbusd_epi32(a2, ones, _mm512_loadu_si512((const void *)(w + 2 * pstride + 64 * g)));
+            a3 = _mm512_dpbusd_epi32(a3, ones, _mm512_loadu_si512((const void *)(w + 3 * pstride + 64 * g)));
+        }
+        _mm512_storeu_si512((void *)(sums + 16 * p), a0);
+        _mm512_storeu_si512((void *)(sums + 16 * p + 16), a1);
+        _mm512_storeu_si512((void *)(sums + 16 * p + 32), a2);
+        _mm512_storeu_si512((void *)(sums + 16 * p + 48), a3);
+    }
+#endif
+    for (; p < npan; p++) {
         const int8_t *w = (const int8_t *)(const void *)(panels + p * pstride + 64 * g0);
 #if defined(QMX__K_VNNI)
-        __m512i acc = _mm512_setzero_si512(), ones = _mm512_set1_epi8(1);
+        __m512i acc = _mm512_setzero_si512();
         for (g = 0; g < ng; g++)
             acc = _mm512_dpbusd_epi32(acc, ones, _mm512_loadu_si512((const void *)(w + 64 * g)));
         _mm512_storeu_si512((void *)(sums + 16 * p), acc);
@@ -3276,7 +3368,7 @@ QMX_API qmx_status qmx_matmul_i8_f32_packed(size_t M, size_t N, size_t K, const 
                                             size_t workspace_bytes) {
     qmx__k_f32_ctx x;
     qmx__k_pk_args g;
-    size_t need, nblk = 1, i, ext, off, np, kp, m0, n0, kb, blk, bs;
+    size_t need, nblk = 1, i, ext, off, np, kp, m0, n0, kb, blk, bs, tn;
     uint8_t *ws;
     uint32_t *zeros, *cacs, ca;
     int32_t *tile;
@@ -3316,10 +3408,13 @@ QMX_API qmx_status qmx_matmul_i8_f32_packed(size_t M, size_t N, size_t K, const 
     ca = (uint32_t)s->a_zp + QMX__K_PK_CA;
     pan = pk + QMX_MATMUL_I8_PACK_HEADER + 4 * np;
     g.lda = lda; g.pstride = 16 * kp; g.rt = zeros; g.cacs = cacs; g.C = tile;
+    /* a few rows and several K blocks: tiles of 4 panels, so that the blocks of each panel are
+     * read one after the other (4 long streams instead of 16 short ones per block) */
+    tn = M <= 4 && nblk > 1 ? 64 : QMX_MATMUL_TILE_N;
     for (m0 = 0; m0 < M; m0 += QMX__K_MB) {
         size_t mb = M - m0 < QMX__K_MB ? M - m0 : QMX__K_MB;
-        for (n0 = 0; n0 < N; n0 += QMX_MATMUL_TILE_N) {
-            size_t ntile = N - n0 < QMX_MATMUL_TILE_N ? N - n0 : QMX_MATMUL_TILE_N;
+        for (n0 = 0; n0 < N; n0 += tn) {
+            size_t ntile = N - n0 < tn ? N - n0 : tn;
             size_t npt = qmx__k_r16(ntile) / 16;
             for (blk = 0, kb = 0; kb < K; blk++, kb += bs) {
                 size_t kl = K - kb < bs ? K - kb : bs;

@@ -553,6 +553,25 @@ static void f32_errors(void) {
     EXPECT(qmx_matmul_i8_f32(M, N, K, g_a, K, g_w, K, C, N, &b, g_ws, WS_BYTES), QMX_ERR_NULL, "b_scales NULL");
     b = s; b.a_zp = 128;
     EXPECT(qmx_matmul_i8_f32(M, N, K, g_a, K, g_w, K, C, N, &b, g_ws, WS_BYTES), QMX_ERR_ARG, "a_zp 128");
+    {   /* one bad scale at any of 40 positions (the vector check's lanes and its scalar tail),
+         * per row of A (M = 40, N = 1) and per column of B (M = 1, N = 40) */
+        const float bad[] = {0.0f, -1.0f, -0.0f, qmx_test_bits_f32(0x7F800000u), qmx_test_bits_f32(0x7FC00000u)};
+        float s40[40];
+        size_t p, v, q;
+        char what[64];
+        for (v = 0; v < sizeof bad / sizeof bad[0]; v++)
+            for (p = 0; p < 40; p++) {
+                for (q = 0; q < 40; q++) s40[q] = 0.5f + (float)q;
+                s40[p] = bad[v];
+                snprintf(what, sizeof what, "scale %g at %u", (double)bad[v], (unsigned)p);
+                b = s; b.block_size = 1; b.a_scales = s40; b.a_scales_len = 40; b.b_scales = sb;
+                b.b_scales_len = 1; b.b_per_col = 0;
+                EXPECT(qmx_matmul_i8_f32(40, 1, 1, g_a, 1, g_w, 1, C, 1, &b, g_ws, WS_BYTES), QMX_ERR_ARG, what);
+                b = s; b.block_size = 1; b.b_scales = s40; b.b_scales_len = 40; b.a_scales = sa;
+                b.a_scales_len = 1; b.a_per_row = 0;
+                EXPECT(qmx_matmul_i8_f32(1, 40, 1, g_a, 1, g_w, 1, C, 40, &b, g_ws, WS_BYTES), QMX_ERR_ARG, what);
+            }
+    }
     b = s; b.block_size = 0;
     EXPECT(qmx_matmul_i8_f32(M, N, K, g_a, K, g_w, K, C, N, &b, g_ws, WS_BYTES), QMX_ERR_SIZE, "block 0");
     EXPECT(qmx_matmul_i8_f32(0, N, K, g_a, K, g_w, K, C, N, &s, g_ws, WS_BYTES), QMX_ERR_SIZE, "M 0");
