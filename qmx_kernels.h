@@ -490,7 +490,8 @@
  *       an [M,N] result tile when the output order is not (batch, M, N), then scattered;
  *       (M + N) * nblk expanded float scales (quantized outputs);
  *       the matmul's own workspace (qmx_matmul_i8 / qmx_matmul_i8_f32 for M, N, K), + 4*r64(K)
- *       for int -> float on a [K,N] view (the portable kernel's 4-column tile of B).
+ *       for int -> float on a [K,N] view (the portable kernel's 4-column tile of B), and when
+ *       M < 16 also 4*r64(N)*(M + 1) (the streamed kernel's sums).
  *     Packs and scales are per batch index (sized for one). No region needed (a float einsum
  *     whose layouts fit): 0 bytes, workspace may be NULL. Any alignment.
  *     Stack (gcc -fstack-usage): about 2.7 KiB on 64-bit hosts, 1.6 KiB on Cortex-M4, plus the
@@ -500,7 +501,9 @@
  *     128x1024x1024 and "bnth,bnsh->bnts" (8 heads of 128x128x64). "bsd,df->bsf" with int8
  *     [K,N] weights reads B in place (qmx_matmul_i8_f32's tiles pack 32-column strips of it):
  *     1.2x the [N,K] kernel's time at that size, no [N,K] copy in the workspace; [N,K]
- *     ("bsd,fd->bsf") stays the fastest layout. The float path is portable C without intrinsics (about 30 GFLOP/s at
+ *     ("bsd,fd->bsf") stays the fastest layout. Below 16 rows (decode) the [K,N] weights are
+ *     streamed in memory order with every column's int32 sums in the workspace ((M + 1) x N
+ *     int32): 4096^2 at M = 1 about 0.6x the [N,K] path (it was 0.02x with the copy). The float path is portable C without intrinsics (about 30 GFLOP/s at
  *     64x256x256 there; compilers vectorise the row form across outputs, which keeps each
  *     output's order).
  *   OUTPUT: dense row-major in the output's label order, out_len elements (float or int32);
@@ -2009,12 +2012,29 @@ static void qmx__k_tiled_vnni(size_t M, size_t N, size_t K, const int8_t *A, siz
                               const int8_t *B, size_t ldb, int kn, int32_t a_zp, size_t bs,
                               const uint32_t *zeros, uint8_t *region, int32_t *tile,
                               qmx__k_stage_fn stage, void *ctx);
+static void qmx__k_tiled_kn_rows(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
+                                 const int8_t *B, size_t ldb, int32_t a_zp, size_t bs,
+                                 int32_t *tile, int32_t *accs, qmx__k_stage_fn stage, void *ctx);
 #endif
+/* Extra workspace of qmx__k_tiled on [K,N] B (einsum's in-place view): the portable kernel's
+ * 4 x K column tile, and below 16 rows the accumulators of qmx__k_kn_stream: [M][r64(N)] int32
+ * plus r64(N) column sums. 0 on size_t overflow. */
+static size_t qmx__k_kn_extra_bytes(size_t M, size_t N, size_t K) {
+    size_t a = qmx__k_r64(K), b;
+    if (a > SIZE_MAX / 4) return 0;
+    a *= 4;
+    if (M >= 16) return a;
+    b = qmx__k_r64(N);
+    if (b > SIZE_MAX / 4 / (M + 1) || 4 * b * (M + 1) > SIZE_MAX - a) return 0;
+    return a + 4 * b * (M + 1);
+}
+
 
 /* Drives the existing kernel: panels of 64 rows of A x tiles of QMX_MATMUL_TILE_N columns of
  * B x K-blocks (increasing), each an int32 tile in the workspace followed at once by the stage
  * (the tile is still in cache). Arguments are already checked; B is [N,K] with zero point 0,
- * or with kn [K,N] (einsum's in-place view), then btile is 4*K bytes past the workspace above.
+ * or with kn [K,N] (einsum's in-place view), then btile is qmx__k_kn_extra_bytes past the
+ * workspace above (64-byte aligned).
  * VNNI, M >= 16 and K-blocks of a multiple of 4: the packed path's register tiles instead of
  * the 4 x 4 dot tiles (about 2.3x faster at M = 128 and 1024), the same int32 tiles. */
 static void qmx__k_tiled(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
@@ -2038,6 +2058,11 @@ static void qmx__k_tiled(size_t M, size_t N, size_t K, const int8_t *A, size_t l
 #if defined(QMX__K_VNNI)
     if (M >= 16 && (bs >= K || bs % 4 == 0)) {
         qmx__k_tiled_vnni(M, N, K, A, lda, B, ldb, kn, a_zp, bs, zeros, pack, tile, stage, ctx);
+        return;
+    }
+    if (kn) { /* few rows on [K,N]: B read row by row, interleaved in registers */
+        qmx__k_tiled_kn_rows(M, N, K, A, lda, B, ldb, a_zp, bs, tile,
+                             (int32_t *)(void *)(btile + 4 * qmx__k_r64(K)), stage, ctx);
         return;
     }
 #endif
@@ -2983,6 +3008,219 @@ static void qmx__k_tiled_vnni(size_t M, size_t N, size_t K, const int8_t *A, siz
         }
     }
 }
+
+#if defined(__GNUC__) && !defined(__clang__)
+/* g++ 12: false -Wmaybe-uninitialized inside the AVX-512 intrinsics (GCC PR 105593) */
+#  pragma GCC diagnostic push
+#  pragma GCC diagnostic ignored "-Wuninitialized"
+#  pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+/* qmx__k_tiled for [K,N] B and fewer than 16 rows: no packing. Per group of 4 k and 64
+ * columns, the 4 rows' 64 bytes are interleaved in registers (unpacks: dword j of 128-bit lane L
+ * of u[q] is column 16L + 4q + j, its 4 k) and met by up to 4 rows of A + 128 (broadcast) in
+ * vpdpbusd, the column sums alongside; at the end a 4 x 4 transpose of 128-bit lanes restores
+ * column order. Exact block sums (A - a_zp) * B, as the other paths. mr is a compile-time
+ * constant in each instance, so the accumulators stay in registers. */
+QMX__K_AINLINE void qmx__k_kn_chunk(const int mr, const int8_t *ar, size_t lda, const int8_t *bc,
+                                    size_t ldb, size_t kb, size_t ke, size_t cv, uint32_t ca,
+                                    int32_t *t, size_t ldt) {
+    const __m512i ones = _mm512_set1_epi8(1), zero = _mm512_setzero_si512();
+    const __mmask64 cm = cv >= 64 ? ~(__mmask64)0 : (__mmask64)((((uint64_t)1) << cv) - 1u);
+    __m512i a00 = zero, a01 = zero, a02 = zero, a03 = zero, a10 = zero, a11 = zero, a12 = zero;
+    __m512i a13 = zero, a20 = zero, a21 = zero, a22 = zero, a23 = zero, a30 = zero, a31 = zero;
+    __m512i a32 = zero, a33 = zero, c0 = zero, c1 = zero, c2 = zero, c3 = zero;
+    size_t g, q;
+    for (g = kb; g < ke; g += 4) {
+        __m512i r0, r1, r2, r3, t0, t1, t2, t3, u0, u1, u2, u3;
+        r0 = _mm512_maskz_loadu_epi8(cm, bc + g * ldb);
+        r1 = g + 1 < ke ? _mm512_maskz_loadu_epi8(cm, bc + (g + 1) * ldb) : zero;
+        r2 = g + 2 < ke ? _mm512_maskz_loadu_epi8(cm, bc + (g + 2) * ldb) : zero;
+        r3 = g + 3 < ke ? _mm512_maskz_loadu_epi8(cm, bc + (g + 3) * ldb) : zero;
+        t0 = _mm512_unpacklo_epi8(r0, r1);
+        t1 = _mm512_unpackhi_epi8(r0, r1);
+        t2 = _mm512_unpacklo_epi8(r2, r3);
+        t3 = _mm512_unpackhi_epi8(r2, r3);
+        u0 = _mm512_unpacklo_epi16(t0, t2);
+        u1 = _mm512_unpackhi_epi16(t0, t2);
+        u2 = _mm512_unpacklo_epi16(t1, t3);
+        u3 = _mm512_unpackhi_epi16(t1, t3);
+        c0 = _mm512_dpbusd_epi32(c0, ones, u0);
+        c1 = _mm512_dpbusd_epi32(c1, ones, u1);
+        c2 = _mm512_dpbusd_epi32(c2, ones, u2);
+        c3 = _mm512_dpbusd_epi32(c3, ones, u3);
+#define QMX__K_KN_ROW(i)                                                                    \
+        if (mr > i) {                                                                       \
+            __m512i x;                                                                      \
+            int32_t w;                                                                      \
+            if (g + 4 <= ke) {                                                              \
+                w = qmx__k_u2i((uint32_t)qmx__k_ld32((const uint8_t *)(ar + i * lda + g)) ^ 0x80808080u); \
+            } else { /* A + 128 below the block's end, 0 past it (B is 0 there too) */      \
+                uint8_t a4[4];                                                              \
+                size_t e;                                                                   \
+                for (e = 0; e < 4; e++)                                                     \
+                    a4[e] = g + e < ke ? (uint8_t)((uint8_t)ar[i * lda + g + e] ^ 0x80u) : 0; \
+                __builtin_memcpy(&w, a4, 4);                                                \
+            }                                                                               \
+            x = _mm512_set1_epi32(w);                                                       \
+            a##i##0 = _mm512_dpbusd_epi32(a##i##0, x, u0);                                  \
+            a##i##1 = _mm512_dpbusd_epi32(a##i##1, x, u1);                                  \
+            a##i##2 = _mm512_dpbusd_epi32(a##i##2, x, u2);                                  \
+            a##i##3 = _mm512_dpbusd_epi32(a##i##3, x, u3);                                  \
+        }
+        QMX__K_KN_ROW(0) QMX__K_KN_ROW(1) QMX__K_KN_ROW(2) QMX__K_KN_ROW(3)
+#undef QMX__K_KN_ROW
+    }
+    {
+        const __m512i cav = _mm512_set1_epi32((int)ca);
+        c0 = _mm512_mullo_epi32(c0, cav); c1 = _mm512_mullo_epi32(c1, cav);
+        c2 = _mm512_mullo_epi32(c2, cav); c3 = _mm512_mullo_epi32(c3, cav);
+    }
+#define QMX__K_KN_ST(i)                                                                     \
+    if (mr > i) { /* - (a_zp + 128) * column sum (mod 2^32), then column order */           \
+        __m512i v0 = _mm512_sub_epi32(a##i##0, c0), v1 = _mm512_sub_epi32(a##i##1, c1);   \
+        __m512i v2 = _mm512_sub_epi32(a##i##2, c2), v3 = _mm512_sub_epi32(a##i##3, c3);   \
+        __m512i s0 = _mm512_shuffle_i32x4(v0, v1, 0x44), s1 = _mm512_shuffle_i32x4(v0, v1, 0xEE); \
+        __m512i s2 = _mm512_shuffle_i32x4(v2, v3, 0x44), s3 = _mm512_shuffle_i32x4(v2, v3, 0xEE); \
+        __m512i o[4];                                                                       \
+        o[0] = _mm512_shuffle_i32x4(s0, s2, 0x88); o[1] = _mm512_shuffle_i32x4(s0, s2, 0xDD); \
+        o[2] = _mm512_shuffle_i32x4(s1, s3, 0x88); o[3] = _mm512_shuffle_i32x4(s1, s3, 0xDD); \
+        for (q = 0; q < 4 && 16 * q < cv; q++) {                                            \
+            size_t left = cv - 16 * q;                                                      \
+            __mmask16 km = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);  \
+            _mm512_mask_storeu_epi32(t + i * ldt + 16 * q, km, o[q]);                       \
+        }                                                                                   \
+    }
+    QMX__K_KN_ST(0) QMX__K_KN_ST(1) QMX__K_KN_ST(2) QMX__K_KN_ST(3)
+#undef QMX__K_KN_ST
+}
+
+/* One K block [kb, ke) of [K,N] B for M < 16 rows: B is read 4 rows at a time across all N
+ * columns, in memory order (a narrower column tile would visit each 4 KiB row once per tile,
+ * and for large N every visit costs a TLB miss). acc [M][r64(N)] and cs [r64(N)] (in the
+ * workspace) accumulate in the unpacks' order: within each 64 columns, vector q holds column
+ * 16L + 4q + j at dword 4L + j. */
+static void qmx__k_kn_stream(size_t M, size_t N, const int8_t *A, size_t lda, const int8_t *B,
+                             size_t ldb, size_t kb, size_t ke, int32_t *acc, int32_t *cs) {
+    const __m512i ones = _mm512_set1_epi8(1), zero = _mm512_setzero_si512();
+    const size_t ld = qmx__k_r64(N);
+    size_t g, c, m, i;
+    int32_t w[16];
+    for (i = 0; i < ld; i++) cs[i] = 0;
+    for (i = 0; i < M * ld; i++) acc[i] = 0;
+    for (g = kb; g < ke; g += 4) {
+        const int8_t *b0 = B + g * ldb, *b1 = b0 + ldb, *b2 = b1 + ldb, *b3 = b2 + ldb;
+        for (m = 0; m < M; m++) { /* A + 128; past the block: 0 (B is 0 there) */
+            const int8_t *a = A + m * lda + g;
+            if (g + 4 <= ke) {
+                w[m] = qmx__k_u2i((uint32_t)qmx__k_ld32((const uint8_t *)a) ^ 0x80808080u);
+            } else {
+                uint8_t a4[4];
+                for (i = 0; i < 4; i++) a4[i] = g + i < ke ? (uint8_t)((uint8_t)a[i] ^ 0x80u) : 0;
+                __builtin_memcpy(&w[m], a4, 4);
+            }
+        }
+        for (c = 0; c < N; c += 64) {
+            size_t cv = N - c < 64 ? N - c : 64;
+            __mmask64 cm = cv >= 64 ? ~(__mmask64)0 : (__mmask64)((((uint64_t)1) << cv) - 1u);
+            __m512i r0, r1, r2, r3, t0, t1, t2, t3, u[4];
+            int q;
+            r0 = _mm512_maskz_loadu_epi8(cm, b0 + c);
+            r1 = g + 1 < ke ? _mm512_maskz_loadu_epi8(cm, b1 + c) : zero;
+            r2 = g + 2 < ke ? _mm512_maskz_loadu_epi8(cm, b2 + c) : zero;
+            r3 = g + 3 < ke ? _mm512_maskz_loadu_epi8(cm, b3 + c) : zero;
+            t0 = _mm512_unpacklo_epi8(r0, r1);
+            t1 = _mm512_unpackhi_epi8(r0, r1);
+            t2 = _mm512_unpacklo_epi8(r2, r3);
+            t3 = _mm512_unpackhi_epi8(r2, r3);
+            u[0] = _mm512_unpacklo_epi16(t0, t2);
+            u[1] = _mm512_unpackhi_epi16(t0, t2);
+            u[2] = _mm512_unpacklo_epi16(t1, t3);
+            u[3] = _mm512_unpackhi_epi16(t1, t3);
+            for (q = 0; q < 4; q++) {
+                int32_t *cp = cs + c + 16 * q;
+                _mm512_storeu_si512((void *)cp, _mm512_dpbusd_epi32(_mm512_loadu_si512((const void *)cp), ones, u[q]));
+            }
+            for (m = 0; m < M; m++) {
+                __m512i x = _mm512_set1_epi32(w[m]);
+                int32_t *ap = acc + m * ld + c;
+                for (q = 0; q < 4; q++)
+                    _mm512_storeu_si512((void *)(ap + 16 * q),
+                                        _mm512_dpbusd_epi32(_mm512_loadu_si512((const void *)(ap + 16 * q)), x, u[q]));
+            }
+        }
+    }
+}
+
+static void qmx__k_tiled_kn_rows(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
+                                 const int8_t *B, size_t ldb, int32_t a_zp, size_t bs,
+                                 int32_t *tile, int32_t *accs, qmx__k_stage_fn stage, void *ctx) {
+    const uint32_t ca = (uint32_t)a_zp + 128u;
+    size_t p0, n0, kb, blk, m0, c;
+    if (M < 16) { /* B streamed in memory order, all columns' accumulators in the workspace */
+        const size_t ld = qmx__k_r64(N);
+        int32_t *cs = accs + M * ld;
+        const __m512i cav = _mm512_set1_epi32((int)ca);
+        for (blk = 0, kb = 0; kb < K; blk++, kb += bs) {
+            size_t kl = K - kb < bs ? K - kb : bs;
+            qmx__k_kn_stream(M, N, A, lda, B, ldb, kb, kb + kl, accs, cs);
+            for (n0 = 0; n0 < N; n0 += QMX_MATMUL_TILE_N) {
+                size_t nb = N - n0 < QMX_MATMUL_TILE_N ? N - n0 : QMX_MATMUL_TILE_N, m, q;
+                for (m = 0; m < M; m++)
+                    for (c = 0; c < nb; c += 64) { /* - (a_zp + 128) * sums, column order */
+                        const int32_t *ap = accs + m * ld + n0 + c, *cp = cs + n0 + c;
+                        size_t cv = nb - c < 64 ? nb - c : 64;
+                        __m512i v[4], s0, s1, s2, s3, o[4];
+                        for (q = 0; q < 4; q++)
+                            v[q] = _mm512_sub_epi32(_mm512_loadu_si512((const void *)(ap + 16 * q)),
+                                                    _mm512_mullo_epi32(_mm512_loadu_si512((const void *)(cp + 16 * q)), cav));
+                        s0 = _mm512_shuffle_i32x4(v[0], v[1], 0x44);
+                        s1 = _mm512_shuffle_i32x4(v[0], v[1], 0xEE);
+                        s2 = _mm512_shuffle_i32x4(v[2], v[3], 0x44);
+                        s3 = _mm512_shuffle_i32x4(v[2], v[3], 0xEE);
+                        o[0] = _mm512_shuffle_i32x4(s0, s2, 0x88);
+                        o[1] = _mm512_shuffle_i32x4(s0, s2, 0xDD);
+                        o[2] = _mm512_shuffle_i32x4(s1, s3, 0x88);
+                        o[3] = _mm512_shuffle_i32x4(s1, s3, 0xDD);
+                        for (q = 0; q < 4 && 16 * q < cv; q++) {
+                            size_t left = cv - 16 * q;
+                            __mmask16 km = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
+                            _mm512_mask_storeu_epi32(tile + m * nb + c + 16 * q, km, o[q]);
+                        }
+                    }
+                stage(ctx, 0, M, n0, nb, blk, tile);
+            }
+            if (K - kb <= bs) break; /* last block (also avoids kb + bs overflowing) */
+        }
+        return;
+    }
+    for (p0 = 0; p0 < M; p0 += QMX__K_MB)   /* panels of 64 rows: the tile's height */
+        for (n0 = 0; n0 < N; n0 += QMX_MATMUL_TILE_N) {
+            size_t nb = N - n0 < QMX_MATMUL_TILE_N ? N - n0 : QMX_MATMUL_TILE_N;
+            size_t mb = M - p0 < QMX__K_MB ? M - p0 : QMX__K_MB;
+            for (blk = 0, kb = 0; kb < K; blk++, kb += bs) {
+                size_t kl = K - kb < bs ? K - kb : bs;
+                for (m0 = 0; m0 < mb; m0 += 4) {
+                    const int8_t *ar = A + (p0 + m0) * lda;
+                    for (c = 0; c < nb; c += 64) {
+                        size_t cv = nb - c < 64 ? nb - c : 64;
+                        int32_t *t = tile + m0 * nb + c;
+                        switch (mb - m0 < 4 ? (int)(mb - m0) : 4) {
+                        case 1: qmx__k_kn_chunk(1, ar, lda, B + n0 + c, ldb, kb, kb + kl, cv, ca, t, nb); break;
+                        case 2: qmx__k_kn_chunk(2, ar, lda, B + n0 + c, ldb, kb, kb + kl, cv, ca, t, nb); break;
+                        case 3: qmx__k_kn_chunk(3, ar, lda, B + n0 + c, ldb, kb, kb + kl, cv, ca, t, nb); break;
+                        default: qmx__k_kn_chunk(4, ar, lda, B + n0 + c, ldb, kb, kb + kl, cv, ca, t, nb); break;
+                        }
+                    }
+                }
+                stage(ctx, p0, mb, n0, nb, blk, tile);
+                if (K - kb <= bs) break; /* last block (also avoids kb + bs overflowing) */
+            }
+        }
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+#  pragma GCC diagnostic pop
+#endif
 
 #define QMX__K_GV_NP 4 /* panels per GEMV pass (4 weight streams: faster than 1, 2 or 3) */
 static void qmx__k_pk_run(const qmx__k_pk_args *g) {
@@ -5389,9 +5627,10 @@ static qmx_status qmx__es_plan_all(const char *spec, const qmx_einsum_operand *a
                  ? qmx_matmul_i8_workspace_size(pl->M, pl->N, pl->K, NULL, &pl->mm_bytes)
                  : qmx_matmul_i8_f32_workspace_size(pl->M, pl->N, pl->K, &pl->mm_bytes);
         if (st != QMX_OK) return st;
-        /* dequant-on-output on a [K,N] view: + 4 x K bytes, the portable kernel's column tile */
+        /* dequant-on-output on a [K,N] view: + the column tile / accumulators of the kernels */
         if (pl->kind == QMX__ES_Q && pl->b_mode == 1 &&
-            (!qmx__es_mul(qmx__k_r64(pl->K), 4, &x) || !qmx__es_add(pl->mm_bytes, x, &pl->mm_bytes)))
+            ((x = qmx__k_kn_extra_bytes(pl->M, pl->N, pl->K)) == 0 ||
+             !qmx__es_add(pl->mm_bytes, x, &pl->mm_bytes)))
             return QMX_ERR_OVERFLOW;
         if (!qmx__es_r64add(&pl->total, pl->mm_bytes, &pl->off_mm)) return QMX_ERR_OVERFLOW;
     }

@@ -726,14 +726,16 @@ static void test_plan_is_kernel(void) {
 /* [K,N] int8 weights ("bsd,df->bsf") are read in place, not transposed into the workspace: the
  * result must be the bits of qmx_matmul_i8_f32 on the transposed [N,K] copy, for per-channel
  * and per-block scales (blocks of 32, a ragged tail; blocks of 6, not a multiple of 4), with
- * many rows (the AVX-512 VNNI register tiles, K past their 1024-byte chunks) and few. */
+ * many rows (the AVX-512 VNNI register tiles, K past their 1024-byte chunks) and few (B then
+ * streamed in memory order), N past one 256-column tile. */
 static void test_kn_weights(void) {
     enum { KMAX = 1030, NMAX = 70, MMAX = 40 };
     static int8_t a[MMAX * KMAX], bkn[KMAX * NMAX], bnk[NMAX * KMAX];
     static float got[MMAX * NMAX], ref[MMAX * NMAX], sa[MMAX * 200], sb[NMAX * 200], ra[MMAX * 200];
     static const size_t cases[][4] = {{20, 1030, 70, 0}, {20, 1030, 70, 32}, {3, 1030, 70, 32},
-                                      {20, 70, 37, 6}, {3, 70, 37, 0}, {17, 9, 40, 4}};
-    size_t c, i, j, n_cases = SMALL ? 3 : 6;
+                                      {20, 70, 37, 6}, {3, 70, 37, 0}, {17, 9, 40, 4},
+                                      {2, 200, 300, 0}, {5, 64, 260, 16}};
+    size_t c, i, j, n_cases = SMALL ? 3 : 8;
     QMX_TEST_CASE("bsd,df->bsf: [K,N] int8 weights read in place give qmx_matmul_i8_f32's bits");
     for (c = 0; c < n_cases; c++) {
         size_t S = SMALL ? cases[c + 3][0] : cases[c][0], K = SMALL ? cases[c + 3][1] : cases[c][1];
@@ -762,10 +764,12 @@ static void test_kn_weights(void) {
             A.scaling = B.scaling = QMX_EINSUM_SCALE_CHANNEL;
         }
         st = qmx_einsum_workspace_size("bsd,df->bsf", &A, &B, NULL, &ws, &pos);
-        {   /* the kernel's workspace, 4 x K bytes, the expanded scales: no [N,K] copy of B */
+        {   /* the kernel's workspace, 4 x K bytes, below 16 rows (M + 1) x N int32 accumulators,
+             * the expanded scales: no [N,K] copy of B */
             size_t mws = 0, most;
             qmx_matmul_i8_f32_workspace_size(M, N, K, &mws);
-            most = mws + 4 * r64(K) + r64(4 * M * nblk) + r64(4 * N * nblk) + 256;
+            most = mws + 4 * r64(K) + (M < 16 ? 4 * r64(N) * (M + 1) : 0) + r64(4 * M * nblk) +
+                   r64(4 * N * nblk) + 256;
             CHECK(st == QMX_OK && ws <= most, "case %u: query %d, %u bytes (at most %u)",
                   (unsigned)c, (int)st, (unsigned)ws, (unsigned)most);
         }
