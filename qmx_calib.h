@@ -198,21 +198,29 @@
  *   qmx_nm_matmul_i8: C = sum_k (A - a_zp) * Wp exactly (int32; A . v - a_zp * sum(v), wrap-free
  *   for K <= QMX_NM_MAX_K), equal to qmx_matmul_i8 over the pruned dense weights. With m not a
  *   power of two every index is checked (< m) first; other metadata cannot read out of bounds.
- *   Paths (2:4 only; other n:m portable C): AVX-512 VBMI + VNNI (4 rows of A per decode of
- *   64 indices, vpermt2b gathers, vpdpbusd on a ^ 0x80 with the 128 * sum(v) fix-up), AVX-512
- *   VBMI without VNNI (vpmultishiftqb decodes 32 indices,
- *   vpermb gathers the kept bytes of 16 groups, vpmaddwd), AVX2 (pshufb gathers 4 groups per
- *   lane, vpmaddwd), portable C; integer arithmetic, the same bits everywhere. qmx_nm_matmul_f32: documented
- *   float order (kept k increasing, one rounded multiply and add each, no FMA).
- *   Speed (bench/bench_calib.c, dense = qmx_matmul_i8 on the same shapes, VNNI build): the
- *   2:4 kernel wins for GEMV (decode; M = 1, 4096 x 4096: 1.5x, it reads 0.625x the bytes),
- *   loses a little at M = 8 (0.86x) and clearly at M = 64 (0.24x), where the dense kernel's
- *   register tiling reuses each weight register across rows while every sparse row needs its
- *   own gather (vpermt2b). Against the same pruned weights prepacked for the dense kernels
- *   (qmx_matmul_i8_packed) the 2:4 GEMV is 0.9x: the gather and index decode make it
- *   compute-bound where the packed GEMV streams its weights at the cache's read bandwidth
- *   (vpexpandb from bitmask metadata, tried as an alternative, is slower still on this CPU).
- *   sum(v) for the zero point comes out of the same pass (a_zp != 0).
+ *   Paths (2:4 only; other n:m portable C): AVX-512 VBMI + VNNI, register tiles of 4 rows of
+ *   A x 4 weight rows (2 x 8, 1 x 16 for the last rows; M = 1: 1 x 8): per 128 k each A row is
+ *   loaded and flipped (a ^ 0x80) once for the 4 weight rows, each weight row's 64 indices
+ *   are decoded once for the 4 A rows (vpbroadcastq, vpmultishiftqb, vpternlogd), then one
+ *   vpermt2b gather and one vpdpbusd per (A row, weight row); 16 accumulators along k are
+ *   reduced by one transpose-add tree, and (128 + a_zp) * sum(v) is taken off (sum(v): a
+ *   vpdpbusd pass per block of 16 weight rows; for M = 1 inside the tile). Rows of A in blocks
+ *   of about 256 KiB stay in L2 while blocks of 16 weight rows pass; a K tail loads with
+ *   masks. AVX-512 VBMI without VNNI (vpmultishiftqb decodes 32 indices, vpermb gathers the
+ *   kept bytes of 16 groups, vpmaddwd), AVX2 (pshufb gathers 4 groups per lane, vpmaddwd),
+ *   portable C; integer arithmetic, the same bits everywhere. qmx_nm_matmul_f32: documented
+ *   float order (kept k increasing, one rounded multiply and add each, no FMA; on x87 each is
+ *   stored as float).
+ *   Speed (bench/bench_calib.c on a Zen 5 at 4.3 GHz, AVX-512 VNNI build; plain dense =
+ *   qmx_matmul_i8 on the same shapes, packed = the pruned weights prepacked for
+ *   qmx_matmul_i8_packed): M = 1, 4096 x 4096: 1.6-1.7x plain, 1.2-1.3x packed (0.625x the
+ *   bytes); M = 8, 4096 x 4096: 1.5x plain but 0.7x packed; M = 64, N = K = 1024: 0.8x plain,
+ *   0.7x packed. From M = 8 the 2:4 kernel is compute-bound and slower than the packed dense
+ *   one: on this CPU vpermt2b and vpdpbusd each issue 2 per cycle but compete for the same
+ *   pipes, so the gather + dot per 64 kept products (0.9 cycle) costs about as much as the two
+ *   dense vpdpbusd it replaces (1.0 cycle), and the index decode, the flips, sum(v) and the
+ *   reduction add about 40 % (the 4 x 4 tile: 1.25-1.3 cycles per pair in L1). Use it there
+ *   for the memory footprint.
  *   Without AVX-512 VBMI (AVX2, NEON, Cortex-M, portable C) the 2:4 kernel is slower than the
  *   dense one: use it there for the memory footprint.
  *
@@ -1920,18 +1928,21 @@ static size_t qmx__cb_nm24_dot_vbmi(const int8_t *a, const int8_t *v, const uint
 }
 #endif
 #if defined(QMX__CB_VNNI)
-/* AVX-512 VBMI + VNNI register tiles of mr rows of A x nr weight rows (4 x 4, 2 x 8, 1 x 16),
- * 32 groups per step (128 bytes of each A row, 64 values and 16 metadata bytes of each weight
- * row). Each A row is loaded and flipped (a ^ 0x80 = a + 128 as u8) once per step for the nr
- * weight rows; each weight row's 64 indices are decoded once per step for the mr A rows
- * (vpermq puts metadata word 0 in the low and word 1 in the high 256 bits, vpmultishiftqb
- * brings index t to the low bits of byte t, and (x & 3) | 4 * (t / 2) is one vpternlogd: the
- * offsets have zero low bits); then one vpermt2b and one vpdpbusd per (A row, weight row).
- * The 16 accumulators s0..s15 (s[r * nr + c]) hold lanes along K: exact int32 sums of
- * (a + 128) * v (|.| <= 2^31 by the K bound). A step past the end of K (K not a multiple of
- * 128) loads with masks: the missing values read as 0 and add nothing (their indices still
- * select inside the two zero-filled A registers), and no byte outside the rows is read.
- * Written with named variables: GCC keeps an array of accumulators in memory. */
+/* AVX-512 VBMI + VNNI register tiles of mr rows of A x nr weight rows (4 x 4, 2 x 8, 1 x 16;
+ * for M = 1, 1 x 8 plus the 8 sums of v), 32 groups per step (128 bytes of each A row, 64
+ * values and 16 metadata bytes of each weight row). Each A row is loaded and flipped
+ * (a ^ 0x80 = a + 128 as u8) once per step for the nr weight rows; each weight row's 64
+ * indices are decoded once per step for the mr A rows (two vpbroadcastq loads put metadata
+ * word 0 in the low and word 1 in the high 256 bits, vpmultishiftqb brings index t to the
+ * low bits of byte t, and (x & 3) | 4 * (t / 2) is one vpternlogd: the offsets have zero low
+ * bits); then one vpermt2b and one vpdpbusd per (A row, weight row). The 16 accumulators
+ * s0..s15 (s[r * nr + c]) hold lanes along K: exact int32 sums of (a + 128) * v (|.| <= 2^31
+ * by the K bound), reduced by one transpose-add tree per tile. The step past the end of K (K
+ * not a multiple of 128) loads A and v with masks (the missing values read as 0 and add
+ * nothing; their indices still select inside the two zero-filled A registers) and takes the
+ * metadata from a zero-padded copy: no byte outside the rows is read. Named variables, one
+ * loop: GCC 12 keeps an array of accumulators in memory and copies them around a separate
+ * tail step. */
 #define QMX__CB_NM24_DECL                                                                     \
     const __m512i ctrl = _mm512_set_epi64(0x3E3C3A3836343230LL, 0x2E2C2A2826242220LL,         \
                                           0x1E1C1A1816141210LL, 0x0E0C0A0806040200LL,         \
@@ -1941,142 +1952,177 @@ static size_t qmx__cb_nm24_dot_vbmi(const int8_t *a, const int8_t *v, const uint
                                           0x5C5C585854545050LL, 0x4C4C484844444040LL,         \
                                           0x3C3C383834343030LL, 0x2C2C282824242020LL,         \
                                           0x1C1C181814141010LL, 0x0C0C080804040000LL);        \
-    const __m512i qsel = _mm512_set_epi64(1, 1, 1, 1, 0, 0, 0, 0);                            \
     const __m512i three = _mm512_set1_epi8(3), flip = _mm512_set1_epi8((char)0x80);           \
-    __m512i s0 = _mm512_setzero_si512(), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0, \
-            s7 = s0, s8 = s0, s9 = s0, s10 = s0, s11 = s0, s12 = s0, s13 = s0, s14 = s0,      \
-            s15 = s0, x, w;                                                                   \
-    __mmask64 ka0 = ~(__mmask64)0, ka1 = ka0, kv = ka0;                                       \
-    __mmask16 km = (__mmask16)0xFFFF;                                                         \
-    size_t g = 0
-/* A row r -> l##r, h##r (flipped) */
-#define QMX__CB_NM24_LA(r, TAIL)                                                              \
-    __m512i l##r = (TAIL) ? _mm512_maskz_loadu_epi8(ka0, (const void *)(a[r] + g * 4))        \
-                          : _mm512_loadu_si512((const void *)(a[r] + g * 4));                 \
-    __m512i h##r = (TAIL) ? _mm512_maskz_loadu_epi8(ka1, (const void *)(a[r] + g * 4 + 64))   \
-                          : _mm512_loadu_si512((const void *)(a[r] + g * 4 + 64));            \
-    l##r = _mm512_xor_si512(l##r, flip);                                                      \
-    h##r = _mm512_xor_si512(h##r, flip);
+    __m512i s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, x, w;       \
+    __mmask64 ka0, ka1, kv;                                                                   \
+    const uint8_t *mp[16];                                                                    \
+    size_t g, mo
+/* A row r (at a + r * lda) -> l##r, h##r (flipped) */
+#define QMX__CB_NM24_LA(r)                                                                    \
+    __m512i l##r = _mm512_xor_si512(                                                          \
+        _mm512_maskz_loadu_epi8(ka0, (const void *)(a + (r) * lda + g * 4)), flip);           \
+    __m512i h##r = _mm512_xor_si512(                                                          \
+        _mm512_maskz_loadu_epi8(ka1, (const void *)(a + (r) * lda + g * 4 + 64)), flip);
 /* weight row c -> x (64 gather indices), w (64 values) */
-#define QMX__CB_NM24_DW(c, TAIL)                                                              \
-    x = _mm512_permutexvar_epi64(qsel, _mm512_castsi128_si512(                                 \
-            (TAIL) ? _mm_maskz_loadu_epi8(km, (const void *)(mt[c] + g / 2))                  \
-                   : _mm_loadu_si128((const __m128i *)(const void *)(mt[c] + g / 2))));       \
+#define QMX__CB_NM24_DW(c)                                                                    \
+    x = _mm512_mask_broadcastq_epi64(                                                         \
+        _mm512_broadcastq_epi64(_mm_loadl_epi64((const __m128i *)(const void *)(mp[c] + mo))), \
+        0xF0, _mm_loadl_epi64((const __m128i *)(const void *)(mp[c] + mo + 8)));              \
     x = _mm512_ternarylogic_epi32(_mm512_multishift_epi64_epi8(ctrl, x), three, offs, 0xEA);  \
-    w = (TAIL) ? _mm512_maskz_loadu_epi8(kv, (const void *)(v[c] + g * 2))                    \
-               : _mm512_loadu_si512((const void *)(v[c] + g * 2));
+    w = _mm512_maskz_loadu_epi8(kv, (const void *)(v[c] + g * 2));
 #define QMX__CB_NM24_P(r, k) s##k = _mm512_dpbusd_epi32(s##k, _mm512_permutex2var_epi8(l##r, x, h##r), w);
-#define QMX__CB_NM24_S44(T)                                                                   \
-    { QMX__CB_NM24_LA(0, T) QMX__CB_NM24_LA(1, T) QMX__CB_NM24_LA(2, T) QMX__CB_NM24_LA(3, T)  \
-      QMX__CB_NM24_DW(0, T) QMX__CB_NM24_P(0, 0) QMX__CB_NM24_P(1, 4) QMX__CB_NM24_P(2, 8) QMX__CB_NM24_P(3, 12) \
-      QMX__CB_NM24_DW(1, T) QMX__CB_NM24_P(0, 1) QMX__CB_NM24_P(1, 5) QMX__CB_NM24_P(2, 9) QMX__CB_NM24_P(3, 13) \
-      QMX__CB_NM24_DW(2, T) QMX__CB_NM24_P(0, 2) QMX__CB_NM24_P(1, 6) QMX__CB_NM24_P(2, 10) QMX__CB_NM24_P(3, 14) \
-      QMX__CB_NM24_DW(3, T) QMX__CB_NM24_P(0, 3) QMX__CB_NM24_P(1, 7) QMX__CB_NM24_P(2, 11) QMX__CB_NM24_P(3, 15) }
-#define QMX__CB_NM24_S28(T)                                                                   \
-    { QMX__CB_NM24_LA(0, T) QMX__CB_NM24_LA(1, T)                                             \
-      QMX__CB_NM24_DW(0, T) QMX__CB_NM24_P(0, 0) QMX__CB_NM24_P(1, 8)                         \
-      QMX__CB_NM24_DW(1, T) QMX__CB_NM24_P(0, 1) QMX__CB_NM24_P(1, 9)                         \
-      QMX__CB_NM24_DW(2, T) QMX__CB_NM24_P(0, 2) QMX__CB_NM24_P(1, 10)                        \
-      QMX__CB_NM24_DW(3, T) QMX__CB_NM24_P(0, 3) QMX__CB_NM24_P(1, 11)                        \
-      QMX__CB_NM24_DW(4, T) QMX__CB_NM24_P(0, 4) QMX__CB_NM24_P(1, 12)                        \
-      QMX__CB_NM24_DW(5, T) QMX__CB_NM24_P(0, 5) QMX__CB_NM24_P(1, 13)                        \
-      QMX__CB_NM24_DW(6, T) QMX__CB_NM24_P(0, 6) QMX__CB_NM24_P(1, 14)                        \
-      QMX__CB_NM24_DW(7, T) QMX__CB_NM24_P(0, 7) QMX__CB_NM24_P(1, 15) }
-#define QMX__CB_NM24_S116(T)                                                                  \
-    { QMX__CB_NM24_LA(0, T)                                                                   \
-      QMX__CB_NM24_DW(0, T) QMX__CB_NM24_P(0, 0) QMX__CB_NM24_DW(1, T) QMX__CB_NM24_P(0, 1)   \
-      QMX__CB_NM24_DW(2, T) QMX__CB_NM24_P(0, 2) QMX__CB_NM24_DW(3, T) QMX__CB_NM24_P(0, 3)   \
-      QMX__CB_NM24_DW(4, T) QMX__CB_NM24_P(0, 4) QMX__CB_NM24_DW(5, T) QMX__CB_NM24_P(0, 5)   \
-      QMX__CB_NM24_DW(6, T) QMX__CB_NM24_P(0, 6) QMX__CB_NM24_DW(7, T) QMX__CB_NM24_P(0, 7)   \
-      QMX__CB_NM24_DW(8, T) QMX__CB_NM24_P(0, 8) QMX__CB_NM24_DW(9, T) QMX__CB_NM24_P(0, 9)   \
-      QMX__CB_NM24_DW(10, T) QMX__CB_NM24_P(0, 10) QMX__CB_NM24_DW(11, T) QMX__CB_NM24_P(0, 11) \
-      QMX__CB_NM24_DW(12, T) QMX__CB_NM24_P(0, 12) QMX__CB_NM24_DW(13, T) QMX__CB_NM24_P(0, 13) \
-      QMX__CB_NM24_DW(14, T) QMX__CB_NM24_P(0, 14) QMX__CB_NM24_DW(15, T) QMX__CB_NM24_P(0, 15) }
-#define QMX__CB_NM24_S18(T)                                                                   \
-    { QMX__CB_NM24_LA(0, T)                                                                   \
-      QMX__CB_NM24_DW(0, T) QMX__CB_NM24_P(0, 0) QMX__CB_NM24_DW(1, T) QMX__CB_NM24_P(0, 1)   \
-      QMX__CB_NM24_DW(2, T) QMX__CB_NM24_P(0, 2) QMX__CB_NM24_DW(3, T) QMX__CB_NM24_P(0, 3)   \
-      QMX__CB_NM24_DW(4, T) QMX__CB_NM24_P(0, 4) QMX__CB_NM24_DW(5, T) QMX__CB_NM24_P(0, 5)   \
-      QMX__CB_NM24_DW(6, T) QMX__CB_NM24_P(0, 6) QMX__CB_NM24_DW(7, T) QMX__CB_NM24_P(0, 7) }
-#define QMX__CB_NM24_S14(T)                                                                   \
-    { QMX__CB_NM24_LA(0, T)                                                                   \
-      QMX__CB_NM24_DW(0, T) QMX__CB_NM24_P(0, 0) QMX__CB_NM24_DW(1, T) QMX__CB_NM24_P(0, 1)   \
-      QMX__CB_NM24_DW(2, T) QMX__CB_NM24_P(0, 2) QMX__CB_NM24_DW(3, T) QMX__CB_NM24_P(0, 3) }
-/* the steps over all of K (masked loads: all-ones masks but in the last step; one loop, as
- * a separate tail step made GCC 12 copy and spill the accumulators), then out[t] = sum of
- * s##t's lanes (one transpose-add tree) */
-#define QMX__CB_NM24_RUN(STEP)                                                                \
-    for (; g < groups; g += 32) {                                                             \
+#define QMX__CB_NM24_S44                                                                      \
+    { QMX__CB_NM24_LA(0) QMX__CB_NM24_LA(1) QMX__CB_NM24_LA(2) QMX__CB_NM24_LA(3)             \
+      QMX__CB_NM24_DW(0) QMX__CB_NM24_P(0, 0) QMX__CB_NM24_P(1, 4) QMX__CB_NM24_P(2, 8) QMX__CB_NM24_P(3, 12) \
+      QMX__CB_NM24_DW(1) QMX__CB_NM24_P(0, 1) QMX__CB_NM24_P(1, 5) QMX__CB_NM24_P(2, 9) QMX__CB_NM24_P(3, 13) \
+      QMX__CB_NM24_DW(2) QMX__CB_NM24_P(0, 2) QMX__CB_NM24_P(1, 6) QMX__CB_NM24_P(2, 10) QMX__CB_NM24_P(3, 14) \
+      QMX__CB_NM24_DW(3) QMX__CB_NM24_P(0, 3) QMX__CB_NM24_P(1, 7) QMX__CB_NM24_P(2, 11) QMX__CB_NM24_P(3, 15) }
+#define QMX__CB_NM24_S28                                                                      \
+    { QMX__CB_NM24_LA(0) QMX__CB_NM24_LA(1)                                                   \
+      QMX__CB_NM24_DW(0) QMX__CB_NM24_P(0, 0) QMX__CB_NM24_P(1, 8)                            \
+      QMX__CB_NM24_DW(1) QMX__CB_NM24_P(0, 1) QMX__CB_NM24_P(1, 9)                            \
+      QMX__CB_NM24_DW(2) QMX__CB_NM24_P(0, 2) QMX__CB_NM24_P(1, 10)                           \
+      QMX__CB_NM24_DW(3) QMX__CB_NM24_P(0, 3) QMX__CB_NM24_P(1, 11)                           \
+      QMX__CB_NM24_DW(4) QMX__CB_NM24_P(0, 4) QMX__CB_NM24_P(1, 12)                           \
+      QMX__CB_NM24_DW(5) QMX__CB_NM24_P(0, 5) QMX__CB_NM24_P(1, 13)                           \
+      QMX__CB_NM24_DW(6) QMX__CB_NM24_P(0, 6) QMX__CB_NM24_P(1, 14)                           \
+      QMX__CB_NM24_DW(7) QMX__CB_NM24_P(0, 7) QMX__CB_NM24_P(1, 15) }
+#define QMX__CB_NM24_S116                                                                     \
+    { QMX__CB_NM24_LA(0)                                                                      \
+      QMX__CB_NM24_DW(0) QMX__CB_NM24_P(0, 0) QMX__CB_NM24_DW(1) QMX__CB_NM24_P(0, 1)         \
+      QMX__CB_NM24_DW(2) QMX__CB_NM24_P(0, 2) QMX__CB_NM24_DW(3) QMX__CB_NM24_P(0, 3)         \
+      QMX__CB_NM24_DW(4) QMX__CB_NM24_P(0, 4) QMX__CB_NM24_DW(5) QMX__CB_NM24_P(0, 5)         \
+      QMX__CB_NM24_DW(6) QMX__CB_NM24_P(0, 6) QMX__CB_NM24_DW(7) QMX__CB_NM24_P(0, 7)         \
+      QMX__CB_NM24_DW(8) QMX__CB_NM24_P(0, 8) QMX__CB_NM24_DW(9) QMX__CB_NM24_P(0, 9)         \
+      QMX__CB_NM24_DW(10) QMX__CB_NM24_P(0, 10) QMX__CB_NM24_DW(11) QMX__CB_NM24_P(0, 11)     \
+      QMX__CB_NM24_DW(12) QMX__CB_NM24_P(0, 12) QMX__CB_NM24_DW(13) QMX__CB_NM24_P(0, 13)     \
+      QMX__CB_NM24_DW(14) QMX__CB_NM24_P(0, 14) QMX__CB_NM24_DW(15) QMX__CB_NM24_P(0, 15) }
+/* M = 1: 8 weight rows, and their sums of v in s8..s15 (no separate pass over v, so the
+ * weight stream overlaps the arithmetic) */
+#define QMX__CB_NM24_VS(c, k) s##k = _mm512_dpbusd_epi32(s##k, ones, w);
+#define QMX__CB_NM24_S18                                                                      \
+    { QMX__CB_NM24_LA(0)                                                                      \
+      QMX__CB_NM24_DW(0) QMX__CB_NM24_P(0, 0) QMX__CB_NM24_VS(0, 8)                           \
+      QMX__CB_NM24_DW(1) QMX__CB_NM24_P(0, 1) QMX__CB_NM24_VS(1, 9)                           \
+      QMX__CB_NM24_DW(2) QMX__CB_NM24_P(0, 2) QMX__CB_NM24_VS(2, 10)                          \
+      QMX__CB_NM24_DW(3) QMX__CB_NM24_P(0, 3) QMX__CB_NM24_VS(3, 11)                          \
+      QMX__CB_NM24_DW(4) QMX__CB_NM24_P(0, 4) QMX__CB_NM24_VS(4, 12)                          \
+      QMX__CB_NM24_DW(5) QMX__CB_NM24_P(0, 5) QMX__CB_NM24_VS(5, 13)                          \
+      QMX__CB_NM24_DW(6) QMX__CB_NM24_P(0, 6) QMX__CB_NM24_VS(6, 14)                          \
+      QMX__CB_NM24_DW(7) QMX__CB_NM24_P(0, 7) QMX__CB_NM24_VS(7, 15) }
+/* All of K for one tile (nr weight rows): the steps, the last one (partial or not) with
+ * masks; then sum = the 16 lane sums (lane t = s##t, one transpose-add tree). */
+#define QMX__CB_NM24_RUN(STEP, nr)                                                            \
+    s0 = _mm512_setzero_si512(); s1 = s0; s2 = s0; s3 = s0; s4 = s0; s5 = s0; s6 = s0;        \
+    s7 = s0; s8 = s0; s9 = s0; s10 = s0; s11 = s0; s12 = s0; s13 = s0; s14 = s0; s15 = s0;    \
+    ka0 = ~(__mmask64)0; ka1 = ka0; kv = ka0;                                                 \
+    for (g = 0; g < (nr); g++) mp[g] = mt[g];                                                 \
+    for (g = 0; g < groups; g += 32) {                                                        \
+        uint8_t mtail[16][16];   /* in the loop's scope: may share the tree's stack slots */  \
+        mo = g / 2;                                                                           \
         if (groups - g < 32) {                                                                \
-            size_t gt = groups - g;                                                           \
+            size_t gt = groups - g, e, c;                                                     \
             ka0 = qmx__cb_lowmask(gt * 4);                                                    \
             ka1 = qmx__cb_lowmask(gt * 4 > 64 ? gt * 4 - 64 : 0);                             \
             kv = qmx__cb_lowmask(gt * 2);                                                     \
-            km = (__mmask16)qmx__cb_lowmask((gt + 1) / 2);                                    \
+            for (c = 0; c < (nr); c++) {                                                      \
+                for (e = 0; e < 16; e++) mtail[c][e] = e < (gt + 1) / 2 ? mt[c][mo + e] : 0;  \
+                mp[c] = mtail[c];                                                             \
+            }                                                                                 \
+            mo = 0;                                                                           \
         }                                                                                     \
-        STEP(QMX__CB_TF)                                                                      \
+        STEP                                                                                  \
     }                                                                                         \
-    {                                                                                         \
-        __m512i sv[16];                                                                       \
+    {   /* the tree's last level joins two halves (lane t = sum of s##t's lanes) */            \
+        __m512i sv[8], d0, d1;                                                                \
         sv[0] = s0; sv[1] = s1; sv[2] = s2; sv[3] = s3; sv[4] = s4; sv[5] = s5; sv[6] = s6;   \
-        sv[7] = s7; sv[8] = s8; sv[9] = s9; sv[10] = s10; sv[11] = s11; sv[12] = s12;         \
-        sv[13] = s13; sv[14] = s14; sv[15] = s15;                                             \
-        _mm512_storeu_si512((void *)out, qmx__cb_hsum16(sv));                                 \
+        sv[7] = s7;                                                                           \
+        d0 = qmx__cb_hsum8(sv);                                                               \
+        sv[0] = s8; sv[1] = s9; sv[2] = s10; sv[3] = s11; sv[4] = s12; sv[5] = s13;           \
+        sv[6] = s14; sv[7] = s15;                                                             \
+        d1 = qmx__cb_hsum8(sv);                                                               \
+        sum = _mm512_add_epi32(QMX__CB_H4(d0, d1), _mm512_permutexvar_epi32(                  \
+            _mm512_add_epi32(_mm512_set1_epi32((int)jj), _mm512_and_si512(                    \
+                _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),       \
+                _mm512_set1_epi32((nr) - 1))),                                                \
+            _mm512_loadu_si512((const void *)nc)));                                           \
     }
-#ifndef QMX__CB_TF
-#define QMX__CB_TF 1
-#endif
-#ifndef QMX__CB_G1
-#define QMX__CB_G1 16
+#if defined(__GNUC__) || defined(__clang__)
+#  define QMX__CB_NOINLINE __attribute__((noinline))
+#elif defined(_MSC_VER)
+#  define QMX__CB_NOINLINE __declspec(noinline)
+#else
+#  define QMX__CB_NOINLINE
 #endif
 static __mmask64 qmx__cb_lowmask(size_t n) {
     return n >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << n) - 1;
 }
-/* The 16 int32 lane sums of a[0..15] as one vector, lane t = sum of a[t]'s lanes (exact
- * integers: any tree gives the same sums; this one takes the fewest shuffles). */
-QMX__VINLINE __m512i qmx__cb_hsum16(const __m512i *a) {
-    __m512i b[8], c4[4], d2[2];
+/* Transpose-add tree (exact integers: any order gives the same sums). hsum8: its first three
+ * levels on a[0..7] (overwritten); QMX__CB_H4 of the results for a[0..7] and a[8..15] has in
+ * lane t the sum of the lanes of accumulator t. */
+#define QMX__CB_H2(x, y, W) _mm512_add_epi32(_mm512_unpacklo_##W(x, y), _mm512_unpackhi_##W(x, y))
+#define QMX__CB_H4(x, y) \
+    _mm512_add_epi32(_mm512_shuffle_i32x4(x, y, 0x88), _mm512_shuffle_i32x4(x, y, 0xDD))
+QMX__VINLINE __m512i qmx__cb_hsum8(__m512i *a) {
     int t;
-    for (t = 0; t < 8; t++)
-        b[t] = _mm512_add_epi32(_mm512_unpacklo_epi32(a[2 * t], a[2 * t + 1]),
-                                _mm512_unpackhi_epi32(a[2 * t], a[2 * t + 1]));
-    for (t = 0; t < 4; t++)
-        c4[t] = _mm512_add_epi32(_mm512_unpacklo_epi64(b[2 * t], b[2 * t + 1]),
-                                 _mm512_unpackhi_epi64(b[2 * t], b[2 * t + 1]));
-    for (t = 0; t < 2; t++)
-        d2[t] = _mm512_add_epi32(_mm512_shuffle_i32x4(c4[2 * t], c4[2 * t + 1], 0x88),
-                                 _mm512_shuffle_i32x4(c4[2 * t], c4[2 * t + 1], 0xDD));
-    return _mm512_add_epi32(_mm512_shuffle_i32x4(d2[0], d2[1], 0x88),
-                            _mm512_shuffle_i32x4(d2[0], d2[1], 0xDD));
+    for (t = 0; t < 4; t++) a[t] = QMX__CB_H2(a[2 * t], a[2 * t + 1], epi32);
+    for (t = 0; t < 2; t++) a[t] = QMX__CB_H2(a[2 * t], a[2 * t + 1], epi64);
+    return QMX__CB_H4(a[0], a[1]);
 }
-/* One tile over all of K: out[r * nr + c] = sum over the row of (a[r] + 128) * v[c]. */
-static void qmx__cb_nm24_t44(const int8_t *const *a, const int8_t *const *v,
-                             const uint8_t *const *mt, size_t groups, int32_t *out) {
+/* One tile: C[r][c] (r < mr, c < ncols) for the rows of A at a + r * lda and the weight rows
+ * v[c], mt[c] (columns up to nr past ncols are computed from a repeated row, not stored):
+ * sum of (a + 128) * v plus nc[r * nr + c] = -(128 + a_zp) * sum(v), mod 2^32 (exact: the
+ * result fits int32). Not inlined: inside the callers' loops GCC 12 spills the accumulators. */
+QMX__CB_NOINLINE static void qmx__cb_nm24_t44(const int8_t *a, size_t lda, const int8_t *const *v,
+                                              const uint8_t *const *mt, size_t groups,
+                                              const int32_t *nc, size_t jj, int32_t *C,
+                                              size_t ldc, size_t ncols) {
     QMX__CB_NM24_DECL;
-    QMX__CB_NM24_RUN(QMX__CB_NM24_S44)
+    const __mmask8 cm = (__mmask8)((1u << ncols) - 1u);
+    __m512i sum;
+    QMX__CB_NM24_RUN(QMX__CB_NM24_S44, 4)
+    _mm_mask_storeu_epi32(C, cm, _mm512_extracti32x4_epi32(sum, 0));
+    _mm_mask_storeu_epi32(C + ldc, cm, _mm512_extracti32x4_epi32(sum, 1));
+    _mm_mask_storeu_epi32(C + 2 * ldc, cm, _mm512_extracti32x4_epi32(sum, 2));
+    _mm_mask_storeu_epi32(C + 3 * ldc, cm, _mm512_extracti32x4_epi32(sum, 3));
 }
-static void qmx__cb_nm24_t28(const int8_t *const *a, const int8_t *const *v,
-                             const uint8_t *const *mt, size_t groups, int32_t *out) {
+QMX__CB_NOINLINE static void qmx__cb_nm24_t28(const int8_t *a, size_t lda, const int8_t *const *v,
+                                              const uint8_t *const *mt, size_t groups,
+                                              const int32_t *nc, size_t jj, int32_t *C,
+                                              size_t ldc, size_t ncols) {
     QMX__CB_NM24_DECL;
-    QMX__CB_NM24_RUN(QMX__CB_NM24_S28)
+    const __mmask8 cm = (__mmask8)((1u << ncols) - 1u);
+    __m512i sum;
+    QMX__CB_NM24_RUN(QMX__CB_NM24_S28, 8)
+    _mm256_mask_storeu_epi32(C, cm, _mm512_extracti64x4_epi64(sum, 0));
+    _mm256_mask_storeu_epi32(C + ldc, cm, _mm512_extracti64x4_epi64(sum, 1));
 }
-static void qmx__cb_nm24_t116(const int8_t *const *a, const int8_t *const *v,
-                              const uint8_t *const *mt, size_t groups, int32_t *out) {
+QMX__CB_NOINLINE static void qmx__cb_nm24_t116(const int8_t *a, const int8_t *const *v,
+                                               const uint8_t *const *mt, size_t groups,
+                                               const int32_t *nc, int32_t *C, size_t ncols) {
+    const size_t lda = 0, jj = 0;
     QMX__CB_NM24_DECL;
-    QMX__CB_NM24_RUN(QMX__CB_NM24_S116)
+    __m512i sum;
+    QMX__CB_NM24_RUN(QMX__CB_NM24_S116, 16)
+    _mm512_mask_storeu_epi32(C, (__mmask16)((1u << ncols) - 1u), sum);
 }
-static void qmx__cb_nm24_t18(const int8_t *const *a, const int8_t *const *v,
-                             const uint8_t *const *mt, size_t groups, int32_t *out) {
+/* M = 1, 8 weight rows: the fix-up from the sums of v in lanes 8..15, zpf = 128 + a_zp */
+QMX__CB_NOINLINE static void qmx__cb_nm24_t18(const int8_t *a, const int8_t *const *v,
+                                              const uint8_t *const *mt, size_t groups,
+                                              int32_t zpf, int32_t *C, size_t ncols) {
+    const size_t lda = 0;
+    const __m512i ones = _mm512_set1_epi8(1);
+    static const int32_t nc[16] = {0};
+    const size_t jj = 0;
     QMX__CB_NM24_DECL;
-    QMX__CB_NM24_RUN(QMX__CB_NM24_S18)
+    __m512i sum;
+    QMX__CB_NM24_RUN(QMX__CB_NM24_S18, 8)
+    sum = _mm512_sub_epi32(sum, _mm512_mullo_epi32(_mm512_shuffle_i64x2(sum, sum, 0xEE),
+                                                   _mm512_set1_epi32(zpf)));
+    _mm256_mask_storeu_epi32(C, (__mmask8)((1u << ncols) - 1u), _mm512_castsi512_si256(sum));
 }
-static void qmx__cb_nm24_t14(const int8_t *const *a, const int8_t *const *v,
-                             const uint8_t *const *mt, size_t groups, int32_t *out) {
-    QMX__CB_NM24_DECL;
-    QMX__CB_NM24_RUN(QMX__CB_NM24_S14)
-}
-/* sum(v) of one weight row (cnt values): the 128 * sum(v) taken off the flipped products. */
-static int32_t qmx__cb_nm24_vsum(const int8_t *v, size_t cnt) {
+/* sum(v) of one weight row (cnt values) */
+QMX__CB_NOINLINE static int32_t qmx__cb_nm24_vsum(const int8_t *v, size_t cnt) {
     const __m512i ones = _mm512_set1_epi8(1);
     __m512i s = _mm512_setzero_si512();
     size_t k = 0;
@@ -2084,50 +2130,68 @@ static int32_t qmx__cb_nm24_vsum(const int8_t *v, size_t cnt) {
     if (k < cnt) s = _mm512_dpbusd_epi32(s, ones, _mm512_maskz_loadu_epi8(qmx__cb_lowmask(cnt - k), (const void *)(v + k)));
     return _mm512_reduce_add_epi32(s);
 }
-/* The 2:4 matmul: blocks of rows of A small enough to stay in L2 (about 256 KiB) while blocks
- * of 16 weight rows pass over them; in a block, tiles of 4 x 4 (1 x 16 for a single row, 2 x 8
- * for two). Weight rows past N point at row N - 1 (computed, never stored), so the tile code
- * has no row tests. */
+/* out[t] (t < n) = -(128 + a_zp) * sum(v) of weight row min(j + t, N - 1), as int32 mod 2^32:
+ * (A - zp) . v = (A + 128) . v - (128 + zp) * sum(v). */
+static void qmx__cb_nm24_fixups(const int8_t *values, size_t vpr, size_t N, size_t j, size_t n,
+                                int32_t a_zp, int32_t *out) {
+    size_t t;
+    for (t = 0; t < n; t++) {
+        size_t jr = j + t < N ? j + t : N - 1;
+        uint32_t u = 0u - (uint32_t)(128 + a_zp) * (uint32_t)qmx__cb_nm24_vsum(values + jr * vpr, vpr);
+        out[t] = u <= 0x7FFFFFFFu ? (int32_t)u : -(int32_t)(0xFFFFFFFFu - u) - 1;
+    }
+}
+/* v[t], mt[t] (t < n): weight row min(j + t, N - 1). Scalar on purpose: vectorized, GCC 12
+ * kept its vector constants across the tile calls in a 1.5 KiB frame. */
+static void qmx__cb_nm24_rows(const int8_t *values, size_t vpr, const uint8_t *meta, size_t mpr,
+                              size_t j, size_t N, size_t n, const int8_t **v,
+                              const uint8_t **mt) {
+    size_t t;
+    for (t = 0; t < n; t++) {
+        v[t] = values + j * vpr;
+        mt[t] = meta + j * mpr;
+        if (j + 1 < N) j++;
+    }
+}
+/* The 2:4 matmul. M = 1: 1 x 8 tiles along N. Else blocks of rows of A small enough to stay
+ * in L2 (about 256 KiB) while blocks of 16 weight rows pass over them: 4 x 4 tiles, then 2 x 8
+ * and 1 x 16 for the last rows. Weight rows past N repeat row N - 1 (computed, not stored),
+ * so the tiles have no row tests. */
 static void qmx__cb_nm24_matmul_vnni(size_t M, size_t N, const int8_t *A, size_t lda,
                                      int32_t a_zp, const int8_t *values, size_t vpr,
                                      const uint8_t *meta, size_t mpr, size_t groups, int32_t *C,
                                      size_t ldc) {
-    size_t rb = ((size_t)1 << 18) / (groups * 4), i0, i, j0, c;
+    size_t rb = ((size_t)1 << 18) / (groups * 4), i0, j0;
+    const int8_t *v[16];
+    const uint8_t *mt[16];
+    if (M == 1) {
+        for (j0 = 0; j0 < N; j0 += 8) {
+            size_t nj = N - j0 < 8 ? N - j0 : 8;
+            qmx__cb_nm24_rows(values, vpr, meta, mpr, j0, N, 8, v, mt);
+            qmx__cb_nm24_t18(A, v, mt, groups, 128 + a_zp, C + j0, nj);
+        }
+        return;
+    }
     rb = rb < 4 ? 4 : rb & ~(size_t)3;
     for (i0 = 0; i0 < M; i0 += rb) {
-        size_t i1 = M - i0 > rb ? i0 + rb : M;
+        size_t i1 = M - i0 < rb ? M : i0 + rb, mbk = i1 - i0, i;
         for (j0 = 0; j0 < N; j0 += 16) {
-            const int8_t *v[16];
-            const uint8_t *mt[16];
-            uint32_t corr[16];
-            size_t nj = N - j0 < 16 ? N - j0 : 16;
-            for (c = 0; c < 16; c++) {
-                size_t jr = j0 + (c < nj ? c : nj - 1);
-                v[c] = values + jr * vpr;
-                mt[c] = meta + jr * mpr;
-                /* (A - zp) . v = (A + 128) . v - (128 + zp) * sum(v), all mod 2^32 */
-                corr[c] = c < nj ? (uint32_t)(128 + a_zp) * (uint32_t)qmx__cb_nm24_vsum(v[c], vpr) : 0;
+            int32_t nc[16];
+            size_t nj = N - j0 < 16 ? N - j0 : 16, jj;
+            qmx__cb_nm24_rows(values, vpr, meta, mpr, j0, N, 16, v, mt);
+            qmx__cb_nm24_fixups(values, vpr, N, j0, 16, a_zp, nc);
+            for (i = i0; i + 4 <= i1; i += 4)
+                for (jj = 0; jj < nj; jj += 4)
+                    qmx__cb_nm24_t44(A + i * lda, lda, v + jj, mt + jj, groups, nc, jj,
+                                     C + i * ldc + j0 + jj, ldc, nj - jj < 4 ? nj - jj : 4);
+            i = i0 + (mbk & ~(size_t)3);
+            if (i + 2 <= i1) {
+                for (jj = 0; jj < nj; jj += 8)
+                    qmx__cb_nm24_t28(A + i * lda, lda, v + jj, mt + jj, groups, nc, jj,
+                                     C + i * ldc + j0 + jj, ldc, nj - jj < 8 ? nj - jj : 8);
+                i += 2;
             }
-            for (i = i0; i < i1;) {
-                const int8_t *a[4];
-                int32_t out[16];
-                size_t rows = i1 - i >= 4 ? 4 : i1 - i >= 2 ? 2 : 1, nr = rows == 1 ? QMX__CB_G1 : 16 / rows, jj, r;
-                for (r = 0; r < rows; r++) a[r] = A + (i + r) * lda;
-                for (jj = 0; jj < nj; jj += nr) {
-                    if (rows == 4) qmx__cb_nm24_t44(a, v + jj, mt + jj, groups, out);
-                    else if (rows == 2) qmx__cb_nm24_t28(a, v + jj, mt + jj, groups, out);
-                    else if (QMX__CB_G1 == 16) qmx__cb_nm24_t116(a, v + jj, mt + jj, groups, out);
-                    else if (QMX__CB_G1 == 8) qmx__cb_nm24_t18(a, v + jj, mt + jj, groups, out);
-                    else qmx__cb_nm24_t14(a, v + jj, mt + jj, groups, out);
-                    for (r = 0; r < rows; r++)
-                        for (c = 0; c < nr && jj + c < nj; c++) {
-                            uint32_t u = (uint32_t)out[r * nr + c] - corr[jj + c];
-                            C[(i + r) * ldc + j0 + jj + c] =
-                                u <= 0x7FFFFFFFu ? (int32_t)u : -(int32_t)(0xFFFFFFFFu - u) - 1;
-                        }
-                }
-                i += rows;
-            }
+            if (i < i1) qmx__cb_nm24_t116(A + i * lda, v, mt, groups, nc, C + i * ldc + j0, nj);
         }
     }
 }
@@ -2213,6 +2277,13 @@ QMX__DEF qmx_status qmx_nm_matmul_i8(size_t M, size_t N, size_t K, const int8_t 
     return QMX_OK;
 }
 
+/* Excess precision (x87: GCC -m32 without SSE math keeps floats in 80-bit registers): each
+ * product and sum goes through memory, i.e. is rounded to float, as on every other target. */
+#if defined(__GNUC__) && defined(__FLT_EVAL_METHOD__) && __FLT_EVAL_METHOD__ != 0
+#  define QMX__CB_NM_ROUND(v) __asm__("" : "+m"(v))
+#else
+#  define QMX__CB_NM_ROUND(v) ((void)0)
+#endif
 QMX__CB_NOFMA
 QMX__DEF qmx_status qmx_nm_matmul_f32(size_t M, size_t N, size_t K, const float *A, size_t lda,
                                       int n, int m, const float *values, size_t vc,
@@ -2244,7 +2315,9 @@ QMX__DEF qmx_status qmx_nm_matmul_f32(size_t M, size_t N, size_t K, const float 
                     size_t jj = g * (size_t)n + (size_t)t;
                     float p = a[g * (size_t)m + qmx__cb_get_bits(mr, jj, b)] * v[jj];
                     QMX__CB_OPAQUE(p);
+                    QMX__CB_NM_ROUND(p);
                     acc = acc + p;
+                    QMX__CB_NM_ROUND(acc);
                 }
             C[i * ldc + j] = acc;
         }

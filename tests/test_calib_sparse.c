@@ -3,7 +3,9 @@
  * matmuls over compressed weights.
  * References: an independent pruning (stable selection sort on (|w| desc, index asc)) in this
  * file; qmx_kernels.h's dense qmx_matmul_i8 and an int64 naive loop over the pruned dense
- * weights (exact: integers); a dense naive float loop over the pruned weights in increasing k
+ * weights (exact: integers); for 2:4 also an int64 loop reading the compressed form directly
+ * (any metadata), over shapes around every register tile and K tail of the SIMD kernels and
+ * sums at the K bound; a dense naive float loop over the pruned weights in increasing k
  * (bit-exact: the pruned terms add exact zeros and the kept products are the same operations).
  */
 #define QMX_IMPLEMENTATION
@@ -105,6 +107,111 @@ static void test_prune_and_matmul(void) {
         }
 }
 
+/* 2:4 reference straight from the compressed form, for any metadata (also repeated or
+ * decreasing indices, which compress never writes): kept value j of the row multiplies
+ * A[4 * (j / 2) + index j], index j in bits [2j, 2j + 2) of the row's metadata. */
+static int64_t ref24(const int8_t *a, const int8_t *v, const uint8_t *mrow, size_t K, int32_t zp) {
+    size_t j;
+    int64_t acc = 0;
+    for (j = 0; j < K / 2; j++) {
+        unsigned idx = (mrow[j / 4] >> (2 * (j % 4))) & 3u;
+        acc += (int64_t)(a[(j / 2) * 4 + idx] - zp) * v[j];
+    }
+    return acc;
+}
+
+/* One 2:4 case: mode 0 random weights, compressed; 1 random values and metadata (every
+ * 2-bit pattern, garbage in the unused high bits of an odd row's last byte); 2 all weights
+ * -128 and A all -128 with zp 127 (largest positive sums); 3 weights -128, A 127, zp -128
+ * (largest negative sums). Checks the sparse matmul against ref24 and, for compressed
+ * weights, against dense qmx_matmul_i8 over the decompressed ones; C's padding columns
+ * (ldc > N) stay untouched. Returns 1 when everything matched. */
+static int run24(size_t M, size_t N, size_t K, int32_t zp, int mode) {
+    size_t lda = K + (size_t)(rnd() % 5), ldc = N + 3, vc = 0, mb = 0, i, j, wsz = 0, mpr;
+    int8_t *a = (int8_t *)malloc(M * lda), *w = (int8_t *)malloc(N * K), *wd = (int8_t *)malloc(N * K);
+    int8_t *v;
+    uint8_t *mt;
+    int32_t *c1 = (int32_t *)malloc(M * ldc * sizeof(int32_t)), *c2 = (int32_t *)malloc(M * ldc * sizeof(int32_t));
+    void *ws = NULL;
+    int ok = 1;
+    qmx_matmul_i8_opts o = QMX_ZERO_INIT;
+    if (qmx_nm_storage_size(N, K, 2, 4, &vc, &mb) != QMX_OK) return 0;
+    v = (int8_t *)malloc(vc);
+    mt = (uint8_t *)malloc(mb);
+    if (!a || !w || !wd || !v || !mt || !c1 || !c2) { printf("out of memory\n"); exit(1); }
+    mpr = mb / N;
+    for (i = 0; i < M * lda; i++)
+        a[i] = (int8_t)(mode == 2 ? -128 : mode == 3 ? 127 : (int)(rnd() % 256) - 128);
+    for (i = 0; i < N * K; i++) w[i] = (int8_t)(mode >= 2 ? -128 : (int)(rnd() % 256) - 128);
+    if (mode == 1) {
+        for (i = 0; i < vc; i++) v[i] = (int8_t)((int)(rnd() % 256) - 128);
+        for (i = 0; i < mb; i++) mt[i] = (uint8_t)rnd();
+    } else if (qmx_nm_compress_i8(w, N, K, K, 2, 4, v, vc, mt, mb) != QMX_OK ||
+               qmx_nm_decompress_i8(v, vc, mt, mb, N, K, 2, 4, wd, K) != QMX_OK) {
+        ok = 0;
+    }
+    for (i = 0; i < M * ldc; i++) c1[i] = c2[i] = 0x5A5A5A5A;
+    if (qmx_nm_matmul_i8(M, N, K, a, lda, zp, 2, 4, v, vc, mt, mb, c1, ldc) != QMX_OK) ok = 0;
+    if (mode != 1) {
+        o.a_zp = zp;
+        qmx_matmul_i8_workspace_size(M, N, K, &o, &wsz);
+        ws = malloc(wsz ? wsz : 1);
+        if (!ws || qmx_matmul_i8(M, N, K, a, lda, wd, K, c2, ldc, &o, ws, wsz) != QMX_OK) ok = 0;
+    }
+    for (i = 0; ok && i < M; i++)
+        for (j = 0; j < ldc; j++) {
+            int32_t got = c1[i * ldc + j];
+            if (j >= N) {
+                if (got != 0x5A5A5A5A) ok = 0;
+            } else {
+                int64_t ref = ref24(a + i * lda, v + j * (K / 2), mt + j * mpr, K, zp);
+                if ((int64_t)got != ref || (mode != 1 && got != c2[i * ldc + j])) ok = 0;
+            }
+        }
+    free(a); free(w); free(wd); free(v); free(mt); free(c1); free(c2); free(ws);
+    return ok;
+}
+
+static void test_nm24_tiles(void) {
+    /* rows and columns around the 4 x 4, 2 x 8, 1 x 16 and 1 x 8 register tiles and the
+     * 16-row weight blocks; K around the 128-byte step (tail groups 1..31, none) */
+    static const size_t Ms[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 16, 17};
+    static const size_t Ns[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 23, 31, 33};
+    static const size_t Ks[] = {4, 8, 60, 124, 128, 132, 252, 256, 260, 384, 516};
+    static const int32_t zps[] = {0, -128, 127, 3, -77};
+    size_t mi, ni, ki, t = 0;
+    int ok = 1;
+    QMX_TEST_CASE("2:4 matmul: every tile remainder in M and N, K tails, zero points, any "
+                  "metadata; equals the compressed-form reference and dense qmx_matmul_i8");
+    for (mi = 0; mi < sizeof Ms / sizeof Ms[0]; mi++)
+        for (ni = 0; ni < sizeof Ns / sizeof Ns[0]; ni++, t++) {
+            size_t K = Ks[t % (sizeof Ks / sizeof Ks[0])];
+            int32_t zp = zps[t % 5];
+            if (SMALL_TARGET && (Ms[mi] > 5 || Ns[ni] > 17)) continue;
+            if (!run24(Ms[mi], Ns[ni], K, zp, (int)(t % 2))) {
+                ok = 0;
+                CHECK(0, "M %u N %u K %u zp %d mode %d", (unsigned)Ms[mi], (unsigned)Ns[ni],
+                      (unsigned)K, (int)zp, (int)(t % 2));
+            }
+        }
+    CHECK(ok, "shape sweep");
+    for (ki = 0; ki < sizeof Ks / sizeof Ks[0]; ki++) {   /* every K on the mixed-tile shapes */
+        CHECK(run24(7, 17, Ks[ki], -5, 0), "M 7 N 17 K %u", (unsigned)Ks[ki]);
+        CHECK(run24(1, 9, Ks[ki], 100, 1), "M 1 N 9 K %u", (unsigned)Ks[ki]);
+    }
+    if (!SMALL_TARGET) {
+        /* more rows than one L2 block of A (256 KiB / K rows) */
+        CHECK(run24(70, 5, 4100, 7, 0), "M 70 K 4100");
+        CHECK(run24(69, 18, 4096, -128, 1), "M 69 K 4096 random metadata");
+        QMX_TEST_CASE("2:4 matmul near QMX_NM_MAX_K: the largest positive and negative sums");
+        CHECK(run24(6, 17, 33024, 127, 2), "K 33024 max positive");
+        CHECK(run24(5, 17, 33020, -128, 3), "K 33020 max negative");
+        CHECK(run24(1, 9, 33020, 127, 2), "GEMV K 33020 max positive");
+        CHECK(run24(1, 9, 33024, -128, 3), "GEMV K 33024 max negative");
+        CHECK(run24(3, 3, 33020, -128, 1), "K 33020 random");
+    }
+}
+
 static float Wf[32 * 128], Wfp[32 * 128], Af[16 * 128], vf[32 * 128], Cf[16 * 32];
 static void test_float(void) {
     size_t rep;
@@ -141,7 +248,8 @@ static void test_float(void) {
                 float acc = 0.0f;
                 for (k = 0; k < K; k++) {
                     volatile float p = Af[i * K + k] * Wfp[j * K + k];   /* no FMA contraction */
-                    acc = acc + p;
+                    volatile float s = acc + p;   /* rounded to float at each add, also on x87 */
+                    acc = s;
                 }
                 if (qmx_test_f32_bits(acc) != qmx_test_f32_bits(Cf[i * N + j])) ok = 0;
             }
@@ -188,6 +296,7 @@ static void test_errors(void) {
 int main(void) {
     test_layout();
     test_prune_and_matmul();
+    test_nm24_tiles();
     test_float();
     test_errors();
     return QMX_TEST_END();
