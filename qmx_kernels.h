@@ -119,7 +119,9 @@
  *     Otherwise (armhf, Cortex-M3, s390x, ppc, i386, riscv64, QMX_NO_SIMD): portable C.
  *   KN layout: AVX-512 VNNI with M >= 12 packs the 32-column strips from [K,N] with vector
  *   unpacks (against NK on this machine: 0.97x at 1024^3, 0.6x at M = 128 and 0.3x at M = 16,
- *   N = K = 4096, where reading 16 bytes from each of K rows costs more than the product).
+ *   N = K = 4096, where reading 16 bytes from each of K rows costs more than the product);
+ *   below 12 rows it streams B in memory order, 4 rows at a time interleaved in registers,
+ *   the sums of column slabs as wide as the workspace holds kept there (M = 1: 0.6x NK).
  *   Elsewhere each tile of 4 columns of B is first copied into a 4 x K row tile in the
  *   workspace (once per panel of A), a scalar copy, much slower than NK for small M (GEMV).
  *   Store weights as [N,K], or pack them (either layout), for speed.
@@ -1903,6 +1905,11 @@ static void qmx__k_vnni_plain(size_t M, size_t N, size_t K, const int8_t *A, siz
 /* VNNI: from this many rows of A, strips of B are packed for the packed kernels (at 8 rows
  * both ways are as fast; below, the 4x4 dot-product tiles win) */
 #define QMX__K_PLAIN_MIN_M 12
+#if defined(QMX__K_VNNI)
+static int qmx__k_kn_i32(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
+                         const int8_t *B, size_t ldb, int32_t *C, size_t ldc, const uint32_t *rt,
+                         uint32_t ca, uint8_t *region, size_t nbytes);
+#endif
 
 QMX_API qmx_status qmx_matmul_i8(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
                                  const int8_t *B, size_t ldb, int32_t *C, size_t ldc,
@@ -1944,15 +1951,22 @@ QMX_API qmx_status qmx_matmul_i8(size_t M, size_t N, size_t K, const int8_t *A, 
     ca = (uint32_t)o.a_zp;
     if (QMX__K_PACK) ca += 128u; /* dot of (A + 128): subtract 128 * colsum(B) too */
 #if defined(QMX__K_VNNI)
-    if (M >= QMX__K_PLAIN_MIN_M) {
+    {
         /* the workspace regions: as in qmx_matmul_i8_workspace_size */
         size_t kc = qmx__k_r4(K) < QMX__K_PK_KC ? qmx__k_r4(K) : QMX__K_PK_KC;
         size_t pa = qmx__k_apanel_bytes(M, K);
         size_t pb = qmx__k_r64((M < QMX__K_PK_MC ? M : QMX__K_PK_MC) * kc);
         if (pb > pa) pa = pb;
-        qmx__k_vnni_plain(M, N, K, A, lda, B, ldb, o.b_layout == QMX_B_KN, C, ldc, rt, cs,
-                          cs_fill, ca, ws + off, (int8_t *)(void *)(ws + off + pa));
-        return QMX_OK;
+        if (M >= QMX__K_PLAIN_MIN_M) {
+            qmx__k_vnni_plain(M, N, K, A, lda, B, ldb, o.b_layout == QMX_B_KN, C, ldc, rt, cs,
+                              cs_fill, ca, ws + off, (int8_t *)(void *)(ws + off + pa));
+            return QMX_OK;
+        }
+        /* few rows on [K,N]: B streamed in memory order (both regions hold the sums) */
+        if (o.b_layout == QMX_B_KN &&
+            qmx__k_kn_i32(M, N, K, A, lda, B, ldb, C, ldc, rt, ca, ws + off,
+                          pa + qmx__k_r64(4 * K > 32 * kc ? 4 * K : 32 * kc)))
+            return QMX_OK;
     }
 #endif
 #if defined(QMX__K_DSP)
@@ -3102,7 +3116,7 @@ QMX__K_AINLINE void qmx__k_kn_chunk(const int mr, const int8_t *ar, size_t lda, 
 static void qmx__k_kn_stream(size_t M, size_t N, const int8_t *A, size_t lda, const int8_t *B,
                              size_t ldb, size_t kb, size_t ke, int32_t *acc, int32_t *cs) {
     const __m512i ones = _mm512_set1_epi8(1), zero = _mm512_setzero_si512();
-    const size_t ld = qmx__k_r64(N);
+    const size_t ld = qmx__k_r64(N); /* N: the columns of this call (a slab of B's) */
     size_t g, c, m, i;
     int32_t w[16];
     for (i = 0; i < ld; i++) cs[i] = 0;
@@ -3149,6 +3163,54 @@ static void qmx__k_kn_stream(size_t M, size_t N, const int8_t *A, size_t lda, co
             }
         }
     }
+}
+
+/* cv (<= 64) columns of one row from qmx__k_kn_stream's order: out[j] = acc - ca * cs + rt
+ * (mod 2^32), column order restored by a 4 x 4 transpose of 128-bit lanes. */
+static void qmx__k_kn_finish64(const int32_t *ap, const int32_t *cp, uint32_t ca, uint32_t rt,
+                               size_t cv, int32_t *out) {
+    const __m512i cav = _mm512_set1_epi32((int)ca), r = _mm512_set1_epi32((int)rt);
+    __m512i v[4], s0, s1, s2, s3, o[4];
+    size_t q;
+    for (q = 0; q < 4; q++)
+        v[q] = _mm512_add_epi32(_mm512_sub_epi32(_mm512_loadu_si512((const void *)(ap + 16 * q)),
+                                                 _mm512_mullo_epi32(_mm512_loadu_si512((const void *)(cp + 16 * q)), cav)), r);
+    s0 = _mm512_shuffle_i32x4(v[0], v[1], 0x44);
+    s1 = _mm512_shuffle_i32x4(v[0], v[1], 0xEE);
+    s2 = _mm512_shuffle_i32x4(v[2], v[3], 0x44);
+    s3 = _mm512_shuffle_i32x4(v[2], v[3], 0xEE);
+    o[0] = _mm512_shuffle_i32x4(s0, s2, 0x88);
+    o[1] = _mm512_shuffle_i32x4(s0, s2, 0xDD);
+    o[2] = _mm512_shuffle_i32x4(s1, s3, 0x88);
+    o[3] = _mm512_shuffle_i32x4(s1, s3, 0xDD);
+    for (q = 0; q < 4 && 16 * q < cv; q++) {
+        size_t left = cv - 16 * q;
+        __mmask16 km = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
+        _mm512_mask_storeu_epi32(out + 16 * q, km, o[q]);
+    }
+}
+
+/* qmx_matmul_i8 on [K,N] B below QMX__K_PLAIN_MIN_M rows: qmx__k_kn_stream over slabs of sw
+ * columns (as many as the workspace region of nbytes holds: (M + 1) * sw int32), all of K at
+ * once (exact: K <= QMX_MATMUL_I8_MAX_K). Returns 0 (nothing done) when not even 64 columns
+ * fit. C = the sums of (A - a_zp) * B + rt[m]. */
+static int qmx__k_kn_i32(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
+                         const int8_t *B, size_t ldb, int32_t *C, size_t ldc, const uint32_t *rt,
+                         uint32_t ca, uint8_t *region, size_t nbytes) {
+    size_t sw = nbytes / 4 / (M + 1) / 64 * 64, c0, m, c;
+    int32_t *acc = (int32_t *)(void *)region;
+    if (sw < 64) return 0;
+    if (sw > qmx__k_r64(N)) sw = qmx__k_r64(N);
+    for (c0 = 0; c0 < N; c0 += sw) {
+        size_t nc = N - c0 < sw ? N - c0 : sw, ld = qmx__k_r64(nc);
+        int32_t *cs = acc + M * ld;
+        qmx__k_kn_stream(M, nc, A, lda, B + c0, ldb, 0, K, acc, cs);
+        for (m = 0; m < M; m++)
+            for (c = 0; c < nc; c += 64)
+                qmx__k_kn_finish64(acc + m * ld + c, cs + c, ca, rt[m], nc - c < 64 ? nc - c : 64,
+                                   C + m * ldc + c0 + c);
+    }
+    return 1;
 }
 
 static void qmx__k_tiled_kn_rows(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,

@@ -122,11 +122,14 @@ static void random_shapes(void) {
 
 static void big_shapes(void) {
 #if BIG
+    /* the last two: [K,N] with few rows streams B in column slabs as wide as the workspace
+     * holds (AVX-512 VNNI), here 3 and 4 of them */
     static const size_t shapes[][3] = {{1, 513, 4100}, {67, 130, 1025}, {128, 64, 64},
-                                       {9, 300, 2049}, {260, 33, 1030}};
+                                       {9, 300, 2049}, {260, 33, 1030}, {1, 2000, 200},
+                                       {3, 3000, 520}};
     int i, l;
     QMX_TEST_CASE("larger shapes (64-bit hosts): several panels and B blocks");
-    for (i = 0; i < 5; i++)
+    for (i = 0; i < 7; i++)
         for (l = 0; l < 2; l++) {
             mm_case t;
             t.M = shapes[i][0]; t.N = shapes[i][1]; t.K = shapes[i][2];
