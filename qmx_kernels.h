@@ -156,7 +156,9 @@
  *   1024-byte chunks of K into the workspace: about 2.3x the 4 x 4 dot tiles at M = 128.
  *   With AVX-512 the requantization runs 16 lanes at a time (the same integer steps as the
  *   scalar qmx_requantize*): the packed fully-connected at M = 128 went from 0.45x to 0.9x
- *   the raw int32 matmul.
+ *   the raw int32 matmul. AArch64 NEON runs it 8 lanes at a time (vqrdmulhq_s32 and the
+ *   rounding shifts of gemmlowp's NEON path), and the dequant-on-output stage 4 at a time
+ *   (checked bit for bit under QEMU; its speed is not measured on ARM hardware here).
  *
  * DEQUANT-ON-OUTPUT (AQT / Qwix): qmx_matmul_i8_f32(M, N, K, A, lda, B, ldb, C, ldc, scales,
  *                                                   workspace, workspace_bytes)
@@ -2238,6 +2240,73 @@ QMX__VINLINE void qmx__k_fc_stage16(const qmx__k_fc_ctx *x, size_t m0, size_t mb
 #endif
 #endif
 
+#if defined(QMX__NEON64) && !defined(QMX__AVX512)
+/* The output stage on AArch64 NEON, 8 columns at a time, the same bits as qmx_requantize*:
+ * vqrdmulhq_s32 is gemmlowp's SaturatingRoundingDoublingHighMul and the fix-up + vrshlq_s32 its
+ * RoundingDivideByPOT (gemmlowp's own NEON path); single rounding is a rounding shift of the
+ * 64-bit product narrowed with saturation; float: vcvtnq_s32_f32 rounds to nearest even and
+ * saturates as qmx_requantize_float. */
+static inline int32x4_t qmx__k_rq4(int32x4_t a, int32x4_t mu, int32x4_t sh, float32x4_t sc, int mode) {
+    const int32x4_t zero = vdupq_n_s32(0);
+    if (mode == QMX_REQUANT_DOUBLE_ROUNDING) {
+        int32x4_t left = vmaxq_s32(sh, zero), nright = vminq_s32(sh, zero); /* -right */
+        int32x4_t v = vqrdmulhq_s32(vshlq_s32(a, left), mu);
+        int32x4_t fix = vshrq_n_s32(vandq_s32(v, nright), 31);
+        return vrshlq_s32(vqaddq_s32(v, fix), nright);
+    } else if (mode == QMX_REQUANT_SINGLE_ROUNDING) {
+        int64x2_t tot_lo, tot_hi;
+        int32x4_t ntot = vsubq_s32(sh, vdupq_n_s32(31)); /* -(31 - shift) */
+        tot_lo = vmovl_s32(vget_low_s32(ntot));
+        tot_hi = vmovl_s32(vget_high_s32(ntot));
+        return vcombine_s32(vqmovn_s64(vrshlq_s64(vmull_s32(vget_low_s32(a), vget_low_s32(mu)), tot_lo)),
+                            vqmovn_s64(vrshlq_s64(vmull_high_s32(a, mu), tot_hi)));
+    } else {
+        (void)mu; (void)sh;
+        return vcvtnq_s32_f32(vmulq_f32(vcvtq_f32_s32(a), sc));
+    }
+}
+
+static inline void qmx__k_fc_stage_neon(const qmx__k_fc_ctx *x, size_t m0, size_t mb, size_t n0,
+                                        size_t nb, const int32_t *tile, int mode) {
+    const qmx_requant_config *c = x->rq;
+    const int pc = c->per_channel != 0, i16 = x->i16;
+    const int32x4_t lo = vdupq_n_s32(x->amin - x->ozp), hi = vdupq_n_s32(x->amax - x->ozp);
+    const int32x4_t ozp = vdupq_n_s32(x->ozp);
+    size_t i, j, nv = nb & ~(size_t)7;
+    for (i = 0; i < mb; i++) {
+        const int32_t *t = tile + i * nb;
+        size_t o = (m0 + i) * x->ldo + n0;
+        for (j = 0; j < nv; j += 8) {
+            int32x4_t a0 = vld1q_s32(t + j), a1 = vld1q_s32(t + j + 4), mu0, mu1, sh0, sh1, v0, v1;
+            float32x4_t sc0, sc1;
+            size_t p = pc ? n0 + j : 0;
+            if (c->bias) {
+                a0 = vreinterpretq_s32_u32(vaddq_u32(vreinterpretq_u32_s32(a0), vld1q_u32((const uint32_t *)(const void *)(c->bias + n0 + j))));
+                a1 = vreinterpretq_s32_u32(vaddq_u32(vreinterpretq_u32_s32(a1), vld1q_u32((const uint32_t *)(const void *)(c->bias + n0 + j + 4))));
+            }
+            if (mode == QMX_REQUANT_FLOAT) {
+                sc0 = pc ? vld1q_f32(c->scales + p) : vdupq_n_f32(c->scales[0]);
+                sc1 = pc ? vld1q_f32(c->scales + p + 4) : sc0;
+                mu0 = mu1 = sh0 = sh1 = vdupq_n_s32(0);
+            } else {
+                mu0 = pc ? vld1q_s32(c->multipliers + p) : vdupq_n_s32(c->multipliers[0]);
+                mu1 = pc ? vld1q_s32(c->multipliers + p + 4) : mu0;
+                sh0 = pc ? vld1q_s32((const int32_t *)(const void *)(c->shifts + p)) : vdupq_n_s32(c->shifts[0]);
+                sh1 = pc ? vld1q_s32((const int32_t *)(const void *)(c->shifts + p + 4)) : sh0;
+                sc0 = sc1 = vdupq_n_f32(0.0f);
+            }
+            v0 = vaddq_s32(vminq_s32(vmaxq_s32(qmx__k_rq4(a0, mu0, sh0, sc0, mode), lo), hi), ozp);
+            v1 = vaddq_s32(vminq_s32(vmaxq_s32(qmx__k_rq4(a1, mu1, sh1, sc1, mode), lo), hi), ozp);
+            if (i16) {
+                vst1q_s16((int16_t *)x->out + o + j, vcombine_s16(vmovn_s32(v0), vmovn_s32(v1)));
+            } else {
+                vst1_s8((int8_t *)x->out + o + j, vmovn_s16(vcombine_s16(vmovn_s32(v0), vmovn_s32(v1))));
+            }
+        }
+    }
+}
+#endif
+
 static void qmx__k_fc_stage(void *vctx, size_t m0, size_t mb, size_t n0, size_t nb, size_t blk,
                             const int32_t *tile) {
     const qmx__k_fc_ctx *x = (const qmx__k_fc_ctx *)vctx;
@@ -2251,7 +2320,7 @@ static void qmx__k_fc_stage(void *vctx, size_t m0, size_t mb, size_t n0, size_t 
     const int *sh = c->shifts;
     const float *sc = c->scales;
     const size_t p0 = pc ? n0 : 0;
-    size_t i, j;
+    size_t i, j, j0 = 0; /* the scalar loops below do columns j0 .. nb-1 */
     (void)blk;
 #if defined(QMX__AVX512)
     if (sizeof(int) == 4) { /* the shifts are read as int32 lanes */
@@ -2263,13 +2332,25 @@ static void qmx__k_fc_stage(void *vctx, size_t m0, size_t mb, size_t n0, size_t 
             qmx__k_fc_stage16(x, m0, mb, n0, nb, tile, QMX_REQUANT_FLOAT);
         return;
     }
+#elif defined(QMX__NEON64)
+    if (sizeof(int) == 4 && nb >= 8) { /* 8 columns at a time; the rest below */
+        size_t nv = nb & ~(size_t)7;
+        if (mode == QMX_REQUANT_DOUBLE_ROUNDING)
+            qmx__k_fc_stage_neon(x, m0, mb, n0, nb, tile, QMX_REQUANT_DOUBLE_ROUNDING);
+        else if (mode == QMX_REQUANT_SINGLE_ROUNDING)
+            qmx__k_fc_stage_neon(x, m0, mb, n0, nb, tile, QMX_REQUANT_SINGLE_ROUNDING);
+        else
+            qmx__k_fc_stage_neon(x, m0, mb, n0, nb, tile, QMX_REQUANT_FLOAT);
+        if (nv == nb) return;
+        j0 = nv;
+    }
 #endif
     /* one loop per mode (unswitched by hand), each calling the scalar qmx.h function */
 #define QMX__K_FC_LOOP(REQ)                                                                 \
     for (i = 0; i < mb; i++) {                                                              \
         const int32_t *t = tile + i * nb;                                                   \
         size_t o = (m0 + i) * x->ldo + n0;                                                  \
-        for (j = 0; j < nb; j++) {                                                          \
+        for (j = j0; j < nb; j++) {                                                         \
             size_t pi = p0 + (pc ? j : 0);                                                  \
             int32_t a = t[j], v, w;                                                         \
             if (bias) a = qmx__k_u2i((uint32_t)a + (uint32_t)bias[j]); /* wrapping add */   \
@@ -2409,6 +2490,49 @@ static void qmx__k_f32_stage16(const qmx__k_f32_ctx *x, size_t m0, size_t mb, si
 #endif
 #endif
 
+#if defined(QMX__NEON64) && !defined(QMX__AVX512)
+/* The stage below on AArch64 NEON, 4 columns at a time (the tail scalar, in the same order):
+ * the same four IEEE operations per element, contraction off as there. */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("fp-contract=off")))
+#endif
+static void qmx__k_f32_stage_neon(const qmx__k_f32_ctx *x, size_t m0, size_t mb, size_t n0,
+                                  size_t nb, size_t blk, const int32_t *tile) {
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+    const qmx_matmul_i8_f32_scales *s = x->s;
+    float sbuf[QMX_MATMUL_TILE_N];   /* nb <= QMX_MATMUL_TILE_N */
+    size_t i, j, nv = nb & ~(size_t)3;
+    for (j = 0; j < nb; j++) sbuf[j] = s->b_scales[(s->b_per_col ? (n0 + j) * x->nblk : 0) + blk];
+    for (i = 0; i < mb; i++) {
+        const int32_t *t = tile + i * nb;
+        float *c = x->C + (m0 + i) * x->ldc + n0;
+        float sa = s->a_scales[(s->a_per_row ? (m0 + i) * x->nblk : 0) + blk];
+        float32x4_t sav = vdupq_n_f32(sa);
+        for (j = 0; j < nv; j += 4) {
+            float32x4_t p = vmulq_f32(vmulq_f32(vcvtq_f32_s32(vld1q_s32(t + j)), sav), vld1q_f32(sbuf + j));
+            float32x4_t sum = blk == 0 ? vdupq_n_f32(0.0f) : vld1q_f32(c + j);
+#if defined(__clang__)
+            __asm__("" : "+w"(p)); /* p stays a rounded product */
+#endif
+            vst1q_f32(c + j, vaddq_f32(sum, p));
+        }
+        for (; j < nb; j++) {
+            float p = (float)t[j], sum;
+            p = p * sa;
+            p = p * sbuf[j];
+#if defined(__clang__)
+            __asm__("" : "+m"(p));
+#endif
+            sum = blk == 0 ? 0.0f : c[j];
+            sum = sum + p;
+            c[j] = sum;
+        }
+    }
+}
+#endif
+
 /* The documented float order, each step a separately rounded float operation. FMA contraction
  * is switched off here (GCC contracts across statements under -ffp-contract=fast; clang 14's
  * -ffp-contract=fast ignores "#pragma clang fp contract(off)", hence the empty asm). */
@@ -2428,6 +2552,9 @@ static void qmx__k_f32_stage(void *vctx, size_t m0, size_t mb, size_t n0, size_t
         qmx__k_f32_stage16(x, m0, mb, n0, nb, blk, tile);
         return;
     }
+#elif defined(QMX__NEON64)
+    qmx__k_f32_stage_neon(x, m0, mb, n0, nb, blk, tile);
+    return;
 #endif
     for (i = 0; i < mb; i++) {
         const int32_t *t = tile + i * nb;
