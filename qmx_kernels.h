@@ -156,9 +156,9 @@
  *   1024-byte chunks of K into the workspace: about 2.3x the 4 x 4 dot tiles at M = 128.
  *   With AVX-512 the requantization runs 16 lanes at a time (the same integer steps as the
  *   scalar qmx_requantize*): the packed fully-connected at M = 128 went from 0.45x to 0.9x
- *   the raw int32 matmul. AArch64 NEON runs it 8 lanes at a time (vqrdmulhq_s32 and the
- *   rounding shifts of gemmlowp's NEON path), and the dequant-on-output stage 4 at a time
- *   (checked bit for bit under QEMU; its speed is not measured on ARM hardware here).
+ *   the raw int32 matmul. AVX2 runs it 8 lanes at a time, AArch64 NEON too (vqrdmulhq_s32
+ *   and the rounding shifts of gemmlowp's NEON path); the dequant-on-output stage 8 / 4 at a
+ *   time (NEON checked bit for bit under QEMU; its speed is not measured on ARM hardware).
  *
  * DEQUANT-ON-OUTPUT (AQT / Qwix): qmx_matmul_i8_f32(M, N, K, A, lda, B, ldb, C, ldc, scales,
  *                                                   workspace, workspace_bytes)
@@ -2240,6 +2240,85 @@ QMX__VINLINE void qmx__k_fc_stage16(const qmx__k_fc_ctx *x, size_t m0, size_t mb
 #endif
 #endif
 
+#if defined(QMX__AVX2) && !defined(QMX__AVX512)
+/* The output stage with AVX2, 8 lanes at a time, the same bits as qmx_requantize*. Double
+ * rounding: (x * m + 2^30) >> 31 as with AVX-512; the low 32 bits of a logical 64-bit shift
+ * are those of the arithmetic one, and x = m = INT32_MIN (the one overflow) is set to
+ * INT32_MAX by a compare. Single rounding: the 64-bit arithmetic shift is a logical one
+ * between two XORs with the sign, then a saturation by 64-bit compares. Float: rounded to
+ * nearest even by vroundps (not the MXCSR mode), then an exact conversion. */
+static __m256i qmx__k_rq8(__m256i a, __m256i mu, __m256i sh, __m256 sc, int mode) {
+    const __m256i zero = _mm256_setzero_si256(), one = _mm256_set1_epi32(1);
+    if (mode == QMX_REQUANT_DOUBLE_ROUNDING) {
+        const __m256i half = _mm256_set1_epi64x((long long)1 << 30), imin = _mm256_set1_epi32(INT32_MIN);
+        __m256i left = _mm256_max_epi32(sh, zero), right = _mm256_max_epi32(_mm256_sub_epi32(zero, sh), zero);
+        __m256i xv = _mm256_sllv_epi32(a, left), ev, od, v, sat, mask, rem, thr;
+        ev = _mm256_srli_epi64(_mm256_add_epi64(_mm256_mul_epi32(xv, mu), half), 31);
+        od = _mm256_srli_epi64(_mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(xv, 32),
+                                                                 _mm256_srli_epi64(mu, 32)), half), 31);
+        v = _mm256_blend_epi32(ev, _mm256_slli_epi64(od, 32), 0xAA);
+        sat = _mm256_and_si256(_mm256_cmpeq_epi32(xv, imin), _mm256_cmpeq_epi32(mu, imin));
+        v = _mm256_blendv_epi8(v, _mm256_set1_epi32(INT32_MAX), sat);
+        mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, right), one);
+        rem = _mm256_and_si256(v, mask);
+        thr = _mm256_add_epi32(_mm256_srli_epi32(mask, 1), _mm256_srli_epi32(v, 31));
+        return _mm256_sub_epi32(_mm256_srav_epi32(v, right), _mm256_cmpgt_epi32(rem, thr));
+    } else if (mode == QMX_REQUANT_SINGLE_ROUNDING) {
+        const __m256i one64 = _mm256_set1_epi64x(1), lo32 = _mm256_set1_epi64x(0xFFFFFFFFLL);
+        const __m256i hi = _mm256_set1_epi64x(0x7FFFFFFFLL), lo = _mm256_set1_epi64x(-0x80000000LL);
+        __m256i tot = _mm256_sub_epi32(_mm256_set1_epi32(31), sh), t[2], p[2];
+        int h;
+        t[0] = _mm256_and_si256(tot, lo32);
+        t[1] = _mm256_srli_epi64(tot, 32);
+        p[0] = _mm256_mul_epi32(a, mu);
+        p[1] = _mm256_mul_epi32(_mm256_srli_epi64(a, 32), _mm256_srli_epi64(mu, 32));
+        for (h = 0; h < 2; h++) {
+            __m256i r = _mm256_add_epi64(p[h], _mm256_sllv_epi64(one64, _mm256_sub_epi64(t[h], one64)));
+            __m256i sg = _mm256_cmpgt_epi64(zero, r);
+            r = _mm256_xor_si256(_mm256_srlv_epi64(_mm256_xor_si256(r, sg), t[h]), sg);
+            r = _mm256_blendv_epi8(r, hi, _mm256_cmpgt_epi64(r, hi));
+            p[h] = _mm256_blendv_epi8(r, lo, _mm256_cmpgt_epi64(lo, r));
+        }
+        return _mm256_blend_epi32(p[0], _mm256_slli_epi64(p[1], 32), 0xAA);
+    } else {
+        __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(a), sc);
+        t = _mm256_min_ps(t, _mm256_set1_ps(2147483520.0f));
+        return _mm256_cvttps_epi32(_mm256_round_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    }
+}
+
+static void qmx__k_fc_stage_avx2(const qmx__k_fc_ctx *x, size_t m0, size_t mb, size_t n0,
+                                 size_t nb, const int32_t *tile, int mode) {
+    const qmx_requant_config *c = x->rq;
+    const int pc = c->per_channel != 0, i16 = x->i16;
+    const __m256i lo = _mm256_set1_epi32(x->amin - x->ozp), hi = _mm256_set1_epi32(x->amax - x->ozp);
+    const __m256i ozp = _mm256_set1_epi32(x->ozp);
+    size_t i, j, nv = nb & ~(size_t)7;
+    for (i = 0; i < mb; i++) {
+        const int32_t *t = tile + i * nb;
+        size_t o = (m0 + i) * x->ldo + n0;
+        for (j = 0; j < nv; j += 8) {
+            __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(t + j));
+            __m256i mu = _mm256_setzero_si256(), sh = mu, v;
+            __m256 sc = _mm256_setzero_ps();
+            __m128i h;
+            size_t p = pc ? n0 + j : 0;
+            if (c->bias) a = _mm256_add_epi32(a, _mm256_loadu_si256((const __m256i *)(const void *)(c->bias + n0 + j)));
+            if (mode == QMX_REQUANT_FLOAT) {
+                sc = pc ? _mm256_loadu_ps(c->scales + p) : _mm256_set1_ps(c->scales[0]);
+            } else {
+                mu = pc ? _mm256_loadu_si256((const __m256i *)(const void *)(c->multipliers + p)) : _mm256_set1_epi32(c->multipliers[0]);
+                sh = pc ? _mm256_loadu_si256((const __m256i *)(const void *)(c->shifts + p)) : _mm256_set1_epi32(c->shifts[0]);
+            }
+            v = _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(qmx__k_rq8(a, mu, sh, sc, mode), lo), hi), ozp);
+            h = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)); /* exact: in range */
+            if (i16) _mm_storeu_si128((__m128i *)(void *)((int16_t *)x->out + o + j), h);
+            else _mm_storel_epi64((__m128i *)(void *)((int8_t *)x->out + o + j), _mm_packs_epi16(h, h));
+        }
+    }
+}
+#endif
+
 #if defined(QMX__NEON64) && !defined(QMX__AVX512)
 /* The output stage on AArch64 NEON, 8 columns at a time, the same bits as qmx_requantize*:
  * vqrdmulhq_s32 is gemmlowp's SaturatingRoundingDoublingHighMul and the fix-up + vrshlq_s32 its
@@ -2332,15 +2411,21 @@ static void qmx__k_fc_stage(void *vctx, size_t m0, size_t mb, size_t n0, size_t 
             qmx__k_fc_stage16(x, m0, mb, n0, nb, tile, QMX_REQUANT_FLOAT);
         return;
     }
-#elif defined(QMX__NEON64)
+#elif defined(QMX__AVX2) || defined(QMX__NEON64)
     if (sizeof(int) == 4 && nb >= 8) { /* 8 columns at a time; the rest below */
         size_t nv = nb & ~(size_t)7;
+#if defined(QMX__AVX2)
+#  define QMX__K_FC8 qmx__k_fc_stage_avx2
+#else
+#  define QMX__K_FC8 qmx__k_fc_stage_neon
+#endif
         if (mode == QMX_REQUANT_DOUBLE_ROUNDING)
-            qmx__k_fc_stage_neon(x, m0, mb, n0, nb, tile, QMX_REQUANT_DOUBLE_ROUNDING);
+            QMX__K_FC8(x, m0, mb, n0, nb, tile, QMX_REQUANT_DOUBLE_ROUNDING);
         else if (mode == QMX_REQUANT_SINGLE_ROUNDING)
-            qmx__k_fc_stage_neon(x, m0, mb, n0, nb, tile, QMX_REQUANT_SINGLE_ROUNDING);
+            QMX__K_FC8(x, m0, mb, n0, nb, tile, QMX_REQUANT_SINGLE_ROUNDING);
         else
-            qmx__k_fc_stage_neon(x, m0, mb, n0, nb, tile, QMX_REQUANT_FLOAT);
+            QMX__K_FC8(x, m0, mb, n0, nb, tile, QMX_REQUANT_FLOAT);
+#undef QMX__K_FC8
         if (nv == nb) return;
         j0 = nv;
     }
@@ -2490,33 +2575,54 @@ static void qmx__k_f32_stage16(const qmx__k_f32_ctx *x, size_t m0, size_t mb, si
 #endif
 #endif
 
-#if defined(QMX__NEON64) && !defined(QMX__AVX512)
-/* The stage below on AArch64 NEON, 4 columns at a time (the tail scalar, in the same order):
- * the same four IEEE operations per element, contraction off as there. */
+#if (defined(QMX__AVX2) || defined(QMX__NEON64)) && !defined(QMX__AVX512)
+/* The stage below with AVX2 (8 columns at a time) or AArch64 NEON (4), the tail scalar in the
+ * same order: the same four IEEE operations per element, contraction off as there. */
+#if defined(QMX__AVX2)
+#  define QMX__K_F32V 8
+#  define QMX__K_F32V_T __m256
+#  define QMX__K_F32V_MUL _mm256_mul_ps
+#  define QMX__K_F32V_ADD _mm256_add_ps
+#  define QMX__K_F32V_SET1 _mm256_set1_ps
+#  define QMX__K_F32V_LD _mm256_loadu_ps
+#  define QMX__K_F32V_ST _mm256_storeu_ps
+#  define QMX__K_F32V_CVT(p) _mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(const void *)(p)))
+#  define QMX__K_F32V_REG "x"
+#else
+#  define QMX__K_F32V 4
+#  define QMX__K_F32V_T float32x4_t
+#  define QMX__K_F32V_MUL vmulq_f32
+#  define QMX__K_F32V_ADD vaddq_f32
+#  define QMX__K_F32V_SET1 vdupq_n_f32
+#  define QMX__K_F32V_LD vld1q_f32
+#  define QMX__K_F32V_ST vst1q_f32
+#  define QMX__K_F32V_CVT(p) vcvtq_f32_s32(vld1q_s32(p))
+#  define QMX__K_F32V_REG "w"
+#endif
 #if defined(__GNUC__) && !defined(__clang__)
 __attribute__((optimize("fp-contract=off")))
 #endif
-static void qmx__k_f32_stage_neon(const qmx__k_f32_ctx *x, size_t m0, size_t mb, size_t n0,
+static void qmx__k_f32_stage_vec(const qmx__k_f32_ctx *x, size_t m0, size_t mb, size_t n0,
                                   size_t nb, size_t blk, const int32_t *tile) {
 #if defined(__clang__)
 #pragma clang fp contract(off)
 #endif
     const qmx_matmul_i8_f32_scales *s = x->s;
     float sbuf[QMX_MATMUL_TILE_N];   /* nb <= QMX_MATMUL_TILE_N */
-    size_t i, j, nv = nb & ~(size_t)3;
+    size_t i, j, nv = nb / QMX__K_F32V * QMX__K_F32V;
     for (j = 0; j < nb; j++) sbuf[j] = s->b_scales[(s->b_per_col ? (n0 + j) * x->nblk : 0) + blk];
     for (i = 0; i < mb; i++) {
         const int32_t *t = tile + i * nb;
         float *c = x->C + (m0 + i) * x->ldc + n0;
         float sa = s->a_scales[(s->a_per_row ? (m0 + i) * x->nblk : 0) + blk];
-        float32x4_t sav = vdupq_n_f32(sa);
-        for (j = 0; j < nv; j += 4) {
-            float32x4_t p = vmulq_f32(vmulq_f32(vcvtq_f32_s32(vld1q_s32(t + j)), sav), vld1q_f32(sbuf + j));
-            float32x4_t sum = blk == 0 ? vdupq_n_f32(0.0f) : vld1q_f32(c + j);
+        QMX__K_F32V_T sav = QMX__K_F32V_SET1(sa);
+        for (j = 0; j < nv; j += QMX__K_F32V) {
+            QMX__K_F32V_T p = QMX__K_F32V_MUL(QMX__K_F32V_MUL(QMX__K_F32V_CVT(t + j), sav), QMX__K_F32V_LD(sbuf + j));
+            QMX__K_F32V_T sum = blk == 0 ? QMX__K_F32V_SET1(0.0f) : QMX__K_F32V_LD(c + j);
 #if defined(__clang__)
-            __asm__("" : "+w"(p)); /* p stays a rounded product */
+            __asm__("" : "+" QMX__K_F32V_REG(p)); /* p stays a rounded product */
 #endif
-            vst1q_f32(c + j, vaddq_f32(sum, p));
+            QMX__K_F32V_ST(c + j, QMX__K_F32V_ADD(sum, p));
         }
         for (; j < nb; j++) {
             float p = (float)t[j], sum;
@@ -2531,6 +2637,15 @@ static void qmx__k_f32_stage_neon(const qmx__k_f32_ctx *x, size_t m0, size_t mb,
         }
     }
 }
+#undef QMX__K_F32V
+#undef QMX__K_F32V_T
+#undef QMX__K_F32V_MUL
+#undef QMX__K_F32V_ADD
+#undef QMX__K_F32V_SET1
+#undef QMX__K_F32V_LD
+#undef QMX__K_F32V_ST
+#undef QMX__K_F32V_CVT
+#undef QMX__K_F32V_REG
 #endif
 
 /* The documented float order, each step a separately rounded float operation. FMA contraction
@@ -2552,8 +2667,8 @@ static void qmx__k_f32_stage(void *vctx, size_t m0, size_t mb, size_t n0, size_t
         qmx__k_f32_stage16(x, m0, mb, n0, nb, blk, tile);
         return;
     }
-#elif defined(QMX__NEON64)
-    qmx__k_f32_stage_neon(x, m0, mb, n0, nb, blk, tile);
+#elif defined(QMX__AVX2) || defined(QMX__NEON64)
+    qmx__k_f32_stage_vec(x, m0, mb, n0, nb, blk, tile);
     return;
 #endif
     for (i = 0; i < mb; i++) {
