@@ -3631,6 +3631,7 @@ static void qmx__k_pk_rows(const int8_t *const *a, int nr, const int8_t *w, size
 #elif defined(QMX__K_AVX2)
 #define QMX__K_PK_R 2
 /* 4 k of A as int16 lanes [a0 a1 a2 a3] repeated (bytes past K are 0) */
+static int32_t qmx__k_pk_ld4(const int8_t *a) { int32_t v; __builtin_memcpy(&v, a, 4); return v; }
 static __m256i qmx__k_pk_a16(const int8_t *a, size_t k, size_t K) {
     uint64_t v = 0;
     int t;
@@ -3638,6 +3639,10 @@ static __m256i qmx__k_pk_a16(const int8_t *a, size_t k, size_t K) {
         v |= (uint64_t)(uint16_t)(int16_t)a[k + (size_t)t] << (16 * t);
     return _mm256_set1_epi64x((long long)v);
 }
+/* 4 bytes of A from k, widened to int16 and broadcast: one load and two shuffles while all 4
+ * are below K, else assembled byte by byte (zeros past K) */
+#define QMX__K_PK_X(row) (k + 4 <= K ? _mm256_broadcastq_epi64(_mm_cvtepi8_epi16(_mm_cvtsi32_si128(   \
+                              (int)qmx__k_pk_ld4((row) + k)))) : qmx__k_pk_a16((row), k, K))
 /* vpmaddwd of int16 (from int8) pairs: lane 2i of acc_q sums k = 4g, 4g+1 and lane 2i+1
  * k = 4g+2, 4g+3 of column 4q+i (|pair| <= 2*16384, no saturation); added at the end. */
 static void qmx__k_pk_rows(const int8_t *const *a, int nr, const int8_t *w, size_t K,
@@ -3650,13 +3655,13 @@ static void qmx__k_pk_rows(const int8_t *const *a, int nr, const int8_t *w, size
     for (k = 0; k < K; k += 4, w += 64) {
         __m256i w0 = QMX__K_LD16(w), w1 = QMX__K_LD16(w + 16);
         __m256i w2 = QMX__K_LD16(w + 32), w3 = QMX__K_LD16(w + 48);
-        __m256i x = qmx__k_pk_a16(a[0], k, K);
+        __m256i x = QMX__K_PK_X(a[0]);
         c00 = _mm256_add_epi32(c00, _mm256_madd_epi16(w0, x));
         c01 = _mm256_add_epi32(c01, _mm256_madd_epi16(w1, x));
         c02 = _mm256_add_epi32(c02, _mm256_madd_epi16(w2, x));
         c03 = _mm256_add_epi32(c03, _mm256_madd_epi16(w3, x));
         if (nr > 1) {
-            x = qmx__k_pk_a16(a[1], k, K);
+            x = QMX__K_PK_X(a[1]);
             c10 = _mm256_add_epi32(c10, _mm256_madd_epi16(w0, x));
             c11 = _mm256_add_epi32(c11, _mm256_madd_epi16(w1, x));
             c12 = _mm256_add_epi32(c12, _mm256_madd_epi16(w2, x));
