@@ -22,7 +22,7 @@
  *   QMX_ASSERT(x)      internal invariant check; defaults to nothing. Bad *input* never
  *                      asserts: it returns a status.
  *   QMX_STATIC         all functions static (private copy in one translation unit).
- *   QMX_NT_STORE_MIN   int8 quantize runs of at least this many elements (default 4 Mi) store
+ *   QMX_NT_STORE_MIN   int8 and fp8 quantize runs of at least this many elements (default 4 Mi) store
  *                      around the caches (AVX-512 non-temporal stores); only speed changes.
  *   Do not build qmx with -ffast-math / -Ofast: the bit-exact contracts below rely on IEEE
  *   single-precision arithmetic (FMA contraction and x87 excess precision are handled).
@@ -1680,7 +1680,7 @@ QMX__VINLINE __m512i qmx__q512_pack(__m512i r0, __m512i r1, __m512i r2, __m512i 
 QMX__VINLINE size_t qmx__q512_loop(const float *x, size_t n, const qmx__q512 *k, int8_t *q,
                                    int div, int addz, int away, int zpi) {
     size_t i = 0;
-    if (n >= QMX_NT_STORE_MIN) {
+    if (n >= QMX_NT_STORE_MIN && n >= 64) {   /* n >= 64: the head below stays inside q */
         /* masked plain stores up to a 64-byte boundary of q (< 64 elements), then streaming */
         size_t head = (size_t)((64u - ((uintptr_t)q & 63u)) & 63u);
         while (i < head) {
@@ -1781,62 +1781,116 @@ static size_t qmx__dequant_run_s8_simd(const int8_t *q, size_t n, int32_t zp, fl
 
 typedef struct qmx__f8q512 {
     __m512 s, maxf, sdrop;
-    __m512i absm, nanb, thr, tlo, thi, tovf, infb, ovf, nan, low7, c80, perm;
+    __m512i absm, maxb, thr, tlo, thi, low7, d7f, nani, bidx, sidx, ff, perm;
 } qmx__f8q512;
 
-/* fp8 encode with one explicitly rounded fused multiply-add. For a = |t| (clipped to max first
- * when saturating) let E = max(exponent(a), emin) and M = 2^E * (1 + ((E - emin) << mbits) / 2^23)
- * (looked up from a 32-entry table by the biased E mod 32). a * 2^-drop + M stays in M's binade,
- * whose ulp 2^(E - 23) is the fp8 quantum at a (normal or subnormal) times 2^-drop, so the {rn-sae}
- * FMA (one rounding; the product is exact) rounds a to the fp8 grid nearest-even: its bits are
+/* fp8 encode with one explicitly rounded fused multiply-add. For a = |t| clipped to maxf, let
+ * E = max(exponent(a), emin) and M = 2^E * (1 + ((E - emin) << mbits) / 2^23) (looked up from a
+ * 32-entry table by the biased E mod 32). a * 2^-drop + M stays in M's binade, whose ulp
+ * 2^(E - 23) is the fp8 quantum at a (normal or subnormal) times 2^-drop, so the {rn-sae} FMA
+ * (one rounding; the product is exact) rounds a to the fp8 grid nearest-even: its bits are
  * bits(M) + k, k the number of quanta (M's mantissa is even, so ties go to even k), and the low
- * byte of bits(M) + k is the code k + ((E - emin) << mbits). A NaN becomes, by an unsigned min,
- * the value whose code is the NaN code; without saturation, overflow and NaN are found by
- * compares on a (those lanes may index the table wrongly: they are overwritten). */
-QMX__VINLINE __m512i qmx__f8q512_one(__m512 v, const qmx__f8q512 *k, int div, int sat, int fnuz) {
-    __m512 t = div ? _mm512_div_ps(v, k->s) : _mm512_mul_ps(v, k->s);
-    __m512i u = _mm512_castps_si512(t);
-    __m512i a, eb, y, sg;
-    __mmask16 ko = 0, kn = 0;
-    if (sat) {
-        /* min(max, |t|): vminps returns its second operand, so a NaN passes */
-        a = _mm512_castps_si512(_mm512_min_ps(k->maxf, _mm512_castsi512_ps(_mm512_and_si512(u, k->absm))));
-        a = _mm512_min_epu32(a, k->nanb);
-    } else {
-        a = _mm512_and_si512(u, k->absm);
-        ko = _mm512_cmpge_epi32_mask(a, k->tovf);
-        kn = _mm512_cmpgt_epi32_mask(a, k->infb);
-    }
-    eb = _mm512_srli_epi32(_mm512_max_epi32(a, k->thr), 23);   /* biased max(E, emin) */
+ * byte of bits(M) + k is the code k + ((E - emin) << mbits).
+ * Saturation and overflow need no compare-and-select: maxf is the largest finite value when
+ * saturating, else the value whose code is the overflow code (E4M3FN 480 -> 0x7F, E5M2 2^16 ->
+ * 0x7C Inf, FNUZ -> 0x80), and every a in (max, maxf) rounds up to that code as in the scalar
+ * code (both nearest-even). A NaN is clipped to maxf as well but takes the spare table entry
+ * 31 (masked index), whose M turns maxf into the NaN code.
+ * Returns bits(M) + k (code in byte 0; bit 7 clear but for the FNUZ 0x80); the sign is merged
+ * per 64 codes by qmx__f8q512_pack. 7 ops per 16 lanes: no per-lane select of the overflow /
+ * NaN codes and no per-lane sign merge. */
+QMX__VINLINE __m512i qmx__f8q512_one(__m512 t, const qmx__f8q512 *k) {
+    __m512i a, eb;
+    __mmask16 num = _mm512_cmp_ps_mask(t, t, _CMP_ORD_Q);           /* not NaN */
+#if defined(__AVX512DQ__)
+    /* a = min(|t|, maxf) in one op (vrangeps min-abs, sign cleared); a NaN gives maxf */
+    a = _mm512_castps_si512(_mm512_range_ps(t, k->maxf, 0x0A));
+#else   /* the same on the bits: |t| as unsigned, a NaN is above maxf */
+    a = _mm512_min_epu32(_mm512_and_si512(_mm512_castps_si512(t), k->absm), k->maxb);
+#endif
+    eb = _mm512_mask_srli_epi32(k->nani, num, _mm512_max_epi32(a, k->thr), 23); /* max(E, emin) */
     eb = _mm512_permutex2var_epi32(k->tlo, eb, k->thi);          /* M, by E mod 32 */
-    y = _mm512_castps_si512(_mm512_fmadd_round_ps(_mm512_castsi512_ps(a), k->sdrop, _mm512_castsi512_ps(eb),
-                                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-    if (!sat) {
-        y = _mm512_mask_mov_epi32(y, ko, k->ovf);
-        y = _mm512_mask_mov_epi32(y, kn, k->nan);
+    return _mm512_castps_si512(_mm512_fmadd_round_ps(
+        _mm512_castsi512_ps(a), k->sdrop, _mm512_castsi512_ps(eb),
+        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
+/* 64 results y (codes in byte 0) and the scaled inputs u (sign in bit 31) to 64 output bytes:
+ * code | sign (bit 7 of a code is clear but for the FNUZ NaN code 0x80, which a sign leaves as
+ * it is). FNUZ: a zero code gets no sign (no -0). */
+QMX__VINLINE __m512i qmx__f8q512_pack(const __m512i *y, const __m512i *u, const qmx__f8q512 *k,
+                                      int fnuz) {
+    __m512i c;
+#if defined(__AVX512VBMI__)
+    /* gather byte 0 of the codes and byte 3 of the inputs across registers (vpermt2b, two
+     * per 64 and a blend): 7 ops per 64 with the merge, against a shift and a merge per 16
+     * and 4 packing ops per 64; FNUZ zero-masks the signs of zero codes in the gather */
+    __m512i s;
+    __mmask64 ks = ~(__mmask64)0;
+    c = _mm512_mask_blend_epi64(0xF0, _mm512_permutex2var_epi8(y[0], k->bidx, y[1]),
+                                _mm512_permutex2var_epi8(y[2], k->bidx, y[3]));
+    if (fnuz) ks = _mm512_test_epi8_mask(c, c);
+    s = _mm512_mask_blend_epi64(0xF0, _mm512_maskz_permutex2var_epi8(ks, u[0], k->sidx, u[1]),
+                                _mm512_maskz_permutex2var_epi8(ks, u[2], k->sidx, u[3]));
+    return _mm512_ternarylogic_epi32(c, s, k->low7, 0xF4);   /* c | s & 0x80 */
+#else
+    __m512i r[4];
+    int j;
+    for (j = 0; j < 4; j++) {   /* c & 0x7F | sign (0..255); FNUZ: c where c & 0x7F == 0 */
+        r[j] = _mm512_ternarylogic_epi32(y[j], _mm512_srli_epi32(u[j], 24), k->d7f, 0xE4);
+        if (fnuz)
+            r[j] = _mm512_mask_and_epi32(r[j], _mm512_testn_epi32_mask(y[j], k->d7f), y[j], k->ff);
     }
-    sg = _mm512_srli_epi32(u, 24);
-    if (!fnuz) return _mm512_ternarylogic_epi32(y, sg, k->low7, 0xE4);  /* y & 0x7F | sg & 0x80 */
-    /* FNUZ: no sign on a zero code; 0x80 (NaN, or overflow without saturation) has no sign */
-    sg = _mm512_maskz_ternarylogic_epi32(_mm512_test_epi32_mask(y, k->low7), y, sg, k->low7, 0xE4);
-    return _mm512_mask_mov_epi32(sg, _mm512_test_epi32_mask(y, k->c80), k->c80);
+    /* unsigned-saturating packs are exact on 0..255 */
+    c = _mm512_packus_epi16(_mm512_packus_epi32(r[0], r[1]), _mm512_packus_epi32(r[2], r[3]));
+    return _mm512_permutexvar_epi32(k->perm, c);
+#endif
+}
+
+/* The codes of x[0..64), or of the elements in m (masked loads; zeros elsewhere). */
+QMX__VINLINE __m512i qmx__f8q512_64(const float *x, __mmask64 m, const qmx__f8q512 *k, int div,
+                                    int fnuz, int full) {
+    __m512i y[4], u[4];
+    int j;
+    for (j = 0; j < 4; j++) {
+        __m512 v = full ? _mm512_loadu_ps(x + 16 * j)
+                        : _mm512_maskz_loadu_ps((__mmask16)(m >> (16 * j)), x + 16 * j);
+        __m512 t = div ? _mm512_div_ps(v, k->s) : _mm512_mul_ps(v, k->s);
+        u[j] = _mm512_castps_si512(t);
+        y[j] = qmx__f8q512_one(t, k);
+    }
+    return qmx__f8q512_pack(y, u, k, fnuz);
 }
 
 QMX__VINLINE size_t qmx__f8q512_loop(const float *x, size_t n, const qmx__f8q512 *k, uint8_t *out,
-                                     int div, int sat, int fnuz) {
+                                     int div, int fnuz) {
     size_t i = 0;
-    for (; i + 64 <= n; i += 64) {   /* codes are 0..255: unsigned-saturating packs are exact */
-        __m512i r0 = qmx__f8q512_one(_mm512_loadu_ps(x + i), k, div, sat, fnuz);
-        __m512i r1 = qmx__f8q512_one(_mm512_loadu_ps(x + i + 16), k, div, sat, fnuz);
-        __m512i r2 = qmx__f8q512_one(_mm512_loadu_ps(x + i + 32), k, div, sat, fnuz);
-        __m512i r3 = qmx__f8q512_one(_mm512_loadu_ps(x + i + 48), k, div, sat, fnuz);
-        __m512i p = _mm512_packus_epi16(_mm512_packus_epi32(r0, r1), _mm512_packus_epi32(r2, r3));
-        _mm512_storeu_si512((void *)(out + i), _mm512_permutexvar_epi32(k->perm, p));
+    __mmask64 m;
+    if (n >= QMX_NT_STORE_MIN && n >= 64) {   /* as qmx__q512_loop (n >= 64 bounds the head) */
+        size_t head = (size_t)((64u - ((uintptr_t)out & 63u)) & 63u);
+        if (head) {   /* a masked plain store up to a 64-byte boundary of out */
+            m = ((__mmask64)1 << head) - 1u;
+            _mm512_mask_storeu_epi8(out, m, qmx__f8q512_64(x, m, k, div, fnuz, 0));
+            i = head;
+        }
+        for (; i + 64 <= n; i += 64) {
+            if (n - i >= QMX__Q512_PF_DIST + 64) {  /* the input ahead, non-temporal hint */
+                const char *pf = (const char *)(x + i + QMX__Q512_PF_DIST);
+                _mm_prefetch(pf, _MM_HINT_NTA);
+                _mm_prefetch(pf + 64, _MM_HINT_NTA);
+                _mm_prefetch(pf + 128, _MM_HINT_NTA);
+                _mm_prefetch(pf + 192, _MM_HINT_NTA);
+            }
+            _mm512_stream_si512((__m512i *)(void *)(out + i),
+                                qmx__f8q512_64(x + i, 0, k, div, fnuz, 1));
+        }
+        _mm_sfence();
     }
-    for (; i < n; i += 16) {
-        __mmask16 m = n - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - i)) - 1u);
-        __m512i r = qmx__f8q512_one(_mm512_maskz_loadu_ps(m, x + i), k, div, sat, fnuz);
-        _mm512_mask_cvtepi32_storeu_epi8(out + i, m, r);
+    for (; i + 64 <= n; i += 64)
+        _mm512_storeu_si512((void *)(out + i), qmx__f8q512_64(x + i, 0, k, div, fnuz, 1));
+    if (i < n) {   /* the last 1..63: masked loads, one masked store */
+        m = ((__mmask64)1 << (n - i)) - 1u;
+        _mm512_mask_storeu_epi8(out + i, m, qmx__f8q512_64(x + i, m, k, div, fnuz, 0));
     }
     return n;
 }
@@ -1845,40 +1899,55 @@ static size_t qmx__fp8_quant_run_simd(const float *x, size_t n, float scale, int
                                       const qmx__fp8fmt *f, int saturate, uint8_t *out) {
     qmx__f8c c;
     qmx__f8q512 k;
-    int div = use_div != 0, sat = saturate != 0, fnuz = f->fnuz != 0;
+    int div = use_div != 0, fnuz = f->fnuz != 0;
     qmx__f8c_init(f, &c);
     k.s = _mm512_set1_ps(scale);
-    k.maxf = _mm512_set1_ps(c.maxf);
     k.absm = _mm512_set1_epi32(0x7FFFFFFF);
-    k.nanb = _mm512_set1_epi32((int32_t)c.nanb);
     k.thr = _mm512_set1_epi32((int32_t)c.thr);
     k.sdrop = _mm512_set1_ps(c.sdrop);
-    {   /* M for each biased exponent eb = emin_b .. emin_b + 31, at index eb mod 32 */
+    {   /* saturating: clip to the largest finite value; else to the value whose code is the
+         * overflow code (every a in (max, that) rounds up to it as in the scalar code) */
+        uint32_t mb = saturate ? qmx__f32_bits(c.maxf) : (c.ovf << c.drop) + c.adj;
+        uint32_t mcode = saturate ? f->max_code : c.ovf;
+        /* M for each biased exponent eb = emin_b .. emin_b + 31, at index eb mod 32 */
         int32_t tab[32];
         int i, eminb = 128 - f->bias;
         for (i = 0; i < 32; i++) {
             int eb = eminb + ((i - eminb) & 31);
             tab[i] = (int32_t)(((uint32_t)eb << 23) | ((uint32_t)(eb - eminb) << f->mbits));
         }
+        /* NaN lanes (a = mb) take entry E - emin = 31: M of mb's exponent + (NaN code - mb's
+         * code) gives them the NaN code. No a <= mb has E - emin = 31, except for E5M2FNUZ
+         * without saturation, where it is mb's own entry and the two codes are equal (0x80). */
+        i = (eminb + 31) & 31;
+        tab[i] = (int32_t)((((mb >> 23) << 23) | ((uint32_t)((int)(mb >> 23) - eminb) << f->mbits))
+                           + (c.nan - mcode));
+        k.nani = _mm512_set1_epi32(i);
+        k.maxf = _mm512_set1_ps(qmx__bits_f32(mb));
+        k.maxb = _mm512_set1_epi32((int32_t)mb);
         k.tlo = _mm512_loadu_si512((const void *)tab);
         k.thi = _mm512_loadu_si512((const void *)(tab + 16));
     }
-    k.tovf = _mm512_set1_epi32((int32_t)c.tovf);
-    k.infb = _mm512_set1_epi32(0x7F800000);
-    k.ovf = _mm512_set1_epi32((int32_t)c.ovf);
-    k.nan = _mm512_set1_epi32((int32_t)c.nan);
-    k.low7 = _mm512_set1_epi32(0x7F);
-    k.c80 = _mm512_set1_epi32(0x80);
+    {   /* vpermt2b indices: byte 0 (codes) / byte 3 (signs) of the dwords of a register pair,
+         * into bytes 0..31 and again 32..63 (the pack blends two pairs' halves) */
+        int8_t bi[64], si[64];
+        int i;
+        for (i = 0; i < 64; i++) {
+            bi[i] = (int8_t)(4 * (i & 31));
+            si[i] = (int8_t)(4 * (i & 31) + 3);
+        }
+        k.bidx = _mm512_loadu_si512((const void *)bi);
+        k.sidx = _mm512_loadu_si512((const void *)si);
+    }
+    k.low7 = _mm512_set1_epi8(0x7F);
+    k.ff = _mm512_set1_epi32(0xFF);
+    k.d7f = _mm512_set1_epi32(0x7F);
     k.perm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-    switch ((div << 2) | (sat << 1) | fnuz) {
-    case 0: return qmx__f8q512_loop(x, n, &k, out, 0, 0, 0);
-    case 1: return qmx__f8q512_loop(x, n, &k, out, 0, 0, 1);
-    case 2: return qmx__f8q512_loop(x, n, &k, out, 0, 1, 0);
-    case 3: return qmx__f8q512_loop(x, n, &k, out, 0, 1, 1);
-    case 4: return qmx__f8q512_loop(x, n, &k, out, 1, 0, 0);
-    case 5: return qmx__f8q512_loop(x, n, &k, out, 1, 0, 1);
-    case 6: return qmx__f8q512_loop(x, n, &k, out, 1, 1, 0);
-    default: return qmx__f8q512_loop(x, n, &k, out, 1, 1, 1);
+    switch ((div << 1) | fnuz) {
+    case 0: return qmx__f8q512_loop(x, n, &k, out, 0, 0);
+    case 1: return qmx__f8q512_loop(x, n, &k, out, 0, 1);
+    case 2: return qmx__f8q512_loop(x, n, &k, out, 1, 0);
+    default: return qmx__f8q512_loop(x, n, &k, out, 1, 1);
     }
 }
 

@@ -18,8 +18,14 @@
 # qmx itself is compiled as C99 by $HOST_CC / $CC / gcc (-O2 -march=native, as `make test`'s
 # native build) and linked in, as a C user would.
 #
-# Environment: EXH_THREADS (default: the number of CPUs), EXH_ARGS (extra arguments for the
-# program, e.g. --quick for a seconds-long smoke test of the harness).
+# Before that (no CUDA needed), fp8_array_vs_scalar.c checks the vectorised array paths
+# (qmx_fp8_quantize_array x/s, qmx_quantize fp8 AQT x*(1/s)) against the scalar
+# qmx_fp8_from_f32 for all four fp8 formats, saturating and not: by default every 16th block
+# of 2^16 inputs (all signs, exponents and low mantissa bits; ~10 s), all 2^32 inputs with
+# EXH_ARRAY_STRIDE=1 (~4 min of CPU time, 2-3 min on 2 cores).
+#
+# Environment: EXH_THREADS (default: the number of CPUs), EXH_ARGS (extra arguments for both
+# programs, e.g. --quick for a seconds-long smoke test of the harness), EXH_ARRAY_STRIDE.
 # Output: progress, at most 20 mismatches per (format, mode) sweep with their input bits, one
 # line per sweep, then "N passed, N failed" (one check per input and sweep). Exit status 0
 # only when nothing failed; 1 on a mismatch or a build problem.
@@ -30,6 +36,23 @@ OUT=build/exhaustive
 SRC=tests/exhaustive
 
 die() { echo "test-exhaustive: $*" >&2; echo "0 passed, 1 failed"; exit 1; }
+
+cc=${HOST_CC:-${CC:-gcc}}
+threads=${EXH_THREADS:-$(nproc 2>/dev/null || echo 2)}
+mkdir -p "$OUT" || die "cannot create $OUT"
+
+# ---- the SIMD array paths against the scalar encoder (no CUDA needed) --------------------------
+"$cc" -std=c99 -O2 -march=native -Wall -Wextra -Werror -I. \
+    -c "$SRC/qmx_impl.c" -o "$OUT/qmx_impl.o" || die "building qmx ($cc) failed"
+"$cc" -std=c99 -O2 -march=native -Wall -Wextra -Werror -I. "$SRC/fp8_array_vs_scalar.c" \
+    "$OUT/qmx_impl.o" -o "$OUT/fp8_array_vs_scalar" -pthread \
+    || die "building fp8_array_vs_scalar failed"
+# shellcheck disable=SC2086  # EXH_ARGS is word-split on purpose
+"$OUT/fp8_array_vs_scalar" --threads "$threads" --stride "${EXH_ARRAY_STRIDE:-16}" ${EXH_ARGS:-} \
+    | tee "$OUT/array.log"
+arr_rc=${PIPESTATUS[0]}
+arr_last=$(tail -n 1 "$OUT/array.log")
+case $arr_rc in 0|1) ;; *) die "$OUT/fp8_array_vs_scalar ended with exit status $arr_rc" ;; esac
 
 # ---- find the CUDA toolkit --------------------------------------------------------------------
 cuda=
@@ -49,15 +72,10 @@ fi
 nvcc=
 [ -x "$cuda/bin/nvcc" ] && nvcc=$cuda/bin/nvcc
 
-cc=${HOST_CC:-${CC:-gcc}}
 cxx=${HOST_CXX:-${CXX:-g++}}
-threads=${EXH_THREADS:-$(nproc 2>/dev/null || echo 2)}
 
 # ---- build ------------------------------------------------------------------------------------
-mkdir -p "$OUT" || die "cannot create $OUT"
 echo "== test-exhaustive: fp8 vs NVIDIA cuda_fp8.h ($cuda)"
-"$cc" -std=c99 -O2 -march=native -Wall -Wextra -Werror -I. \
-    -c "$SRC/qmx_impl.c" -o "$OUT/qmx_impl.o" || die "building qmx ($cc) failed"
 if [ -n "$nvcc" ]; then
     echo "   oracle: $("$nvcc" --version | tail -n 1), host compiler $("$cxx" -dumpversion 2>/dev/null)"
     "$nvcc" -ccbin "$cxx" -O3 -std=c++11 -x cu -Xcompiler -Wall,-Wextra,-march=native -I. \
@@ -73,10 +91,15 @@ fi
 
 # ---- run --------------------------------------------------------------------------------------
 # shellcheck disable=SC2086  # EXH_ARGS is word-split on purpose
-"$OUT/fp8_vs_cuda" --threads "$threads" ${EXH_ARGS:-}
-rc=$?
-case $rc in
-    0) exit 0 ;;
-    1) echo "test-exhaustive: FAILED (mismatches above)" >&2; exit 1 ;;
-    *) die "$OUT/fp8_vs_cuda ended with exit status $rc" ;;
-esac
+"$OUT/fp8_vs_cuda" --threads "$threads" ${EXH_ARGS:-} | tee "$OUT/cuda.log"
+rc=${PIPESTATUS[0]}
+cuda_last=$(tail -n 1 "$OUT/cuda.log")
+case $rc in 0|1) ;; *) die "$OUT/fp8_vs_cuda ended with exit status $rc" ;; esac
+# one total over both programs, in the "N passed, N failed" form of the other tests
+# shellcheck disable=SC2086  # split "N passed, N failed" into words
+set -- $arr_last $cuda_last
+echo "$(( $1 + $5 )) passed, $(( $3 + $7 )) failed"
+if [ "$rc" -ne 0 ] || [ "$arr_rc" -ne 0 ]; then
+    echo "test-exhaustive: FAILED (mismatches above)" >&2; exit 1
+fi
+exit 0
