@@ -599,58 +599,101 @@ QMX__DEF qmx_status qmx_observer_init(qmx_observer *obs, const qmx_calib_config 
     return QMX_OK;
 }
 
-/* min and max of n >= 1 finite floats. SIMD paths reduce lane-wise, which may pick a different
- * zero (+0 / -0) than the scalar loop; a zero result is therefore stored as +0 on every path,
- * and every other value is exact: the same bits everywhere. */
-static void qmx__cb_minmax(const float *x, size_t n, float *pmn, float *pmx) {
+/* min and max of n >= 1 floats, and the largest |x| bit pattern (>= 0x7F800000: a NaN or an
+ * Inf is among them, and min / max are then meaningless), in one pass over x. SIMD paths
+ * reduce lane-wise, which may pick a different zero (+0 / -0) than the scalar loop; a zero
+ * result is therefore stored as +0 on every path, and every other value is exact: the same
+ * bits everywhere. */
+#if defined(QMX__AVX512) && defined(__GNUC__) && !defined(__clang__)
+/* g++ 12: false -Wmaybe-uninitialized inside the AVX-512 intrinsics (GCC PR 105593) */
+#  pragma GCC diagnostic push
+#  pragma GCC diagnostic ignored "-Wuninitialized"
+#  pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#  define QMX__CB_MINMAX_POP 1
+#endif
+static uint32_t qmx__cb_minmax(const float *x, size_t n, float *pmn, float *pmx) {
     float mn = x[0], mx = x[0];
+    uint32_t mb = 0;
     size_t i = 0;
-#if defined(QMX__AVX2) || defined(QMX__AVX512)
+#if defined(QMX__AVX512)
+    if (n >= 64) {   /* 2 x 512 bits per step: min, max and the bit max on two chains each */
+        __m512 a0 = _mm512_loadu_ps(x), b0 = a0, a1 = a0, b1 = a0;
+        __m512i m0 = _mm512_setzero_si512(), m1 = m0, absm = _mm512_set1_epi32(0x7FFFFFFF);
+        for (; i + 32 <= n; i += 32) {
+            __m512 u = _mm512_loadu_ps(x + i), w = _mm512_loadu_ps(x + i + 16);
+            a0 = _mm512_min_ps(a0, u); b0 = _mm512_max_ps(b0, u);
+            a1 = _mm512_min_ps(a1, w); b1 = _mm512_max_ps(b1, w);
+            m0 = _mm512_max_epu32(m0, _mm512_and_si512(_mm512_castps_si512(u), absm));
+            m1 = _mm512_max_epu32(m1, _mm512_and_si512(_mm512_castps_si512(w), absm));
+        }
+        mn = _mm512_reduce_min_ps(_mm512_min_ps(a0, a1));
+        mx = _mm512_reduce_max_ps(_mm512_max_ps(b0, b1));
+        mb = (uint32_t)_mm512_reduce_max_epu32(_mm512_max_epu32(m0, m1));
+    }
+#elif defined(QMX__AVX2)
     if (n >= 32) {
         __m256 a0 = _mm256_loadu_ps(x), b0 = a0, a1 = a0, b1 = a0;
+        __m256i m0 = _mm256_setzero_si256(), m1 = m0, absm = _mm256_set1_epi32(0x7FFFFFFF);
         float t[8];
+        uint32_t tb[8];
         int k;
         for (; i + 16 <= n; i += 16) {
             __m256 u = _mm256_loadu_ps(x + i), w = _mm256_loadu_ps(x + i + 8);
             a0 = _mm256_min_ps(a0, u); b0 = _mm256_max_ps(b0, u);
             a1 = _mm256_min_ps(a1, w); b1 = _mm256_max_ps(b1, w);
+            m0 = _mm256_max_epu32(m0, _mm256_and_si256(_mm256_castps_si256(u), absm));
+            m1 = _mm256_max_epu32(m1, _mm256_and_si256(_mm256_castps_si256(w), absm));
         }
         a0 = _mm256_min_ps(a0, a1); b0 = _mm256_max_ps(b0, b1);
         _mm256_storeu_ps(t, a0);
         for (k = 0; k < 8; k++) mn = t[k] < mn ? t[k] : mn;
         _mm256_storeu_ps(t, b0);
         for (k = 0; k < 8; k++) mx = t[k] > mx ? t[k] : mx;
+        _mm256_storeu_si256((__m256i *)(void *)tb, _mm256_max_epu32(m0, m1));
+        for (k = 0; k < 8; k++) mb = tb[k] > mb ? tb[k] : mb;
     }
 #elif defined(QMX__NEON64)
     if (n >= 16) {
         float32x4_t a0 = vld1q_f32(x), b0 = a0, a1 = a0, b1 = a0;
+        uint32x4_t m0 = vdupq_n_u32(0), m1 = m0, absm = vdupq_n_u32(0x7FFFFFFFu);
         for (; i + 8 <= n; i += 8) {
             float32x4_t u = vld1q_f32(x + i), w = vld1q_f32(x + i + 4);
             a0 = vminq_f32(a0, u); b0 = vmaxq_f32(b0, u);
             a1 = vminq_f32(a1, w); b1 = vmaxq_f32(b1, w);
+            m0 = vmaxq_u32(m0, vandq_u32(vreinterpretq_u32_f32(u), absm));
+            m1 = vmaxq_u32(m1, vandq_u32(vreinterpretq_u32_f32(w), absm));
         }
         mn = vminvq_f32(vminq_f32(a0, a1));
         mx = vmaxvq_f32(vmaxq_f32(b0, b1));
+        mb = vmaxvq_u32(vmaxq_u32(m0, m1));
     }
 #endif
     for (; i < n; i++) {
         float e = x[i];
+        uint32_t b = qmx__f32_bits(e) & 0x7FFFFFFFu;
         mn = e < mn ? e : mn;
         mx = e > mx ? e : mx;
+        mb = b > mb ? b : mb;
     }
     *pmn = mn == 0.0f ? 0.0f : mn;
     *pmx = mx == 0.0f ? 0.0f : mx;
+    return mb;
 }
+#if defined(QMX__CB_MINMAX_POP)
+#  pragma GCC diagnostic pop
+#  undef QMX__CB_MINMAX_POP
+#endif
 
 /* Batch statistics of one group, then merged into its record. */
 QMX__CB_NOFMA
-static void qmx__cb_update_group(const qmx_observer *obs, const qmx__view *v, const qmx__cb_grp *r,
-                                 const float *x, qmx_calib_stat *s) {
+static qmx_status qmx__cb_update_group(const qmx_observer *obs, const qmx__view *v,
+                                       const qmx__cb_grp *r, const float *x, qmx_calib_stat *s) {
     QMX__CB_PRAGMA_NOFMA
     qmx_calib_method m = obs->calib.method;
     int p = obs->calib.p ? obs->calib.p : 1;
     float mn = 0.0f, mx = 0.0f, sum = 0.0f, comp = 0.0f;
     uint64_t n = 0, cnt = 0;
+    uint32_t bits = 0;   /* the largest |x| bit pattern seen by the min / max pass */
     size_t o, k, i, i0 = r->i0, i1 = r->i1, k1 = r->k1;
     int first = 1;
     /* a group that spans whole rows is one contiguous run per outer index (same flat order) */
@@ -670,13 +713,15 @@ static void qmx__cb_update_group(const qmx_observer *obs, const qmx__view *v, co
                 }
             } else {
                 float a, b;
-                qmx__cb_minmax(row + i0, i1 - i0, &a, &b);
+                uint32_t rb = qmx__cb_minmax(row + i0, i1 - i0, &a, &b);
+                bits = rb > bits ? rb : bits;
                 if (first) { mn = a; mx = b; first = 0; }
                 mn = a < mn ? a : mn;
                 mx = b > mx ? b : mx;
             }
             cnt += (uint64_t)(i1 - i0);
         }
+    if (bits >= 0x7F800000u) return QMX_ERR_NONFINITE;   /* before s is written */
     switch (m) {
     case QMX_CALIB_ABSMAX: {
         float am = qmx__fabs(mn) > qmx__fabs(mx) ? qmx__fabs(mn) : qmx__fabs(mx);
@@ -715,6 +760,7 @@ static void qmx__cb_update_group(const qmx_observer *obs, const qmx__view *v, co
         break;
     }
     s->seen += cnt;
+    return QMX_OK;
 }
 
 QMX__DEF qmx_status qmx_observer_update(qmx_observer *obs, const float *x, size_t count) {
@@ -726,7 +772,11 @@ QMX__DEF qmx_status qmx_observer_update(qmx_observer *obs, const float *x, size_
     if (count != obs->count) return QMX_ERR_SHAPE;
     st = qmx__resolve(&obs->q, count, &v);
     if (st != QMX_OK) return st;
-    {   /* every |x| bit pattern below Inf's; an integer max, which compilers vectorise */
+    /* Non-finite input leaves every record untouched. One group with a min / max statistic
+     * checks in its own (single) pass; otherwise a first pass checks: every |x| bit pattern
+     * below Inf's, an integer max, which compilers vectorise. */
+    if (obs->n_groups != 1 || obs->calib.method == QMX_CALIB_ABSMEAN ||
+        obs->calib.method == QMX_CALIB_RMS) {
         uint32_t mb = 0;
         for (i = 0; i < count; i++) {
             uint32_t b = qmx__f32_bits(x[i]) & 0x7FFFFFFFu;
@@ -737,7 +787,8 @@ QMX__DEF qmx_status qmx_observer_update(qmx_observer *obs, const float *x, size_
     for (g = 0; g < obs->n_groups; g++) {
         qmx__cb_grp r;
         qmx__cb_group(&obs->q, &v, g, &r);
-        qmx__cb_update_group(obs, &v, &r, x, &obs->stats[g]);
+        st = qmx__cb_update_group(obs, &v, &r, x, &obs->stats[g]);
+        if (st != QMX_OK) return st;   /* only with one group: nothing was written */
     }
     return QMX_OK;
 }
@@ -2687,14 +2738,12 @@ QMX__CB_NOFMA
 QMX__DEF qmx_status qmx_torch_histogram_update(qmx_torch_histogram *h, const float *x, size_t n) {
     QMX__CB_PRAGMA_NOFMA
     float mn, mx, cmin, cmax, hbw, t, span, q, e;
-    size_t nb, k, i;
+    size_t nb, k;
     uint64_t D, s, U;
     if (!h || !x || !h->bins || !h->work) return QMX_ERR_NULL;
     if (n == 0) return QMX_ERR_SIZE;
     if (!qmx__cb_th_ok(h)) return QMX_ERR_ARG;
-    for (i = 0; i < n; i++)
-        if (!qmx__isfinite(x[i])) return QMX_ERR_NONFINITE;
-    qmx__cb_minmax(x, n, &mn, &mx);
+    if (qmx__cb_minmax(x, n, &mn, &mx) >= 0x7F800000u) return QMX_ERR_NONFINITE;
     nb = h->n_bins;
     U = h->upsample_rate;
     if (!h->seen || h->min_val == h->max_val) {

@@ -1058,6 +1058,74 @@ static void test_torch_hist_errors(void) {
     }
 }
 
+/* The min / max statistics over long runs (the vector paths: bodies of 16 or 32, then tails):
+ * a plain loop gives the reference bounds; one NaN or Inf anywhere, in a single-group or a
+ * per-channel observer, is QMX_ERR_NONFINITE with every record left as it was. */
+static void test_long_runs_nonfinite(void) {
+    static const uint32_t bad[] = { 0x7FC00000u, 0xFFC00001u, 0x7F800001u, 0x7F800000u, 0xFF800000u };
+    static const size_t lens[] = { 15, 16, 31, 33, 63, 64, 65, 95, 96, 97, 1000, 4099 };
+    static float x[4099 * 2];
+    qmx_calib_stat st[2], snap[2];
+    size_t li, i, pos[6];
+    int m;
+    QMX_TEST_CASE("long runs: min/max observers match a plain loop; one NaN/Inf anywhere is "
+                  "QMX_ERR_NONFINITE, records untouched");
+    for (li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+        size_t n = lens[li], bi, pi, ch;
+        for (i = 0; i < 2 * n; i++)
+            x[i] = (float)((int32_t)(qmx_test_rand() % 200001u) - 100000) * 1.0e-3f;
+        x[qmx_test_rand() % (2 * n)] = 250.0f;   /* one clear maximum, one clear minimum */
+        x[qmx_test_rand() % (2 * n)] = -300.0f;
+        for (m = QMX_CALIB_ABSMAX; m <= QMX_CALIB_MEAN_ABSMAX; m++)
+            for (ch = 1; ch <= 2; ch++) {   /* 1: per tensor over 2n; 2: two channels of n */
+                qmx_calib_config cc;
+                qmx_qconfig q;
+                qmx_observer obs;
+                float mn[2], mx[2];
+                size_t c;
+                memset(&cc, 0, sizeof cc);
+                memset(&q, 0, sizeof q);
+                cc.method = (qmx_calib_method)m;
+                if (ch == 2) {
+                    q.granularity = QMX_PER_CHANNEL;
+                    q.outer = 1; q.axis_len = 2; q.inner = n;
+                }
+                CHECK_EQ_INT(qmx_observer_init(&obs, &cc, &q, 2 * n, st, 2), QMX_OK, "init");
+                CHECK_EQ_INT(qmx_observer_update(&obs, x, 2 * n), QMX_OK, "update n %zu", n);
+                for (c = 0; c < ch; c++) {   /* the reference: a plain loop */
+                    size_t len = 2 * n / ch;
+                    mn[c] = mx[c] = x[c * len];
+                    for (i = 0; i < len; i++) {
+                        float e = x[c * len + i];
+                        mn[c] = e < mn[c] ? e : mn[c];
+                        mx[c] = e > mx[c] ? e : mx[c];
+                    }
+                    if (m == QMX_CALIB_ABSMAX)
+                        CHECK(st[c].max == (-mn[c] > mx[c] ? -mn[c] : mx[c]),
+                              "absmax n %zu ch %zu: %g", n, c, (double)st[c].max);
+                    else if (m != QMX_CALIB_MEAN_ABSMAX)
+                        CHECK(st[c].min == mn[c] && st[c].max == mx[c],
+                              "method %d n %zu ch %zu: [%g, %g] want [%g, %g]", m, n, c,
+                              (double)st[c].min, (double)st[c].max, (double)mn[c], (double)mx[c]);
+                    CHECK(st[c].seen == (uint64_t)len, "seen");
+                }
+                memcpy(snap, st, sizeof st);
+                pos[0] = 0; pos[1] = 2 * n - 1; pos[2] = n; pos[3] = n - 1;
+                pos[4] = qmx_test_rand() % (2 * n); pos[5] = (2 * n) & ~(size_t)31;
+                for (bi = 0; bi < sizeof bad / sizeof bad[0]; bi++)
+                    for (pi = 0; pi < 6; pi++) {
+                        size_t p = pos[pi] < 2 * n ? pos[pi] : 2 * n - 1;
+                        float keep = x[p];
+                        x[p] = qmx_test_bits_f32(bad[bi]);
+                        CHECK_EQ_INT(qmx_observer_update(&obs, x, 2 * n), QMX_ERR_NONFINITE,
+                                     "bits %08x at %zu of %zu", (unsigned)bad[bi], p, 2 * n);
+                        x[p] = keep;
+                    }
+                CHECK(memcmp(snap, st, sizeof st) == 0, "records changed on error (method %d)", m);
+            }
+    }
+}
+
 int main(void) {
     test_torch();
     test_delayed_golden();
@@ -1068,6 +1136,7 @@ int main(void) {
     test_sum_methods();
     test_granularity();
     test_zero_and_errors();
+    test_long_runs_nonfinite();
     test_sqrt();
     test_moving_spec();
     test_histogram();
