@@ -37,11 +37,14 @@
  *     QMX_CALIB_FIXED         Qwix "fixed": the data is ignored; lo + hi == 0 gives the
  *                             symmetric bound hi, else [lo, hi]; every group gets the same
  *                             parameters (Qwix makes fixed per-tensor)
- *   Min/max reductions have AVX2 / NEON paths (exact; a zero min or max is stored as +0, since
- *   SIMD and scalar reductions may meet -0 and +0 in different orders). Sums use Neumaier's
- *   compensated summation in float32 (result sum + compensation, one sequential chain: ~1-2
- *   GB/s), accurate to a few ulp for any count and the same bits on every target (no double:
- *   x87 would round twice). Products are kept out of FMA contraction. The square root is correctly
+ *   Min/max reductions have AVX-512 / AVX2 / NEON paths (exact; a zero min or max is stored as
+ *   +0, since SIMD and scalar reductions may meet -0 and +0 in different orders), and with one
+ *   group they check for NaN/Inf in the same pass. Sums use Neumaier's compensated summation in
+ *   float32 over 32 lanes: term j of a group's batch goes to lane j mod 32, the lanes fold in
+ *   order (sums, then compensations), then the batch merges into the record. Every path
+ *   (AVX-512, AVX2, NEON with TwoSum, the scalar loop) follows that order: accurate to a few
+ *   ulp for any count and the same bits on every target (no double: x87 would round twice).
+ *   Products are kept out of FMA contraction. The square root is correctly
  *   rounded (exact integer-checked bisection); the p-th root for p = 3, 4 is the largest float r
  *   with r^p <= v (r^p by repeated float products), within 2 ulp.
  *   Finalize: each group's bounds (lo, hi, absmax = max(-lo, hi)) go through qmx.h's recipe
@@ -679,6 +682,160 @@ static uint32_t qmx__cb_minmax(const float *x, size_t n, float *pmn, float *pmx)
     *pmx = mx == 0.0f ? 0.0f : mx;
     return mb;
 }
+
+/* Sums of |x|^p (absmean, p = 1..4) or x^2 (rms) over 32 lanes: the j-th term of a group's
+ * batch goes to lane j mod 32 (a compensated sum per lane), and the lanes are folded in lane
+ * order when the batch ends (qmx__cb_lanes_fold). Every path uses this order, so the bits are
+ * the same everywhere; a batch of at most 32 terms per group is the plain sequential
+ * compensated sum. The vector paths use TwoSum, whose error term is exact like the scalar
+ * Neumaier step's, so both give the same bits. A zero term (absmean skips |x| = 0) changes no
+ * lane: s + 0 = s and the error is +0. */
+#define QMX__CB_LANES 32
+#if defined(QMX__AVX512) || defined(QMX__AVX2)
+static unsigned qmx__popcount32(uint32_t v) {
+#if defined(__GNUC__) || defined(__clang__)
+    return (unsigned)__builtin_popcount(v);
+#else
+    v = v - ((v >> 1) & 0x55555555u);
+    v = (v & 0x33333333u) + ((v >> 2) & 0x33333333u);
+    return (unsigned)((((v + (v >> 4)) & 0x0F0F0F0Fu) * 0x01010101u) >> 24);
+#endif
+}
+#endif
+typedef struct qmx__cb_lanes {
+    float s[QMX__CB_LANES], c[QMX__CB_LANES];
+    uint64_t pos;   /* terms so far in this batch: the next lane is pos mod 32 */
+    uint64_t nz;    /* terms that count in the divisor */
+} qmx__cb_lanes;
+
+#if defined(__clang__) && (defined(QMX__AVX512) || defined(QMX__AVX2))
+#  define QMX__CB_VOPAQUE(v) __asm__("" : "+v"(v))   /* no contraction of the term into the add */
+#elif defined(__clang__) && defined(QMX__NEON64)
+#  define QMX__CB_VOPAQUE(v) __asm__("" : "+w"(v))
+#else
+#  define QMX__CB_VOPAQUE(v) ((void)0)
+#endif
+
+QMX__CB_NOFMA
+static uint32_t qmx__cb_lanes_add(qmx__cb_lanes *L, const float *x, size_t len, int rms, int p) {
+    QMX__CB_PRAGMA_NOFMA
+    size_t i = 0;
+    uint32_t mb = 0;   /* the largest |x| bit pattern, as qmx__cb_minmax */
+#if defined(QMX__AVX512)
+    if ((L->pos & 31u) == 0 && len >= 32) {
+        __m512 s0 = _mm512_loadu_ps(L->s), s1 = _mm512_loadu_ps(L->s + 16);
+        __m512 c0 = _mm512_loadu_ps(L->c), c1 = _mm512_loadu_ps(L->c + 16);
+        const __m512i absm = _mm512_set1_epi32(0x7FFFFFFF);
+        __m512i m0 = _mm512_setzero_si512();
+        uint64_t nz = 0;
+        for (; i + 32 <= len; i += 32) {
+            __m512 a0 = _mm512_castsi512_ps(_mm512_and_si512(_mm512_loadu_si512((const void *)(x + i)), absm));
+            __m512 a1 = _mm512_castsi512_ps(_mm512_and_si512(_mm512_loadu_si512((const void *)(x + i + 16)), absm));
+            __m512 v0 = a0, v1 = a1, t0, t1, b0, b1;
+            int j;
+            m0 = _mm512_max_epu32(m0, _mm512_max_epu32(_mm512_castps_si512(a0), _mm512_castps_si512(a1)));
+            if (rms) { v0 = _mm512_mul_ps(a0, a0); v1 = _mm512_mul_ps(a1, a1); }
+            else {
+                for (j = 1; j < p; j++) { v0 = _mm512_mul_ps(v0, a0); v1 = _mm512_mul_ps(v1, a1); }
+                nz += (uint64_t)qmx__popcount32((uint32_t)_mm512_cmp_ps_mask(a0, _mm512_setzero_ps(), _CMP_NEQ_OQ) |
+                                                ((uint32_t)_mm512_cmp_ps_mask(a1, _mm512_setzero_ps(), _CMP_NEQ_OQ) << 16));
+            }
+            QMX__CB_VOPAQUE(v0); QMX__CB_VOPAQUE(v1);
+            /* TwoSum: t = s + v, error ((s - (t - b)) + (v - b)) with b = t - s */
+            t0 = _mm512_add_ps(s0, v0); t1 = _mm512_add_ps(s1, v1);
+            b0 = _mm512_sub_ps(t0, s0); b1 = _mm512_sub_ps(t1, s1);
+            c0 = _mm512_add_ps(c0, _mm512_add_ps(_mm512_sub_ps(s0, _mm512_sub_ps(t0, b0)), _mm512_sub_ps(v0, b0)));
+            c1 = _mm512_add_ps(c1, _mm512_add_ps(_mm512_sub_ps(s1, _mm512_sub_ps(t1, b1)), _mm512_sub_ps(v1, b1)));
+            s0 = t0; s1 = t1;
+        }
+        _mm512_storeu_ps(L->s, s0); _mm512_storeu_ps(L->s + 16, s1);
+        _mm512_storeu_ps(L->c, c0); _mm512_storeu_ps(L->c + 16, c1);
+        mb = (uint32_t)_mm512_reduce_max_epu32(m0);
+        L->pos += i;
+        L->nz += rms ? (uint64_t)i : nz;
+    }
+#elif defined(QMX__AVX2)
+    if ((L->pos & 31u) == 0 && len >= 32) {
+        __m256 sv[4], cv[4];
+        const __m256 absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+        __m256i m0 = _mm256_setzero_si256();
+        uint32_t tb[8];
+        uint64_t nz = 0;
+        int q, j;
+        for (q = 0; q < 4; q++) { sv[q] = _mm256_loadu_ps(L->s + 8 * q); cv[q] = _mm256_loadu_ps(L->c + 8 * q); }
+        for (; i + 32 <= len; i += 32)
+            for (q = 0; q < 4; q++) {
+                __m256 a = _mm256_and_ps(_mm256_loadu_ps(x + i + 8 * q), absm), v = a, t, b;
+                m0 = _mm256_max_epu32(m0, _mm256_castps_si256(a));
+                if (rms) v = _mm256_mul_ps(a, a);
+                else {
+                    for (j = 1; j < p; j++) v = _mm256_mul_ps(v, a);
+                    nz += (uint64_t)qmx__popcount32((uint32_t)_mm256_movemask_ps(
+                        _mm256_cmp_ps(a, _mm256_setzero_ps(), _CMP_NEQ_OQ)));
+                }
+                QMX__CB_VOPAQUE(v);
+                t = _mm256_add_ps(sv[q], v);
+                b = _mm256_sub_ps(t, sv[q]);
+                cv[q] = _mm256_add_ps(cv[q], _mm256_add_ps(_mm256_sub_ps(sv[q], _mm256_sub_ps(t, b)),
+                                                           _mm256_sub_ps(v, b)));
+                sv[q] = t;
+            }
+        for (q = 0; q < 4; q++) { _mm256_storeu_ps(L->s + 8 * q, sv[q]); _mm256_storeu_ps(L->c + 8 * q, cv[q]); }
+        _mm256_storeu_si256((__m256i *)(void *)tb, m0);
+        for (q = 0; q < 8; q++) mb = tb[q] > mb ? tb[q] : mb;
+        L->pos += i;
+        L->nz += rms ? (uint64_t)i : nz;
+    }
+#elif defined(QMX__NEON64)
+    if ((L->pos & 31u) == 0 && len >= 32) {
+        float32x4_t sv[8], cv[8];
+        uint32x4_t nzv = vdupq_n_u32(0), m0 = nzv;
+        int q, j;
+        for (q = 0; q < 8; q++) { sv[q] = vld1q_f32(L->s + 4 * q); cv[q] = vld1q_f32(L->c + 4 * q); }
+        for (; i + 32 <= len; i += 32)
+            for (q = 0; q < 8; q++) {
+                float32x4_t a = vabsq_f32(vld1q_f32(x + i + 4 * q)), v = a, t, b;
+                m0 = vmaxq_u32(m0, vreinterpretq_u32_f32(a));
+                if (rms) v = vmulq_f32(a, a);
+                else {
+                    for (j = 1; j < p; j++) v = vmulq_f32(v, a);
+                    nzv = vsubq_u32(nzv, vmvnq_u32(vceqq_f32(a, vdupq_n_f32(0.0f))));
+                }
+                QMX__CB_VOPAQUE(v);
+                t = vaddq_f32(sv[q], v);
+                b = vsubq_f32(t, sv[q]);
+                cv[q] = vaddq_f32(cv[q], vaddq_f32(vsubq_f32(sv[q], vsubq_f32(t, b)), vsubq_f32(v, b)));
+                sv[q] = t;
+            }
+        for (q = 0; q < 8; q++) { vst1q_f32(L->s + 4 * q, sv[q]); vst1q_f32(L->c + 4 * q, cv[q]); }
+        mb = vmaxvq_u32(m0);
+        L->pos += i;
+        L->nz += rms ? (uint64_t)i : (uint64_t)vaddvq_u32(nzv);
+    }
+#endif
+    for (; i < len; i++) {
+        float a = qmx__fabs(x[i]), t;
+        size_t j = (size_t)(L->pos++ & 31u);
+        uint32_t b = qmx__f32_bits(x[i]) & 0x7FFFFFFFu;
+        mb = b > mb ? b : mb;
+        if (rms) t = a * a;
+        else if (a != 0.0f) t = qmx__cb_powi(a, p);
+        else continue;
+        L->nz++;
+        QMX__CB_OPAQUE(t);
+        qmx__cb_add(&L->s[j], &L->c[j], t);
+    }
+    return mb;
+}
+
+/* The lanes in order into (sum, comp): every lane's sum, then every lane's compensation. Lanes
+ * never reached hold zeros and are skipped (adding them would change nothing). */
+static void qmx__cb_lanes_fold(const qmx__cb_lanes *L, float *sum, float *comp) {
+    size_t j, used = L->pos < QMX__CB_LANES ? (size_t)L->pos : QMX__CB_LANES;
+    for (j = 0; j < used; j++) qmx__cb_add(sum, comp, L->s[j]);
+    for (j = 0; j < used; j++) qmx__cb_add(sum, comp, L->c[j]);
+}
+
 #if defined(QMX__CB_MINMAX_POP)
 #  pragma GCC diagnostic pop
 #  undef QMX__CB_MINMAX_POP
@@ -693,24 +850,23 @@ static qmx_status qmx__cb_update_group(const qmx_observer *obs, const qmx__view 
     int p = obs->calib.p ? obs->calib.p : 1;
     float mn = 0.0f, mx = 0.0f, sum = 0.0f, comp = 0.0f;
     uint64_t n = 0, cnt = 0;
-    uint32_t bits = 0;   /* the largest |x| bit pattern seen by the min / max pass */
+    qmx__cb_lanes lanes;
+    uint32_t bits = 0;   /* the largest |x| bit pattern seen by the pass over x */
     size_t o, k, i, i0 = r->i0, i1 = r->i1, k1 = r->k1;
     int first = 1;
     /* a group that spans whole rows is one contiguous run per outer index (same flat order) */
     int whole = r->i0 == 0 && r->i1 == v->inner;
     if (whole) { i1 = (r->k1 - r->k0) * v->inner; k1 = r->k0 + 1; }
+    if (m == QMX_CALIB_ABSMEAN || m == QMX_CALIB_RMS) {
+        for (i = 0; i < QMX__CB_LANES; i++) { lanes.s[i] = 0.0f; lanes.c[i] = 0.0f; }
+        lanes.pos = 0; lanes.nz = 0;
+    }
     for (o = r->o0; o < r->o1; o++)
         for (k = r->k0; k < k1; k++) {
             const float *row = x + (o * v->len + k) * v->inner;
             if (m == QMX_CALIB_ABSMEAN || m == QMX_CALIB_RMS) {
-                for (i = i0; i < i1; i++) {
-                    float a = qmx__fabs(row[i]), t;
-                    if (m == QMX_CALIB_RMS) { t = a * a; n++; }
-                    else if (a != 0.0f) { t = qmx__cb_powi(a, p); n++; }
-                    else continue;
-                    QMX__CB_OPAQUE(t);
-                    qmx__cb_add(&sum, &comp, t);
-                }
+                uint32_t rb = qmx__cb_lanes_add(&lanes, row + i0, i1 - i0, m == QMX_CALIB_RMS, p);
+                bits = rb > bits ? rb : bits;
             } else {
                 float a, b;
                 uint32_t rb = qmx__cb_minmax(row + i0, i1 - i0, &a, &b);
@@ -722,6 +878,10 @@ static qmx_status qmx__cb_update_group(const qmx_observer *obs, const qmx__view 
             cnt += (uint64_t)(i1 - i0);
         }
     if (bits >= 0x7F800000u) return QMX_ERR_NONFINITE;   /* before s is written */
+    if (m == QMX_CALIB_ABSMEAN || m == QMX_CALIB_RMS) {
+        qmx__cb_lanes_fold(&lanes, &sum, &comp);
+        n = lanes.nz;
+    }
     switch (m) {
     case QMX_CALIB_ABSMAX: {
         float am = qmx__fabs(mn) > qmx__fabs(mx) ? qmx__fabs(mn) : qmx__fabs(mx);
@@ -772,11 +932,10 @@ QMX__DEF qmx_status qmx_observer_update(qmx_observer *obs, const float *x, size_
     if (count != obs->count) return QMX_ERR_SHAPE;
     st = qmx__resolve(&obs->q, count, &v);
     if (st != QMX_OK) return st;
-    /* Non-finite input leaves every record untouched. One group with a min / max statistic
-     * checks in its own (single) pass; otherwise a first pass checks: every |x| bit pattern
-     * below Inf's, an integer max, which compilers vectorise. */
-    if (obs->n_groups != 1 || obs->calib.method == QMX_CALIB_ABSMEAN ||
-        obs->calib.method == QMX_CALIB_RMS) {
+    /* Non-finite input leaves every record untouched. One group checks in its own (single)
+     * pass; several groups are checked first: every |x| bit pattern below Inf's, an integer
+     * max, which compilers vectorise. */
+    if (obs->n_groups != 1) {
         uint32_t mb = 0;
         for (i = 0; i < count; i++) {
             uint32_t b = qmx__f32_bits(x[i]) & 0x7FFFFFFFu;

@@ -1069,14 +1069,14 @@ static void test_long_runs_nonfinite(void) {
     size_t li, i, pos[6];
     int m;
     QMX_TEST_CASE("long runs: min/max observers match a plain loop; one NaN/Inf anywhere is "
-                  "QMX_ERR_NONFINITE, records untouched");
+                  "QMX_ERR_NONFINITE, records untouched (every method but fixed)");
     for (li = 0; li < sizeof lens / sizeof lens[0]; li++) {
         size_t n = lens[li], bi, pi, ch;
         for (i = 0; i < 2 * n; i++)
             x[i] = (float)((int32_t)(qmx_test_rand() % 200001u) - 100000) * 1.0e-3f;
         x[qmx_test_rand() % (2 * n)] = 250.0f;   /* one clear maximum, one clear minimum */
         x[qmx_test_rand() % (2 * n)] = -300.0f;
-        for (m = QMX_CALIB_ABSMAX; m <= QMX_CALIB_MEAN_ABSMAX; m++)
+        for (m = QMX_CALIB_ABSMAX; m <= QMX_CALIB_RMS; m++)   /* sums: values in test_sum_order */
             for (ch = 1; ch <= 2; ch++) {   /* 1: per tensor over 2n; 2: two channels of n */
                 qmx_calib_config cc;
                 qmx_qconfig q;
@@ -1103,7 +1103,7 @@ static void test_long_runs_nonfinite(void) {
                     if (m == QMX_CALIB_ABSMAX)
                         CHECK(st[c].max == (-mn[c] > mx[c] ? -mn[c] : mx[c]),
                               "absmax n %zu ch %zu: %g", n, c, (double)st[c].max);
-                    else if (m != QMX_CALIB_MEAN_ABSMAX)
+                    else if (m == QMX_CALIB_MINMAX || m == QMX_CALIB_MOVING_MINMAX)
                         CHECK(st[c].min == mn[c] && st[c].max == mx[c],
                               "method %d n %zu ch %zu: [%g, %g] want [%g, %g]", m, n, c,
                               (double)st[c].min, (double)st[c].max, (double)mn[c], (double)mx[c]);
@@ -1126,6 +1126,84 @@ static void test_long_runs_nonfinite(void) {
     }
 }
 
+/* The summation order of absmean / rms, written out here from the documentation: term j of a
+ * group's batch goes to lane j mod 32 (a Neumaier sum per lane), the lanes fold in order (sums,
+ * then compensations), and the batch merges into the record (sum, then compensation). The
+ * records must match it bit for bit on every path and target (vector or scalar). volatile:
+ * no contraction and no excess precision in this reference. */
+static void ref_neumaier(float *s, float *c, float v) {
+    volatile float t = *s + v, d, e;
+    if ((*s < 0 ? -*s : *s) >= (v < 0 ? -v : v)) { d = *s - t; e = d + v; }
+    else { d = v - t; e = d + *s; }
+    *c = *c + e;
+    *s = t;
+}
+static void ref_lane_batch(const float *x, size_t len, int rms, int p, qmx_calib_stat *st) {
+    float ls[32], lc[32], bs = 0.0f, bc = 0.0f;
+    size_t i, j, pos = 0, used;
+    for (j = 0; j < 32; j++) ls[j] = lc[j] = 0.0f;
+    for (i = 0; i < len; i++) {
+        float a = x[i] < 0 ? -x[i] : x[i];
+        volatile float t = a;
+        int q;
+        j = pos++ % 32;
+        if (rms) t = a * a;
+        else if (a == 0.0f) continue;
+        else for (q = 1; q < p; q++) t = t * a;
+        st->n++;
+        ref_neumaier(&ls[j], &lc[j], t);
+    }
+    used = pos < 32 ? pos : 32;
+    for (j = 0; j < used; j++) ref_neumaier(&bs, &bc, ls[j]);
+    for (j = 0; j < used; j++) ref_neumaier(&bs, &bc, lc[j]);
+    ref_neumaier(&st->sum, &st->comp, bs);
+    ref_neumaier(&st->sum, &st->comp, bc);
+    st->seen += len;
+}
+
+static void test_sum_order(void) {
+    static const size_t lens[] = { 1, 31, 32, 33, 63, 64, 100, 1000, 4099 };
+    static float x[2 * 4099];
+    size_t li, i, b;
+    int p;
+    QMX_TEST_CASE("absmean p=1..4 and rms: records bit-exact with the documented 32-lane order");
+    for (li = 0; li < sizeof lens / sizeof lens[0]; li++)
+        for (p = 1; p <= 5; p++) {   /* 5: rms */
+            size_t n = lens[li], ch;
+            for (ch = 1; ch <= 2; ch++) {   /* per tensor; two whole channels of n */
+                qmx_calib_config cc;
+                qmx_qconfig q;
+                qmx_observer obs;
+                qmx_calib_stat st[2], want[2];
+                memset(&cc, 0, sizeof cc);
+                memset(&q, 0, sizeof q);
+                memset(want, 0, sizeof want);
+                cc.method = p == 5 ? QMX_CALIB_RMS : QMX_CALIB_ABSMEAN;
+                cc.p = p == 5 ? 0 : p;
+                if (ch == 2) { q.granularity = QMX_PER_CHANNEL; q.outer = 1; q.axis_len = 2; q.inner = n; }
+                CHECK_EQ_INT(qmx_observer_init(&obs, &cc, &q, 2 * n, st, 2), QMX_OK, "init");
+                for (b = 0; b < 3; b++) {   /* three batches: the record carries over */
+                    size_t c;
+                    for (i = 0; i < 2 * n; i++) {
+                        uint32_t r = qmx_test_rand();
+                        x[i] = r % 5 == 0 ? 0.0f   /* zeros: absmean skips them */
+                             : (float)((int32_t)(r >> 8) - 8388608) * (1.0f / 1048576.0f) *
+                                   (float)(1u << (r % 7));
+                    }
+                    CHECK_EQ_INT(qmx_observer_update(&obs, x, 2 * n), QMX_OK, "update");
+                    for (c = 0; c < ch; c++) ref_lane_batch(x + c * (2 * n / ch), 2 * n / ch, p == 5, p, &want[c]);
+                    for (c = 0; c < ch; c++)
+                        CHECK(memcmp(&st[c].sum, &want[c].sum, sizeof(float)) == 0 &&
+                              memcmp(&st[c].comp, &want[c].comp, sizeof(float)) == 0 &&
+                              st[c].n == want[c].n,
+                              "p %d n %zu ch %zu batch %zu: sum %.9g comp %.9g n %lu, want %.9g %.9g %lu",
+                              p, n, c, b, (double)st[c].sum, (double)st[c].comp, (unsigned long)st[c].n,
+                              (double)want[c].sum, (double)want[c].comp, (unsigned long)want[c].n);
+                }
+            }
+        }
+}
+
 int main(void) {
     test_torch();
     test_delayed_golden();
@@ -1134,6 +1212,7 @@ int main(void) {
     test_methods_hand();
     test_methods_malformed();
     test_sum_methods();
+    test_sum_order();
     test_granularity();
     test_zero_and_errors();
     test_long_runs_nonfinite();
