@@ -1085,6 +1085,7 @@ static void test_long_runs_nonfinite(void) {
                 size_t c;
                 memset(&cc, 0, sizeof cc);
                 memset(&q, 0, sizeof q);
+                memset(&obs, 0, sizeof obs);
                 cc.method = (qmx_calib_method)m;
                 if (ch == 2) {
                     q.granularity = QMX_PER_CHANNEL;
@@ -1177,6 +1178,7 @@ static void test_sum_order(void) {
                 qmx_calib_stat st[2], want[2];
                 memset(&cc, 0, sizeof cc);
                 memset(&q, 0, sizeof q);
+                memset(&obs, 0, sizeof obs);
                 memset(want, 0, sizeof want);
                 cc.method = p == 5 ? QMX_CALIB_RMS : QMX_CALIB_ABSMEAN;
                 cc.p = p == 5 ? 0 : p;
