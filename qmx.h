@@ -1677,6 +1677,17 @@ QMX__VINLINE __m512i qmx__q512_pack(__m512i r0, __m512i r1, __m512i r2, __m512i 
 #ifndef QMX_NT_STORE_MIN
 #define QMX_NT_STORE_MIN ((size_t)4 << 20)
 #endif
+/* Streaming runs: the 256 input bytes QMX__Q512_PF_DIST floats ahead of x + i, with the
+ * non-temporal hint (the run is read once), when they are still inside x[0..n). */
+QMX__VINLINE void qmx__q512_prefetch(const float *x, size_t i, size_t n) {
+    if (n - i >= QMX__Q512_PF_DIST + 64) {
+        const char *pf = (const char *)(x + i + QMX__Q512_PF_DIST);
+        _mm_prefetch(pf, _MM_HINT_NTA);
+        _mm_prefetch(pf + 64, _MM_HINT_NTA);
+        _mm_prefetch(pf + 128, _MM_HINT_NTA);
+        _mm_prefetch(pf + 192, _MM_HINT_NTA);
+    }
+}
 QMX__VINLINE size_t qmx__q512_loop(const float *x, size_t n, const qmx__q512 *k, int8_t *q,
                                    int div, int addz, int away, int zpi) {
     size_t i = 0;
@@ -1693,13 +1704,7 @@ QMX__VINLINE size_t qmx__q512_loop(const float *x, size_t n, const qmx__q512 *k,
         }
         for (; i + 64 <= n; i += 64) {
             __m512i r0, r1, r2, r3;
-            if (n - i >= QMX__Q512_PF_DIST + 64) {  /* the input ahead, non-temporal hint */
-                const char *pf = (const char *)(x + i + QMX__Q512_PF_DIST);
-                _mm_prefetch(pf, _MM_HINT_NTA);
-                _mm_prefetch(pf + 64, _MM_HINT_NTA);
-                _mm_prefetch(pf + 128, _MM_HINT_NTA);
-                _mm_prefetch(pf + 192, _MM_HINT_NTA);
-            }
+            qmx__q512_prefetch(x, i, n);
             r0 = qmx__q512_one(_mm512_loadu_ps(x + i), k, div, addz, away);
             r1 = qmx__q512_one(_mm512_loadu_ps(x + i + 16), k, div, addz, away);
             r2 = qmx__q512_one(_mm512_loadu_ps(x + i + 32), k, div, addz, away);
@@ -1874,13 +1879,7 @@ QMX__VINLINE size_t qmx__f8q512_loop(const float *x, size_t n, const qmx__f8q512
             i = head;
         }
         for (; i + 64 <= n; i += 64) {
-            if (n - i >= QMX__Q512_PF_DIST + 64) {  /* the input ahead, non-temporal hint */
-                const char *pf = (const char *)(x + i + QMX__Q512_PF_DIST);
-                _mm_prefetch(pf, _MM_HINT_NTA);
-                _mm_prefetch(pf + 64, _MM_HINT_NTA);
-                _mm_prefetch(pf + 128, _MM_HINT_NTA);
-                _mm_prefetch(pf + 192, _MM_HINT_NTA);
-            }
+            qmx__q512_prefetch(x, i, n);
             _mm512_stream_si512((__m512i *)(void *)(out + i),
                                 qmx__f8q512_64(x + i, 0, k, div, fnuz, 1));
         }
