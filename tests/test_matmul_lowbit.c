@@ -203,6 +203,38 @@ static void test_int4_random(void) {
     }
 }
 
+/* Blocks of 32 with one weight zero point and a_zp = 0 (the ggml Q4_0 x Q8_0 class): the
+ * path that computes 16 columns at a time, with every column count, K tail and block count
+ * around its widths (16 columns, 4-block chunks, 16-block scale transposes). */
+static void test_int4_b32_strips(void) {
+    static const size_t Ks[] = {32, 96, 128, 500, 544, 700};
+    static const size_t Ns[] = {1, 15, 16, 17, 33, 40};
+    size_t ki, ni, it = 0;
+    char name[160];
+    QMX_TEST_CASE("int4 blocks of 32, one zero point: every strip width, K tail and block count");
+    for (ki = 0; ki < sizeof Ks / sizeof Ks[0]; ki++)
+        for (ni = 0; ni < sizeof Ns / sizeof Ns[0]; ni++, it++) {
+            cfg c;
+            memset(&c, 0, sizeof c);
+            c.M = it % 3 == 0 ? 3 : 1;
+            c.N = Ns[ni];
+            c.K = Ks[ki];
+            c.lda = c.K + (it % 4 == 1 ? 3 : 0);
+            c.ldw = c.K + (it % 2 ? 2 : 0);
+            c.ldc = c.N + it % 3;
+            c.bs = 32;
+            c.a_i4 = it % 5 == 2;
+            c.w_u4 = it % 2;
+            c.a_per_row = (it / 2) % 2;
+            c.w_per_col = it % 7 != 3;
+            c.w_zp = (int32_t)(it % 16);
+            snprintf(name, sizeof name, "b32 strip M%lu N%lu K%lu ldw%lu a%s w%s", (unsigned long)c.M,
+                     (unsigned long)c.N, (unsigned long)c.K, (unsigned long)c.ldw,
+                     c.a_i4 ? "i4" : "i8", c.w_u4 ? "u4" : "i4");
+            run_case(&c, name);
+        }
+}
+
 /* Golden: fixed cases whose output bits must be the same on every build and target. */
 static void test_int4_golden(void) {
     static const struct { size_t M, N, K, ldw, bs; int w_u4, a_i4; int32_t azp; uint32_t h; } g[] = {
@@ -572,6 +604,7 @@ int main(void) {
     test_fc_i4();
     test_int4_golden();
     test_int4_random();
+    test_int4_b32_strips();
     test_fp8_products_exact();
     test_fp8_errors();
     test_fp8_golden();
