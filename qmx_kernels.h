@@ -4832,36 +4832,49 @@ static void qmx__lb_tile_b32(const uint8_t *const *a, size_t na, const uint8_t *
 static void qmx__lb_b32_strip16(const uint8_t *a, const uint8_t *const *w, size_t nb, uint8_t x,
                                 int32_t *Pt, const uint8_t *const *wnext) {
     const __m512i m4 = _mm512_set1_epi8(0x0F), xv = _mm512_set1_epi8((char)x);
-    const __m512i z = _mm512_setzero_si512();
+    const __m512i xh = _mm512_set1_epi8((char)(x >> 4)), z = _mm512_setzero_si512();
     size_t c;
     int g;
     for (c = 0; c * 64 < nb; c++) {
-        size_t rem = nb - c * 64;
+        size_t rem = nb - c * 64, o = c * 64;
         __mmask64 msk = rem >= 64 ? ~(__mmask64)0 : (__mmask64)((((uint64_t)1) << rem) - 1u);
         const __m512i ae = _mm512_loadu_si512((const void *)(a + c * 128));
         const __m512i ao = _mm512_loadu_si512((const void *)(a + c * 128 + 64));
-        __m512i R[4], s0, s1, s2, s3;
+        __m512i R0, R1, R2, R3, s0, s1, s2, s3;
         if (wnext)   /* the next strip's rows: 16 streams the hardware prefetcher starts late */
-            for (g = 0; g < 16; g++) _mm_prefetch((const char *)(wnext[g] + c * 64), _MM_HINT_T0);
-        for (g = 0; g < 4; g++) {
-            __m512i t0, t1, t2, t3, u0, u1;
+            for (g = 0; g < 16; g += 4) {
+                _mm_prefetch((const char *)(wnext[g] + o), _MM_HINT_T0);
+                _mm_prefetch((const char *)(wnext[g + 1] + o), _MM_HINT_T0);
+                _mm_prefetch((const char *)(wnext[g + 2] + o), _MM_HINT_T0);
+                _mm_prefetch((const char *)(wnext[g + 3] + o), _MM_HINT_T0);
+            }
+/* t = block dots of row j of the chunk: (low nibbles ^ x) x even elements + (high ^ x) x odd */
 #define QMX__LB_S16_DOT(t, j)                                                                      \
-            do {                                                                                   \
-                __m512i v_ = _mm512_xor_si512(_mm512_maskz_loadu_epi8(msk, w[4 * g + (j)] + c * 64), xv); \
-                t = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(z, _mm512_and_si512(v_, m4), ae),     \
-                                        _mm512_and_si512(_mm512_srli_epi16(v_, 4), m4), ao);       \
-            } while (0)
-            QMX__LB_S16_DOT(t0, 0); QMX__LB_S16_DOT(t1, 1); QMX__LB_S16_DOT(t2, 2); QMX__LB_S16_DOT(t3, 3);
+        do {                                                                                       \
+            __m512i v_ = _mm512_maskz_loadu_epi8(msk, w[j] + o);                                   \
+            t = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(z, _mm512_ternarylogic_epi32(v_, xv, m4, 0x28), ae), \
+                                    _mm512_ternarylogic_epi32(_mm512_srli_epi16(v_, 4), xh, m4, 0x28), ao); \
+        } while (0)
+/* R = per 128-bit lane L (block 4c + L): rows g0..g0+3 summed over their 4 partials */
+#define QMX__LB_S16_GROUP(R, g0)                                                                   \
+        do {                                                                                       \
+            __m512i t0, t1, t2, t3, u0, u1;                                                        \
+            QMX__LB_S16_DOT(t0, (g0)); QMX__LB_S16_DOT(t1, (g0) + 1);                              \
+            QMX__LB_S16_DOT(t2, (g0) + 2); QMX__LB_S16_DOT(t3, (g0) + 3);                          \
+            u0 = _mm512_add_epi32(_mm512_unpacklo_epi32(t0, t1), _mm512_unpackhi_epi32(t0, t1));   \
+            u1 = _mm512_add_epi32(_mm512_unpacklo_epi32(t2, t3), _mm512_unpackhi_epi32(t2, t3));   \
+            R = _mm512_add_epi32(_mm512_unpacklo_epi64(u0, u1), _mm512_unpackhi_epi64(u0, u1));    \
+        } while (0)
+        QMX__LB_S16_GROUP(R0, 0);
+        QMX__LB_S16_GROUP(R1, 4);
+        QMX__LB_S16_GROUP(R2, 8);
+        QMX__LB_S16_GROUP(R3, 12);
+#undef QMX__LB_S16_GROUP
 #undef QMX__LB_S16_DOT
-            /* per 128-bit lane L (block 4c + L): [t0, t1, t2, t3] summed over their 4 partials */
-            u0 = _mm512_add_epi32(_mm512_unpacklo_epi32(t0, t1), _mm512_unpackhi_epi32(t0, t1));
-            u1 = _mm512_add_epi32(_mm512_unpacklo_epi32(t2, t3), _mm512_unpackhi_epi32(t2, t3));
-            R[g] = _mm512_add_epi32(_mm512_unpacklo_epi64(u0, u1), _mm512_unpackhi_epi64(u0, u1));
-        }
-        s0 = _mm512_shuffle_i32x4(R[0], R[1], 0x44);
-        s1 = _mm512_shuffle_i32x4(R[0], R[1], 0xEE);
-        s2 = _mm512_shuffle_i32x4(R[2], R[3], 0x44);
-        s3 = _mm512_shuffle_i32x4(R[2], R[3], 0xEE);
+        s0 = _mm512_shuffle_i32x4(R0, R1, 0x44);
+        s1 = _mm512_shuffle_i32x4(R0, R1, 0xEE);
+        s2 = _mm512_shuffle_i32x4(R2, R3, 0x44);
+        s3 = _mm512_shuffle_i32x4(R2, R3, 0xEE);
         _mm512_storeu_si512((void *)(Pt + (4 * c + 0) * 16), _mm512_shuffle_i32x4(s0, s2, 0x88));
         _mm512_storeu_si512((void *)(Pt + (4 * c + 1) * 16), _mm512_shuffle_i32x4(s0, s2, 0xDD));
         _mm512_storeu_si512((void *)(Pt + (4 * c + 2) * 16), _mm512_shuffle_i32x4(s1, s3, 0x88));
