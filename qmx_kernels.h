@@ -364,10 +364,12 @@
  *
  * WORKSPACE: qmx_matmul_i4_workspace_size(M, N, K, params, &bytes) (the same for the three
  *   int4 entry points; a pure function of M, N, K and block_size, the same on every target):
- *       64 + mb * R + r64(4 * mb * nblk) + r64(64 * r4(nblk)),   mb = min(M, 16),
- *       R = (nblk - 1) * 2*r128(bs) + 2*r128(last block length)
+ *       64 + mb * R + r64(4 * mb * nblk) + r64(64 * r4(nd)),   mb = min(M, 16),
+ *       R = (nblk - 1) * 2*r128(bs) + 2*r128(last block length),
+ *       nd = ceil(K / 32) when bs is a multiple of 32 and nblk > 1, else nblk
  *   (r128 / r4 round up to 128 / 4; 2 bytes per element covers the int16 layout of the DSP
- *   path; the last term holds the block dots of a 4x4 tile on the blocks-of-32 path).
+ *   path; the last term holds the block dots of a 4x4 tile, or of 16 columns per 32
+ *   elements, on the blocks-of-32 paths).
  *   Any alignment. Stack: a 4x4 int32 tile and a few words (< 256 bytes).
  *
  * FULLY-CONNECTED s4: qmx_fully_connected_i4(M, N, K, A, lda, a_zp, W, ldw, rq, out, ldo,
@@ -4600,7 +4602,9 @@ static qmx_status qmx__lb_ws(size_t M, size_t K, size_t bs, size_t *bytes) {
     if (R > (SIZE_MAX - 64) / mb) return QMX_ERR_OVERFLOW;
     total = 64 + mb * R;
     if (nblk > (SIZE_MAX / 4 - 64) / mb) return QMX_ERR_OVERFLOW;
-    t = qmx__k_r64(4 * mb * nblk) + qmx__k_r64(64 * ((nblk + 3) / 4 * 4));
+    /* block dots: a 4x4 tile's per block, or (blocks of 32 r) 16 columns' per 32 elements */
+    t = bs % 32 == 0 && nblk > 1 ? (K + 31) / 32 : nblk;
+    t = qmx__k_r64(4 * mb * nblk) + qmx__k_r64(64 * ((t + 3) / 4 * 4));
     if (t > SIZE_MAX - total) return QMX_ERR_OVERFLOW;
     *bytes = total + t;
     return QMX_OK;
@@ -4884,16 +4888,17 @@ static void qmx__lb_b32_strip16(const uint8_t *a, const uint8_t *const *w, size_
 
 /* The float stage of 16 columns from Pt, in the documented order (per column: sum = 0, then
  * for b increasing q = (float)P_b; q = q * sa_b; q = q * sb_b; sum = sum + q), 16 columns
- * a lane each: the same operations, so the same bits as qmx__lb_blocks_f32. P_b is the raw
- * dot minus z * (block sum of A) (uint32 wrap-around, as the scalar path). sb: the columns'
- * scales at stride sb_step (0: one scale per block for every column); lanes past nn are not
- * stored. */
+ * a lane each: the same operations, so the same bits as qmx__lb_blocks_f32. Block b of
+ * 32 r elements is Pt rows b r .. b r + r - 1 (below nsub, the rows written); P_b is their
+ * raw dot minus z * (block sum of A) (uint32 wrap-around, as the scalar path). sb: the
+ * columns' scales at stride sb_step (0: one scale per block for every column); lanes past nn
+ * are not stored. */
 #if defined(__GNUC__) && !defined(__clang__)
 __attribute__((optimize("fp-contract=off")))
 #endif
-static void qmx__lb_b32_f32_16(const int32_t *Pt, size_t nblk, const int32_t *asum, uint32_t z,
-                               const float *sa, const float *sb, size_t sb_step, size_t nn,
-                               float *C, const float *sbnext) {
+static void qmx__lb_b32_f32_16(const int32_t *Pt, size_t nblk, size_t r, size_t nsub,
+                               const int32_t *asum, uint32_t z, const float *sa, const float *sb,
+                               size_t sb_step, size_t nn, float *C, const float *sbnext) {
 #if defined(__clang__)
 #pragma clang fp contract(off)
 #endif
@@ -4932,9 +4937,11 @@ static void qmx__lb_b32_f32_16(const int32_t *Pt, size_t nblk, const int32_t *as
             }
         }
         for (k = 0; k < nk; k++) {
-            size_t b = b0 + k;
-            __m512i p = _mm512_sub_epi32(_mm512_loadu_si512((const void *)(Pt + b * 16)),
-                                         _mm512_set1_epi32((int)(z * (uint32_t)asum[b])));
+            size_t b = b0 + k, u = b * r, ue = u + r < nsub ? u + r : nsub;
+            __m512i p = _mm512_loadu_si512((const void *)(Pt + u * 16));
+            for (u++; u < ue; u++)   /* blocks of 32 r: the exact sum of their r dots */
+                p = _mm512_add_epi32(p, _mm512_loadu_si512((const void *)(Pt + u * 16)));
+            p = _mm512_sub_epi32(p, _mm512_set1_epi32((int)(z * (uint32_t)asum[b])));
             __m512 q = _mm512_mul_ps(_mm512_cvtepi32_ps(p), _mm512_set1_ps(sa[b]));
             q = _mm512_mul_ps(q, sb_step ? T[k] : _mm512_set1_ps(sb[b]));
 #if defined(__clang__)
@@ -4987,6 +4994,7 @@ static float qmx__lb_blocks_f32(const int32_t *P, size_t nblk, const float *sa,
  * output. Same integers, same float operations as the per-block path. */
 static void qmx__lb_run_b32(const qmx__lb_args *g, void *workspace, const qmx__lb_f32_ctx *x) {
     const size_t M = g->M, N = g->N, K = g->K, nblk = g->nblk, ps = (nblk + 3) / 4 * 4;
+    const size_t bs = g->bs, nsub = (K + 31) / 32;   /* bs: 32, or 32 r on the strip path only */
     const uint8_t xr = g->w_u4 ? 0u : 0x88u;
     const uint32_t azp = (uint32_t)g->a_zp;
     const qmx_matmul_i4_params *p = x->p;
@@ -4995,7 +5003,7 @@ static void qmx__lb_run_b32(const qmx__lb_args *g, void *workspace, const qmx__l
     size_t mbmax = M < QMX__LB_MB ? M : QMX__LB_MB;
     uint8_t *panel;
     int32_t *sa, *P;
-    R = (nblk - 1) * 2 * qmx__lb_r128(32) + 2 * qmx__lb_r128(K - (nblk - 1) * 32); /* as WORKSPACE */
+    R = (nblk - 1) * 2 * qmx__lb_r128(bs) + 2 * qmx__lb_r128(K - (nblk - 1) * bs); /* as WORKSPACE */
     panel = ws + off;
     sa = (int32_t *)(void *)(ws + off + mbmax * R);
     P = (int32_t *)(void *)(ws + off + mbmax * R + qmx__k_r64(4 * mbmax * nblk));
@@ -5004,8 +5012,8 @@ static void qmx__lb_run_b32(const qmx__lb_args *g, void *workspace, const qmx__l
         for (i = 0; i < mb; i++) {
             qmx__lb_prep_block(panel + i * R, g->A, g->a_i4, (m0 + i) * g->lda, 0, K, g->a_zp);
             for (b = 0; b < nblk; b++)
-                sa[i * nblk + b] = qmx__lb_asum(g->A, g->a_i4, (m0 + i) * g->lda, b * 32,
-                                                K - b * 32 < 32 ? K - b * 32 : 32);
+                sa[i * nblk + b] = qmx__lb_asum(g->A, g->a_i4, (m0 + i) * g->lda, b * bs,
+                                                K - b * bs < bs ? K - b * bs : bs);
         }
 #if defined(QMX__LB_HAVE_STRIP16)
         if (!azp && !g->w_zps) {
@@ -5025,7 +5033,7 @@ static void qmx__lb_run_b32(const qmx__lb_args *g, void *workspace, const qmx__l
                 for (i = 0; i < mb; i++) {
                     const int last = nx && i + 1 == mb;
                     qmx__lb_b32_strip16(panel + i * R, wr, (K + 1) / 2, xr, P, last ? wx : NULL);
-                    qmx__lb_b32_f32_16(P, nblk, sa + i * nblk, z,
+                    qmx__lb_b32_f32_16(P, nblk, bs / 32, nsub, sa + i * nblk, z,
                                        p->a_scales + (p->a_per_row ? (m0 + i) * nblk : 0),
                                        p->w_scales + (p->w_per_col ? n * nblk : 0),
                                        p->w_per_col ? nblk : 0, nn, x->C + (m0 + i) * x->ldc + n,
@@ -5035,6 +5043,7 @@ static void qmx__lb_run_b32(const qmx__lb_args *g, void *workspace, const qmx__l
             continue;
         }
 #endif
+        QMX_ASSERT(bs == 32);   /* the 4x4 tiles below: blocks of 32 only */
         for (n = 0; n < N; n += 4) {
             size_t nn = N - n < 4 ? N - n : 4;
             const uint8_t *wr[4];
@@ -5132,8 +5141,9 @@ QMX_API qmx_status qmx_matmul_i4_f32(size_t M, size_t N, size_t K, const void *A
     if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
     x.C = C; x.ldc = ldc; x.nblk = g.nblk; x.p = params;
 #if defined(QMX__LB_HAVE_B32)
-    if (g.bs == 32 && g.nblk > 1 && g.ldw % 2 == 0) {
-        qmx__lb_run_b32(&g, workspace, &x);
+    if (g.nblk > 1 && g.ldw % 2 == 0 &&
+        (g.bs == 32 || (g.bs % 32 == 0 && g.a_zp == 0 && !g.w_zps))) {
+        qmx__lb_run_b32(&g, workspace, &x);   /* blocks of 32 r: the strips only */
         return QMX_OK;
     }
 #endif

@@ -121,12 +121,20 @@ static uint32_t run_case(const cfg *c, const char *what) {
     A = c->a_i4 ? (const void *)Ap : (const void *)Av;
     CHECK_EQ_INT(qmx_matmul_i4_workspace_size(c->M, c->N, c->K, &p, &need), QMX_OK, "%s", what);
     CHECK(need <= sizeof wsbuf, "%s: workspace %lu", what, (unsigned long)need);
+    CHECK(need + 3 + 512 <= sizeof wsbuf, "%s: workspace %lu too large for the test", what, (unsigned long)need);
+    if (need + 3 + 512 > sizeof wsbuf) return 0;
     for (m = 0; m < c->M * c->ldc; m++) Ci[m] = 0x5A5A5A5A;
+    memset(wsbuf + 1 + need, 0xA5, 512);   /* nothing may be written past the workspace */
     st = qmx_matmul_i4(c->M, c->N, c->K, A, c->lda, Wp, c->ldw, Ci, c->ldc, &p, wsbuf + 1, need);
     CHECK_EQ_INT(st, QMX_OK, "%s", what);
+    for (m = 0; m < 512; m++) if (wsbuf[1 + need + m] != 0xA5) break;
+    CHECK(m == 512, "%s: byte %lu past the workspace written", what, (unsigned long)m);
     for (m = 0; m < c->M * c->ldc; m++) Cf[m] = -7.0f;
+    memset(wsbuf + 3 + need, 0xA5, 512);
     st = qmx_matmul_i4_f32(c->M, c->N, c->K, A, c->lda, Wp, c->ldw, Cf, c->ldc, &p, wsbuf + 3, need);
     CHECK_EQ_INT(st, QMX_OK, "%s f32", what);
+    for (m = 0; m < 512; m++) if (wsbuf[3 + need + m] != 0xA5) break;
+    CHECK(m == 512, "%s f32: byte %lu past the workspace written", what, (unsigned long)m);
     for (m = 0; m < c->M; m++)
         for (n = 0; n < c->ldc; n++) {
             int64_t tot = 0;
@@ -203,15 +211,18 @@ static void test_int4_random(void) {
     }
 }
 
-/* Blocks of 32 with one weight zero point and a_zp = 0 (the ggml Q4_0 x Q8_0 class): the
- * path that computes 16 columns at a time, with every column count, K tail and block count
- * around its widths (16 columns, 4-block chunks, 16-block scale transposes). */
+/* Blocks of 32 r with one weight zero point and a_zp = 0 (the ggml Q4_0 x Q8_0 class and
+ * GPTQ-style groups of 64 / 128): the path that computes 16 columns at a time, with every
+ * column count, K tail and block count around its widths (16 columns, 4-dot chunks, 16-block
+ * scale transposes, r dots per block). */
 static void test_int4_b32_strips(void) {
-    static const size_t Ks[] = {32, 96, 128, 500, 544, 700};
+    static const size_t Ks[] = {32, 96, 128, 300, 500, 544, 700};
     static const size_t Ns[] = {1, 15, 16, 17, 33, 40};
-    size_t ki, ni, it = 0;
+    static const size_t Bss[] = {32, 64, 96, 128, 256};
+    size_t ki, ni, bi, it = 0;
     char name[160];
-    QMX_TEST_CASE("int4 blocks of 32, one zero point: every strip width, K tail and block count");
+    QMX_TEST_CASE("int4 blocks of 32 r, one zero point: every strip width, K tail and block count");
+    for (bi = 0; bi < sizeof Bss / sizeof Bss[0]; bi++)
     for (ki = 0; ki < sizeof Ks / sizeof Ks[0]; ki++)
         for (ni = 0; ni < sizeof Ns / sizeof Ns[0]; ni++, it++) {
             cfg c;
@@ -222,13 +233,14 @@ static void test_int4_b32_strips(void) {
             c.lda = c.K + (it % 4 == 1 ? 3 : 0);
             c.ldw = c.K + (it % 2 ? 2 : 0);
             c.ldc = c.N + it % 3;
-            c.bs = 32;
+            c.bs = Bss[bi];
             c.a_i4 = it % 5 == 2;
             c.w_u4 = it % 2;
             c.a_per_row = (it / 2) % 2;
             c.w_per_col = it % 7 != 3;
             c.w_zp = (int32_t)(it % 16);
-            snprintf(name, sizeof name, "b32 strip M%lu N%lu K%lu ldw%lu a%s w%s", (unsigned long)c.M,
+            snprintf(name, sizeof name, "strip bs%lu M%lu N%lu K%lu ldw%lu a%s w%s",
+                     (unsigned long)c.bs, (unsigned long)c.M,
                      (unsigned long)c.N, (unsigned long)c.K, (unsigned long)c.ldw,
                      c.a_i4 ? "i4" : "i8", c.w_u4 ? "u4" : "i4");
             run_case(&c, name);
