@@ -336,10 +336,11 @@
  *       weight rows two tiles ahead (the hardware prefetcher alone restarts at every tile). With
  *       blocks of 32 (qmx_matmul_i4_f32, ggml Q4_0 class) A is laid out once over all of K
  *       and one pass gives every block's dot: 128-bit lane L of an accumulator holds exactly
- *       elements 32L..32L+31 of a chunk. With a_zp = 0 and one weight zero point, 16 columns
+ *       elements 32L..32L+31 of a chunk. With a_zp = 0 (any weight zero points), 16 columns
  *       at a time: the block dots of 4 columns come out of one transpose-add, 4 of those are
  *       regrouped into [block][16 columns] rows in the workspace, the columns' scales are
- *       transposed 16 x 16 in registers, and the float order runs 16 columns a lane each
+ *       (and per-block zero points) transposed 16 x 16 in registers, and the float order
+ *       runs 16 columns a lane each
  *       (the next strip's weight and scale rows prefetched); otherwise 4x4 tiles (two in-lane
  *       shuffles + vpcompressd).
  *     AVX2: vpmaddubsw (pairs 15*128*2 < 2^15: never saturates) + vpmaddwd, 2x4.
@@ -4828,9 +4829,10 @@ static void qmx__lb_tile_b32(const uint8_t *const *a, size_t na, const uint8_t *
 }
 #define QMX__LB_HAVE_B32 1
 
-/* One weight zero point and a_zp = 0: the block dots of 16 weight rows (columns) for
- * one laid-out row a of A over all of K, stored transposed: Pt[b * 16 + j] = raw dot of block
- * b, column j (rows b past the last block are written too, 0 from A's zero padding). The
+/* a_zp = 0 (the weight zero points go to the float stage): the block dots of 16 weight rows
+ * (columns) for one laid-out row a of A over all of K, stored transposed: Pt[b * 16 + j] =
+ * raw dot of block b, column j (rows b past the last block are written too, 0 from A's zero
+ * padding). The
  * 4 block dots of 4 columns come out of one transpose-add (unpacks), and 4 of those are
  * regrouped by 128-bit lanes into 16 columns per block: full 64-byte stores, read back whole. */
 static void qmx__lb_b32_strip16(const uint8_t *a, const uint8_t *const *w, size_t nb, uint8_t x,
@@ -4886,68 +4888,86 @@ static void qmx__lb_b32_strip16(const uint8_t *a, const uint8_t *const *w, size_
     }
 }
 
+/* 16 x 16 transpose of 32-bit elements: out[k] element j = r[j] element k (r is clobbered). */
+QMX__VINLINE void qmx__lb_tr16(__m512 *r, __m512 *out) {
+    __m512 t[16];
+    int k, e;
+    for (k = 0; k < 16; k += 2) {
+        t[k] = _mm512_unpacklo_ps(r[k], r[k + 1]);
+        t[k + 1] = _mm512_unpackhi_ps(r[k], r[k + 1]);
+    }
+    for (k = 0; k < 16; k += 4) {   /* r[k + e] lane l: rows k..k+3, element 4l + e */
+        r[k] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[k]), _mm512_castps_pd(t[k + 2])));
+        r[k + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[k]), _mm512_castps_pd(t[k + 2])));
+        r[k + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[k + 1]), _mm512_castps_pd(t[k + 3])));
+        r[k + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[k + 1]), _mm512_castps_pd(t[k + 3])));
+    }
+    for (e = 0; e < 4; e++) {   /* 128-bit lanes: out[4l + e] = element 4l + e of the 16 rows */
+        __m512 v0 = _mm512_shuffle_f32x4(r[e], r[4 + e], 0x44);
+        __m512 v1 = _mm512_shuffle_f32x4(r[e], r[4 + e], 0xEE);
+        __m512 v2 = _mm512_shuffle_f32x4(r[8 + e], r[12 + e], 0x44);
+        __m512 v3 = _mm512_shuffle_f32x4(r[8 + e], r[12 + e], 0xEE);
+        out[e] = _mm512_shuffle_f32x4(v0, v2, 0x88);
+        out[4 + e] = _mm512_shuffle_f32x4(v0, v2, 0xDD);
+        out[8 + e] = _mm512_shuffle_f32x4(v1, v3, 0x88);
+        out[12 + e] = _mm512_shuffle_f32x4(v1, v3, 0xDD);
+    }
+}
+
 /* The float stage of 16 columns from Pt, in the documented order (per column: sum = 0, then
  * for b increasing q = (float)P_b; q = q * sa_b; q = q * sb_b; sum = sum + q), 16 columns
  * a lane each: the same operations, so the same bits as qmx__lb_blocks_f32. Block b of
  * 32 r elements is Pt rows b r .. b r + r - 1 (below nsub, the rows written); P_b is their
- * raw dot minus z * (block sum of A) (uint32 wrap-around, as the scalar path). sb: the
+ * raw dot minus z * (block sum of A) (uint32 wrap-around, as the scalar path), z the weight
+ * zero point, or per column and block from zps ([column][nblk] bytes) when not NULL. sb: the
  * columns' scales at stride sb_step (0: one scale per block for every column); lanes past nn
  * are not stored. */
 #if defined(__GNUC__) && !defined(__clang__)
 __attribute__((optimize("fp-contract=off")))
 #endif
 static void qmx__lb_b32_f32_16(const int32_t *Pt, size_t nblk, size_t r, size_t nsub,
-                               const int32_t *asum, uint32_t z, const float *sa, const float *sb,
-                               size_t sb_step, size_t nn, float *C, const float *sbnext) {
+                               const int32_t *asum, uint32_t z, const uint8_t *zps,
+                               const float *sa, const float *sb, size_t sb_step, size_t nn,
+                               float *C, const float *sbnext) {
 #if defined(__clang__)
 #pragma clang fp contract(off)
 #endif
     const __mmask16 km = nn >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << nn) - 1u);
-    __m512 sum = _mm512_setzero_ps(), T[16];
+    __m512 sum = _mm512_setzero_ps(), T[16], Z[16];
     size_t b0, k;
     for (b0 = 0; b0 < nblk; b0 += 16) {
         size_t nk = nblk - b0 < 16 ? nblk - b0 : 16;
-        if (sb_step) {   /* 16 columns x 16 blocks of scales, transposed in registers */
-            const __mmask16 kb = (__mmask16)(nk >= 16 ? 0xFFFFu : (1u << nk) - 1u);
-            __m512 r[16], t[16];
-            int e;
-            for (k = 0; k < 16; k++) {   /* columns past nn repeat column 0 (not stored) */
-                r[k] = _mm512_maskz_loadu_ps(kb, sb + (k < nn ? k : 0) * sb_step + b0);
+        const __mmask16 kb = (__mmask16)(nk >= 16 ? 0xFFFFu : (1u << nk) - 1u);
+        __m512 rows[16];
+        if (sb_step) {   /* 16 columns x 16 blocks of scales (columns past nn repeat column 0) */
+            for (k = 0; k < 16; k++) {
+                rows[k] = _mm512_maskz_loadu_ps(kb, sb + (k < nn ? k : 0) * sb_step + b0);
                 if (sbnext) _mm_prefetch((const char *)(sbnext + k * sb_step + b0), _MM_HINT_T0);
             }
-            for (k = 0; k < 16; k += 2) {
-                t[k] = _mm512_unpacklo_ps(r[k], r[k + 1]);
-                t[k + 1] = _mm512_unpackhi_ps(r[k], r[k + 1]);
-            }
-            for (k = 0; k < 16; k += 4) {   /* r[k + e] lane l: columns k..k+3, block 4l + e */
-                r[k] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[k]), _mm512_castps_pd(t[k + 2])));
-                r[k + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[k]), _mm512_castps_pd(t[k + 2])));
-                r[k + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[k + 1]), _mm512_castps_pd(t[k + 3])));
-                r[k + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[k + 1]), _mm512_castps_pd(t[k + 3])));
-            }
-            for (e = 0; e < 4; e++) {   /* 128-bit lanes: T[4l + e] = block 4l + e, 16 columns */
-                __m512 v0 = _mm512_shuffle_f32x4(r[e], r[4 + e], 0x44);
-                __m512 v1 = _mm512_shuffle_f32x4(r[e], r[4 + e], 0xEE);
-                __m512 v2 = _mm512_shuffle_f32x4(r[8 + e], r[12 + e], 0x44);
-                __m512 v3 = _mm512_shuffle_f32x4(r[8 + e], r[12 + e], 0xEE);
-                T[e] = _mm512_shuffle_f32x4(v0, v2, 0x88);
-                T[4 + e] = _mm512_shuffle_f32x4(v0, v2, 0xDD);
-                T[8 + e] = _mm512_shuffle_f32x4(v1, v3, 0x88);
-                T[12 + e] = _mm512_shuffle_f32x4(v1, v3, 0xDD);
-            }
+            qmx__lb_tr16(rows, T);
+        }
+        if (zps) {   /* per-block zero points: bytes [column][nblk], widened and transposed */
+            for (k = 0; k < 16; k++)
+                rows[k] = _mm512_castsi512_ps(_mm512_cvtepu8_epi32(
+                    _mm_maskz_loadu_epi8(kb, zps + (k < nn ? k : 0) * nblk + b0)));
+            qmx__lb_tr16(rows, Z);
         }
         for (k = 0; k < nk; k++) {
             size_t b = b0 + k, u = b * r, ue = u + r < nsub ? u + r : nsub;
             __m512i p = _mm512_loadu_si512((const void *)(Pt + u * 16));
             for (u++; u < ue; u++)   /* blocks of 32 r: the exact sum of their r dots */
                 p = _mm512_add_epi32(p, _mm512_loadu_si512((const void *)(Pt + u * 16)));
-            p = _mm512_sub_epi32(p, _mm512_set1_epi32((int)(z * (uint32_t)asum[b])));
-            __m512 q = _mm512_mul_ps(_mm512_cvtepi32_ps(p), _mm512_set1_ps(sa[b]));
-            q = _mm512_mul_ps(q, sb_step ? T[k] : _mm512_set1_ps(sb[b]));
+            p = _mm512_sub_epi32(p, zps ? _mm512_mullo_epi32(_mm512_castps_si512(Z[k]),
+                                                             _mm512_set1_epi32(asum[b]))
+                                        : _mm512_set1_epi32((int)(z * (uint32_t)asum[b])));
+            {
+                __m512 q = _mm512_mul_ps(_mm512_cvtepi32_ps(p), _mm512_set1_ps(sa[b]));
+                q = _mm512_mul_ps(q, sb_step ? T[k] : _mm512_set1_ps(sb[b]));
 #if defined(__clang__)
-            __asm__("" : "+v"(q));
+                __asm__("" : "+v"(q));
 #endif
-            sum = _mm512_add_ps(sum, q);
+                sum = _mm512_add_ps(sum, q);
+            }
         }
     }
     _mm512_mask_storeu_ps(C, km, sum);
@@ -5016,8 +5036,8 @@ static void qmx__lb_run_b32(const qmx__lb_args *g, void *workspace, const qmx__l
                                                 K - b * bs < bs ? K - b * bs : bs);
         }
 #if defined(QMX__LB_HAVE_STRIP16)
-        if (!azp && !g->w_zps) {
-            /* one zero point: strips of 16 columns (read from L1 again for each row), each
+        if (!azp) {
+            /* a_zp = 0: strips of 16 columns (read from L1 again for each row), each
              * row's block dots transposed in P, the float stage 16 columns at a time
              * (4096^2: M = 1 37 -> 116 GOPS, M = 128 57 -> 138) */
             const uint32_t z = g->w_u4 ? (uint32_t)g->w_zp : 8u;
@@ -5034,6 +5054,7 @@ static void qmx__lb_run_b32(const qmx__lb_args *g, void *workspace, const qmx__l
                     const int last = nx && i + 1 == mb;
                     qmx__lb_b32_strip16(panel + i * R, wr, (K + 1) / 2, xr, P, last ? wx : NULL);
                     qmx__lb_b32_f32_16(P, nblk, bs / 32, nsub, sa + i * nblk, z,
+                                       g->w_zps ? g->w_zps + n * nblk : NULL,
                                        p->a_scales + (p->a_per_row ? (m0 + i) * nblk : 0),
                                        p->w_scales + (p->w_per_col ? n * nblk : 0),
                                        p->w_per_col ? nblk : 0, nn, x->C + (m0 + i) * x->ldc + n,
@@ -5142,7 +5163,7 @@ QMX_API qmx_status qmx_matmul_i4_f32(size_t M, size_t N, size_t K, const void *A
     x.C = C; x.ldc = ldc; x.nblk = g.nblk; x.p = params;
 #if defined(QMX__LB_HAVE_B32)
     if (g.nblk > 1 && g.ldw % 2 == 0 &&
-        (g.bs == 32 || (g.bs % 32 == 0 && g.a_zp == 0 && !g.w_zps))) {
+        (g.bs == 32 || (g.bs % 32 == 0 && g.a_zp == 0))) {
         qmx__lb_run_b32(&g, workspace, &x);   /* blocks of 32 r: the strips only */
         return QMX_OK;
     }

@@ -239,10 +239,11 @@ static void test_int4_b32_strips(void) {
             c.a_per_row = (it / 2) % 2;
             c.w_per_col = it % 7 != 3;
             c.w_zp = (int32_t)(it % 16);
+            c.zps_per_block = c.w_u4 && it % 4 == 1;   /* GPTQ / AWQ-style zero points */
             snprintf(name, sizeof name, "strip bs%lu M%lu N%lu K%lu ldw%lu a%s w%s",
                      (unsigned long)c.bs, (unsigned long)c.M,
                      (unsigned long)c.N, (unsigned long)c.K, (unsigned long)c.ldw,
-                     c.a_i4 ? "i4" : "i8", c.w_u4 ? "u4" : "i4");
+                     c.a_i4 ? "i4" : "i8", c.w_u4 ? (c.zps_per_block ? "u4blk" : "u4") : "i4");
             run_case(&c, name);
         }
 }
