@@ -3471,34 +3471,15 @@ static void qmx__k_tiled_kn_rows(size_t M, size_t N, size_t K, const int8_t *A, 
     if (M < 16) { /* B streamed in memory order, all columns' accumulators in the workspace */
         const size_t ld = qmx__k_r64(N);
         int32_t *cs = accs + M * ld;
-        const __m512i cav = _mm512_set1_epi32((int)ca);
         for (blk = 0, kb = 0; kb < K; blk++, kb += bs) {
             size_t kl = K - kb < bs ? K - kb : bs;
             qmx__k_kn_stream(M, N, A, lda, B, ldb, kb, kb + kl, accs, cs);
             for (n0 = 0; n0 < N; n0 += QMX_MATMUL_TILE_N) {
-                size_t nb = N - n0 < QMX_MATMUL_TILE_N ? N - n0 : QMX_MATMUL_TILE_N, m, q;
+                size_t nb = N - n0 < QMX_MATMUL_TILE_N ? N - n0 : QMX_MATMUL_TILE_N, m;
                 for (m = 0; m < M; m++)
-                    for (c = 0; c < nb; c += 64) { /* - (a_zp + 128) * sums, column order */
-                        const int32_t *ap = accs + m * ld + n0 + c, *cp = cs + n0 + c;
-                        size_t cv = nb - c < 64 ? nb - c : 64;
-                        __m512i v[4], s0, s1, s2, s3, o[4];
-                        for (q = 0; q < 4; q++)
-                            v[q] = _mm512_sub_epi32(_mm512_loadu_si512((const void *)(ap + 16 * q)),
-                                                    _mm512_mullo_epi32(_mm512_loadu_si512((const void *)(cp + 16 * q)), cav));
-                        s0 = _mm512_shuffle_i32x4(v[0], v[1], 0x44);
-                        s1 = _mm512_shuffle_i32x4(v[0], v[1], 0xEE);
-                        s2 = _mm512_shuffle_i32x4(v[2], v[3], 0x44);
-                        s3 = _mm512_shuffle_i32x4(v[2], v[3], 0xEE);
-                        o[0] = _mm512_shuffle_i32x4(s0, s2, 0x88);
-                        o[1] = _mm512_shuffle_i32x4(s0, s2, 0xDD);
-                        o[2] = _mm512_shuffle_i32x4(s1, s3, 0x88);
-                        o[3] = _mm512_shuffle_i32x4(s1, s3, 0xDD);
-                        for (q = 0; q < 4 && 16 * q < cv; q++) {
-                            size_t left = cv - 16 * q;
-                            __mmask16 km = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
-                            _mm512_mask_storeu_epi32(tile + m * nb + c + 16 * q, km, o[q]);
-                        }
-                    }
+                    for (c = 0; c < nb; c += 64) /* - (a_zp + 128) * sums, column order */
+                        qmx__k_kn_finish64(accs + m * ld + n0 + c, cs + n0 + c, ca, 0u,
+                                           nb - c < 64 ? nb - c : 64, tile + m * nb + c);
                 stage(ctx, 0, M, n0, nb, blk, tile);
             }
             if (K - kb <= bs) break; /* last block (also avoids kb + bs overflowing) */
