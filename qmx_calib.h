@@ -716,13 +716,33 @@ typedef struct qmx__cb_lanes {
 #  define QMX__CB_VOPAQUE(v) ((void)0)
 #endif
 
+/* One term into its lane (the scalar path, and the vector paths' heads and tails). */
+QMX__CB_NOFMA
+static void qmx__cb_lane_step(qmx__cb_lanes *L, float x, int rms, int p, uint32_t *mb) {
+    QMX__CB_PRAGMA_NOFMA
+    float a = qmx__fabs(x), t;
+    size_t j = (size_t)(L->pos++ & 31u);
+    uint32_t b = qmx__f32_bits(x) & 0x7FFFFFFFu;
+    *mb = b > *mb ? b : *mb;
+    if (rms) t = a * a;
+    else if (a != 0.0f) t = qmx__cb_powi(a, p);
+    else return;
+    L->nz++;
+    QMX__CB_OPAQUE(t);
+    qmx__cb_add(&L->s[j], &L->c[j], t);
+}
+
 QMX__CB_NOFMA
 static uint32_t qmx__cb_lanes_add(qmx__cb_lanes *L, const float *x, size_t len, int rms, int p) {
     QMX__CB_PRAGMA_NOFMA
-    size_t i = 0;
+    size_t i = 0, i0;
     uint32_t mb = 0;   /* the largest |x| bit pattern, as qmx__cb_minmax */
+    /* terms up to lane 0 one at a time, so that a vector body starts on it */
+    for (; i < len && (L->pos & 31u) != 0; i++) qmx__cb_lane_step(L, x[i], rms, p, &mb);
+    i0 = i;
+    (void)i0;   /* used by the vector paths only */
 #if defined(QMX__AVX512)
-    if ((L->pos & 31u) == 0 && len >= 32) {
+    if (len - i >= 32) {
         __m512 s0 = _mm512_loadu_ps(L->s), s1 = _mm512_loadu_ps(L->s + 16);
         __m512 c0 = _mm512_loadu_ps(L->c), c1 = _mm512_loadu_ps(L->c + 16);
         const __m512i absm = _mm512_set1_epi32(0x7FFFFFFF);
@@ -751,11 +771,11 @@ static uint32_t qmx__cb_lanes_add(qmx__cb_lanes *L, const float *x, size_t len, 
         _mm512_storeu_ps(L->s, s0); _mm512_storeu_ps(L->s + 16, s1);
         _mm512_storeu_ps(L->c, c0); _mm512_storeu_ps(L->c + 16, c1);
         mb = (uint32_t)_mm512_reduce_max_epu32(m0);
-        L->pos += i;
-        L->nz += rms ? (uint64_t)i : nz;
+        L->pos += i - i0;
+        L->nz += rms ? (uint64_t)(i - i0) : nz;
     }
 #elif defined(QMX__AVX2)
-    if ((L->pos & 31u) == 0 && len >= 32) {
+    if (len - i >= 32) {
         __m256 sv[4], cv[4];
         const __m256 absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
         __m256i m0 = _mm256_setzero_si256();
@@ -783,11 +803,11 @@ static uint32_t qmx__cb_lanes_add(qmx__cb_lanes *L, const float *x, size_t len, 
         for (q = 0; q < 4; q++) { _mm256_storeu_ps(L->s + 8 * q, sv[q]); _mm256_storeu_ps(L->c + 8 * q, cv[q]); }
         _mm256_storeu_si256((__m256i *)(void *)tb, m0);
         for (q = 0; q < 8; q++) mb = tb[q] > mb ? tb[q] : mb;
-        L->pos += i;
-        L->nz += rms ? (uint64_t)i : nz;
+        L->pos += i - i0;
+        L->nz += rms ? (uint64_t)(i - i0) : nz;
     }
 #elif defined(QMX__NEON64)
-    if ((L->pos & 31u) == 0 && len >= 32) {
+    if (len - i >= 32) {
         float32x4_t sv[8], cv[8];
         uint32x4_t nzv = vdupq_n_u32(0), m0 = nzv;
         int q, j;
@@ -809,22 +829,11 @@ static uint32_t qmx__cb_lanes_add(qmx__cb_lanes *L, const float *x, size_t len, 
             }
         for (q = 0; q < 8; q++) { vst1q_f32(L->s + 4 * q, sv[q]); vst1q_f32(L->c + 4 * q, cv[q]); }
         mb = vmaxvq_u32(m0);
-        L->pos += i;
-        L->nz += rms ? (uint64_t)i : (uint64_t)vaddvq_u32(nzv);
+        L->pos += i - i0;
+        L->nz += rms ? (uint64_t)(i - i0) : (uint64_t)vaddvq_u32(nzv);
     }
 #endif
-    for (; i < len; i++) {
-        float a = qmx__fabs(x[i]), t;
-        size_t j = (size_t)(L->pos++ & 31u);
-        uint32_t b = qmx__f32_bits(x[i]) & 0x7FFFFFFFu;
-        mb = b > mb ? b : mb;
-        if (rms) t = a * a;
-        else if (a != 0.0f) t = qmx__cb_powi(a, p);
-        else continue;
-        L->nz++;
-        QMX__CB_OPAQUE(t);
-        qmx__cb_add(&L->s[j], &L->c[j], t);
-    }
+    for (; i < len; i++) qmx__cb_lane_step(L, x[i], rms, p, &mb);
     return mb;
 }
 

@@ -1140,12 +1140,14 @@ static void ref_neumaier(float *s, float *c, float v) {
     *c = *c + e;
     *s = t;
 }
-static void ref_lane_batch(const float *x, size_t len, int rms, int p, qmx_calib_stat *st) {
+/* One group's batch: runs of len elements at x + r * stride, r < runs, in that order. */
+static void ref_lane_batch(const float *x, size_t len, size_t runs, size_t stride, int rms, int p,
+                           qmx_calib_stat *st) {
     float ls[32], lc[32], bs = 0.0f, bc = 0.0f;
     size_t i, j, pos = 0, used;
     for (j = 0; j < 32; j++) ls[j] = lc[j] = 0.0f;
-    for (i = 0; i < len; i++) {
-        float a = x[i] < 0 ? -x[i] : x[i];
+    for (i = 0; i < len * runs; i++) {
+        float xi = x[(i / len) * stride + i % len], a = xi < 0 ? -xi : xi;
         volatile float t = a;
         int q;
         j = pos++ % 32;
@@ -1160,43 +1162,50 @@ static void ref_lane_batch(const float *x, size_t len, int rms, int p, qmx_calib
     for (j = 0; j < used; j++) ref_neumaier(&bs, &bc, lc[j]);
     ref_neumaier(&st->sum, &st->comp, bs);
     ref_neumaier(&st->sum, &st->comp, bc);
-    st->seen += len;
+    st->seen += len * runs;
 }
 
 static void test_sum_order(void) {
     static const size_t lens[] = { 1, 31, 32, 33, 63, 64, 100, 1000, 4099 };
-    static float x[2 * 4099];
+    static float x[6 * 4099];
     size_t li, i, b;
     int p;
     QMX_TEST_CASE("absmean p=1..4 and rms: records bit-exact with the documented 32-lane order");
     for (li = 0; li < sizeof lens / sizeof lens[0]; li++)
         for (p = 1; p <= 5; p++) {   /* 5: rms */
             size_t n = lens[li], ch;
-            for (ch = 1; ch <= 2; ch++) {   /* per tensor; two whole channels of n */
+            for (ch = 1; ch <= 3; ch++) {   /* per tensor; two channels of n; two channels of
+                                              * 3 runs of n (outer 3): runs not on lane 0 */
                 qmx_calib_config cc;
                 qmx_qconfig q;
                 qmx_observer obs;
                 qmx_calib_stat st[2], want[2];
+                size_t cnt = ch == 3 ? 6 * n : 2 * n;
                 memset(&cc, 0, sizeof cc);
                 memset(&q, 0, sizeof q);
                 memset(&obs, 0, sizeof obs);
                 memset(want, 0, sizeof want);
                 cc.method = p == 5 ? QMX_CALIB_RMS : QMX_CALIB_ABSMEAN;
                 cc.p = p == 5 ? 0 : p;
-                if (ch == 2) { q.granularity = QMX_PER_CHANNEL; q.outer = 1; q.axis_len = 2; q.inner = n; }
+                if (ch >= 2) {
+                    q.granularity = QMX_PER_CHANNEL; q.outer = ch == 3 ? 3 : 1; q.axis_len = 2; q.inner = n;
+                }
                 memset(st, 0, sizeof st);   /* one group leaves st[1] alone: compared below */
-                CHECK_EQ_INT(qmx_observer_init(&obs, &cc, &q, 2 * n, st, 2), QMX_OK, "init");
+                CHECK_EQ_INT(qmx_observer_init(&obs, &cc, &q, cnt, st, 2), QMX_OK, "init");
                 for (b = 0; b < 3; b++) {   /* three batches: the record carries over */
                     size_t c;
-                    for (i = 0; i < 2 * n; i++) {
+                    for (i = 0; i < cnt; i++) {
                         uint32_t r = qmx_test_rand();
                         x[i] = r % 5 == 0 ? 0.0f   /* zeros: absmean skips them */
                              : (float)((int32_t)(r >> 8) - 8388608) * (1.0f / 1048576.0f) *
                                    (float)(1u << (r % 7));
                     }
-                    CHECK_EQ_INT(qmx_observer_update(&obs, x, 2 * n), QMX_OK, "update");
-                    for (c = 0; c < ch; c++) ref_lane_batch(x + c * (2 * n / ch), 2 * n / ch, p == 5, p, &want[c]);
-                    for (c = 0; c < ch; c++)
+                    CHECK_EQ_INT(qmx_observer_update(&obs, x, cnt), QMX_OK, "update");
+                    if (ch == 1) ref_lane_batch(x, 2 * n, 1, 0, p == 5, p, &want[0]);
+                    else
+                        for (c = 0; c < 2; c++)   /* channel c: row (o, c) of every outer o */
+                            ref_lane_batch(x + c * n, n, ch == 3 ? 3 : 1, 2 * n, p == 5, p, &want[c]);
+                    for (c = 0; c < (ch == 1 ? 1u : 2u); c++)
                         CHECK(memcmp(&st[c].sum, &want[c].sum, sizeof(float)) == 0 &&
                               memcmp(&st[c].comp, &want[c].comp, sizeof(float)) == 0 &&
                               st[c].n == want[c].n,
