@@ -338,10 +338,10 @@
  *       and one pass gives every block's dot: 128-bit lane L of an accumulator holds exactly
  *       elements 32L..32L+31 of a chunk. With a_zp = 0 (any weight zero points), 16 columns
  *       at a time: the block dots of 4 columns come out of one transpose-add, 4 of those are
- *       regrouped into [block][16 columns] rows in the workspace, the columns' scales are
- *       (and per-block zero points) transposed 16 x 16 in registers, and the float order
- *       runs 16 columns a lane each
- *       (the next strip's weight and scale rows prefetched); otherwise 4x4 tiles (two in-lane
+ *       regrouped into [block][16 columns] rows in the workspace, the columns' scales (and
+ *       per-block zero points) are transposed 16 x 16 in registers, and the float order runs
+ *       16 columns a lane each (the next strip's weight and scale rows prefetched); blocks of
+ *       32 r sum r such dots. Otherwise (a_zp != 0) 4x4 tiles, blocks of 32 only (two in-lane
  *       shuffles + vpcompressd).
  *     AVX2: vpmaddubsw (pairs 15*128*2 < 2^15: never saturates) + vpmaddwd, 2x4.
  *     NEON aarch64: vdotq_s32 (dotprod) or vmull_s8 + vpadalq_s16, 4x4.
@@ -515,7 +515,8 @@
  *     1.2x the [N,K] kernel's time at that size, no [N,K] copy in the workspace; [N,K]
  *     ("bsd,fd->bsf") stays the fastest layout. Below 16 rows (decode) the [K,N] weights are
  *     streamed in memory order with every column's int32 sums in the workspace ((M + 1) x N
- *     int32): 4096^2 at M = 1 about 0.6x the [N,K] path (it was 0.02x with the copy). The float path is portable C without intrinsics (about 30 GFLOP/s at
+ *     int32): 4096^2 at M = 1 about 0.6x the [N,K] path (it was 0.02x with the copy).
+ *     The float path is portable C without intrinsics (about 30 GFLOP/s at
  *     64x256x256 there; compilers vectorise the row form across outputs, which keeps each
  *     output's order).
  *   OUTPUT: dense row-major in the output's label order, out_len elements (float or int32);
@@ -3279,6 +3280,38 @@ static void qmx__k_tiled_vnni(size_t M, size_t N, size_t K, const int8_t *A, siz
 #  pragma GCC diagnostic ignored "-Wuninitialized"
 #  pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
+/* 4 x 4 transpose of 128-bit lanes: v[q] lane L <- v[L] lane q (in place). */
+QMX__VINLINE void qmx__k_lanes4x4(__m512i *v) {
+    __m512i s0 = _mm512_shuffle_i32x4(v[0], v[1], 0x44), s1 = _mm512_shuffle_i32x4(v[0], v[1], 0xEE);
+    __m512i s2 = _mm512_shuffle_i32x4(v[2], v[3], 0x44), s3 = _mm512_shuffle_i32x4(v[2], v[3], 0xEE);
+    v[0] = _mm512_shuffle_i32x4(s0, s2, 0x88);
+    v[1] = _mm512_shuffle_i32x4(s0, s2, 0xDD);
+    v[2] = _mm512_shuffle_i32x4(s1, s3, 0x88);
+    v[3] = _mm512_shuffle_i32x4(s1, s3, 0xDD);
+}
+/* The first cv (<= 64) of 64 int32 columns held in the unpacks' order (vector q: column
+ * 16 L + 4 q + j at dword 4 L + j) to out in column order. */
+QMX__VINLINE void qmx__k_store64_cols(__m512i *v, size_t cv, int32_t *out) {
+    size_t q;
+    qmx__k_lanes4x4(v);
+    for (q = 0; q < 4 && 16 * q < cv; q++) {
+        size_t left = cv - 16 * q;
+        __mmask16 km = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
+        _mm512_mask_storeu_epi32(out + 16 * q, km, v[q]);
+    }
+}
+/* 4 bytes of A from g, each + 128 (as uint8), packed in an int32; 0 at and past ke (B is 0
+ * there too) */
+static int32_t qmx__k_a4_plus128(const int8_t *a, size_t g, size_t ke) {
+    uint8_t a4[4];
+    size_t e;
+    int32_t w;
+    if (g + 4 <= ke) return qmx__k_u2i((uint32_t)qmx__k_ld32((const uint8_t *)(a + g)) ^ 0x80808080u);
+    for (e = 0; e < 4; e++) a4[e] = g + e < ke ? (uint8_t)((uint8_t)a[g + e] ^ 0x80u) : 0;
+    __builtin_memcpy(&w, a4, 4);
+    return w;
+}
+
 /* qmx__k_tiled for [K,N] B and fewer than 16 rows: no packing. Per group of 4 k and 64
  * columns, the 4 rows' 64 bytes are interleaved in registers (unpacks: dword j of 128-bit lane L
  * of u[q] is column 16L + 4q + j, its 4 k) and met by up to 4 rows of A + 128 (broadcast) in
@@ -3293,7 +3326,7 @@ QMX__K_AINLINE void qmx__k_kn_chunk(const int mr, const int8_t *ar, size_t lda, 
     __m512i a00 = zero, a01 = zero, a02 = zero, a03 = zero, a10 = zero, a11 = zero, a12 = zero;
     __m512i a13 = zero, a20 = zero, a21 = zero, a22 = zero, a23 = zero, a30 = zero, a31 = zero;
     __m512i a32 = zero, a33 = zero, c0 = zero, c1 = zero, c2 = zero, c3 = zero;
-    size_t g, q;
+    size_t g;
     for (g = kb; g < ke; g += 4) {
         __m512i r0, r1, r2, r3, t0, t1, t2, t3, u0, u1, u2, u3;
         r0 = _mm512_maskz_loadu_epi8(cm, bc + g * ldb);
@@ -3314,18 +3347,7 @@ QMX__K_AINLINE void qmx__k_kn_chunk(const int mr, const int8_t *ar, size_t lda, 
         c3 = _mm512_dpbusd_epi32(c3, ones, u3);
 #define QMX__K_KN_ROW(i)                                                                    \
         if (mr > i) {                                                                       \
-            __m512i x;                                                                      \
-            int32_t w;                                                                      \
-            if (g + 4 <= ke) {                                                              \
-                w = qmx__k_u2i((uint32_t)qmx__k_ld32((const uint8_t *)(ar + i * lda + g)) ^ 0x80808080u); \
-            } else { /* A + 128 below the block's end, 0 past it (B is 0 there too) */      \
-                uint8_t a4[4];                                                              \
-                size_t e;                                                                   \
-                for (e = 0; e < 4; e++)                                                     \
-                    a4[e] = g + e < ke ? (uint8_t)((uint8_t)ar[i * lda + g + e] ^ 0x80u) : 0; \
-                __builtin_memcpy(&w, a4, 4);                                                \
-            }                                                                               \
-            x = _mm512_set1_epi32(w);                                                       \
+            __m512i x = _mm512_set1_epi32(qmx__k_a4_plus128(ar + i * lda, g, ke));          \
             a##i##0 = _mm512_dpbusd_epi32(a##i##0, x, u0);                                  \
             a##i##1 = _mm512_dpbusd_epi32(a##i##1, x, u1);                                  \
             a##i##2 = _mm512_dpbusd_epi32(a##i##2, x, u2);                                  \
@@ -3341,18 +3363,10 @@ QMX__K_AINLINE void qmx__k_kn_chunk(const int mr, const int8_t *ar, size_t lda, 
     }
 #define QMX__K_KN_ST(i)                                                                     \
     if (mr > i) { /* - (a_zp + 128) * column sum (mod 2^32), then column order */           \
-        __m512i v0 = _mm512_sub_epi32(a##i##0, c0), v1 = _mm512_sub_epi32(a##i##1, c1);   \
-        __m512i v2 = _mm512_sub_epi32(a##i##2, c2), v3 = _mm512_sub_epi32(a##i##3, c3);   \
-        __m512i s0 = _mm512_shuffle_i32x4(v0, v1, 0x44), s1 = _mm512_shuffle_i32x4(v0, v1, 0xEE); \
-        __m512i s2 = _mm512_shuffle_i32x4(v2, v3, 0x44), s3 = _mm512_shuffle_i32x4(v2, v3, 0xEE); \
-        __m512i o[4];                                                                       \
-        o[0] = _mm512_shuffle_i32x4(s0, s2, 0x88); o[1] = _mm512_shuffle_i32x4(s0, s2, 0xDD); \
-        o[2] = _mm512_shuffle_i32x4(s1, s3, 0x88); o[3] = _mm512_shuffle_i32x4(s1, s3, 0xDD); \
-        for (q = 0; q < 4 && 16 * q < cv; q++) {                                            \
-            size_t left = cv - 16 * q;                                                      \
-            __mmask16 km = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);  \
-            _mm512_mask_storeu_epi32(t + i * ldt + 16 * q, km, o[q]);                       \
-        }                                                                                   \
+        __m512i v[4];                                                                       \
+        v[0] = _mm512_sub_epi32(a##i##0, c0); v[1] = _mm512_sub_epi32(a##i##1, c1);         \
+        v[2] = _mm512_sub_epi32(a##i##2, c2); v[3] = _mm512_sub_epi32(a##i##3, c3);         \
+        qmx__k_store64_cols(v, cv, t + i * ldt);                                            \
     }
     QMX__K_KN_ST(0) QMX__K_KN_ST(1) QMX__K_KN_ST(2) QMX__K_KN_ST(3)
 #undef QMX__K_KN_ST
@@ -3373,16 +3387,7 @@ static void qmx__k_kn_stream(size_t M, size_t N, const int8_t *A, size_t lda, co
     for (i = 0; i < M * ld; i++) acc[i] = 0;
     for (g = kb; g < ke; g += 4) {
         const int8_t *b0 = B + g * ldb, *b1 = b0 + ldb, *b2 = b1 + ldb, *b3 = b2 + ldb;
-        for (m = 0; m < M; m++) { /* A + 128; past the block: 0 (B is 0 there) */
-            const int8_t *a = A + m * lda + g;
-            if (g + 4 <= ke) {
-                w[m] = qmx__k_u2i((uint32_t)qmx__k_ld32((const uint8_t *)a) ^ 0x80808080u);
-            } else {
-                uint8_t a4[4];
-                for (i = 0; i < 4; i++) a4[i] = g + i < ke ? (uint8_t)((uint8_t)a[i] ^ 0x80u) : 0;
-                __builtin_memcpy(&w[m], a4, 4);
-            }
-        }
+        for (m = 0; m < M; m++) w[m] = qmx__k_a4_plus128(A + m * lda, g, ke);
         for (c = 0; c < N; c += 64) {
             size_t cv = N - c < 64 ? N - c : 64;
             __mmask64 cm = cv >= 64 ? ~(__mmask64)0 : (__mmask64)((((uint64_t)1) << cv) - 1u);
@@ -3420,24 +3425,12 @@ static void qmx__k_kn_stream(size_t M, size_t N, const int8_t *A, size_t lda, co
 static void qmx__k_kn_finish64(const int32_t *ap, const int32_t *cp, uint32_t ca, uint32_t rt,
                                size_t cv, int32_t *out) {
     const __m512i cav = _mm512_set1_epi32((int)ca), r = _mm512_set1_epi32((int)rt);
-    __m512i v[4], s0, s1, s2, s3, o[4];
+    __m512i v[4];
     size_t q;
     for (q = 0; q < 4; q++)
         v[q] = _mm512_add_epi32(_mm512_sub_epi32(_mm512_loadu_si512((const void *)(ap + 16 * q)),
                                                  _mm512_mullo_epi32(_mm512_loadu_si512((const void *)(cp + 16 * q)), cav)), r);
-    s0 = _mm512_shuffle_i32x4(v[0], v[1], 0x44);
-    s1 = _mm512_shuffle_i32x4(v[0], v[1], 0xEE);
-    s2 = _mm512_shuffle_i32x4(v[2], v[3], 0x44);
-    s3 = _mm512_shuffle_i32x4(v[2], v[3], 0xEE);
-    o[0] = _mm512_shuffle_i32x4(s0, s2, 0x88);
-    o[1] = _mm512_shuffle_i32x4(s0, s2, 0xDD);
-    o[2] = _mm512_shuffle_i32x4(s1, s3, 0x88);
-    o[3] = _mm512_shuffle_i32x4(s1, s3, 0xDD);
-    for (q = 0; q < 4 && 16 * q < cv; q++) {
-        size_t left = cv - 16 * q;
-        __mmask16 km = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
-        _mm512_mask_storeu_epi32(out + 16 * q, km, o[q]);
-    }
+    qmx__k_store64_cols(v, cv, out);
 }
 
 /* qmx_matmul_i8 on [K,N] B below QMX__K_PLAIN_MIN_M rows: qmx__k_kn_stream over slabs of sw
@@ -3571,9 +3564,11 @@ static void qmx__k_pk_run(const qmx__k_pk_args *g) {
 /* Other targets: a block of up to QMX__K_PK_R rows of A x one panel (16 columns) over all of K:
  * acc[r][j] = sum_k A[r][k] * B(16p + j, k). The last, partial group of 4 k reads only A's
  * bytes below K (the blob's bytes past K are 0). */
+#if defined(QMX__K_NEONDOT) || defined(QMX__K_AVX2)
+static int32_t qmx__k_pk_ld4(const int8_t *a) { int32_t v; __builtin_memcpy(&v, a, 4); return v; }
+#endif
 #if defined(QMX__K_NEONDOT)
 #define QMX__K_PK_R 4
-static int32_t qmx__k_pk_ld4(const int8_t *a) { int32_t v; __builtin_memcpy(&v, a, 4); return v; }
 static void qmx__k_pk_rows(const int8_t *const *a, int nr, const int8_t *w, size_t K,
                            int32_t acc[QMX__K_PK_R][16]) {
     int32x4_t c00 = vdupq_n_s32(0), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00;
@@ -3620,7 +3615,6 @@ static void qmx__k_pk_rows(const int8_t *const *a, int nr, const int8_t *w, size
 #elif defined(QMX__K_AVX2)
 #define QMX__K_PK_R 2
 /* 4 k of A as int16 lanes [a0 a1 a2 a3] repeated (bytes past K are 0) */
-static int32_t qmx__k_pk_ld4(const int8_t *a) { int32_t v; __builtin_memcpy(&v, a, 4); return v; }
 static __m256i qmx__k_pk_a16(const int8_t *a, size_t k, size_t K) {
     uint64_t v = 0;
     int t;
@@ -4151,11 +4145,9 @@ extern "C" {
 
 #define QMX__LB_MB 16 /* rows of A per laid-out panel */
 
-/* (qmx__k_u2i, qmx__k_r64, qmx__k_extent, qmx__k_scale_ok and qmx__k_fc_prep come from the
+/* (qmx__k_u2i, qmx__k_r64, qmx__k_extent, qmx__k_scales_ok and qmx__k_fc_prep come from the
  * int8 part above) */
 static size_t qmx__lb_r128(size_t x) { return (x + 127u) & ~(size_t)127u; }
-/* every s[i] finite and > 0 (per-block weight scales are N*K/bs floats: vector compares) */
-static int qmx__lb_scales_ok(const float *s, size_t n) { return qmx__k_scales_ok(s, n); }
 static uint32_t qmx__lb_ld32(const uint8_t *p) {   /* little-endian word, any alignment */
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
            ((uint32_t)p[3] << 24);
@@ -4816,9 +4808,9 @@ static void qmx__lb_tile_b32(const uint8_t *const *a, size_t na, const uint8_t *
 /* a_zp = 0 (the weight zero points go to the float stage): the block dots of 16 weight rows
  * (columns) for one laid-out row a of A over all of K, stored transposed: Pt[b * 16 + j] =
  * raw dot of block b, column j (rows b past the last block are written too, 0 from A's zero
- * padding). The
- * 4 block dots of 4 columns come out of one transpose-add (unpacks), and 4 of those are
- * regrouped by 128-bit lanes into 16 columns per block: full 64-byte stores, read back whole. */
+ * padding). The 4 block dots of 4 columns come out of one transpose-add (unpacks), and 4 of
+ * those are regrouped by 128-bit lanes into 16 columns per block: full 64-byte stores, read
+ * back whole. */
 static void qmx__lb_b32_strip16(const uint8_t *a, const uint8_t *const *w, size_t nb, uint8_t x,
                                 int32_t *Pt, const uint8_t *const *wnext) {
     const __m512i m4 = _mm512_set1_epi8(0x0F), xv = _mm512_set1_epi8((char)x);
@@ -4861,6 +4853,7 @@ static void qmx__lb_b32_strip16(const uint8_t *a, const uint8_t *const *w, size_
         QMX__LB_S16_GROUP(R3, 12);
 #undef QMX__LB_S16_GROUP
 #undef QMX__LB_S16_DOT
+        /* qmx__k_lanes4x4 written out (through its array it measured slower here) */
         s0 = _mm512_shuffle_i32x4(R0, R1, 0x44);
         s1 = _mm512_shuffle_i32x4(R0, R1, 0xEE);
         s2 = _mm512_shuffle_i32x4(R2, R3, 0x44);
@@ -5138,8 +5131,8 @@ QMX_API qmx_status qmx_matmul_i4_f32(size_t M, size_t N, size_t K, const void *A
     if (na > SIZE_MAX / g.nblk || nw > SIZE_MAX / g.nblk) return QMX_ERR_OVERFLOW;
     if (params->a_scales_len < na * g.nblk || params->w_scales_len < nw * g.nblk)
         return QMX_ERR_BUFFER_TOO_SMALL;
-    if (!qmx__lb_scales_ok(params->a_scales, na * g.nblk) ||
-        !qmx__lb_scales_ok(params->w_scales, nw * g.nblk))
+    if (!qmx__k_scales_ok(params->a_scales, na * g.nblk) ||
+        !qmx__k_scales_ok(params->w_scales, nw * g.nblk))
         return QMX_ERR_ARG;
     st = qmx__lb_ws(M, K, g.bs, &need);
     if (st != QMX_OK) return st;
