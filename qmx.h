@@ -1857,56 +1857,76 @@ QMX__VINLINE __m512i qmx__f8q512_pack(const __m512i *y, const __m512i *u, const 
 #endif
 }
 
-/* The codes of x[0..64), or of the elements in m (masked loads; zeros elsewhere). A full
- * block looks for NaN with two ordered compares of register pairs (a lane pair is ordered
- * when neither is NaN) and, finding none, encodes without the per-lane NaN select: 8 % faster
- * in L2 on Zen 5; a block with a NaN takes the per-lane path (same bits either way). */
-QMX__VINLINE __m512i qmx__f8q512_64(const float *x, __mmask64 m, const qmx__f8q512 *k, int div,
-                                    int fnuz, int full) {
-    __m512i y[4], u[4];
-    __m512 t[4];
+/* The codes of the 64 * nb floats at x (nb = 1 or 2) in r[0..nb), or, with full = 0 and
+ * nb = 1, of the elements in m (masked loads; zeros elsewhere). A full run looks for NaN with
+ * ordered compares of register pairs (a pair is ordered when neither lane is NaN), chained
+ * through the mask, and, finding none, encodes without the per-lane NaN select: one check and
+ * branch per 128 lanes, about 10 % faster in L2 on Zen 5 than a select per 16 lanes (8 % with
+ * a check per 64). A run with a NaN takes the per-lane path: the same bits either way. */
+QMX__VINLINE void qmx__f8q512_run(const float *x, __mmask64 m, const qmx__f8q512 *k, int div,
+                                  int fnuz, int full, int nb, __m512i *r) {
+    __m512i y[8], u[8];
+    __m512 t[8];
     int j, nan_check = 1;
-    for (j = 0; j < 4; j++) {
+    for (j = 0; j < 4 * nb; j++) {
         __m512 v = full ? _mm512_loadu_ps(x + 16 * j)
                         : _mm512_maskz_loadu_ps((__mmask16)(m >> (16 * j)), x + 16 * j);
         t[j] = div ? _mm512_div_ps(v, k->s) : _mm512_mul_ps(v, k->s);
         u[j] = _mm512_castps_si512(t[j]);
     }
     if (full) {
-        __mmask16 ord = _mm512_mask_cmp_ps_mask(_mm512_cmp_ps_mask(t[0], t[1], _CMP_ORD_Q),
-                                                t[2], t[3], _CMP_ORD_Q);
+        __mmask16 ord = _mm512_cmp_ps_mask(t[0], t[1], _CMP_ORD_Q);
+        for (j = 2; j < 4 * nb; j += 2) ord = _mm512_mask_cmp_ps_mask(ord, t[j], t[j + 1], _CMP_ORD_Q);
         nan_check = ord != (__mmask16)0xFFFF;
     }
     if (nan_check)
-        for (j = 0; j < 4; j++) y[j] = qmx__f8q512_one(t[j], k, 1);
+        for (j = 0; j < 4 * nb; j++) y[j] = qmx__f8q512_one(t[j], k, 1);
     else
-        for (j = 0; j < 4; j++) y[j] = qmx__f8q512_one(t[j], k, 0);
-    return qmx__f8q512_pack(y, u, k, fnuz);
+        for (j = 0; j < 4 * nb; j++) y[j] = qmx__f8q512_one(t[j], k, 0);
+    for (j = 0; j < nb; j++) r[j] = qmx__f8q512_pack(y + 4 * j, u + 4 * j, k, fnuz);
 }
 
 QMX__VINLINE size_t qmx__f8q512_loop(const float *x, size_t n, const qmx__f8q512 *k, uint8_t *out,
                                      int div, int fnuz) {
     size_t i = 0;
     __mmask64 m;
+    __m512i r[2];
     if (n >= QMX_NT_STORE_MIN && n >= 64) {   /* as qmx__q512_loop (n >= 64 bounds the head) */
         size_t head = (size_t)((64u - ((uintptr_t)out & 63u)) & 63u);
         if (head) {   /* a masked plain store up to a 64-byte boundary of out */
             m = ((__mmask64)1 << head) - 1u;
-            _mm512_mask_storeu_epi8(out, m, qmx__f8q512_64(x, m, k, div, fnuz, 0));
+            qmx__f8q512_run(x, m, k, div, fnuz, 0, 1, r);
+            _mm512_mask_storeu_epi8(out, m, r[0]);
             i = head;
         }
-        for (; i + 64 <= n; i += 64) {
+        for (; i + 128 <= n; i += 128) {
             qmx__q512_prefetch(x, i, n);
-            _mm512_stream_si512((__m512i *)(void *)(out + i),
-                                qmx__f8q512_64(x + i, 0, k, div, fnuz, 1));
+            qmx__q512_prefetch(x, i + 64, n);
+            qmx__f8q512_run(x + i, 0, k, div, fnuz, 1, 2, r);
+            _mm512_stream_si512((__m512i *)(void *)(out + i), r[0]);
+            _mm512_stream_si512((__m512i *)(void *)(out + i + 64), r[1]);
+        }
+        if (i + 64 <= n) {
+            qmx__f8q512_run(x + i, 0, k, div, fnuz, 1, 1, r);
+            _mm512_stream_si512((__m512i *)(void *)(out + i), r[0]);
+            i += 64;
         }
         _mm_sfence();
     }
-    for (; i + 64 <= n; i += 64)
-        _mm512_storeu_si512((void *)(out + i), qmx__f8q512_64(x + i, 0, k, div, fnuz, 1));
+    for (; i + 128 <= n; i += 128) {
+        qmx__f8q512_run(x + i, 0, k, div, fnuz, 1, 2, r);
+        _mm512_storeu_si512((void *)(out + i), r[0]);
+        _mm512_storeu_si512((void *)(out + i + 64), r[1]);
+    }
+    if (i + 64 <= n) {
+        qmx__f8q512_run(x + i, 0, k, div, fnuz, 1, 1, r);
+        _mm512_storeu_si512((void *)(out + i), r[0]);
+        i += 64;
+    }
     if (i < n) {   /* the last 1..63: masked loads, one masked store */
         m = ((__mmask64)1 << (n - i)) - 1u;
-        _mm512_mask_storeu_epi8(out + i, m, qmx__f8q512_64(x + i, m, k, div, fnuz, 0));
+        qmx__f8q512_run(x + i, m, k, div, fnuz, 0, 1, r);
+        _mm512_mask_storeu_epi8(out + i, m, r[0]);
     }
     return n;
 }
