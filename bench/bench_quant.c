@@ -218,6 +218,30 @@ static void run_read(void *p) {
     g_sink = s;
 }
 
+/* The divisions alone of an x/s encode of j->n floats: one vdivps per 16 floats (what the
+ * AVX-512 encoder issues), in 8 independent chains, no memory traffic. A limit for the x/s
+ * calls: no encoder that divides as IEEE does can take less time than this. */
+static void run_divs(void *p) {
+    const job *j = p;
+#if defined(__AVX512F__)
+    const __m512 d = _mm512_set1_ps(1.0000001f);
+    __m512 a0 = _mm512_set1_ps(1.0f), a1 = _mm512_set1_ps(2.0f), a2 = _mm512_set1_ps(3.0f),
+           a3 = _mm512_set1_ps(4.0f), a4 = _mm512_set1_ps(5.0f), a5 = _mm512_set1_ps(6.0f),
+           a6 = _mm512_set1_ps(7.0f), a7 = _mm512_set1_ps(8.0f);
+    size_t i;
+    for (i = 0; i + 128 <= j->n; i += 128) {   /* values shrink by 1e-7 per step: never subnormal */
+        a0 = _mm512_div_ps(a0, d); a1 = _mm512_div_ps(a1, d); a2 = _mm512_div_ps(a2, d);
+        a3 = _mm512_div_ps(a3, d); a4 = _mm512_div_ps(a4, d); a5 = _mm512_div_ps(a5, d);
+        a6 = _mm512_div_ps(a6, d); a7 = _mm512_div_ps(a7, d);
+    }
+    a0 = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
+                       _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
+    g_sink = _mm512_reduce_add_ps(a0);
+#else
+    (void)j;
+#endif
+}
+
 static void run_memcpy(void *p) {
     const job *j = p;
     memcpy(j->y, j->x, j->n * sizeof(float));
@@ -485,6 +509,7 @@ typedef struct size_results {
     bqu_stats p_fp8_q[4];   /* qmx_quantize fp8 (AQT) time / int8 AQT quantize time */
     bqu_stats p_fp8_arr[4]; /* qmx_fp8_quantize_array time / int8 AQT quantize time */
     bqu_stats p_dram;       /* 64 MiB only: int8 AQT quantize GB/s / a 1 GiB read stream's */
+    bqu_stats p_divs;       /* AVX-512: the x/s divisions alone (run_divs) / int8 AQT quantize time */
     double dram;            /* that stream alone, GB/s */
     double fp8_arr_gbs[4];  /* qmx_fp8_quantize_array table medians, GB/s */
 } size_results;
@@ -649,6 +674,10 @@ static void run_size(const char *size, size_t n, const fp8_ref *f8s, const float
             out->p_fp8_q[f] = bqu_measure_ratio(run_job, &j_f8q[f], run_job, &j_int8);
             out->p_fp8_arr[f] = bqu_measure_ratio(run_job, &j_f8a[f], run_job, &j_int8);
         }
+        memset(&out->p_divs, 0, sizeof out->p_divs);
+#if defined(__AVX512F__)
+        out->p_divs = bqu_measure_ratio(run_divs, &j_read, run_job, &j_int8);
+#endif
         out->p_dram.med = out->p_dram.min = out->p_dram.max = 0.0;
         out->dram = 0.0;
         if (n >= ((size_t)16 << 20)) {
@@ -787,6 +816,10 @@ int main(void) {
                                         f8s[f].name, R->int8_qwix / R->fp8_arr_gbs[f]);
                     printf("            (context, not the aim: against int8 Qwix x/s, which divides too,"
                            " table time ratio %s)\n", buf);
+                    if (R->p_divs.med > 0.0)
+                        printf("            (limit: the divisions alone, one vdivps per 16 floats in 8 independent\n"
+                               "             chains, take %.2fx (%.2f-%.2f) the int8 AQT time, in alternating reps)\n",
+                               R->p_divs.med, R->p_divs.min, R->p_divs.max);
                 }
             }
         }
