@@ -1834,7 +1834,7 @@ QMX__VINLINE __m512i qmx__f8q512_pack(const __m512i *y, const __m512i *u, const 
 #if defined(__AVX512VBMI__)
     /* gather byte 0 of the codes and byte 3 of the inputs across registers (vpermt2b, two
      * per 64 and a blend): 7 ops per 64 with the merge, against a shift and a merge per 16
-     * and 4 packing ops per 64; FNUZ zero-masks the signs of zero codes in the gather */
+     * and 4 packing ops per 64 */
     __m512i s;
     c = _mm512_mask_blend_epi64(0xF0, _mm512_permutex2var_epi8(y[0], k->bidx, y[1]),
                                 _mm512_permutex2var_epi8(y[2], k->bidx, y[3]));
@@ -1945,10 +1945,11 @@ QMX__VINLINE size_t qmx__f8q512_loop(const float *x, size_t n, const qmx__f8q512
         _mm512_storeu_si512((void *)(out + i + 64), r[1]);
         i += 128;
     }
-    for (; i + 128 <= n; i += 128) {
+    if (i + 128 <= n) {   /* what is left is below 256 */
         qmx__f8q512_run(x + i, 0, k, div, fnuz, 1, 2, r);
         _mm512_storeu_si512((void *)(out + i), r[0]);
         _mm512_storeu_si512((void *)(out + i + 64), r[1]);
+        i += 128;
     }
     if (i + 64 <= n) {
         qmx__f8q512_run(x + i, 0, k, div, fnuz, 1, 1, r);
@@ -2008,7 +2009,7 @@ static size_t qmx__fp8_quant_run_simd(const float *x, size_t n, float scale, int
         k.sidx = _mm512_loadu_si512((const void *)si);
         for (i = 0; i < 64; i++) bi[i] = (int8_t)(i ? -128 : 0);   /* FNUZ sign lookup */
         k.nzlo = _mm512_loadu_si512((const void *)bi);
-        k.nzhi = _mm512_set1_epi32((int)0x80808080u);
+        k.nzhi = _mm512_set1_epi8((char)0x80);
     }
     k.low7 = _mm512_set1_epi8(0x7F);
     k.ff = _mm512_set1_epi32(0xFF);
