@@ -242,6 +242,40 @@ static void run_divs(void *p) {
 #endif
 }
 
+/* The memory traffic of an int8 quantize without its arithmetic: read the floats, write one
+ * byte each (the low byte of the bits) to the job's int8 output, with non-temporal stores
+ * from QMX_NT_STORE_MIN bytes as qmx does. A limit for int8 quantize: in L2 its stores need
+ * line fills too (1 byte per 4 read), so it cannot run at the read-only stream's rate; at
+ * 64 MiB the 16 MiB of output share the DRAM bandwidth with the input. */
+static void run_rw41(void *p) {
+    const job *j = p;
+    const float *x = j->x;
+    uint8_t *q = (uint8_t *)j->q;
+    size_t i = 0;
+#if defined(__AVX512F__)
+#  if defined(QMX_NT_STORE_MIN)
+    int nt = j->n >= QMX_NT_STORE_MIN && ((uintptr_t)q & 63u) == 0;
+#  else
+    int nt = 0;
+#  endif
+    for (; i + 64 <= j->n; i += 64) {
+        __m512i c = _mm512_castsi128_si512(_mm512_cvtepi32_epi8(_mm512_castps_si512(_mm512_loadu_ps(x + i))));
+        c = _mm512_inserti32x4(c, _mm512_cvtepi32_epi8(_mm512_castps_si512(_mm512_loadu_ps(x + i + 16))), 1);
+        c = _mm512_inserti32x4(c, _mm512_cvtepi32_epi8(_mm512_castps_si512(_mm512_loadu_ps(x + i + 32))), 2);
+        c = _mm512_inserti32x4(c, _mm512_cvtepi32_epi8(_mm512_castps_si512(_mm512_loadu_ps(x + i + 48))), 3);
+        if (nt) _mm512_stream_si512((__m512i *)(void *)(q + i), c);
+        else _mm512_storeu_si512((void *)(q + i), c);
+    }
+    if (nt) _mm_sfence();
+#endif
+    for (; i < j->n; i++) {
+        uint32_t u;
+        memcpy(&u, x + i, 4);
+        q[i] = (uint8_t)u;
+    }
+    __asm__ volatile("" : : "r"(q) : "memory");
+}
+
 static void run_memcpy(void *p) {
     const job *j = p;
     memcpy(j->y, j->x, j->n * sizeof(float));
@@ -510,6 +544,9 @@ typedef struct size_results {
     bqu_stats p_fp8_arr[4]; /* qmx_fp8_quantize_array time / int8 AQT quantize time */
     bqu_stats p_dram;       /* 64 MiB only: int8 AQT quantize GB/s / a 1 GiB read stream's */
     bqu_stats p_divs;       /* AVX-512: the x/s divisions alone (run_divs) / int8 AQT quantize time */
+    bqu_stats p_rw41;       /* read 4 B + write 1 B per element (run_rw41) GB/s / int8 AQT's, and */
+    bqu_stats p_rw41_memcpy;/* that pass's GB/s / memcpy's, and */
+    bqu_stats p_rw41_read;  /* / the read-only stream's */
     double dram;            /* that stream alone, GB/s */
     double fp8_arr_gbs[4];  /* qmx_fp8_quantize_array table medians, GB/s */
 } size_results;
@@ -674,6 +711,9 @@ static void run_size(const char *size, size_t n, const fp8_ref *f8s, const float
             out->p_fp8_q[f] = bqu_measure_ratio(run_job, &j_f8q[f], run_job, &j_int8);
             out->p_fp8_arr[f] = bqu_measure_ratio(run_job, &j_f8a[f], run_job, &j_int8);
         }
+        out->p_rw41 = bqu_measure_ratio(run_rw41, &j_int8, run_job, &j_int8);   /* t_rw / t_int8 */
+        out->p_rw41_memcpy = bqu_measure_ratio(run_job, &j_memcpy, run_rw41, &j_int8);
+        out->p_rw41_read = bqu_measure_ratio(run_job, &j_read, run_rw41, &j_int8);
         memset(&out->p_divs, 0, sizeof out->p_divs);
 #if defined(__AVX512F__)
         out->p_divs = bqu_measure_ratio(run_divs, &j_read, run_job, &j_int8);
@@ -785,10 +825,20 @@ int main(void) {
                    "             faster because part of it stays in the 32 MiB L3. int8 quantize 64 MiB is\n"
                    "             %.2fx (%.2f-%.2f) of the 1 GiB stream, in alternating reps)\n",
                    big.dram, big.p_dram.med, big.p_dram.min, big.p_dram.max);
+        printf("            (limit: a pass with the same memory traffic and no arithmetic, reading the floats\n"
+               "             and writing one byte each (non-temporal, as qmx), runs at %.2fx (%.2f-%.2f) the\n"
+               "             read-only stream; int8 quantize runs at %.2fx (%.2f-%.2f) of that pass)\n",
+               big.p_rw41_read.med, big.p_rw41_read.min, big.p_rw41_read.max,
+               big.p_rw41.med, big.p_rw41.min, big.p_rw41.max);
         printf("  [%s] 256 KiB int8 quantize (AQT) >= 1.2x memcpy:        %.2fx (%.2f-%.2f); table %.2fx"
                " (%.2f / %.2f GB/s); Qwix x/s in the table %.2fx\n",
                verdict(b->med >= 1.2), b->med, b->min, b->max, small.int8_aqt / small.memcpy_,
                small.int8_aqt, small.memcpy_, small.int8_qwix / small.memcpy_);
+        printf("            (limit: a pass with the same memory traffic and no arithmetic, reading the floats\n"
+               "             and writing one byte each, runs at %.2fx (%.2f-%.2f) memcpy; int8 quantize runs at\n"
+               "             %.2fx (%.2f-%.2f) of that pass, in alternating reps)\n",
+               small.p_rw41_memcpy.med, small.p_rw41_memcpy.min, small.p_rw41_memcpy.max,
+               small.p_rw41.med, small.p_rw41.min, small.p_rw41.max);
     }
     {
         int s, form;
