@@ -320,6 +320,53 @@ static void int_quantize_per_channel(void) {
     }
 }
 
+/* Along the last axis ([rows][len], inner 1): per channel, a scale per column; per block, a
+ * scale per block of columns in each row (block sizes below, at and above 16 lanes, ragged
+ * last block). Lengths that end anywhere in a 16-lane vector and cross the 256-column chunk
+ * of the AVX-512 path; int8 with every recipe and rounding (symmetric and asymmetric), and
+ * int4. Each element against the model with its own scale. */
+static void int_quantize_last_axis(void) {
+    static const size_t lens[] = { 1, 5, 15, 16, 17, 31, 32, 33, 63, 64, 100, 255, 256, 257, 300, 530 };
+    static const size_t blocks[] = { 3, 8, 15, 16, 17, 32, 33, 48, 64, 100 };
+    static float sc[2048];
+    static int32_t zp[2048];
+    size_t li, rows, bi, i, k;
+    QMX_TEST_CASE("int quantize along the last axis: per channel and per block, every recipe");
+    for (li = 0; li < sizeof lens / sizeof lens[0]; li++)
+        for (rows = 1; rows <= 3; rows++)
+            for (bi = 0; bi <= sizeof blocks / sizeof blocks[0]; bi++) {   /* last: per channel */
+                size_t len = lens[li], n = rows * len, np, bad = 0, first = 0, qoff = qmx_test_rand() % 4;
+                size_t blk = bi < sizeof blocks / sizeof blocks[0] ? blocks[bi] : 0;
+                size_t nb = blk ? (len + blk - 1) / blk : 0;
+                qmx_qconfig c;
+                model m;
+                qmx_status st;
+                random_int_config(&c, qmx_test_rand() % 4 ? QMX_INT8 : QMX_INT4);
+                if (qmx_test_rand() % 2) c.asymmetric = 0;   /* mostly the symmetric fast path */
+                c.granularity = blk ? QMX_PER_BLOCK : QMX_PER_CHANNEL;
+                c.outer = rows; c.axis_len = len; c.inner = 1; c.block_size = blk;
+                model_init(&m, &c);
+                np = blk ? rows * nb : len;
+                for (k = 0; k < np; k++) { sc[k] = gen_scale(); zp[k] = random_zp(c.dtype); }
+                for (i = 0; i < n; i++) {
+                    size_t col = i % len, pi = blk ? (i / len) * nb + col / blk : col;
+                    xbuf[i] = gen_value(sc[pi]);
+                    qint[i] = quant_model(&m, xbuf[i], sc[pi], c.asymmetric ? zp[pi] : 0);
+                }
+                fill_sentinel(qbuf, sizeof qbuf);
+                st = qmx_quantize(&c, xbuf, n, sc, np, c.asymmetric ? zp : NULL, qbuf + qoff, MAXN);
+                CHECK(st == QMX_OK, "last axis status %d", (int)st);
+                n = pack_expected(c.dtype, qint, n, qexp);
+                for (i = 0; i < n; i++)
+                    if (qbuf[qoff + i] != qexp[i] && bad++ == 0) first = i;
+                CHECK(bad == 0, "last axis %s rows %u len %u block %u recipe %d rounding %d asym %d: %u bad "
+                      "bytes, first [%u] got 0x%02x want 0x%02x", qmx_dtype_name(c.dtype), (unsigned)rows,
+                      (unsigned)len, (unsigned)blk, (int)c.recipe, (int)c.rounding, c.asymmetric,
+                      (unsigned)bad, (unsigned)first, qbuf[qoff + first], qexp[first]);
+                CHECK(sentinel_ok(qbuf, qoff) && sentinel_ok(qbuf + qoff + n, GUARD), "last axis: outside");
+            }
+}
+
 /* ---- integer dequantize ---- */
 static void int_dequantize_lengths(void) {
     static const qmx_dtype dts[] = { QMX_INT8, QMX_INT4, QMX_UINT8, QMX_UINT4 };
@@ -540,6 +587,7 @@ int main(void) {
     int_quantize_lengths();
     int_quantize_all_configs();
     int_quantize_per_channel();
+    int_quantize_last_axis();
     int_dequantize_lengths();
     fp8_quantize_lengths();
     fp8_quantize_sweep();
