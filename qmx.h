@@ -1846,10 +1846,10 @@ static size_t qmx__dequant_run_s8_simd(const int8_t *q, size_t n, int32_t zp, fl
  * The generic walk makes one run per channel element or per block there (7 GB/s for 16
  * channels, 12 GB/s for blocks of 32); this puts the scales in lanes instead: per channel,
  * a 16-lane vector of 1/s (or s) per 16 columns, from a stack buffer of QMX__LASTAXIS_CHUNK
- * columns (1 KiB) filled once per chunk and reused by every row; per block (block >= 16),
+ * columns (512 bytes) filled once per chunk and reused by every row; per block (block >= 16),
  * one broadcast per block. The same lane rule as qmx__q512_one, so the same bits as the
  * scalar path. Returns 0 for any other case. */
-#define QMX__LASTAXIS_CHUNK 256
+#define QMX__LASTAXIS_CHUNK 128
 QMX__VINLINE __m512 qmx__lastaxis_mult(__m512 s, int div) {
     /* what qmx__make_run keeps: s to divide by, or 1/s with an infinite reciprocal -> 1 */
     __m512 r;

@@ -322,7 +322,7 @@ static void int_quantize_per_channel(void) {
 
 /* Along the last axis ([rows][len], inner 1): per channel, a scale per column; per block, a
  * scale per block of columns in each row (block sizes below, at and above 16 lanes, ragged
- * last block). Lengths that end anywhere in a 16-lane vector and cross the 256-column chunk
+ * last block). Lengths that end anywhere in a 16-lane vector and cross the 128-column chunk
  * of the AVX-512 path; int8 with every recipe and rounding (symmetric and asymmetric), and
  * int4. Each element against the model with its own scale. */
 static void int_quantize_last_axis(void) {
