@@ -1075,9 +1075,11 @@ static void qmx__make_run(const qmx_qconfig *c, const qmx__view *v, float s, int
 /* Stack use: a 256-byte staging buffer for int4 and int16 outputs. */
 #define QMX__STAGE 256
 
-#if defined(QMX__AVX512)   /* per channel / per block along the last axis, int8 */
-static int qmx__quant_lastaxis_s8_simd(const qmx_qconfig *c, const qmx__view *v, const float *x,
+#if defined(QMX__AVX512)   /* short runs: per channel / per block with scales in lanes, int8 */
+static int qmx__quant_shortrun_s8_simd(const qmx_qconfig *c, const qmx__view *v, const float *x,
                                        const float *scales, int8_t *q);
+static int qmx__dequant_shortrun_s8_simd(const qmx_qconfig *c, const qmx__view *v, const int8_t *q,
+                                         const float *scales, const int32_t *zps, float *y);
 #endif
 QMX__DEF qmx_status qmx_quantize(const qmx_qconfig *c, const float *x, size_t count,
                                  const float *scales, size_t n_scales, const int32_t *zps,
@@ -1091,7 +1093,7 @@ QMX__DEF qmx_status qmx_quantize(const qmx_qconfig *c, const float *x, size_t co
     st = qmx__check_params(c, &v, scales, n_scales, zps, count, q_bytes);
     if (st != QMX_OK) return st;
 #if defined(QMX__AVX512)
-    if (qmx__quant_lastaxis_s8_simd(c, &v, x, scales, (int8_t *)qv)) return QMX_OK;
+    if (qmx__quant_shortrun_s8_simd(c, &v, x, scales, (int8_t *)qv)) return QMX_OK;
 #endif
     it.v = &v; it.g = c->granularity; it.o = it.k = it.i = 0;
     while (qmx__next_run(&it, &param, &off, &len)) {
@@ -1154,6 +1156,9 @@ QMX__DEF qmx_status qmx_dequantize(const qmx_qconfig *c, const void *qv, size_t 
     if (!qv || !y) return QMX_ERR_NULL;
     st = qmx__check_params(c, &v, scales, n_scales, zps, count, q_bytes);
     if (st != QMX_OK) return st;
+#if defined(QMX__AVX512)
+    if (qmx__dequant_shortrun_s8_simd(c, &v, (const int8_t *)qv, scales, zps, y)) return QMX_OK;
+#endif
     it.v = &v; it.g = c->granularity; it.o = it.k = it.i = 0;
     while (qmx__next_run(&it, &param, &off, &len)) {
         size_t per_elem = (c->granularity == QMX_PER_BLOCK && v.inner > 1) ? 1 : 0;
@@ -1841,16 +1846,17 @@ static size_t qmx__dequant_run_s8_simd(const int8_t *q, size_t n, int32_t zp, fl
     return n;
 }
 
-/* Per channel or per block along the last axis (inner == 1: [rows][len], a scale per column,
- * or per block of columns in each row) of a symmetric int8 tensor, rounding not stochastic.
- * The generic walk makes one run per channel element or per block there (7 GB/s for 16
- * channels, 12 GB/s for blocks of 32); this puts the scales in lanes instead: per channel,
- * a 16-lane vector of 1/s (or s) per 16 columns, from a stack buffer of QMX__LASTAXIS_CHUNK
- * columns (512 bytes) filled once per chunk and reused by every row; per block (block >= 16),
- * one broadcast per block. The same lane rule as qmx__q512_one, so the same bits as the
- * scalar path. Returns 0 for any other case. */
-#define QMX__LASTAXIS_CHUNK 128
-QMX__VINLINE __m512 qmx__lastaxis_mult(__m512 s, int div) {
+/* Short runs of a symmetric int8 tensor, rounding not stochastic: per channel along the last
+ * axis (inner == 1: [rows][len], a scale per column), per channel with 16 <= inner < 4096,
+ * and per block (16 <= block < 4096) along the last axis. The generic walk makes one run per column,
+ * channel or block there (8 GB/s for 16-element channels, 12 GB/s for blocks of 32); this puts
+ * the multipliers in lanes instead: per column, a 16-lane vector of 1/s (or s) per 16 columns
+ * from a stack buffer of QMX__SHORTRUN_CHUNK columns (512 bytes) filled once per chunk and
+ * reused by every row; per channel or block of >= 16 elements, one or two broadcasts per 16
+ * lanes. The same lane rule as qmx__q512_one, so the same bits as the scalar path. Returns 0
+ * for any other case. */
+#define QMX__SHORTRUN_CHUNK 128
+QMX__VINLINE __m512 qmx__shortrun_mult(__m512 s, int div) {
     /* what qmx__make_run keeps: s to divide by, or 1/s with an infinite reciprocal -> 1 */
     __m512 r;
     if (div) return s;
@@ -1859,7 +1865,7 @@ QMX__VINLINE __m512 qmx__lastaxis_mult(__m512 s, int div) {
                                 _mm512_set1_ps(1.0f));
 }
 /* 1/s (AQT) or s (divide) of one scale, as qmx__make_run keeps it */
-static float qmx__lastaxis_mult1(float s, int div) {
+static float qmx__shortrun_mult1(float s, int div) {
     float r;
     if (div) return s;
     r = 1.0f / s;
@@ -1867,20 +1873,20 @@ static float qmx__lastaxis_mult1(float s, int div) {
 }
 /* The 16 lanes' multipliers at columns k..k+15 of a row: from the chunk buffer (per channel,
  * mv[j]), or per block of bl >= 16 columns (at most two blocks in 16 lanes). */
-QMX__VINLINE __m512 qmx__lastaxis_lanes(const float *mv, size_t j, const float *srow, size_t nb,
+QMX__VINLINE __m512 qmx__shortrun_lanes(const float *mv, size_t j, const float *srow, size_t nb,
                                         size_t bl, size_t *b, size_t *off, int div) {
     size_t b0 = *b, edge = bl - *off;   /* lanes from edge on are in block b0 + 1 */
     float m0;
     if (mv) return _mm512_loadu_ps(mv + j);
     *off += 16;   /* the next 16 columns: block and offset, without a division */
     if (*off >= bl) { *off -= bl; (*b)++; }
-    m0 = qmx__lastaxis_mult1(srow[b0], div);
+    m0 = qmx__shortrun_mult1(srow[b0], div);
     if (edge >= 16 || b0 + 1 >= nb) return _mm512_set1_ps(m0);
     return _mm512_mask_blend_ps((__mmask16)(0xFFFFu << edge), _mm512_set1_ps(m0),
-                                _mm512_set1_ps(qmx__lastaxis_mult1(srow[b0 + 1], div)));
+                                _mm512_set1_ps(qmx__shortrun_mult1(srow[b0 + 1], div)));
 }
 /* n elements of one row: 64 at a time into full stores, then 16-lane tails */
-QMX__VINLINE void qmx__lastaxis_row(const float *x, size_t n, const float *mv, const float *srow,
+QMX__VINLINE void qmx__shortrun_row(const float *x, size_t n, const float *mv, const float *srow,
                                     size_t nb, size_t bl, const qmx__q512 *k, int div, int away,
                                     int8_t *q) {
     size_t j = 0, b = 0, off = 0;   /* per block: the block of column j and j's offset in it */
@@ -1889,49 +1895,56 @@ QMX__VINLINE void qmx__lastaxis_row(const float *x, size_t n, const float *mv, c
         int t;
         for (t = 0; t < 4; t++)
             r[t] = qmx__q512_one_s(_mm512_loadu_ps(x + j + 16 * t),
-                                   qmx__lastaxis_lanes(mv, j + 16 * t, srow, nb, bl, &b, &off, div),
+                                   qmx__shortrun_lanes(mv, j + 16 * t, srow, nb, bl, &b, &off, div),
                                    k, div, 0, away);
         _mm512_storeu_si512((void *)(q + j), qmx__q512_pack(r[0], r[1], r[2], r[3], k, 0));
     }
     for (; j < n; j += 16) {
         __mmask16 m = n - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - j)) - 1u);
-        __m512 s = qmx__lastaxis_lanes(mv, j, srow, nb, bl, &b, &off, div);
+        __m512 s = qmx__shortrun_lanes(mv, j, srow, nb, bl, &b, &off, div);
         /* vpmovdb keeps the low byte: the clamped value, or 0 for NaN (0x80000000) */
         _mm512_mask_cvtepi32_storeu_epi8(q + j, m, qmx__q512_one_s(_mm512_maskz_loadu_ps(m, x + j), s,
                                                                   k, div, 0, away));
     }
 }
-QMX__VINLINE void qmx__lastaxis_s8(const qmx__view *v, int per_block, const float *x,
+QMX__VINLINE void qmx__shortrun_s8(const qmx__view *v, int per_block, const float *x,
                                    const float *scales, const qmx__q512 *k, int div, int away,
                                    int8_t *q) {
     size_t o, rows = v->outer, len = v->len;
-    if (!per_block) {
-        float mv[QMX__LASTAXIS_CHUNK];
+    if (!per_block && v->inner == 1) {   /* a scale per column */
+        float mv[QMX__SHORTRUN_CHUNK];
         size_t c0, j;
-        for (c0 = 0; c0 < len; c0 += QMX__LASTAXIS_CHUNK) {
-            size_t cn = len - c0 < QMX__LASTAXIS_CHUNK ? len - c0 : QMX__LASTAXIS_CHUNK;
+        for (c0 = 0; c0 < len; c0 += QMX__SHORTRUN_CHUNK) {
+            size_t cn = len - c0 < QMX__SHORTRUN_CHUNK ? len - c0 : QMX__SHORTRUN_CHUNK;
             for (j = 0; j < cn; j += 16) {   /* whole vectors: lanes past cn are 1 */
                 __mmask16 m = cn - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (cn - j)) - 1u);
-                _mm512_storeu_ps(mv + j, qmx__lastaxis_mult(
+                _mm512_storeu_ps(mv + j, qmx__shortrun_mult(
                     _mm512_mask_loadu_ps(_mm512_set1_ps(1.0f), m, scales + c0 + j), div));
             }
             for (o = 0; o < rows; o++)
-                qmx__lastaxis_row(x + o * len + c0, cn, mv, NULL, 0, 16, k, div, away,
+                qmx__shortrun_row(x + o * len + c0, cn, mv, NULL, 0, 16, k, div, away,
                                   q + o * len + c0);
         }
-    } else {
+    } else if (!per_block) {   /* inner >= 16: [len][inner] per outer index, blocks of inner */
+        size_t row = len * v->inner;
         for (o = 0; o < rows; o++)
-            qmx__lastaxis_row(x + o * len, len, NULL, scales + o * v->nblocks, v->nblocks, v->block,
+            qmx__shortrun_row(x + o * row, row, NULL, scales, len, v->inner, k, div, away, q + o * row);
+    } else {                   /* blocks of block >= 16 along each row */
+        for (o = 0; o < rows; o++)
+            qmx__shortrun_row(x + o * len, len, NULL, scales + o * v->nblocks, v->nblocks, v->block,
                               k, div, away, q + o * len);
     }
 }
-static int qmx__quant_lastaxis_s8_simd(const qmx_qconfig *c, const qmx__view *v, const float *x,
+static int qmx__quant_shortrun_s8_simd(const qmx_qconfig *c, const qmx__view *v, const float *x,
                                        const float *scales, int8_t *q) {
     qmx__run p;
     qmx__q512 k;
     int div, away, per_block = c->granularity == QMX_PER_BLOCK;
-    if (v->dtype != QMX_INT8 || v->inner != 1 || c->asymmetric) return 0;
-    if (c->granularity != QMX_PER_CHANNEL && !(per_block && v->block >= 16)) return 0;
+    if (v->dtype != QMX_INT8 || c->asymmetric) return 0;
+    /* runs of 4096 and more already go at full speed one by one (non-temporal stores too) */
+    if (per_block ? !(v->inner == 1 && v->block >= 16 && v->block < 4096)
+                  : !(c->granularity == QMX_PER_CHANNEL && (v->inner == 1 || (v->inner >= 16 && v->inner < 4096))))
+        return 0;
     qmx__make_run(c, v, 1.0f, 0, &p);
     if (p.round == QMX_ROUND_STOCHASTIC) return 0;
     div = p.use_div != 0;
@@ -1943,10 +1956,72 @@ static int qmx__quant_lastaxis_s8_simd(const qmx_qconfig *c, const qmx__view *v,
     k.lo = _mm512_set1_ps(p.lo_f);
     k.hi = _mm512_set1_ps(p.hi_f);
     switch ((div << 1) | away) {
-    case 0: qmx__lastaxis_s8(v, per_block, x, scales, &k, 0, 0, q); break;
-    case 1: qmx__lastaxis_s8(v, per_block, x, scales, &k, 0, 1, q); break;
-    case 2: qmx__lastaxis_s8(v, per_block, x, scales, &k, 1, 0, q); break;
-    default: qmx__lastaxis_s8(v, per_block, x, scales, &k, 1, 1, q); break;
+    case 0: qmx__shortrun_s8(v, per_block, x, scales, &k, 0, 0, q); break;
+    case 1: qmx__shortrun_s8(v, per_block, x, scales, &k, 0, 1, q); break;
+    case 2: qmx__shortrun_s8(v, per_block, x, scales, &k, 1, 0, q); break;
+    default: qmx__shortrun_s8(v, per_block, x, scales, &k, 1, 1, q); break;
+    }
+    return 1;
+}
+
+/* Dequantize of the same short-run cases (int8, symmetric or not): y = (q - zp) * s with the
+ * scale and zero point in lanes; per column they load straight from the caller's arrays.
+ * Per block of 32: 7x -> about 3x the per-tensor time. */
+QMX__VINLINE void qmx__dq_shortrun_lanes(const float *scol, const int32_t *zcol, const float *srow,
+                                         const int32_t *zrow, size_t nb, size_t bl, size_t j,
+                                         __mmask16 m, size_t *b, size_t *off, __m512 *s,
+                                         __m512i *z) {
+    size_t b0 = *b, edge = bl - *off;   /* per block: lanes from edge on are in block b0 + 1 */
+    __mmask16 hi;
+    if (scol) {
+        *s = _mm512_maskz_loadu_ps(m, scol + j);
+        *z = zcol ? _mm512_maskz_loadu_epi32(m, zcol + j) : _mm512_setzero_si512();
+        return;
+    }
+    *off += 16;
+    if (*off >= bl) { *off -= bl; (*b)++; }
+    hi = (edge >= 16 || b0 + 1 >= nb) ? (__mmask16)0 : (__mmask16)(0xFFFFu << edge);
+    *s = _mm512_mask_blend_ps(hi, _mm512_set1_ps(srow[b0]), _mm512_set1_ps(srow[hi ? b0 + 1 : b0]));
+    *z = zrow ? _mm512_mask_blend_epi32(hi, _mm512_set1_epi32(zrow[b0]),
+                                        _mm512_set1_epi32(zrow[hi ? b0 + 1 : b0]))
+              : _mm512_setzero_si512();
+}
+static void qmx__dq_shortrun_row(const int8_t *q, size_t n, const float *scol, const int32_t *zcol,
+                                 const float *srow, const int32_t *zrow, size_t nb, size_t bl,
+                                 float *y) {
+    size_t j = 0, b = 0, off = 0;
+    __m512 s;
+    __m512i z;
+    for (; j + 16 <= n; j += 16) {
+        qmx__dq_shortrun_lanes(scol, zcol, srow, zrow, nb, bl, j, (__mmask16)0xFFFF, &b, &off, &s, &z);
+        _mm512_storeu_ps(y + j, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(
+            _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(q + j))), z)), s));
+    }
+    if (j < n) {
+        __mmask16 m = (__mmask16)((1u << (n - j)) - 1u);
+        qmx__dq_shortrun_lanes(scol, zcol, srow, zrow, nb, bl, j, m, &b, &off, &s, &z);
+        _mm512_mask_storeu_ps(y + j, m, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(
+            _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, q + j)), z)), s));
+    }
+}
+static int qmx__dequant_shortrun_s8_simd(const qmx_qconfig *c, const qmx__view *v, const int8_t *q,
+                                         const float *scales, const int32_t *zps, float *y) {
+    size_t o, rows = v->outer, len = v->len, inner = v->inner;
+    const int32_t *z = c->asymmetric ? zps : NULL;
+    if (v->dtype != QMX_INT8) return 0;
+    if (c->granularity == QMX_PER_CHANNEL && inner == 1) {
+        for (o = 0; o < rows; o++)
+            qmx__dq_shortrun_row(q + o * len, len, scales, z, NULL, NULL, 0, 16, y + o * len);
+    } else if (c->granularity == QMX_PER_CHANNEL && inner >= 16 && inner < 4096) {
+        for (o = 0; o < rows; o++)
+            qmx__dq_shortrun_row(q + o * len * inner, len * inner, NULL, NULL, scales, z, len, inner,
+                                 y + o * len * inner);
+    } else if (c->granularity == QMX_PER_BLOCK && inner == 1 && v->block >= 16 && v->block < 4096) {
+        for (o = 0; o < rows; o++)
+            qmx__dq_shortrun_row(q + o * len, len, NULL, NULL, scales + o * v->nblocks,
+                                 z ? z + o * v->nblocks : NULL, v->nblocks, v->block, y + o * len);
+    } else {
+        return 0;
     }
     return 1;
 }

@@ -382,7 +382,7 @@ static void ref_quantize(const job *j, const fp8_ref *f8, size_t run, uint8_t *w
     }
 }
 
-static void ref_dequantize(const job *j, const fp8_ref *f8, float *want) {
+static void ref_dequantize(const job *j, const fp8_ref *f8, size_t run, float *want) {
     qmx_dtype d = j->kind == K_FP8_ARR_DQ ? j->fmt
                 : (j->cfg.dtype == QMX_DTYPE_INVALID ? QMX_INT8 : j->cfg.dtype);
     const uint8_t *q = j->q;
@@ -395,6 +395,7 @@ static void ref_dequantize(const job *j, const fp8_ref *f8, float *want) {
             int nib = (q[i / 2] >> (i & 1 ? 4 : 0)) & 0xF;
             v = (float)(nib >= 8 ? nib - 16 : nib);
         } else v = f8->dec[q[i]];
+        if (j->n_scales > 1) s = j->scales[i / run];   /* per channel / block: groups of run */
         want[i] = v * s;
     }
 }
@@ -420,7 +421,7 @@ static void verify_job(job *j, const fp8_ref *f8, size_t run, uint8_t *want_q, f
         size_t i;
         for (i = 0; i < j->n; i++) j->y[i] = -12345.0f;
         run_job(j);
-        ref_dequantize(j, f8, want_y);
+        ref_dequantize(j, f8, run, want_y);
         expect_floats(what, j->y, want_y, j->n);
     }
 }
@@ -689,6 +690,11 @@ static void run_size(const char *size, size_t n, const fp8_ref *f8s, const float
     verify_job(&j, NULL, K_ch, want_q, want_y, "timed data");
     r = time_job(&j, size);
     print_row(&r);
+    j.kind = K_DEQUANT;   /* and back, from the codes just made */
+    snprintf(j.name, sizeof j.name, "int8 dequantize per-channel [4096][%zu]", K_ch);
+    verify_job(&j, NULL, K_ch, want_q, want_y, "timed data");
+    r = time_job(&j, size);
+    print_row(&r);
 
     /* ---- per block of 32 along K: [R][K] weights ---- */
     memset(&j, 0, sizeof j);
@@ -698,6 +704,11 @@ static void run_size(const char *size, size_t n, const fp8_ref *f8s, const float
     j.kind = K_QUANT;
     snprintf(j.name, sizeof j.name, "int8 quantize  per-block(%d) AQT [%zu][%zu]", BLOCK, n / K_blk, K_blk);
     compute_scales(&j.cfg, x, n, BLOCK, NULL, sc_blk, j.name);
+    verify_job(&j, NULL, BLOCK, want_q, want_y, "timed data");
+    r = time_job(&j, size);
+    print_row(&r);
+    j.kind = K_DEQUANT;
+    snprintf(j.name, sizeof j.name, "int8 dequantize per-block(%d) [%zu][%zu]", BLOCK, n / K_blk, K_blk);
     verify_job(&j, NULL, BLOCK, want_q, want_y, "timed data");
     r = time_job(&j, size);
     print_row(&r);

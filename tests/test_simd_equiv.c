@@ -324,7 +324,7 @@ static void int_quantize_per_channel(void) {
  * scale per block of columns in each row (block sizes below, at and above 16 lanes, ragged
  * last block). Lengths that end anywhere in a 16-lane vector and cross the 128-column chunk
  * of the AVX-512 path; int8 with every recipe and rounding (symmetric and asymmetric), and
- * int4. Each element against the model with its own scale. */
+ * int4. Each element against the model with its own scale, then back: (q - zp) * s. */
 static void int_quantize_last_axis(void) {
     static const size_t lens[] = { 1, 5, 15, 16, 17, 31, 32, 33, 63, 64, 100, 255, 256, 257, 300, 530 };
     static const size_t blocks[] = { 3, 8, 15, 16, 17, 32, 33, 48, 64, 100 };
@@ -364,6 +364,71 @@ static void int_quantize_last_axis(void) {
                       (unsigned)len, (unsigned)blk, (int)c.recipe, (int)c.rounding, c.asymmetric,
                       (unsigned)bad, (unsigned)first, qbuf[qoff + first], qexp[first]);
                 CHECK(sentinel_ok(qbuf, qoff) && sentinel_ok(qbuf + qoff + n, GUARD), "last axis: outside");
+                /* and back, element by element: (q - zp) * s */
+                st = qmx_dequantize(&c, qbuf + qoff, n, rows * len, sc, np, c.asymmetric ? zp : NULL, ybuf);
+                CHECK(st == QMX_OK, "last axis dequantize status %d", (int)st);
+                bad = 0;
+                for (i = 0; i < rows * len; i++) {
+                    size_t col = i % len, pi = blk ? (i / len) * nb + col / blk : col;
+                    float want = mul_f((float)(qint[i] - (c.asymmetric ? zp[pi] : 0)), sc[pi]);
+                    if (bf(ybuf[i]) != bf(want) && bad++ == 0) first = i;
+                }
+                CHECK(bad == 0, "last axis dequantize %s rows %u len %u block %u asym %d: %u bad values, first [%u]",
+                      qmx_dtype_name(c.dtype), (unsigned)rows, (unsigned)len, (unsigned)blk, c.asymmetric,
+                      (unsigned)bad, (unsigned)first);
+            }
+}
+
+/* Per channel with channels of 16 or more elements ([outer][len][inner], inner >= 16): a
+ * vector of 16 lanes holds one channel or the end of one and the start of the next. */
+static void int_quantize_channel_runs(void) {
+    static const size_t inners[] = { 16, 17, 20, 31, 32, 33, 47, 64, 100 };
+    static const size_t lens[] = { 1, 3, 20 };   /* n <= 2 * 20 * 100 < MAXN */
+    static float sc[64];
+    static int32_t zp[64];
+    size_t ii, li, outer, i;
+    QMX_TEST_CASE("int quantize per channel, channels of 16 or more elements");
+    for (ii = 0; ii < sizeof inners / sizeof inners[0]; ii++)
+        for (li = 0; li < sizeof lens / sizeof lens[0]; li++)
+            for (outer = 1; outer <= 2; outer++) {
+                size_t inner = inners[ii], len = lens[li], n = outer * len * inner, bad = 0, first = 0;
+                size_t qoff = qmx_test_rand() % 4, k;
+                qmx_qconfig c;
+                model m;
+                qmx_status st;
+                random_int_config(&c, qmx_test_rand() % 4 ? QMX_INT8 : QMX_INT4);
+                if (qmx_test_rand() % 2) c.asymmetric = 0;
+                c.granularity = QMX_PER_CHANNEL;
+                c.outer = outer; c.axis_len = len; c.inner = inner;
+                model_init(&m, &c);
+                for (k = 0; k < len; k++) { sc[k] = gen_scale(); zp[k] = random_zp(c.dtype); }
+                for (i = 0; i < n; i++) {
+                    size_t ch = (i / inner) % len;
+                    xbuf[i] = gen_value(sc[ch]);
+                    qint[i] = quant_model(&m, xbuf[i], sc[ch], c.asymmetric ? zp[ch] : 0);
+                }
+                fill_sentinel(qbuf, sizeof qbuf);
+                st = qmx_quantize(&c, xbuf, n, sc, len, c.asymmetric ? zp : NULL, qbuf + qoff, MAXN);
+                CHECK(st == QMX_OK, "channel runs status %d", (int)st);
+                n = pack_expected(c.dtype, qint, n, qexp);
+                for (i = 0; i < n; i++)
+                    if (qbuf[qoff + i] != qexp[i] && bad++ == 0) first = i;
+                CHECK(bad == 0, "channel runs %s [%u][%u][%u] recipe %d rounding %d asym %d: %u bad bytes, "
+                      "first [%u] got 0x%02x want 0x%02x", qmx_dtype_name(c.dtype), (unsigned)outer,
+                      (unsigned)len, (unsigned)inner, (int)c.recipe, (int)c.rounding, c.asymmetric,
+                      (unsigned)bad, (unsigned)first, qbuf[qoff + first], qexp[first]);
+                CHECK(sentinel_ok(qbuf, qoff) && sentinel_ok(qbuf + qoff + n, GUARD), "channel runs: outside");
+                st = qmx_dequantize(&c, qbuf + qoff, n, outer * len * inner, sc, len, c.asymmetric ? zp : NULL, ybuf);
+                CHECK(st == QMX_OK, "channel runs dequantize status %d", (int)st);
+                bad = 0;
+                for (i = 0; i < outer * len * inner; i++) {
+                    size_t ch = (i / inner) % len;
+                    float want = mul_f((float)(qint[i] - (c.asymmetric ? zp[ch] : 0)), sc[ch]);
+                    if (bf(ybuf[i]) != bf(want) && bad++ == 0) first = i;
+                }
+                CHECK(bad == 0, "channel runs dequantize %s [%u][%u][%u] asym %d: %u bad values, first [%u]",
+                      qmx_dtype_name(c.dtype), (unsigned)outer, (unsigned)len, (unsigned)inner, c.asymmetric,
+                      (unsigned)bad, (unsigned)first);
             }
 }
 
@@ -588,6 +653,7 @@ int main(void) {
     int_quantize_all_configs();
     int_quantize_per_channel();
     int_quantize_last_axis();
+    int_quantize_channel_runs();
     int_dequantize_lengths();
     fp8_quantize_lengths();
     fp8_quantize_sweep();
