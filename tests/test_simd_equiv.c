@@ -320,63 +320,64 @@ static void int_quantize_per_channel(void) {
     }
 }
 
+/* One [outer][len][inner] tensor, per channel (blk 0) or per block of blk along len (inner 1):
+ * a random int8 or int4 config (mostly symmetric), each element against the model with its own
+ * scale and zero point, then back element by element: (q - zp) * s. */
+static void short_runs_case(size_t outer, size_t len, size_t inner, size_t blk) {
+    static float sc[2048];
+    static int32_t zp[2048];
+    size_t n = outer * len * inner, nb = blk ? (len + blk - 1) / blk : 0, np = blk ? outer * nb : len;
+    size_t qoff = qmx_test_rand() % 4, bytes, bad = 0, first = 0, i;
+    qmx_qconfig c;
+    model m;
+    qmx_status st;
+    random_int_config(&c, qmx_test_rand() % 4 ? QMX_INT8 : QMX_INT4);
+    if (qmx_test_rand() % 2) c.asymmetric = 0;   /* mostly the symmetric fast path */
+    c.granularity = blk ? QMX_PER_BLOCK : QMX_PER_CHANNEL;
+    c.outer = outer; c.axis_len = len; c.inner = inner; c.block_size = blk;
+    model_init(&m, &c);
+    for (i = 0; i < np; i++) { sc[i] = gen_scale(); zp[i] = random_zp(c.dtype); }
+    for (i = 0; i < n; i++) {   /* qint[i] = the model's code; yexp[i] its dequantized value */
+        size_t k = (i / inner) % len, pi = blk ? (i / (len * inner)) * nb + k / blk : k;
+        int32_t z = c.asymmetric ? zp[pi] : 0;
+        xbuf[i] = gen_value(sc[pi]);
+        qint[i] = quant_model(&m, xbuf[i], sc[pi], z);
+        yexp[i] = mul_f((float)(qint[i] - z), sc[pi]);
+    }
+    fill_sentinel(qbuf, sizeof qbuf);
+    st = qmx_quantize(&c, xbuf, n, sc, np, c.asymmetric ? zp : NULL, qbuf + qoff, MAXN);
+    CHECK(st == QMX_OK, "short runs status %d", (int)st);
+    bytes = pack_expected(c.dtype, qint, n, qexp);
+    for (i = 0; i < bytes; i++)
+        if (qbuf[qoff + i] != qexp[i] && bad++ == 0) first = i;
+    CHECK(bad == 0, "short runs %s [%u][%u][%u] block %u recipe %d rounding %d asym %d: %u bad bytes, "
+          "first [%u] got 0x%02x want 0x%02x", qmx_dtype_name(c.dtype), (unsigned)outer, (unsigned)len,
+          (unsigned)inner, (unsigned)blk, (int)c.recipe, (int)c.rounding, c.asymmetric, (unsigned)bad,
+          (unsigned)first, qbuf[qoff + first], qexp[first]);
+    CHECK(sentinel_ok(qbuf, qoff) && sentinel_ok(qbuf + qoff + bytes, GUARD), "short runs: outside");
+    st = qmx_dequantize(&c, qbuf + qoff, bytes, n, sc, np, c.asymmetric ? zp : NULL, ybuf);
+    CHECK(st == QMX_OK, "short runs dequantize status %d", (int)st);
+    bad = 0;
+    for (i = 0; i < n; i++)
+        if (bf(ybuf[i]) != bf(yexp[i]) && bad++ == 0) first = i;
+    CHECK(bad == 0, "short runs dequantize %s [%u][%u][%u] block %u asym %d: %u bad values, first [%u]",
+          qmx_dtype_name(c.dtype), (unsigned)outer, (unsigned)len, (unsigned)inner, (unsigned)blk,
+          c.asymmetric, (unsigned)bad, (unsigned)first);
+}
+
 /* Along the last axis ([rows][len], inner 1): per channel, a scale per column; per block, a
  * scale per block of columns in each row (block sizes below, at and above 16 lanes, ragged
  * last block). Lengths that end anywhere in a 16-lane vector and cross the 128-column chunk
- * of the AVX-512 path; int8 with every recipe and rounding (symmetric and asymmetric), and
- * int4. Each element against the model with its own scale, then back: (q - zp) * s. */
+ * of the AVX-512 path; every recipe and rounding. */
 static void int_quantize_last_axis(void) {
     static const size_t lens[] = { 1, 5, 15, 16, 17, 31, 32, 33, 63, 64, 100, 255, 256, 257, 300, 530 };
-    static const size_t blocks[] = { 3, 8, 15, 16, 17, 32, 33, 48, 64, 100 };
-    static float sc[2048];
-    static int32_t zp[2048];
-    size_t li, rows, bi, i, k;
+    static const size_t blocks[] = { 0 /* per channel */, 3, 8, 15, 16, 17, 32, 33, 48, 64, 100 };
+    size_t li, rows, bi;
     QMX_TEST_CASE("int quantize along the last axis: per channel and per block, every recipe");
     for (li = 0; li < sizeof lens / sizeof lens[0]; li++)
         for (rows = 1; rows <= 3; rows++)
-            for (bi = 0; bi <= sizeof blocks / sizeof blocks[0]; bi++) {   /* last: per channel */
-                size_t len = lens[li], n = rows * len, np, bad = 0, first = 0, qoff = qmx_test_rand() % 4;
-                size_t blk = bi < sizeof blocks / sizeof blocks[0] ? blocks[bi] : 0;
-                size_t nb = blk ? (len + blk - 1) / blk : 0;
-                qmx_qconfig c;
-                model m;
-                qmx_status st;
-                random_int_config(&c, qmx_test_rand() % 4 ? QMX_INT8 : QMX_INT4);
-                if (qmx_test_rand() % 2) c.asymmetric = 0;   /* mostly the symmetric fast path */
-                c.granularity = blk ? QMX_PER_BLOCK : QMX_PER_CHANNEL;
-                c.outer = rows; c.axis_len = len; c.inner = 1; c.block_size = blk;
-                model_init(&m, &c);
-                np = blk ? rows * nb : len;
-                for (k = 0; k < np; k++) { sc[k] = gen_scale(); zp[k] = random_zp(c.dtype); }
-                for (i = 0; i < n; i++) {
-                    size_t col = i % len, pi = blk ? (i / len) * nb + col / blk : col;
-                    xbuf[i] = gen_value(sc[pi]);
-                    qint[i] = quant_model(&m, xbuf[i], sc[pi], c.asymmetric ? zp[pi] : 0);
-                }
-                fill_sentinel(qbuf, sizeof qbuf);
-                st = qmx_quantize(&c, xbuf, n, sc, np, c.asymmetric ? zp : NULL, qbuf + qoff, MAXN);
-                CHECK(st == QMX_OK, "last axis status %d", (int)st);
-                n = pack_expected(c.dtype, qint, n, qexp);
-                for (i = 0; i < n; i++)
-                    if (qbuf[qoff + i] != qexp[i] && bad++ == 0) first = i;
-                CHECK(bad == 0, "last axis %s rows %u len %u block %u recipe %d rounding %d asym %d: %u bad "
-                      "bytes, first [%u] got 0x%02x want 0x%02x", qmx_dtype_name(c.dtype), (unsigned)rows,
-                      (unsigned)len, (unsigned)blk, (int)c.recipe, (int)c.rounding, c.asymmetric,
-                      (unsigned)bad, (unsigned)first, qbuf[qoff + first], qexp[first]);
-                CHECK(sentinel_ok(qbuf, qoff) && sentinel_ok(qbuf + qoff + n, GUARD), "last axis: outside");
-                /* and back, element by element: (q - zp) * s */
-                st = qmx_dequantize(&c, qbuf + qoff, n, rows * len, sc, np, c.asymmetric ? zp : NULL, ybuf);
-                CHECK(st == QMX_OK, "last axis dequantize status %d", (int)st);
-                bad = 0;
-                for (i = 0; i < rows * len; i++) {
-                    size_t col = i % len, pi = blk ? (i / len) * nb + col / blk : col;
-                    float want = mul_f((float)(qint[i] - (c.asymmetric ? zp[pi] : 0)), sc[pi]);
-                    if (bf(ybuf[i]) != bf(want) && bad++ == 0) first = i;
-                }
-                CHECK(bad == 0, "last axis dequantize %s rows %u len %u block %u asym %d: %u bad values, first [%u]",
-                      qmx_dtype_name(c.dtype), (unsigned)rows, (unsigned)len, (unsigned)blk, c.asymmetric,
-                      (unsigned)bad, (unsigned)first);
-            }
+            for (bi = 0; bi < sizeof blocks / sizeof blocks[0]; bi++)
+                short_runs_case(rows, lens[li], 1, blocks[bi]);
 }
 
 /* Per channel with channels of 16 or more elements ([outer][len][inner], inner >= 16): a
@@ -384,52 +385,12 @@ static void int_quantize_last_axis(void) {
 static void int_quantize_channel_runs(void) {
     static const size_t inners[] = { 16, 17, 20, 31, 32, 33, 47, 64, 100 };
     static const size_t lens[] = { 1, 3, 20 };   /* n <= 2 * 20 * 100 < MAXN */
-    static float sc[64];
-    static int32_t zp[64];
-    size_t ii, li, outer, i;
+    size_t ii, li, outer;
     QMX_TEST_CASE("int quantize per channel, channels of 16 or more elements");
     for (ii = 0; ii < sizeof inners / sizeof inners[0]; ii++)
         for (li = 0; li < sizeof lens / sizeof lens[0]; li++)
-            for (outer = 1; outer <= 2; outer++) {
-                size_t inner = inners[ii], len = lens[li], n = outer * len * inner, bad = 0, first = 0;
-                size_t qoff = qmx_test_rand() % 4, k;
-                qmx_qconfig c;
-                model m;
-                qmx_status st;
-                random_int_config(&c, qmx_test_rand() % 4 ? QMX_INT8 : QMX_INT4);
-                if (qmx_test_rand() % 2) c.asymmetric = 0;
-                c.granularity = QMX_PER_CHANNEL;
-                c.outer = outer; c.axis_len = len; c.inner = inner;
-                model_init(&m, &c);
-                for (k = 0; k < len; k++) { sc[k] = gen_scale(); zp[k] = random_zp(c.dtype); }
-                for (i = 0; i < n; i++) {
-                    size_t ch = (i / inner) % len;
-                    xbuf[i] = gen_value(sc[ch]);
-                    qint[i] = quant_model(&m, xbuf[i], sc[ch], c.asymmetric ? zp[ch] : 0);
-                }
-                fill_sentinel(qbuf, sizeof qbuf);
-                st = qmx_quantize(&c, xbuf, n, sc, len, c.asymmetric ? zp : NULL, qbuf + qoff, MAXN);
-                CHECK(st == QMX_OK, "channel runs status %d", (int)st);
-                n = pack_expected(c.dtype, qint, n, qexp);
-                for (i = 0; i < n; i++)
-                    if (qbuf[qoff + i] != qexp[i] && bad++ == 0) first = i;
-                CHECK(bad == 0, "channel runs %s [%u][%u][%u] recipe %d rounding %d asym %d: %u bad bytes, "
-                      "first [%u] got 0x%02x want 0x%02x", qmx_dtype_name(c.dtype), (unsigned)outer,
-                      (unsigned)len, (unsigned)inner, (int)c.recipe, (int)c.rounding, c.asymmetric,
-                      (unsigned)bad, (unsigned)first, qbuf[qoff + first], qexp[first]);
-                CHECK(sentinel_ok(qbuf, qoff) && sentinel_ok(qbuf + qoff + n, GUARD), "channel runs: outside");
-                st = qmx_dequantize(&c, qbuf + qoff, n, outer * len * inner, sc, len, c.asymmetric ? zp : NULL, ybuf);
-                CHECK(st == QMX_OK, "channel runs dequantize status %d", (int)st);
-                bad = 0;
-                for (i = 0; i < outer * len * inner; i++) {
-                    size_t ch = (i / inner) % len;
-                    float want = mul_f((float)(qint[i] - (c.asymmetric ? zp[ch] : 0)), sc[ch]);
-                    if (bf(ybuf[i]) != bf(want) && bad++ == 0) first = i;
-                }
-                CHECK(bad == 0, "channel runs dequantize %s [%u][%u][%u] asym %d: %u bad values, first [%u]",
-                      qmx_dtype_name(c.dtype), (unsigned)outer, (unsigned)len, (unsigned)inner, c.asymmetric,
-                      (unsigned)bad, (unsigned)first);
-            }
+            for (outer = 1; outer <= 2; outer++)
+                short_runs_case(outer, lens[li], inners[ii], 0);
 }
 
 /* ---- integer dequantize ---- */
