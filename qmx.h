@@ -1077,8 +1077,8 @@ static void qmx__make_run(const qmx_qconfig *c, const qmx__view *v, float s, int
 
 #if defined(QMX__AVX512)   /* short runs: per channel / per block with scales in lanes, int8 */
 static int qmx__quant_shortrun_s8_simd(const qmx_qconfig *c, const qmx__view *v, const float *x,
-                                       const float *scales, int8_t *q);
-static int qmx__dequant_shortrun_s8_simd(const qmx_qconfig *c, const qmx__view *v, const int8_t *q,
+                                       const float *scales, void *q);
+static int qmx__dequant_shortrun_s8_simd(const qmx_qconfig *c, const qmx__view *v, const void *q,
                                          const float *scales, const int32_t *zps, float *y);
 #endif
 QMX__DEF qmx_status qmx_quantize(const qmx_qconfig *c, const float *x, size_t count,
@@ -1087,16 +1087,17 @@ QMX__DEF qmx_status qmx_quantize(const qmx_qconfig *c, const float *x, size_t co
     qmx__view v;
     qmx__runit it;
     size_t param, off, len, j;
+    int done = 0;   /* by the short-run vector path */
     qmx_status st = qmx__resolve(c, count, &v);
     if (st != QMX_OK) return st;
     if (!x || !qv) return QMX_ERR_NULL;
     st = qmx__check_params(c, &v, scales, n_scales, zps, count, q_bytes);
     if (st != QMX_OK) return st;
 #if defined(QMX__AVX512)
-    if (qmx__quant_shortrun_s8_simd(c, &v, x, scales, (int8_t *)qv)) return QMX_OK;
+    done = qmx__quant_shortrun_s8_simd(c, &v, x, scales, qv);
 #endif
     it.v = &v; it.g = c->granularity; it.o = it.k = it.i = 0;
-    while (qmx__next_run(&it, &param, &off, &len)) {
+    while (!done && qmx__next_run(&it, &param, &off, &len)) {
         /* per-block with inner > 1: each element of the row has its own scale */
         size_t per_elem = (c->granularity == QMX_PER_BLOCK && v.inner > 1) ? 1 : 0;
         size_t e = 0;
@@ -1157,7 +1158,7 @@ QMX__DEF qmx_status qmx_dequantize(const qmx_qconfig *c, const void *qv, size_t 
     st = qmx__check_params(c, &v, scales, n_scales, zps, count, q_bytes);
     if (st != QMX_OK) return st;
 #if defined(QMX__AVX512)
-    if (qmx__dequant_shortrun_s8_simd(c, &v, (const int8_t *)qv, scales, zps, y)) return QMX_OK;
+    if (qmx__dequant_shortrun_s8_simd(c, &v, qv, scales, zps, y)) return QMX_OK;
 #endif
     it.v = &v; it.g = c->granularity; it.o = it.k = it.i = 0;
     while (qmx__next_run(&it, &param, &off, &len)) {
@@ -1886,30 +1887,44 @@ QMX__VINLINE __m512 qmx__shortrun_lanes(const float *mv, size_t j, const float *
                                 _mm512_set1_ps(qmx__shortrun_mult1(srow[b0 + 1], div)));
 }
 /* n elements of one row: 64 at a time into full stores, then 16-lane tails */
+/* 64 int8 codes (-8..7) to 32 bytes of int4 pairs, low nibble first (qmx__put_nibbles' order):
+ * in each 16-bit word, (w & 0x0F) | ((w >> 4) & 0xF0), then its low byte (vpmovwb) */
+QMX__VINLINE __m256i qmx__nibbles64(__m512i c) {
+    return _mm512_cvtepi16_epi8(_mm512_ternarylogic_epi32(c, _mm512_srli_epi16(c, 4),
+                                                          _mm512_set1_epi8(0x0F), 0xE4));
+}
+/* n elements of one row, the row's first element being element `at` of the output (int8, or
+ * packed int4 when nib, at even): 64 at a time into full stores, then 16-lane tails (int4:
+ * through a 64-byte stage and qmx__put_nibbles) */
 QMX__VINLINE void qmx__shortrun_row(const float *x, size_t n, const float *mv, const float *srow,
                                     size_t nb, size_t bl, const qmx__q512 *k, int div, int away,
-                                    int8_t *q) {
-    size_t j = 0, b = 0, off = 0;   /* per block: the block of column j and j's offset in it */
+                                    int nib, void *qv, size_t at) {
+    size_t j = 0, jt, b = 0, off = 0;   /* per block: the block of column j and j's offset in it */
+    int8_t stage[64];
+    int8_t *q = nib ? stage : (int8_t *)qv + at;
     for (; j + 64 <= n; j += 64) {
-        __m512i r[4];
+        __m512i r[4], c;
         int t;
         for (t = 0; t < 4; t++)
             r[t] = qmx__q512_one_s(_mm512_loadu_ps(x + j + 16 * t),
                                    qmx__shortrun_lanes(mv, j + 16 * t, srow, nb, bl, &b, &off, div),
                                    k, div, 0, away);
-        _mm512_storeu_si512((void *)(q + j), qmx__q512_pack(r[0], r[1], r[2], r[3], k, 0));
+        c = qmx__q512_pack(r[0], r[1], r[2], r[3], k, 0);
+        if (nib) _mm256_storeu_si256((__m256i *)(void *)((uint8_t *)qv + (at + j) / 2), qmx__nibbles64(c));
+        else _mm512_storeu_si512((void *)(q + j), c);
     }
-    for (; j < n; j += 16) {
+    for (jt = j; j < n; j += 16) {
         __mmask16 m = n - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - j)) - 1u);
         __m512 s = qmx__shortrun_lanes(mv, j, srow, nb, bl, &b, &off, div);
         /* vpmovdb keeps the low byte: the clamped value, or 0 for NaN (0x80000000) */
-        _mm512_mask_cvtepi32_storeu_epi8(q + j, m, qmx__q512_one_s(_mm512_maskz_loadu_ps(m, x + j), s,
-                                                                  k, div, 0, away));
+        _mm512_mask_cvtepi32_storeu_epi8((nib ? stage - jt : q) + j, m,
+                                         qmx__q512_one_s(_mm512_maskz_loadu_ps(m, x + j), s, k, div, 0, away));
     }
+    if (nib && jt < n) qmx__put_nibbles((uint8_t *)qv, at + jt, stage, n - jt);
 }
 QMX__VINLINE void qmx__shortrun_s8(const qmx__view *v, int per_block, const float *x,
                                    const float *scales, const qmx__q512 *k, int div, int away,
-                                   int8_t *q) {
+                                   int nib, void *q) {
     size_t o, rows = v->outer, len = v->len;
     if (!per_block && v->inner == 1) {   /* a scale per column */
         float mv[QMX__SHORTRUN_CHUNK];
@@ -1922,25 +1937,28 @@ QMX__VINLINE void qmx__shortrun_s8(const qmx__view *v, int per_block, const floa
                     _mm512_mask_loadu_ps(_mm512_set1_ps(1.0f), m, scales + c0 + j), div));
             }
             for (o = 0; o < rows; o++)
-                qmx__shortrun_row(x + o * len + c0, cn, mv, NULL, 0, 16, k, div, away,
-                                  q + o * len + c0);
+                qmx__shortrun_row(x + o * len + c0, cn, mv, NULL, 0, 16, k, div, away, nib, q,
+                                  o * len + c0);
         }
     } else if (!per_block) {   /* inner >= 16: [len][inner] per outer index, blocks of inner */
         size_t row = len * v->inner;
         for (o = 0; o < rows; o++)
-            qmx__shortrun_row(x + o * row, row, NULL, scales, len, v->inner, k, div, away, q + o * row);
+            qmx__shortrun_row(x + o * row, row, NULL, scales, len, v->inner, k, div, away, nib, q,
+                              o * row);
     } else {                   /* blocks of block >= 16 along each row */
         for (o = 0; o < rows; o++)
             qmx__shortrun_row(x + o * len, len, NULL, scales + o * v->nblocks, v->nblocks, v->block,
-                              k, div, away, q + o * len);
+                              k, div, away, nib, q, o * len);
     }
 }
 static int qmx__quant_shortrun_s8_simd(const qmx_qconfig *c, const qmx__view *v, const float *x,
-                                       const float *scales, int8_t *q) {
+                                       const float *scales, void *q) {
     qmx__run p;
     qmx__q512 k;
-    int div, away, per_block = c->granularity == QMX_PER_BLOCK;
-    if (v->dtype != QMX_INT8 || c->asymmetric) return 0;
+    int div, away, per_block = c->granularity == QMX_PER_BLOCK, nib = v->dtype == QMX_INT4;
+    size_t row = v->inner == 1 ? v->len : v->len * v->inner;
+    if ((v->dtype != QMX_INT8 && !nib) || c->asymmetric) return 0;
+    if (nib && v->outer > 1 && (row & 1)) return 0;   /* int4: every row starts on a byte */
     /* runs of 4096 and more already go at full speed one by one (non-temporal stores too) */
     if (per_block ? !(v->inner == 1 && v->block >= 16 && v->block < 4096)
                   : !(c->granularity == QMX_PER_CHANNEL && (v->inner == 1 || (v->inner >= 16 && v->inner < 4096))))
@@ -1956,10 +1974,10 @@ static int qmx__quant_shortrun_s8_simd(const qmx_qconfig *c, const qmx__view *v,
     k.lo = _mm512_set1_ps(p.lo_f);
     k.hi = _mm512_set1_ps(p.hi_f);
     switch ((div << 1) | away) {
-    case 0: qmx__shortrun_s8(v, per_block, x, scales, &k, 0, 0, q); break;
-    case 1: qmx__shortrun_s8(v, per_block, x, scales, &k, 0, 1, q); break;
-    case 2: qmx__shortrun_s8(v, per_block, x, scales, &k, 1, 0, q); break;
-    default: qmx__shortrun_s8(v, per_block, x, scales, &k, 1, 1, q); break;
+    case 0: qmx__shortrun_s8(v, per_block, x, scales, &k, 0, 0, nib, q); break;
+    case 1: qmx__shortrun_s8(v, per_block, x, scales, &k, 0, 1, nib, q); break;
+    case 2: qmx__shortrun_s8(v, per_block, x, scales, &k, 1, 0, nib, q); break;
+    default: qmx__shortrun_s8(v, per_block, x, scales, &k, 1, 1, nib, q); break;
     }
     return 1;
 }
@@ -1986,39 +2004,60 @@ QMX__VINLINE void qmx__dq_shortrun_lanes(const float *scol, const int32_t *zcol,
                                         _mm512_set1_epi32(zrow[hi ? b0 + 1 : b0]))
               : _mm512_setzero_si512();
 }
-static void qmx__dq_shortrun_row(const int8_t *q, size_t n, const float *scol, const int32_t *zcol,
-                                 const float *srow, const int32_t *zrow, size_t nb, size_t bl,
-                                 float *y) {
+/* 16 codes from element at (even) of a packed int4 (sgn) / uint4 array, as int8 lanes */
+QMX__VINLINE __m128i qmx__nibbles16(const uint8_t *q, size_t at, int sgn) {
+    const __m128i f = _mm_set1_epi8(0x0F);
+    __m128i b = _mm_loadl_epi64((const __m128i *)(const void *)(q + at / 2)), e;
+    e = _mm_unpacklo_epi8(_mm_and_si128(b, f), _mm_and_si128(_mm_srli_epi16(b, 4), f));
+    return sgn ? _mm_sub_epi8(_mm_xor_si128(e, _mm_set1_epi8(8)), _mm_set1_epi8(8)) : e;
+}
+/* n elements of one row whose first is element at of the codes: int8 (nib 0) or packed int4
+ * (nib 1) / uint4 (nib 2) with at even; the int4 tail goes through qmx__take_nibbles. */
+static void qmx__dq_shortrun_row(const void *qv, size_t at, int nib, size_t n, const float *scol,
+                                 const int32_t *zcol, const float *srow, const int32_t *zrow,
+                                 size_t nb, size_t bl, float *y) {
+    const int8_t *q = (const int8_t *)qv + at;
     size_t j = 0, b = 0, off = 0;
     __m512 s;
     __m512i z;
     for (; j + 16 <= n; j += 16) {
+        __m128i c = nib ? qmx__nibbles16((const uint8_t *)qv, at + j, nib == 1)
+                        : _mm_loadu_si128((const __m128i *)(const void *)(q + j));
         qmx__dq_shortrun_lanes(scol, zcol, srow, zrow, nb, bl, j, (__mmask16)0xFFFF, &b, &off, &s, &z);
         _mm512_storeu_ps(y + j, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(
-            _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(q + j))), z)), s));
+            _mm512_cvtepi8_epi32(c), z)), s));
     }
     if (j < n) {
         __mmask16 m = (__mmask16)((1u << (n - j)) - 1u);
+        int8_t stage[16];
+        __m128i c;
+        if (nib) {
+            qmx__take_nibbles((const uint8_t *)qv, at + j, nib == 1, stage, n - j);
+            c = _mm_maskz_loadu_epi8(m, stage);
+        } else {
+            c = _mm_maskz_loadu_epi8(m, q + j);
+        }
         qmx__dq_shortrun_lanes(scol, zcol, srow, zrow, nb, bl, j, m, &b, &off, &s, &z);
         _mm512_mask_storeu_ps(y + j, m, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(
-            _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, q + j)), z)), s));
+            _mm512_cvtepi8_epi32(c), z)), s));
     }
 }
-static int qmx__dequant_shortrun_s8_simd(const qmx_qconfig *c, const qmx__view *v, const int8_t *q,
+static int qmx__dequant_shortrun_s8_simd(const qmx_qconfig *c, const qmx__view *v, const void *q,
                                          const float *scales, const int32_t *zps, float *y) {
-    size_t o, rows = v->outer, len = v->len, inner = v->inner;
+    size_t o, rows = v->outer, len = v->len, inner = v->inner, row = len * inner;
     const int32_t *z = c->asymmetric ? zps : NULL;
-    if (v->dtype != QMX_INT8) return 0;
+    int nib = v->dtype == QMX_INT4 ? 1 : (v->dtype == QMX_UINT4 ? 2 : 0);
+    if (v->dtype != QMX_INT8 && !nib) return 0;
+    if (nib && rows > 1 && (row & 1)) return 0;   /* 4-bit: every row starts on a byte */
     if (c->granularity == QMX_PER_CHANNEL && inner == 1) {
         for (o = 0; o < rows; o++)
-            qmx__dq_shortrun_row(q + o * len, len, scales, z, NULL, NULL, 0, 16, y + o * len);
+            qmx__dq_shortrun_row(q, o * len, nib, len, scales, z, NULL, NULL, 0, 16, y + o * len);
     } else if (c->granularity == QMX_PER_CHANNEL && inner >= 16 && inner < 4096) {
         for (o = 0; o < rows; o++)
-            qmx__dq_shortrun_row(q + o * len * inner, len * inner, NULL, NULL, scales, z, len, inner,
-                                 y + o * len * inner);
+            qmx__dq_shortrun_row(q, o * row, nib, row, NULL, NULL, scales, z, len, inner, y + o * row);
     } else if (c->granularity == QMX_PER_BLOCK && inner == 1 && v->block >= 16 && v->block < 4096) {
         for (o = 0; o < rows; o++)
-            qmx__dq_shortrun_row(q + o * len, len, NULL, NULL, scales + o * v->nblocks,
+            qmx__dq_shortrun_row(q, o * len, nib, len, NULL, NULL, scales + o * v->nblocks,
                                  z ? z + o * v->nblocks : NULL, v->nblocks, v->block, y + o * len);
     } else {
         return 0;

@@ -321,8 +321,8 @@ static void int_quantize_per_channel(void) {
 }
 
 /* One [outer][len][inner] tensor, per channel (blk 0) or per block of blk along len (inner 1):
- * a random int8 or int4 config (mostly symmetric), each element against the model with its own
- * scale and zero point, then back element by element: (q - zp) * s. */
+ * a random int8, int4 or uint4 config (mostly symmetric), each element against the model with
+ * its own scale and zero point, then back element by element: (q - zp) * s. */
 static void short_runs_case(size_t outer, size_t len, size_t inner, size_t blk) {
     static float sc[2048];
     static int32_t zp[2048];
@@ -331,7 +331,10 @@ static void short_runs_case(size_t outer, size_t len, size_t inner, size_t blk) 
     qmx_qconfig c;
     model m;
     qmx_status st;
-    random_int_config(&c, qmx_test_rand() % 4 ? QMX_INT8 : QMX_INT4);
+    {
+        static const qmx_dtype dts[] = { QMX_INT8, QMX_INT8, QMX_INT4, QMX_UINT4 };
+        random_int_config(&c, dts[qmx_test_rand() % 4]);
+    }
     if (qmx_test_rand() % 2) c.asymmetric = 0;   /* mostly the symmetric fast path */
     c.granularity = blk ? QMX_PER_BLOCK : QMX_PER_CHANNEL;
     c.outer = outer; c.axis_len = len; c.inner = inner; c.block_size = blk;
