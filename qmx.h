@@ -1078,6 +1078,8 @@ static void qmx__make_run(const qmx_qconfig *c, const qmx__view *v, float s, int
 #if defined(QMX__AVX512)   /* short runs: per channel / per block with scales in lanes, int8 */
 static int qmx__quant_shortrun_s8_simd(const qmx_qconfig *c, const qmx__view *v, const float *x,
                                        const float *scales, void *q);
+static int qmx__quant_shortrun_f8_simd(const qmx_qconfig *c, const qmx__view *v, const float *x,
+                                       const float *scales, uint8_t *q);
 static int qmx__dequant_shortrun_s8_simd(const qmx_qconfig *c, const qmx__view *v, const void *q,
                                          const float *scales, const int32_t *zps, float *y);
 #endif
@@ -1094,7 +1096,8 @@ QMX__DEF qmx_status qmx_quantize(const qmx_qconfig *c, const float *x, size_t co
     st = qmx__check_params(c, &v, scales, n_scales, zps, count, q_bytes);
     if (st != QMX_OK) return st;
 #if defined(QMX__AVX512)
-    done = qmx__quant_shortrun_s8_simd(c, &v, x, scales, qv);
+    done = v.fp8 ? qmx__quant_shortrun_f8_simd(c, &v, x, scales, (uint8_t *)qv)
+                 : qmx__quant_shortrun_s8_simd(c, &v, x, scales, qv);
 #endif
     it.v = &v; it.g = c->granularity; it.o = it.k = it.i = 0;
     while (!done && qmx__next_run(&it, &param, &off, &len)) {
@@ -1847,224 +1850,6 @@ static size_t qmx__dequant_run_s8_simd(const int8_t *q, size_t n, int32_t zp, fl
     return n;
 }
 
-/* Short runs of a symmetric int8 tensor, rounding not stochastic: per channel along the last
- * axis (inner == 1: [rows][len], a scale per column), per channel with 16 <= inner < 4096,
- * and per block (16 <= block < 4096) along the last axis. The generic walk makes one run per column,
- * channel or block there (8 GB/s for 16-element channels, 12 GB/s for blocks of 32); this puts
- * the multipliers in lanes instead: per column, a 16-lane vector of 1/s (or s) per 16 columns
- * from a stack buffer of QMX__SHORTRUN_CHUNK columns (512 bytes) filled once per chunk and
- * reused by every row; per channel or block of >= 16 elements, one or two broadcasts per 16
- * lanes. The same lane rule as qmx__q512_one, so the same bits as the scalar path. Returns 0
- * for any other case. */
-#define QMX__SHORTRUN_CHUNK 128
-QMX__VINLINE __m512 qmx__shortrun_mult(__m512 s, int div) {
-    /* what qmx__make_run keeps: s to divide by, or 1/s with an infinite reciprocal -> 1 */
-    __m512 r;
-    if (div) return s;
-    r = _mm512_div_ps(_mm512_set1_ps(1.0f), s);
-    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(r, _mm512_castsi512_ps(_mm512_set1_epi32(0x7F800000)), _CMP_EQ_OQ), r,
-                                _mm512_set1_ps(1.0f));
-}
-/* 1/s (AQT) or s (divide) of one scale, as qmx__make_run keeps it */
-static float qmx__shortrun_mult1(float s, int div) {
-    float r;
-    if (div) return s;
-    r = 1.0f / s;
-    return qmx__isfinite(r) ? r : 1.0f;
-}
-/* The 16 lanes' multipliers at columns k..k+15 of a row: from the chunk buffer (per channel,
- * mv[j]), or per block of bl >= 16 columns (at most two blocks in 16 lanes). */
-QMX__VINLINE __m512 qmx__shortrun_lanes(const float *mv, size_t j, const float *srow, size_t nb,
-                                        size_t bl, size_t *b, size_t *off, int div) {
-    size_t b0 = *b, edge = bl - *off;   /* lanes from edge on are in block b0 + 1 */
-    float m0;
-    if (mv) return _mm512_loadu_ps(mv + j);
-    *off += 16;   /* the next 16 columns: block and offset, without a division */
-    if (*off >= bl) { *off -= bl; (*b)++; }
-    m0 = qmx__shortrun_mult1(srow[b0], div);
-    if (edge >= 16 || b0 + 1 >= nb) return _mm512_set1_ps(m0);
-    return _mm512_mask_blend_ps((__mmask16)(0xFFFFu << edge), _mm512_set1_ps(m0),
-                                _mm512_set1_ps(qmx__shortrun_mult1(srow[b0 + 1], div)));
-}
-/* n elements of one row: 64 at a time into full stores, then 16-lane tails */
-/* 64 int8 codes (-8..7) to 32 bytes of int4 pairs, low nibble first (qmx__put_nibbles' order):
- * in each 16-bit word, (w & 0x0F) | ((w >> 4) & 0xF0), then its low byte (vpmovwb) */
-QMX__VINLINE __m256i qmx__nibbles64(__m512i c) {
-    return _mm512_cvtepi16_epi8(_mm512_ternarylogic_epi32(c, _mm512_srli_epi16(c, 4),
-                                                          _mm512_set1_epi8(0x0F), 0xE4));
-}
-/* n elements of one row, the row's first element being element `at` of the output (int8, or
- * packed int4 when nib, at even): 64 at a time into full stores, then 16-lane tails (int4:
- * through a 64-byte stage and qmx__put_nibbles) */
-QMX__VINLINE void qmx__shortrun_row(const float *x, size_t n, const float *mv, const float *srow,
-                                    size_t nb, size_t bl, const qmx__q512 *k, int div, int away,
-                                    int nib, void *qv, size_t at) {
-    size_t j = 0, jt, b = 0, off = 0;   /* per block: the block of column j and j's offset in it */
-    int8_t stage[64];
-    int8_t *q = nib ? stage : (int8_t *)qv + at;
-    for (; j + 64 <= n; j += 64) {
-        __m512i r[4], c;
-        int t;
-        for (t = 0; t < 4; t++)
-            r[t] = qmx__q512_one_s(_mm512_loadu_ps(x + j + 16 * t),
-                                   qmx__shortrun_lanes(mv, j + 16 * t, srow, nb, bl, &b, &off, div),
-                                   k, div, 0, away);
-        c = qmx__q512_pack(r[0], r[1], r[2], r[3], k, 0);
-        if (nib) _mm256_storeu_si256((__m256i *)(void *)((uint8_t *)qv + (at + j) / 2), qmx__nibbles64(c));
-        else _mm512_storeu_si512((void *)(q + j), c);
-    }
-    for (jt = j; j < n; j += 16) {
-        __mmask16 m = n - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - j)) - 1u);
-        __m512 s = qmx__shortrun_lanes(mv, j, srow, nb, bl, &b, &off, div);
-        /* vpmovdb keeps the low byte: the clamped value, or 0 for NaN (0x80000000) */
-        _mm512_mask_cvtepi32_storeu_epi8((nib ? stage - jt : q) + j, m,
-                                         qmx__q512_one_s(_mm512_maskz_loadu_ps(m, x + j), s, k, div, 0, away));
-    }
-    if (nib && jt < n) qmx__put_nibbles((uint8_t *)qv, at + jt, stage, n - jt);
-}
-QMX__VINLINE void qmx__shortrun_s8(const qmx__view *v, int per_block, const float *x,
-                                   const float *scales, const qmx__q512 *k, int div, int away,
-                                   int nib, void *q) {
-    size_t o, rows = v->outer, len = v->len;
-    if (!per_block && v->inner == 1) {   /* a scale per column */
-        float mv[QMX__SHORTRUN_CHUNK];
-        size_t c0, j;
-        for (c0 = 0; c0 < len; c0 += QMX__SHORTRUN_CHUNK) {
-            size_t cn = len - c0 < QMX__SHORTRUN_CHUNK ? len - c0 : QMX__SHORTRUN_CHUNK;
-            for (j = 0; j < cn; j += 16) {   /* whole vectors: lanes past cn are 1 */
-                __mmask16 m = cn - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (cn - j)) - 1u);
-                _mm512_storeu_ps(mv + j, qmx__shortrun_mult(
-                    _mm512_mask_loadu_ps(_mm512_set1_ps(1.0f), m, scales + c0 + j), div));
-            }
-            for (o = 0; o < rows; o++)
-                qmx__shortrun_row(x + o * len + c0, cn, mv, NULL, 0, 16, k, div, away, nib, q,
-                                  o * len + c0);
-        }
-    } else if (!per_block) {   /* inner >= 16: [len][inner] per outer index, blocks of inner */
-        size_t row = len * v->inner;
-        for (o = 0; o < rows; o++)
-            qmx__shortrun_row(x + o * row, row, NULL, scales, len, v->inner, k, div, away, nib, q,
-                              o * row);
-    } else {                   /* blocks of block >= 16 along each row */
-        for (o = 0; o < rows; o++)
-            qmx__shortrun_row(x + o * len, len, NULL, scales + o * v->nblocks, v->nblocks, v->block,
-                              k, div, away, nib, q, o * len);
-    }
-}
-static int qmx__quant_shortrun_s8_simd(const qmx_qconfig *c, const qmx__view *v, const float *x,
-                                       const float *scales, void *q) {
-    qmx__run p;
-    qmx__q512 k;
-    int div, away, per_block = c->granularity == QMX_PER_BLOCK, nib = v->dtype == QMX_INT4;
-    size_t row = v->inner == 1 ? v->len : v->len * v->inner;
-    if ((v->dtype != QMX_INT8 && !nib) || c->asymmetric) return 0;
-    if (nib && v->outer > 1 && (row & 1)) return 0;   /* int4: every row starts on a byte */
-    /* runs of 4096 and more already go at full speed one by one (non-temporal stores too) */
-    if (per_block ? !(v->inner == 1 && v->block >= 16 && v->block < 4096)
-                  : !(c->granularity == QMX_PER_CHANNEL && (v->inner == 1 || (v->inner >= 16 && v->inner < 4096))))
-        return 0;
-    qmx__make_run(c, v, 1.0f, 0, &p);
-    if (p.round == QMX_ROUND_STOCHASTIC) return 0;
-    div = p.use_div != 0;
-    away = p.round == QMX_ROUND_HALF_AWAY;
-    k.s = k.zpf = _mm512_setzero_ps();   /* unused here (the scales come in lanes); set */
-    k.zpi = k.nanv = k.zp16 = k.m128 = k.lo8 = k.hi8 = _mm512_setzero_si512();
-    k.ff = _mm512_set1_epi16(0xFF);   /* for qmx__q512_pack */
-    k.perm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-    k.lo = _mm512_set1_ps(p.lo_f);
-    k.hi = _mm512_set1_ps(p.hi_f);
-    switch ((div << 1) | away) {
-    case 0: qmx__shortrun_s8(v, per_block, x, scales, &k, 0, 0, nib, q); break;
-    case 1: qmx__shortrun_s8(v, per_block, x, scales, &k, 0, 1, nib, q); break;
-    case 2: qmx__shortrun_s8(v, per_block, x, scales, &k, 1, 0, nib, q); break;
-    default: qmx__shortrun_s8(v, per_block, x, scales, &k, 1, 1, nib, q); break;
-    }
-    return 1;
-}
-
-/* Dequantize of the same short-run cases (int8, symmetric or not): y = (q - zp) * s with the
- * scale and zero point in lanes; per column they load straight from the caller's arrays.
- * Per block of 32: 7x -> about 3x the per-tensor time. */
-QMX__VINLINE void qmx__dq_shortrun_lanes(const float *scol, const int32_t *zcol, const float *srow,
-                                         const int32_t *zrow, size_t nb, size_t bl, size_t j,
-                                         __mmask16 m, size_t *b, size_t *off, __m512 *s,
-                                         __m512i *z) {
-    size_t b0 = *b, edge = bl - *off;   /* per block: lanes from edge on are in block b0 + 1 */
-    __mmask16 hi;
-    if (scol) {
-        *s = _mm512_maskz_loadu_ps(m, scol + j);
-        *z = zcol ? _mm512_maskz_loadu_epi32(m, zcol + j) : _mm512_setzero_si512();
-        return;
-    }
-    *off += 16;
-    if (*off >= bl) { *off -= bl; (*b)++; }
-    hi = (edge >= 16 || b0 + 1 >= nb) ? (__mmask16)0 : (__mmask16)(0xFFFFu << edge);
-    *s = _mm512_mask_blend_ps(hi, _mm512_set1_ps(srow[b0]), _mm512_set1_ps(srow[hi ? b0 + 1 : b0]));
-    *z = zrow ? _mm512_mask_blend_epi32(hi, _mm512_set1_epi32(zrow[b0]),
-                                        _mm512_set1_epi32(zrow[hi ? b0 + 1 : b0]))
-              : _mm512_setzero_si512();
-}
-/* 16 codes from element at (even) of a packed int4 (sgn) / uint4 array, as int8 lanes */
-QMX__VINLINE __m128i qmx__nibbles16(const uint8_t *q, size_t at, int sgn) {
-    const __m128i f = _mm_set1_epi8(0x0F);
-    __m128i b = _mm_loadl_epi64((const __m128i *)(const void *)(q + at / 2)), e;
-    e = _mm_unpacklo_epi8(_mm_and_si128(b, f), _mm_and_si128(_mm_srli_epi16(b, 4), f));
-    return sgn ? _mm_sub_epi8(_mm_xor_si128(e, _mm_set1_epi8(8)), _mm_set1_epi8(8)) : e;
-}
-/* n elements of one row whose first is element at of the codes: int8 (nib 0) or packed int4
- * (nib 1) / uint4 (nib 2) with at even; the int4 tail goes through qmx__take_nibbles. */
-static void qmx__dq_shortrun_row(const void *qv, size_t at, int nib, size_t n, const float *scol,
-                                 const int32_t *zcol, const float *srow, const int32_t *zrow,
-                                 size_t nb, size_t bl, float *y) {
-    const int8_t *q = (const int8_t *)qv + at;
-    size_t j = 0, b = 0, off = 0;
-    __m512 s;
-    __m512i z;
-    for (; j + 16 <= n; j += 16) {
-        __m128i c = nib ? qmx__nibbles16((const uint8_t *)qv, at + j, nib == 1)
-                        : _mm_loadu_si128((const __m128i *)(const void *)(q + j));
-        qmx__dq_shortrun_lanes(scol, zcol, srow, zrow, nb, bl, j, (__mmask16)0xFFFF, &b, &off, &s, &z);
-        _mm512_storeu_ps(y + j, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(
-            _mm512_cvtepi8_epi32(c), z)), s));
-    }
-    if (j < n) {
-        __mmask16 m = (__mmask16)((1u << (n - j)) - 1u);
-        int8_t stage[16];
-        __m128i c;
-        if (nib) {
-            qmx__take_nibbles((const uint8_t *)qv, at + j, nib == 1, stage, n - j);
-            c = _mm_maskz_loadu_epi8(m, stage);
-        } else {
-            c = _mm_maskz_loadu_epi8(m, q + j);
-        }
-        qmx__dq_shortrun_lanes(scol, zcol, srow, zrow, nb, bl, j, m, &b, &off, &s, &z);
-        _mm512_mask_storeu_ps(y + j, m, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(
-            _mm512_cvtepi8_epi32(c), z)), s));
-    }
-}
-static int qmx__dequant_shortrun_s8_simd(const qmx_qconfig *c, const qmx__view *v, const void *q,
-                                         const float *scales, const int32_t *zps, float *y) {
-    size_t o, rows = v->outer, len = v->len, inner = v->inner, row = len * inner;
-    const int32_t *z = c->asymmetric ? zps : NULL;
-    int nib = v->dtype == QMX_INT4 ? 1 : (v->dtype == QMX_UINT4 ? 2 : 0);
-    if (v->dtype != QMX_INT8 && !nib) return 0;
-    if (nib && rows > 1 && (row & 1)) return 0;   /* 4-bit: every row starts on a byte */
-    if (c->granularity == QMX_PER_CHANNEL && inner == 1) {
-        for (o = 0; o < rows; o++)
-            qmx__dq_shortrun_row(q, o * len, nib, len, scales, z, NULL, NULL, 0, 16, y + o * len);
-    } else if (c->granularity == QMX_PER_CHANNEL && inner >= 16 && inner < 4096) {
-        for (o = 0; o < rows; o++)
-            qmx__dq_shortrun_row(q, o * row, nib, row, NULL, NULL, scales, z, len, inner, y + o * row);
-    } else if (c->granularity == QMX_PER_BLOCK && inner == 1 && v->block >= 16 && v->block < 4096) {
-        for (o = 0; o < rows; o++)
-            qmx__dq_shortrun_row(q, o * len, nib, len, NULL, NULL, scales + o * v->nblocks,
-                                 z ? z + o * v->nblocks : NULL, v->nblocks, v->block, y + o * len);
-    } else {
-        return 0;
-    }
-    return 1;
-}
-
 typedef struct qmx__f8q512 {
     __m512 s, maxf, sdrop;
     __m512i absm, maxb, thr, tlo, thi, low7, d7f, nani, bidx, sidx, ff, perm, nzlo, nzhi;
@@ -2245,16 +2030,14 @@ QMX__VINLINE size_t qmx__f8q512_loop(const float *x, size_t n, const qmx__f8q512
     return n;
 }
 
-static size_t qmx__fp8_quant_run_simd(const float *x, size_t n, float scale, int use_div,
-                                      const qmx__fp8fmt *f, int saturate, uint8_t *out) {
+/* The encoder's constants for format f (scale: qmx__f8q512_scale's multiplier or divisor) */
+static void qmx__f8q512_init(const qmx__fp8fmt *f, int saturate, float scale, qmx__f8q512 *k) {
     qmx__f8c c;
-    qmx__f8q512 k;
-    int div = use_div != 0, fnuz = f->fnuz != 0;
     qmx__f8c_init(f, &c);
-    k.s = _mm512_set1_ps(scale);
-    k.absm = _mm512_set1_epi32(0x7FFFFFFF);
-    k.thr = _mm512_set1_epi32((int32_t)c.thr);
-    k.sdrop = _mm512_set1_ps(c.sdrop);
+    k->s = _mm512_set1_ps(scale);
+    k->absm = _mm512_set1_epi32(0x7FFFFFFF);
+    k->thr = _mm512_set1_epi32((int32_t)c.thr);
+    k->sdrop = _mm512_set1_ps(c.sdrop);
     {   /* saturating: clip to the largest finite value; else to the value whose code is the
          * overflow code (every a in (max, that) rounds up to it as in the scalar code) */
         uint32_t mb = saturate ? qmx__f32_bits(c.maxf) : (c.ovf << c.drop) + c.adj;
@@ -2272,11 +2055,11 @@ static size_t qmx__fp8_quant_run_simd(const float *x, size_t n, float scale, int
         i = (eminb + 31) & 31;
         tab[i] = (int32_t)((((mb >> 23) << 23) | ((uint32_t)((int)(mb >> 23) - eminb) << f->mbits))
                            + (c.nan - mcode));
-        k.nani = _mm512_set1_epi32(i);
-        k.maxf = _mm512_set1_ps(qmx__bits_f32(mb));
-        k.maxb = _mm512_set1_epi32((int32_t)mb);
-        k.tlo = _mm512_loadu_si512((const void *)tab);
-        k.thi = _mm512_loadu_si512((const void *)(tab + 16));
+        k->nani = _mm512_set1_epi32(i);
+        k->maxf = _mm512_set1_ps(qmx__bits_f32(mb));
+        k->maxb = _mm512_set1_epi32((int32_t)mb);
+        k->tlo = _mm512_loadu_si512((const void *)tab);
+        k->thi = _mm512_loadu_si512((const void *)(tab + 16));
     }
     {   /* vpermt2b indices: byte 0 (codes) / byte 3 (signs) of the dwords of a register pair,
          * into bytes 0..31 and again 32..63 (the pack blends two pairs' halves) */
@@ -2286,22 +2069,303 @@ static size_t qmx__fp8_quant_run_simd(const float *x, size_t n, float scale, int
             bi[i] = (int8_t)(4 * (i & 31));
             si[i] = (int8_t)(4 * (i & 31) + 3);
         }
-        k.bidx = _mm512_loadu_si512((const void *)bi);
-        k.sidx = _mm512_loadu_si512((const void *)si);
+        k->bidx = _mm512_loadu_si512((const void *)bi);
+        k->sidx = _mm512_loadu_si512((const void *)si);
         for (i = 0; i < 64; i++) bi[i] = (int8_t)(i ? -128 : 0);   /* FNUZ sign lookup */
-        k.nzlo = _mm512_loadu_si512((const void *)bi);
-        k.nzhi = _mm512_set1_epi8((char)0x80);
+        k->nzlo = _mm512_loadu_si512((const void *)bi);
+        k->nzhi = _mm512_set1_epi8((char)0x80);
     }
-    k.low7 = _mm512_set1_epi8(0x7F);
-    k.ff = _mm512_set1_epi32(0xFF);
-    k.d7f = _mm512_set1_epi32(0x7F);
-    k.perm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    k->low7 = _mm512_set1_epi8(0x7F);
+    k->ff = _mm512_set1_epi32(0xFF);
+    k->d7f = _mm512_set1_epi32(0x7F);
+    k->perm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+}
+
+static size_t qmx__fp8_quant_run_simd(const float *x, size_t n, float scale, int use_div,
+                                      const qmx__fp8fmt *f, int saturate, uint8_t *out) {
+    qmx__f8q512 k;
+    int div = use_div != 0, fnuz = f->fnuz != 0;
+    qmx__f8q512_init(f, saturate, scale, &k);
     switch ((div << 1) | fnuz) {
     case 0: return qmx__f8q512_loop(x, n, &k, out, 0, 0);
     case 1: return qmx__f8q512_loop(x, n, &k, out, 0, 1);
     case 2: return qmx__f8q512_loop(x, n, &k, out, 1, 0);
     default: return qmx__f8q512_loop(x, n, &k, out, 1, 1);
     }
+}
+
+/* Short runs of a symmetric int8 tensor, rounding not stochastic: per channel along the last
+ * axis (inner == 1: [rows][len], a scale per column), per channel with 16 <= inner < 4096,
+ * and per block (16 <= block < 4096) along the last axis. The generic walk makes one run per column,
+ * channel or block there (8 GB/s for 16-element channels, 12 GB/s for blocks of 32); this puts
+ * the multipliers in lanes instead: per column, a 16-lane vector of 1/s (or s) per 16 columns
+ * from a stack buffer of QMX__SHORTRUN_CHUNK columns (512 bytes) filled once per chunk and
+ * reused by every row; per channel or block of >= 16 elements, one or two broadcasts per 16
+ * lanes. The same lane rule as qmx__q512_one, so the same bits as the scalar path. Returns 0
+ * for any other case. */
+#define QMX__SHORTRUN_CHUNK 128
+QMX__VINLINE __m512 qmx__shortrun_mult(__m512 s, int div) {
+    /* what qmx__make_run keeps: s to divide by, or 1/s with an infinite reciprocal -> 1 */
+    __m512 r;
+    if (div) return s;
+    r = _mm512_div_ps(_mm512_set1_ps(1.0f), s);
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(r, _mm512_castsi512_ps(_mm512_set1_epi32(0x7F800000)), _CMP_EQ_OQ), r,
+                                _mm512_set1_ps(1.0f));
+}
+/* 1/s (AQT) or s (divide) of one scale, as qmx__make_run keeps it */
+static float qmx__shortrun_mult1(float s, int div) {
+    float r;
+    if (div) return s;
+    r = 1.0f / s;
+    return qmx__isfinite(r) ? r : 1.0f;
+}
+/* The 16 lanes' multipliers at columns k..k+15 of a row: from the chunk buffer (per channel,
+ * mv[j]), or per block of bl >= 16 columns (at most two blocks in 16 lanes). */
+QMX__VINLINE __m512 qmx__shortrun_lanes(const float *mv, size_t j, const float *srow, size_t nb,
+                                        size_t bl, size_t *b, size_t *off, int div) {
+    size_t b0 = *b, edge = bl - *off;   /* lanes from edge on are in block b0 + 1 */
+    float m0;
+    if (mv) return _mm512_loadu_ps(mv + j);
+    *off += 16;   /* the next 16 columns: block and offset, without a division */
+    if (*off >= bl) { *off -= bl; (*b)++; }
+    m0 = qmx__shortrun_mult1(srow[b0], div);
+    if (edge >= 16 || b0 + 1 >= nb) return _mm512_set1_ps(m0);
+    return _mm512_mask_blend_ps((__mmask16)(0xFFFFu << edge), _mm512_set1_ps(m0),
+                                _mm512_set1_ps(qmx__shortrun_mult1(srow[b0 + 1], div)));
+}
+/* n elements of one row: 64 at a time into full stores, then 16-lane tails */
+/* 64 int8 codes (-8..7) to 32 bytes of int4 pairs, low nibble first (qmx__put_nibbles' order):
+ * in each 16-bit word, (w & 0x0F) | ((w >> 4) & 0xF0), then its low byte (vpmovwb) */
+QMX__VINLINE __m256i qmx__nibbles64(__m512i c) {
+    return _mm512_cvtepi16_epi8(_mm512_ternarylogic_epi32(c, _mm512_srli_epi16(c, 4),
+                                                          _mm512_set1_epi8(0x0F), 0xE4));
+}
+/* n elements of one row, the row's first element being element `at` of the output (int8, or
+ * packed int4 when nib, at even): 64 at a time into full stores, then 16-lane tails (int4:
+ * through a 64-byte stage and qmx__put_nibbles) */
+QMX__VINLINE void qmx__shortrun_row(const float *x, size_t n, const float *mv, const float *srow,
+                                    size_t nb, size_t bl, const qmx__q512 *k, int div, int away,
+                                    int nib, void *qv, size_t at) {
+    size_t j = 0, jt, b = 0, off = 0;   /* per block: the block of column j and j's offset in it */
+    int8_t stage[64];
+    int8_t *q = nib ? stage : (int8_t *)qv + at;
+    for (; j + 64 <= n; j += 64) {
+        __m512i r[4], c;
+        int t;
+        for (t = 0; t < 4; t++)
+            r[t] = qmx__q512_one_s(_mm512_loadu_ps(x + j + 16 * t),
+                                   qmx__shortrun_lanes(mv, j + 16 * t, srow, nb, bl, &b, &off, div),
+                                   k, div, 0, away);
+        c = qmx__q512_pack(r[0], r[1], r[2], r[3], k, 0);
+        if (nib) _mm256_storeu_si256((__m256i *)(void *)((uint8_t *)qv + (at + j) / 2), qmx__nibbles64(c));
+        else _mm512_storeu_si512((void *)(q + j), c);
+    }
+    for (jt = j; j < n; j += 16) {
+        __mmask16 m = n - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - j)) - 1u);
+        __m512 s = qmx__shortrun_lanes(mv, j, srow, nb, bl, &b, &off, div);
+        /* vpmovdb keeps the low byte: the clamped value, or 0 for NaN (0x80000000) */
+        _mm512_mask_cvtepi32_storeu_epi8((nib ? stage - jt : q) + j, m,
+                                         qmx__q512_one_s(_mm512_maskz_loadu_ps(m, x + j), s, k, div, 0, away));
+    }
+    if (nib && jt < n) qmx__put_nibbles((uint8_t *)qv, at + jt, stage, n - jt);
+}
+/* The same row for an fp8 output (k8: the encoder's constants, saturating): 64 lanes scaled
+ * by their multipliers (x * m or x / s), then qmx__f8q512_codes */
+QMX__VINLINE void qmx__shortrun_row_f8(const float *x, size_t n, const float *mv, const float *srow,
+                                       size_t nb, size_t bl, const qmx__f8q512 *k8, int div,
+                                       int fnuz, uint8_t *q) {
+    size_t j = 0, b = 0, off = 0;
+    __m512 t[4];
+    __m512i r[1];
+    int u;
+    for (; j + 64 <= n; j += 64) {
+        for (u = 0; u < 4; u++) {
+            __m512 v = _mm512_loadu_ps(x + j + 16 * u);
+            __m512 s = qmx__shortrun_lanes(mv, j + 16 * u, srow, nb, bl, &b, &off, div);
+            t[u] = div ? _mm512_div_ps(v, s) : _mm512_mul_ps(v, s);
+        }
+        qmx__f8q512_codes(t, k8, fnuz, 1, 1, r);
+        _mm512_storeu_si512((void *)(q + j), r[0]);
+    }
+    if (j < n) {   /* 1..63: masked loads (zeros past n), one masked store */
+        __mmask64 m = ((__mmask64)1 << (n - j)) - 1u;
+        for (u = 0; u < 4; u++) {
+            __m512 v = _mm512_maskz_loadu_ps((__mmask16)(m >> (16 * u)), x + j + 16 * u);
+            /* multipliers only for vectors with a lane in the row (the block walk stops there) */
+            __m512 s = 16 * (size_t)u < n - j ? qmx__shortrun_lanes(mv, j + 16 * u, srow, nb, bl, &b, &off, div)
+                                              : _mm512_set1_ps(1.0f);
+            t[u] = div ? _mm512_div_ps(v, s) : _mm512_mul_ps(v, s);
+        }
+        qmx__f8q512_codes(t, k8, fnuz, 0, 1, r);
+        _mm512_mask_storeu_epi8(q + j, m, r[0]);
+    }
+}
+#define QMX__SHORTRUN_ROW(xr, n, mv, srow, nb, bl, at)                                          \
+    (k8 ? qmx__shortrun_row_f8(xr, n, mv, srow, nb, bl, k8, div, fnuz, (uint8_t *)q + (at))      \
+        : qmx__shortrun_row(xr, n, mv, srow, nb, bl, k, div, away, nib, q, at))
+/* The three layouts, row by row, into int8 / int4 (k) or fp8 (k8) codes */
+QMX__VINLINE void qmx__shortrun_walk(const qmx__view *v, int per_block, const float *x,
+                                     const float *scales, const qmx__q512 *k, const qmx__f8q512 *k8,
+                                     int div, int away, int nib, int fnuz, void *q) {
+    size_t o, rows = v->outer, len = v->len;
+    if (!per_block && v->inner == 1) {   /* a scale per column */
+        float mv[QMX__SHORTRUN_CHUNK];
+        size_t c0, j;
+        for (c0 = 0; c0 < len; c0 += QMX__SHORTRUN_CHUNK) {
+            size_t cn = len - c0 < QMX__SHORTRUN_CHUNK ? len - c0 : QMX__SHORTRUN_CHUNK;
+            for (j = 0; j < cn; j += 16) {   /* whole vectors: lanes past cn are 1 */
+                __mmask16 m = cn - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (cn - j)) - 1u);
+                _mm512_storeu_ps(mv + j, qmx__shortrun_mult(
+                    _mm512_mask_loadu_ps(_mm512_set1_ps(1.0f), m, scales + c0 + j), div));
+            }
+            for (o = 0; o < rows; o++)
+                QMX__SHORTRUN_ROW(x + o * len + c0, cn, mv, NULL, 0, 16, o * len + c0);
+        }
+    } else if (!per_block) {   /* inner >= 16: [len][inner] per outer index, blocks of inner */
+        size_t row = len * v->inner;
+        for (o = 0; o < rows; o++)
+            QMX__SHORTRUN_ROW(x + o * row, row, NULL, scales, len, v->inner, o * row);
+    } else {                   /* blocks of block >= 16 along each row */
+        for (o = 0; o < rows; o++)
+            QMX__SHORTRUN_ROW(x + o * len, len, NULL, scales + o * v->nblocks, v->nblocks, v->block,
+                              o * len);
+    }
+}
+#undef QMX__SHORTRUN_ROW
+QMX__VINLINE void qmx__shortrun_s8(const qmx__view *v, int per_block, const float *x,
+                                   const float *scales, const qmx__q512 *k, int div, int away,
+                                   int nib, void *q) {
+    qmx__shortrun_walk(v, per_block, x, scales, k, NULL, div, away, nib, 0, q);
+}
+/* The layouts the short-run paths take: per channel along the last axis or of 16..4095
+ * elements, per block of 16..4095 along the last axis (runs of 4096 and more already go at
+ * full speed one by one, with non-temporal stores too) */
+static int qmx__shortrun_layout(const qmx_qconfig *c, const qmx__view *v) {
+    if (c->granularity == QMX_PER_BLOCK) return v->inner == 1 && v->block >= 16 && v->block < 4096;
+    return c->granularity == QMX_PER_CHANNEL && (v->inner == 1 || (v->inner >= 16 && v->inner < 4096));
+}
+static int qmx__quant_shortrun_f8_simd(const qmx_qconfig *c, const qmx__view *v, const float *x,
+                                       const float *scales, uint8_t *q) {
+    qmx__f8q512 k8;
+    int div = c->recipe != QMX_RECIPE_AQT, fnuz = v->f.fnuz != 0;
+    int per_block = c->granularity == QMX_PER_BLOCK;
+    if (!v->fp8 || c->asymmetric || !qmx__shortrun_layout(c, v)) return 0;
+    qmx__f8q512_init(&v->f, 1, 1.0f, &k8);   /* saturating, as qmx_quantize's fp8 runs */
+    switch ((div << 1) | fnuz) {
+    case 0: qmx__shortrun_walk(v, per_block, x, scales, NULL, &k8, 0, 0, 0, 0, q); break;
+    case 1: qmx__shortrun_walk(v, per_block, x, scales, NULL, &k8, 0, 0, 0, 1, q); break;
+    case 2: qmx__shortrun_walk(v, per_block, x, scales, NULL, &k8, 1, 0, 0, 0, q); break;
+    default: qmx__shortrun_walk(v, per_block, x, scales, NULL, &k8, 1, 0, 0, 1, q); break;
+    }
+    return 1;
+}
+static int qmx__quant_shortrun_s8_simd(const qmx_qconfig *c, const qmx__view *v, const float *x,
+                                       const float *scales, void *q) {
+    qmx__run p;
+    qmx__q512 k;
+    int div, away, per_block = c->granularity == QMX_PER_BLOCK, nib = v->dtype == QMX_INT4;
+    size_t row = v->inner == 1 ? v->len : v->len * v->inner;
+    if ((v->dtype != QMX_INT8 && !nib) || c->asymmetric || !qmx__shortrun_layout(c, v)) return 0;
+    if (nib && v->outer > 1 && (row & 1)) return 0;   /* int4: every row starts on a byte */
+    qmx__make_run(c, v, 1.0f, 0, &p);
+    if (p.round == QMX_ROUND_STOCHASTIC) return 0;
+    div = p.use_div != 0;
+    away = p.round == QMX_ROUND_HALF_AWAY;
+    k.s = k.zpf = _mm512_setzero_ps();   /* unused here (the scales come in lanes); set */
+    k.zpi = k.nanv = k.zp16 = k.m128 = k.lo8 = k.hi8 = _mm512_setzero_si512();
+    k.ff = _mm512_set1_epi16(0xFF);   /* for qmx__q512_pack */
+    k.perm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    k.lo = _mm512_set1_ps(p.lo_f);
+    k.hi = _mm512_set1_ps(p.hi_f);
+    switch ((div << 1) | away) {
+    case 0: qmx__shortrun_s8(v, per_block, x, scales, &k, 0, 0, nib, q); break;
+    case 1: qmx__shortrun_s8(v, per_block, x, scales, &k, 0, 1, nib, q); break;
+    case 2: qmx__shortrun_s8(v, per_block, x, scales, &k, 1, 0, nib, q); break;
+    default: qmx__shortrun_s8(v, per_block, x, scales, &k, 1, 1, nib, q); break;
+    }
+    return 1;
+}
+
+/* Dequantize of the same short-run cases (int8, symmetric or not): y = (q - zp) * s with the
+ * scale and zero point in lanes; per column they load straight from the caller's arrays.
+ * Per block of 32: 7x -> about 3x the per-tensor time. */
+QMX__VINLINE void qmx__dq_shortrun_lanes(const float *scol, const int32_t *zcol, const float *srow,
+                                         const int32_t *zrow, size_t nb, size_t bl, size_t j,
+                                         __mmask16 m, size_t *b, size_t *off, __m512 *s,
+                                         __m512i *z) {
+    size_t b0 = *b, edge = bl - *off;   /* per block: lanes from edge on are in block b0 + 1 */
+    __mmask16 hi;
+    if (scol) {
+        *s = _mm512_maskz_loadu_ps(m, scol + j);
+        *z = zcol ? _mm512_maskz_loadu_epi32(m, zcol + j) : _mm512_setzero_si512();
+        return;
+    }
+    *off += 16;
+    if (*off >= bl) { *off -= bl; (*b)++; }
+    hi = (edge >= 16 || b0 + 1 >= nb) ? (__mmask16)0 : (__mmask16)(0xFFFFu << edge);
+    *s = _mm512_mask_blend_ps(hi, _mm512_set1_ps(srow[b0]), _mm512_set1_ps(srow[hi ? b0 + 1 : b0]));
+    *z = zrow ? _mm512_mask_blend_epi32(hi, _mm512_set1_epi32(zrow[b0]),
+                                        _mm512_set1_epi32(zrow[hi ? b0 + 1 : b0]))
+              : _mm512_setzero_si512();
+}
+/* 16 codes from element at (even) of a packed int4 (sgn) / uint4 array, as int8 lanes */
+QMX__VINLINE __m128i qmx__nibbles16(const uint8_t *q, size_t at, int sgn) {
+    const __m128i f = _mm_set1_epi8(0x0F);
+    __m128i b = _mm_loadl_epi64((const __m128i *)(const void *)(q + at / 2)), e;
+    e = _mm_unpacklo_epi8(_mm_and_si128(b, f), _mm_and_si128(_mm_srli_epi16(b, 4), f));
+    return sgn ? _mm_sub_epi8(_mm_xor_si128(e, _mm_set1_epi8(8)), _mm_set1_epi8(8)) : e;
+}
+/* n elements of one row whose first is element at of the codes: int8 (nib 0) or packed int4
+ * (nib 1) / uint4 (nib 2) with at even; the int4 tail goes through qmx__take_nibbles. */
+static void qmx__dq_shortrun_row(const void *qv, size_t at, int nib, size_t n, const float *scol,
+                                 const int32_t *zcol, const float *srow, const int32_t *zrow,
+                                 size_t nb, size_t bl, float *y) {
+    const int8_t *q = (const int8_t *)qv + at;
+    size_t j = 0, b = 0, off = 0;
+    __m512 s;
+    __m512i z;
+    for (; j + 16 <= n; j += 16) {
+        __m128i c = nib ? qmx__nibbles16((const uint8_t *)qv, at + j, nib == 1)
+                        : _mm_loadu_si128((const __m128i *)(const void *)(q + j));
+        qmx__dq_shortrun_lanes(scol, zcol, srow, zrow, nb, bl, j, (__mmask16)0xFFFF, &b, &off, &s, &z);
+        _mm512_storeu_ps(y + j, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(
+            _mm512_cvtepi8_epi32(c), z)), s));
+    }
+    if (j < n) {
+        __mmask16 m = (__mmask16)((1u << (n - j)) - 1u);
+        int8_t stage[16];
+        __m128i c;
+        if (nib) {
+            qmx__take_nibbles((const uint8_t *)qv, at + j, nib == 1, stage, n - j);
+            c = _mm_maskz_loadu_epi8(m, stage);
+        } else {
+            c = _mm_maskz_loadu_epi8(m, q + j);
+        }
+        qmx__dq_shortrun_lanes(scol, zcol, srow, zrow, nb, bl, j, m, &b, &off, &s, &z);
+        _mm512_mask_storeu_ps(y + j, m, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(
+            _mm512_cvtepi8_epi32(c), z)), s));
+    }
+}
+static int qmx__dequant_shortrun_s8_simd(const qmx_qconfig *c, const qmx__view *v, const void *q,
+                                         const float *scales, const int32_t *zps, float *y) {
+    size_t o, rows = v->outer, len = v->len, inner = v->inner, row = len * inner;
+    const int32_t *z = c->asymmetric ? zps : NULL;
+    int nib = v->dtype == QMX_INT4 ? 1 : (v->dtype == QMX_UINT4 ? 2 : 0);
+    if (v->dtype != QMX_INT8 && !nib) return 0;
+    if (nib && rows > 1 && (row & 1)) return 0;   /* 4-bit: every row starts on a byte */
+    if (!qmx__shortrun_layout(c, v)) return 0;
+    if (c->granularity == QMX_PER_CHANNEL && inner == 1) {
+        for (o = 0; o < rows; o++)
+            qmx__dq_shortrun_row(q, o * len, nib, len, scales, z, NULL, NULL, 0, 16, y + o * len);
+    } else if (c->granularity == QMX_PER_CHANNEL) {   /* 16 <= inner < 4096 */
+        for (o = 0; o < rows; o++)
+            qmx__dq_shortrun_row(q, o * row, nib, row, NULL, NULL, scales, z, len, inner, y + o * row);
+    } else {                                            /* per block along the last axis */
+        for (o = 0; o < rows; o++)
+            qmx__dq_shortrun_row(q, o * len, nib, len, NULL, NULL, scales + o * v->nblocks,
+                                 z ? z + o * v->nblocks : NULL, v->nblocks, v->block, y + o * len);
+    }
+    return 1;
 }
 
 typedef struct qmx__f8d512 {

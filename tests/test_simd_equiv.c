@@ -611,6 +611,50 @@ static void fp8_through_qconfig(void) {
                 }
 }
 
+/* fp8 per channel / per block: [outer][len][inner] with a scale per channel (blk 0) or per
+ * block of blk along len (inner 1); each element is qmx_fp8_from_f32 of x * (1/s) (AQT) or
+ * x / s with its own s, saturating. Covers the short-run vector path's layouts and tails. */
+static void fp8_short_runs(void) {
+    static const size_t shapes[][4] = {   /* outer, len, inner, blk */
+        {1, 300, 1, 0}, {3, 70, 1, 0}, {2, 5, 16, 0}, {2, 7, 33, 0}, {1, 9, 100, 0},
+        {2, 130, 1, 16}, {3, 100, 1, 32}, {2, 97, 1, 17}, {1, 256, 1, 64}, {2, 45, 1, 20}};
+    static float sc[1024];
+    size_t fi, si, i;
+    int rec;
+    QMX_TEST_CASE("fp8 through qmx_quantize per channel and per block, every format and recipe");
+    for (fi = 0; fi < 4; fi++)
+        for (rec = 0; rec < 3; rec++)
+            for (si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+                size_t outer = shapes[si][0], len = shapes[si][1], inner = shapes[si][2], blk = shapes[si][3];
+                size_t n = outer * len * inner, nb = blk ? (len + blk - 1) / blk : 0, np = blk ? outer * nb : len;
+                size_t qoff = qmx_test_rand() % 4, bad = 0, first = 0;
+                qmx_qconfig c = QMX_ZERO_INIT;
+                qmx_status st;
+                c.dtype = fp8s[fi];
+                c.recipe = (qmx_recipe)rec;
+                c.granularity = blk ? QMX_PER_BLOCK : QMX_PER_CHANNEL;
+                c.outer = outer; c.axis_len = len; c.inner = inner; c.block_size = blk;
+                for (i = 0; i < np; i++) sc[i] = gen_scale();
+                for (i = 0; i < n; i++) {
+                    size_t k = (i / inner) % len, pi = blk ? (i / (len * inner)) * nb + k / blk : k;
+                    float inv = div_f(1.0f, sc[pi]), t;
+                    if (!isfinite_f(inv)) inv = 1.0f;
+                    xbuf[i] = gen_fp8_value(fp8s[fi], sc[pi]);
+                    t = rec == QMX_RECIPE_AQT ? mul_f(xbuf[i], inv) : div_f(xbuf[i], sc[pi]);
+                    qexp[i] = qmx_fp8_from_f32(t, fp8s[fi], 1);
+                }
+                fill_sentinel(qbuf, sizeof qbuf);
+                st = qmx_quantize(&c, xbuf, n, sc, np, NULL, qbuf + qoff, MAXN);
+                CHECK(st == QMX_OK, "fp8 short runs status %d", (int)st);
+                for (i = 0; i < n; i++)
+                    if (qbuf[qoff + i] != qexp[i] && bad++ == 0) first = i;
+                CHECK(bad == 0, "fp8 short runs %s recipe %d [%u][%u][%u] block %u: %u bad, first [%u] got 0x%02x "
+                      "want 0x%02x", qmx_dtype_name(fp8s[fi]), rec, (unsigned)outer, (unsigned)len,
+                      (unsigned)inner, (unsigned)blk, (unsigned)bad, (unsigned)first, qbuf[qoff + first], qexp[first]);
+                CHECK(sentinel_ok(qbuf, qoff) && sentinel_ok(qbuf + qoff + n, GUARD), "fp8 short runs: outside");
+            }
+}
+
 int main(void) {
     qmx_test_seed(0x2545F491u); /* this program's data */
     int_quantize_lengths();
@@ -623,5 +667,6 @@ int main(void) {
     fp8_quantize_sweep();
     fp8_dequantize_lengths();
     fp8_through_qconfig();
+    fp8_short_runs();
     return QMX_TEST_END();
 }
