@@ -613,7 +613,8 @@ static void fp8_through_qconfig(void) {
 
 /* fp8 per channel / per block: [outer][len][inner] with a scale per channel (blk 0) or per
  * block of blk along len (inner 1); each element is qmx_fp8_from_f32 of x * (1/s) (AQT) or
- * x / s with its own s, saturating. Covers the short-run vector path's layouts and tails. */
+ * x / s with its own s, saturating, and back qmx_fp8_to_f32(code) * s. Covers the short-run
+ * vector paths' layouts and tails. */
 static void fp8_short_runs(void) {
     static const size_t shapes[][4] = {   /* outer, len, inner, blk */
         {1, 300, 1, 0}, {3, 70, 1, 0}, {2, 5, 16, 0}, {2, 7, 33, 0}, {1, 9, 100, 0},
@@ -621,7 +622,7 @@ static void fp8_short_runs(void) {
     static float sc[1024];
     size_t fi, si, i;
     int rec;
-    QMX_TEST_CASE("fp8 through qmx_quantize per channel and per block, every format and recipe");
+    QMX_TEST_CASE("fp8 through qmx_quantize / qmx_dequantize per channel and per block, every format and recipe");
     for (fi = 0; fi < 4; fi++)
         for (rec = 0; rec < 3; rec++)
             for (si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
@@ -652,6 +653,20 @@ static void fp8_short_runs(void) {
                       "want 0x%02x", qmx_dtype_name(fp8s[fi]), rec, (unsigned)outer, (unsigned)len,
                       (unsigned)inner, (unsigned)blk, (unsigned)bad, (unsigned)first, qbuf[qoff + first], qexp[first]);
                 CHECK(sentinel_ok(qbuf, qoff) && sentinel_ok(qbuf + qoff + n, GUARD), "fp8 short runs: outside");
+                /* and back: f32(code) * s with each element's s, for every code (Inf, NaN, -0 too) */
+                for (i = 0; i < n; i++) qbuf[qoff + i] = (uint8_t)(i % 3 ? qmx_test_rand() : 0x78 + i % 8 + (i & 128));
+                st = qmx_dequantize(&c, qbuf + qoff, n, n, sc, np, NULL, ybuf);
+                CHECK(st == QMX_OK, "fp8 short runs dequantize status %d", (int)st);
+                bad = 0;
+                for (i = 0; i < n; i++) {
+                    size_t k = (i / inner) % len, pi = blk ? (i / (len * inner)) * nb + k / blk : k;
+                    yexp[i] = mul_f(qmx_fp8_to_f32(qbuf[qoff + i], fp8s[fi]), sc[pi]);
+                    if (bf(ybuf[i]) != bf(yexp[i]) && bad++ == 0) first = i;
+                }
+                CHECK(bad == 0, "fp8 short runs dequantize %s [%u][%u][%u] block %u: %u bad, first code 0x%02x "
+                      "got 0x%08x want 0x%08x", qmx_dtype_name(fp8s[fi]), (unsigned)outer, (unsigned)len,
+                      (unsigned)inner, (unsigned)blk, (unsigned)bad, qbuf[qoff + first],
+                      (unsigned)bf(ybuf[first]), (unsigned)bf(yexp[first]));
             }
 }
 
