@@ -2121,19 +2121,24 @@ static float qmx__shortrun_mult1(float s, int div) {
 }
 /* The 16 lanes' multipliers at columns k..k+15 of a row: from the chunk buffer (per channel,
  * mv[j]), or per block of bl >= 16 columns (at most two blocks in 16 lanes). */
+/* A row's walk over its blocks: the block of the next column and the column's offset in it
+ * (no division per vector), and the multiplier of the last block looked up (one 1/s per block) */
+typedef struct qmx__srpos {
+    size_t b, off, cb;
+    float cm;
+} qmx__srpos;
+static void qmx__srpos_start(qmx__srpos *p) { p->b = 0; p->off = 0; p->cb = (size_t)-1; p->cm = 0.0f; }
 QMX__VINLINE __m512 qmx__shortrun_lanes(const float *mv, size_t j, const float *srow, size_t nb,
-                                        size_t bl, size_t *b, size_t *off, int div) {
-    size_t b0 = *b, edge = bl - *off;   /* lanes from edge on are in block b0 + 1 */
-    float m0;
+                                        size_t bl, qmx__srpos *p, int div) {
+    size_t b0 = p->b, edge = bl - p->off;   /* lanes from edge on are in block b0 + 1 */
     if (mv) return _mm512_loadu_ps(mv + j);
-    *off += 16;   /* the next 16 columns: block and offset, without a division */
-    if (*off >= bl) { *off -= bl; (*b)++; }
-    m0 = qmx__shortrun_mult1(srow[b0], div);
-    if (edge >= 16 || b0 + 1 >= nb) return _mm512_set1_ps(m0);
-    return _mm512_mask_blend_ps((__mmask16)(0xFFFFu << edge), _mm512_set1_ps(m0),
+    p->off += 16;
+    if (p->off >= bl) { p->off -= bl; p->b++; }
+    if (p->cb != b0) { p->cb = b0; p->cm = qmx__shortrun_mult1(srow[b0], div); }
+    if (edge >= 16 || b0 + 1 >= nb) return _mm512_set1_ps(p->cm);
+    return _mm512_mask_blend_ps((__mmask16)(0xFFFFu << edge), _mm512_set1_ps(p->cm),
                                 _mm512_set1_ps(qmx__shortrun_mult1(srow[b0 + 1], div)));
 }
-/* n elements of one row: 64 at a time into full stores, then 16-lane tails */
 /* 64 int8 codes (-8..7) to 32 bytes of int4 pairs, low nibble first (qmx__put_nibbles' order):
  * in each 16-bit word, (w & 0x0F) | ((w >> 4) & 0xF0), then its low byte (vpmovwb) */
 QMX__VINLINE __m256i qmx__nibbles64(__m512i c) {
@@ -2146,15 +2151,17 @@ QMX__VINLINE __m256i qmx__nibbles64(__m512i c) {
 QMX__VINLINE void qmx__shortrun_row(const float *x, size_t n, const float *mv, const float *srow,
                                     size_t nb, size_t bl, const qmx__q512 *k, int div, int away,
                                     int nib, void *qv, size_t at) {
-    size_t j = 0, jt, b = 0, off = 0;   /* per block: the block of column j and j's offset in it */
+    size_t j = 0, jt;
+    qmx__srpos pos;
     int8_t stage[64];
     int8_t *q = nib ? stage : (int8_t *)qv + at;
+    qmx__srpos_start(&pos);
     for (; j + 64 <= n; j += 64) {
         __m512i r[4], c;
         int t;
         for (t = 0; t < 4; t++)
             r[t] = qmx__q512_one_s(_mm512_loadu_ps(x + j + 16 * t),
-                                   qmx__shortrun_lanes(mv, j + 16 * t, srow, nb, bl, &b, &off, div),
+                                   qmx__shortrun_lanes(mv, j + 16 * t, srow, nb, bl, &pos, div),
                                    k, div, 0, away);
         c = qmx__q512_pack(r[0], r[1], r[2], r[3], k, 0);
         if (nib) _mm256_storeu_si256((__m256i *)(void *)((uint8_t *)qv + (at + j) / 2), qmx__nibbles64(c));
@@ -2162,7 +2169,7 @@ QMX__VINLINE void qmx__shortrun_row(const float *x, size_t n, const float *mv, c
     }
     for (jt = j; j < n; j += 16) {
         __mmask16 m = n - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - j)) - 1u);
-        __m512 s = qmx__shortrun_lanes(mv, j, srow, nb, bl, &b, &off, div);
+        __m512 s = qmx__shortrun_lanes(mv, j, srow, nb, bl, &pos, div);
         /* vpmovdb keeps the low byte: the clamped value, or 0 for NaN (0x80000000) */
         _mm512_mask_cvtepi32_storeu_epi8((nib ? stage - jt : q) + j, m,
                                          qmx__q512_one_s(_mm512_maskz_loadu_ps(m, x + j), s, k, div, 0, away));
@@ -2174,14 +2181,16 @@ QMX__VINLINE void qmx__shortrun_row(const float *x, size_t n, const float *mv, c
 QMX__VINLINE void qmx__shortrun_row_f8(const float *x, size_t n, const float *mv, const float *srow,
                                        size_t nb, size_t bl, const qmx__f8q512 *k8, int div,
                                        int fnuz, uint8_t *q) {
-    size_t j = 0, b = 0, off = 0;
+    size_t j = 0;
+    qmx__srpos pos;
     __m512 t[4];
     __m512i r[1];
     int u;
+    qmx__srpos_start(&pos);
     for (; j + 64 <= n; j += 64) {
         for (u = 0; u < 4; u++) {
             __m512 v = _mm512_loadu_ps(x + j + 16 * u);
-            __m512 s = qmx__shortrun_lanes(mv, j + 16 * u, srow, nb, bl, &b, &off, div);
+            __m512 s = qmx__shortrun_lanes(mv, j + 16 * u, srow, nb, bl, &pos, div);
             t[u] = div ? _mm512_div_ps(v, s) : _mm512_mul_ps(v, s);
         }
         qmx__f8q512_codes(t, k8, fnuz, 1, 1, r);
@@ -2192,7 +2201,7 @@ QMX__VINLINE void qmx__shortrun_row_f8(const float *x, size_t n, const float *mv
         for (u = 0; u < 4; u++) {
             __m512 v = _mm512_maskz_loadu_ps((__mmask16)(m >> (16 * u)), x + j + 16 * u);
             /* multipliers only for vectors with a lane in the row (the block walk stops there) */
-            __m512 s = 16 * (size_t)u < n - j ? qmx__shortrun_lanes(mv, j + 16 * u, srow, nb, bl, &b, &off, div)
+            __m512 s = 16 * (size_t)u < n - j ? qmx__shortrun_lanes(mv, j + 16 * u, srow, nb, bl, &pos, div)
                                               : _mm512_set1_ps(1.0f);
             t[u] = div ? _mm512_div_ps(v, s) : _mm512_mul_ps(v, s);
         }

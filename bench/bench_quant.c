@@ -713,6 +713,24 @@ static void run_size(const char *size, size_t n, const fp8_ref *f8s, const float
     r = time_job(&j, size);
     print_row(&r);
 
+    /* ---- fp8 E4M3FN per block of 128 along K (DeepSeek-V3's 1 x 128 activation tiles) ---- */
+    memset(&j, 0, sizeof j);
+    j.cfg.dtype = QMX_FP8_E4M3FN; j.cfg.recipe = QMX_RECIPE_AQT;
+    j.cfg.granularity = QMX_PER_BLOCK; j.cfg.block_size = 128;
+    j.cfg.outer = n / K_blk; j.cfg.axis_len = K_blk; j.cfg.inner = 1;
+    j.x = x; j.n = n; j.q = q; j.q_bytes = n; j.y = y; j.scales = sc_blk; j.n_scales = n / 128;
+    j.kind = K_QUANT;
+    snprintf(j.name, sizeof j.name, "fp8 E4M3FN quantize   per-block(128)");
+    compute_scales(&j.cfg, x, n, 128, &f8s[0], sc_blk, j.name);
+    verify_job(&j, &f8s[0], 128, want_q, want_y, "timed data");
+    r = time_job(&j, size);
+    print_row(&r);
+    j.kind = K_DEQUANT;
+    snprintf(j.name, sizeof j.name, "fp8 E4M3FN dequantize per-block(128)");
+    verify_job(&j, &f8s[0], 128, want_q, want_y, "timed data");
+    r = time_job(&j, size);
+    print_row(&r);
+
     /* ---- paired ratios for the aims ---- */
     {
         bqu_stats st = bqu_measure_ratio(run_job, &j_read, run_job, &j_int8);   /* t_read / t_int8 */
