@@ -314,7 +314,8 @@ QMX_API qmx_status qmx_compute_qparams(const qmx_qconfig *cfg, const float *x, s
                                        float *scales, size_t n_scales, int32_t *zero_points);
 /* q (storage of cfg->dtype, q_bytes long) = quantize(x) with the given parameters. Scales
  * must be finite and > 0; zero points within the dtype range. zero_points may be NULL
- * (symmetric). */
+ * (symmetric). Stack: a 256-byte stage (int4, int16), and on AVX-512 a 512-byte buffer of
+ * multipliers for a scale per column (per channel along the last axis). */
 QMX_API qmx_status qmx_quantize(const qmx_qconfig *cfg, const float *x, size_t count,
                                 const float *scales, size_t n_scales, const int32_t *zero_points,
                                 void *q, size_t q_bytes);
@@ -2109,8 +2110,8 @@ QMX__VINLINE __m512 qmx__shortrun_mult(__m512 s, int div) {
     __m512 r;
     if (div) return s;
     r = _mm512_div_ps(_mm512_set1_ps(1.0f), s);
-    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(r, _mm512_castsi512_ps(_mm512_set1_epi32(0x7F800000)), _CMP_EQ_OQ), r,
-                                _mm512_set1_ps(1.0f));
+    __mmask16 inf = _mm512_cmp_ps_mask(r, _mm512_castsi512_ps(_mm512_set1_epi32(0x7F800000)), _CMP_EQ_OQ);
+    return _mm512_mask_blend_ps(inf, r, _mm512_set1_ps(1.0f));
 }
 /* 1/s (AQT) or s (divide) of one scale, as qmx__make_run keeps it */
 static float qmx__shortrun_mult1(float s, int div) {
@@ -2164,15 +2165,16 @@ QMX__VINLINE void qmx__shortrun_row(const float *x, size_t n, const float *mv, c
                                    qmx__shortrun_lanes(mv, j + 16 * t, srow, nb, bl, &pos, div),
                                    k, div, 0, away);
         c = qmx__q512_pack(r[0], r[1], r[2], r[3], k, 0);
-        if (nib) _mm256_storeu_si256((__m256i *)(void *)((uint8_t *)qv + (at + j) / 2), qmx__nibbles64(c));
+        if (nib)
+            _mm256_storeu_si256((__m256i *)(void *)((uint8_t *)qv + (at + j) / 2), qmx__nibbles64(c));
         else _mm512_storeu_si512((void *)(q + j), c);
     }
     for (jt = j; j < n; j += 16) {
         __mmask16 m = n - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - j)) - 1u);
         __m512 s = qmx__shortrun_lanes(mv, j, srow, nb, bl, &pos, div);
         /* vpmovdb keeps the low byte: the clamped value, or 0 for NaN (0x80000000) */
-        _mm512_mask_cvtepi32_storeu_epi8((nib ? stage - jt : q) + j, m,
-                                         qmx__q512_one_s(_mm512_maskz_loadu_ps(m, x + j), s, k, div, 0, away));
+        __m512i r = qmx__q512_one_s(_mm512_maskz_loadu_ps(m, x + j), s, k, div, 0, away);
+        _mm512_mask_cvtepi32_storeu_epi8(nib ? stage + (j - jt) : q + j, m, r);
     }
     if (nib && jt < n) qmx__put_nibbles((uint8_t *)qv, at + jt, stage, n - jt);
 }
@@ -2201,8 +2203,8 @@ QMX__VINLINE void qmx__shortrun_row_f8(const float *x, size_t n, const float *mv
         for (u = 0; u < 4; u++) {
             __m512 v = _mm512_maskz_loadu_ps((__mmask16)(m >> (16 * u)), x + j + 16 * u);
             /* multipliers only for vectors with a lane in the row (the block walk stops there) */
-            __m512 s = 16 * (size_t)u < n - j ? qmx__shortrun_lanes(mv, j + 16 * u, srow, nb, bl, &pos, div)
-                                              : _mm512_set1_ps(1.0f);
+            __m512 s = _mm512_set1_ps(1.0f);
+            if (16 * (size_t)u < n - j) s = qmx__shortrun_lanes(mv, j + 16 * u, srow, nb, bl, &pos, div);
             t[u] = div ? _mm512_div_ps(v, s) : _mm512_mul_ps(v, s);
         }
         qmx__f8q512_codes(t, k8, fnuz, 0, 1, r);
@@ -2410,7 +2412,8 @@ QMX__VINLINE void qmx__dq_shortrun_row(const void *qv, size_t at, int nib, const
                                        int fk, size_t n, const float *scol, const int32_t *zcol,
                                        const float *srow, const int32_t *zrow, size_t nb, size_t bl,
                                        float *y) {
-    const int8_t *q = (const int8_t *)qv + at;
+    /* byte codes (int8, fp8) at q; the 4-bit codes are addressed by element from qv */
+    const int8_t *q = (nib == 1 || nib == 2) ? (const int8_t *)qv : (const int8_t *)qv + at;
     size_t j = 0, b = 0, off = 0;
     __m512 s;
     __m512i z;
@@ -2440,7 +2443,8 @@ QMX__VINLINE void qmx__dq_shortrun_walk(const qmx_qconfig *c, const qmx__view *v
     size_t o, rows = v->outer, len = v->len, inner = v->inner, row = len * inner;
     if (c->granularity == QMX_PER_CHANNEL && inner == 1) {
         for (o = 0; o < rows; o++)
-            qmx__dq_shortrun_row(q, o * len, nib, kd, fk, len, scales, z, NULL, NULL, 0, 16, y + o * len);
+            qmx__dq_shortrun_row(q, o * len, nib, kd, fk, len, scales, z, NULL, NULL, 0, 16,
+                                 y + o * len);
     } else if (c->granularity == QMX_PER_CHANNEL) {   /* 16 <= inner < 4096 */
         for (o = 0; o < rows; o++)
             qmx__dq_shortrun_row(q, o * row, nib, kd, fk, row, NULL, NULL, scales, z, len, inner,
