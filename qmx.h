@@ -1696,7 +1696,8 @@ QMX__VINLINE __m512i qmx__q512_pack(__m512i r0, __m512i r1, __m512i r2, __m512i 
  * to an integer, so the bits are the same, except where vcvtps2dq gives 0x80000000 (NaN,
  * |t| >= 2^31: zero point and clamp in the scalar rule) or t rounds below -127 (which a
  * bound of -127 or above clamps): both leave a byte -128, which no in-range result has, and
- * such a 64 is redone by qmx__q512_one. On Zen 5 this is about 1.2x faster in L2. */
+ * such a 64 is redone by qmx__q512_one. On Zen 5: 1.4x faster in L1; in L2 the memory
+ * traffic bounds both. */
 QMX__VINLINE int qmx__q512_narrow64(const float *x, const qmx__q512 *k, __m512i *c) {
     __m512i r0 = _mm512_cvt_roundps_epi32(_mm512_mul_ps(_mm512_loadu_ps(x), k->s),
                                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -2095,10 +2096,11 @@ static size_t qmx__fp8_quant_run_simd(const float *x, size_t n, float scale, int
     }
 }
 
-/* Short runs of a symmetric int8 tensor, rounding not stochastic: per channel along the last
- * axis (inner == 1: [rows][len], a scale per column), per channel with 16 <= inner < 4096,
- * and per block (16 <= block < 4096) along the last axis. The generic walk makes one run per column,
- * channel or block there (8 GB/s for 16-element channels, 12 GB/s for blocks of 32); this puts
+/* Short runs, quantize (int8, int4, fp8; symmetric; rounding not stochastic): per channel
+ * along the last axis (inner == 1: [rows][len], a scale per column), per channel with
+ * 16 <= inner < 4096, and per block (16 <= block < 4096) along the last axis. The generic walk
+ * makes one run per column, channel or block there (8 GB/s for 16-element channels, 12 GB/s
+ * for blocks of 32, int8; fp8 and int4 4-7x slower still); this puts
  * the multipliers in lanes instead: per column, a 16-lane vector of 1/s (or s) per 16 columns
  * from a stack buffer of QMX__SHORTRUN_CHUNK columns (512 bytes) filled once per chunk and
  * reused by every row; per channel or block of >= 16 elements, one or two broadcasts per 16
@@ -2107,11 +2109,11 @@ static size_t qmx__fp8_quant_run_simd(const float *x, size_t n, float scale, int
 #define QMX__SHORTRUN_CHUNK 128
 QMX__VINLINE __m512 qmx__shortrun_mult(__m512 s, int div) {
     /* what qmx__make_run keeps: s to divide by, or 1/s with an infinite reciprocal -> 1 */
+    const __m512 inf = _mm512_castsi512_ps(_mm512_set1_epi32(0x7F800000));
     __m512 r;
     if (div) return s;
     r = _mm512_div_ps(_mm512_set1_ps(1.0f), s);
-    __mmask16 inf = _mm512_cmp_ps_mask(r, _mm512_castsi512_ps(_mm512_set1_epi32(0x7F800000)), _CMP_EQ_OQ);
-    return _mm512_mask_blend_ps(inf, r, _mm512_set1_ps(1.0f));
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(r, inf, _CMP_EQ_OQ), r, _mm512_set1_ps(1.0f));
 }
 /* 1/s (AQT) or s (divide) of one scale, as qmx__make_run keeps it */
 static float qmx__shortrun_mult1(float s, int div) {
@@ -2120,21 +2122,30 @@ static float qmx__shortrun_mult1(float s, int div) {
     r = 1.0f / s;
     return qmx__isfinite(r) ? r : 1.0f;
 }
-/* The 16 lanes' multipliers at columns k..k+15 of a row: from the chunk buffer (per channel,
- * mv[j]), or per block of bl >= 16 columns (at most two blocks in 16 lanes). */
-/* A row's walk over its blocks: the block of the next column and the column's offset in it
- * (no division per vector), and the multiplier of the last block looked up (one 1/s per block) */
+/* A row's walk over its blocks of bl >= 16 (quantize and dequantize): the block of the next
+ * column and the column's offset in it (no division per vector), and the multiplier of the
+ * last block looked up (quantize: one 1/s per block) */
 typedef struct qmx__srpos {
     size_t b, off, cb;
     float cm;
 } qmx__srpos;
-static void qmx__srpos_start(qmx__srpos *p) { p->b = 0; p->off = 0; p->cb = (size_t)-1; p->cm = 0.0f; }
-QMX__VINLINE __m512 qmx__shortrun_lanes(const float *mv, size_t j, const float *srow, size_t nb,
-                                        size_t bl, qmx__srpos *p, int div) {
-    size_t b0 = p->b, edge = bl - p->off;   /* lanes from edge on are in block b0 + 1 */
-    if (mv) return _mm512_loadu_ps(mv + j);
+static void qmx__srpos_start(qmx__srpos *p) {
+    p->b = 0; p->off = 0; p->cb = (size_t)-1; p->cm = 0.0f;
+}
+/* The next 16 columns: their first block b0; lanes from edge on are in block b0 + 1 */
+static void qmx__srpos_next(qmx__srpos *p, size_t bl, size_t *b0, size_t *edge) {
+    *b0 = p->b;
+    *edge = bl - p->off;
     p->off += 16;
     if (p->off >= bl) { p->off -= bl; p->b++; }
+}
+/* The 16 lanes' multipliers at columns j..j+15 of a row: from the chunk buffer (a scale per
+ * column, mv[j]), or per block (at most two blocks in 16 lanes). */
+QMX__VINLINE __m512 qmx__shortrun_lanes(const float *mv, size_t j, const float *srow, size_t nb,
+                                        size_t bl, qmx__srpos *p, int div) {
+    size_t b0, edge;
+    if (mv) return _mm512_loadu_ps(mv + j);
+    qmx__srpos_next(p, bl, &b0, &edge);
     if (p->cb != b0) { p->cb = b0; p->cm = qmx__shortrun_mult1(srow[b0], div); }
     if (edge >= 16 || b0 + 1 >= nb) return _mm512_set1_ps(p->cm);
     return _mm512_mask_blend_ps((__mmask16)(0xFFFFu << edge), _mm512_set1_ps(p->cm),
@@ -2243,11 +2254,6 @@ QMX__VINLINE void qmx__shortrun_walk(const qmx__view *v, int per_block, const fl
     }
 }
 #undef QMX__SHORTRUN_ROW
-QMX__VINLINE void qmx__shortrun_s8(const qmx__view *v, int per_block, const float *x,
-                                   const float *scales, const qmx__q512 *k, int div, int away,
-                                   int nib, void *q) {
-    qmx__shortrun_walk(v, per_block, x, scales, k, NULL, div, away, nib, 0, q);
-}
 /* The layouts the short-run paths take: per channel along the last axis or of 16..4095
  * elements, per block of 16..4095 along the last axis (runs of 4096 and more already go at
  * full speed one by one, with non-temporal stores too) */
@@ -2275,9 +2281,8 @@ static int qmx__quant_shortrun_s8_simd(const qmx_qconfig *c, const qmx__view *v,
     qmx__run p;
     qmx__q512 k;
     int div, away, per_block = c->granularity == QMX_PER_BLOCK, nib = v->dtype == QMX_INT4;
-    size_t row = v->inner == 1 ? v->len : v->len * v->inner;
     if ((v->dtype != QMX_INT8 && !nib) || c->asymmetric || !qmx__shortrun_layout(c, v)) return 0;
-    if (nib && v->outer > 1 && (row & 1)) return 0;   /* int4: every row starts on a byte */
+    if (nib && v->outer > 1 && ((v->len * v->inner) & 1)) return 0;   /* int4: rows start on a byte */
     qmx__make_run(c, v, 1.0f, 0, &p);
     if (p.round == QMX_ROUND_STOCHASTIC) return 0;
     div = p.use_div != 0;
@@ -2289,10 +2294,10 @@ static int qmx__quant_shortrun_s8_simd(const qmx_qconfig *c, const qmx__view *v,
     k.lo = _mm512_set1_ps(p.lo_f);
     k.hi = _mm512_set1_ps(p.hi_f);
     switch ((div << 1) | away) {
-    case 0: qmx__shortrun_s8(v, per_block, x, scales, &k, 0, 0, nib, q); break;
-    case 1: qmx__shortrun_s8(v, per_block, x, scales, &k, 0, 1, nib, q); break;
-    case 2: qmx__shortrun_s8(v, per_block, x, scales, &k, 1, 0, nib, q); break;
-    default: qmx__shortrun_s8(v, per_block, x, scales, &k, 1, 1, nib, q); break;
+    case 0: qmx__shortrun_walk(v, per_block, x, scales, &k, NULL, 0, 0, nib, 0, q); break;
+    case 1: qmx__shortrun_walk(v, per_block, x, scales, &k, NULL, 0, 1, nib, 0, q); break;
+    case 2: qmx__shortrun_walk(v, per_block, x, scales, &k, NULL, 1, 0, nib, 0, q); break;
+    default: qmx__shortrun_walk(v, per_block, x, scales, &k, NULL, 1, 1, nib, 0, q); break;
     }
     return 1;
 }
@@ -2376,17 +2381,15 @@ static size_t qmx__fp8_dequant_run_simd(const uint8_t *c, size_t n, float scale,
  * dequantize's: int8 7x -> 3x, int4 27x -> 4x, fp8 8.5x -> 1.7x. */
 QMX__VINLINE void qmx__dq_shortrun_lanes(const float *scol, const int32_t *zcol, const float *srow,
                                          const int32_t *zrow, size_t nb, size_t bl, size_t j,
-                                         __mmask16 m, size_t *b, size_t *off, __m512 *s,
-                                         __m512i *z) {
-    size_t b0 = *b, edge = bl - *off;   /* per block: lanes from edge on are in block b0 + 1 */
+                                         __mmask16 m, qmx__srpos *p, __m512 *s, __m512i *z) {
+    size_t b0, edge;
     __mmask16 hi;
     if (scol) {
         *s = _mm512_maskz_loadu_ps(m, scol + j);
         *z = zcol ? _mm512_maskz_loadu_epi32(m, zcol + j) : _mm512_setzero_si512();
         return;
     }
-    *off += 16;
-    if (*off >= bl) { *off -= bl; (*b)++; }
+    qmx__srpos_next(p, bl, &b0, &edge);
     hi = (edge >= 16 || b0 + 1 >= nb) ? (__mmask16)0 : (__mmask16)(0xFFFFu << edge);
     *s = _mm512_mask_blend_ps(hi, _mm512_set1_ps(srow[b0]), _mm512_set1_ps(srow[hi ? b0 + 1 : b0]));
     *z = zrow ? _mm512_mask_blend_epi32(hi, _mm512_set1_epi32(zrow[b0]),
@@ -2414,13 +2417,15 @@ QMX__VINLINE void qmx__dq_shortrun_row(const void *qv, size_t at, int nib, const
                                        float *y) {
     /* byte codes (int8, fp8) at q; the 4-bit codes are addressed by element from qv */
     const int8_t *q = (nib == 1 || nib == 2) ? (const int8_t *)qv : (const int8_t *)qv + at;
-    size_t j = 0, b = 0, off = 0;
+    size_t j = 0;
+    qmx__srpos pos;
     __m512 s;
     __m512i z;
+    qmx__srpos_start(&pos);
     for (; j + 16 <= n; j += 16) {
         __m128i c = (nib == 1 || nib == 2) ? qmx__nibbles16((const uint8_t *)qv, at + j, nib == 1)
                                            : _mm_loadu_si128((const __m128i *)(const void *)(q + j));
-        qmx__dq_shortrun_lanes(scol, zcol, srow, zrow, nb, bl, j, (__mmask16)0xFFFF, &b, &off, &s, &z);
+        qmx__dq_shortrun_lanes(scol, zcol, srow, zrow, nb, bl, j, (__mmask16)0xFFFF, &pos, &s, &z);
         _mm512_storeu_ps(y + j, qmx__dq_shortrun_one(c, s, z, nib, kd, fk));
     }
     if (j < n) {
@@ -2433,7 +2438,7 @@ QMX__VINLINE void qmx__dq_shortrun_row(const void *qv, size_t at, int nib, const
         } else {
             c = _mm_maskz_loadu_epi8(m, q + j);
         }
-        qmx__dq_shortrun_lanes(scol, zcol, srow, zrow, nb, bl, j, m, &b, &off, &s, &z);
+        qmx__dq_shortrun_lanes(scol, zcol, srow, zrow, nb, bl, j, m, &pos, &s, &z);
         _mm512_mask_storeu_ps(y + j, m, qmx__dq_shortrun_one(c, s, z, nib, kd, fk));
     }
 }
