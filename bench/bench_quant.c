@@ -11,8 +11,11 @@
  *   jobs     int8 quantize per tensor (AQT: x * (1/s); Qwix: x / s), int8 dequantize,
  *            int4 quantize / dequantize (packed), fp8 E4M3FN / E5M2 / E4M3FNUZ / E5M2FNUZ
  *            quantize (qmx_fp8_quantize_array, x / s, saturating; and qmx_quantize with the fp8
- *            dtype, AQT recipe, x * (1/s)) and dequantize, int8 per-channel quantize of
- *            [4096][K] weights, int8 per-block (block 32) quantize.
+ *            dtype, AQT recipe, x * (1/s)) and dequantize, int8 per-channel quantize /
+ *            dequantize of [4096][K] weights, int8 per-block (block 32) quantize / dequantize,
+ *            fp8 E4M3FN per-block (block 128) quantize / dequantize
+ *   limits   for the int8 aims: a pass with int8 quantize's memory traffic and no arithmetic
+ *            (read the floats, write a byte each); for the fp8 x / s call: its divisions alone
  * GB/s are float32 bytes: read for quantize, written for dequantize. Scales come from
  * qmx_compute_qparams outside the timing; only the quantize / dequantize call is timed.
  *
