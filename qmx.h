@@ -43,7 +43,7 @@
  *
  * DTYPES AND BIT LAYOUTS
  *   QMX_INT8 / QMX_UINT8   one value per byte, two's complement / unsigned.
- *   QMX_INT16              native-endian int16_t array.
+ *   QMX_INT16 / QMX_UINT16 native-endian int16_t / uint16_t array.
  *   QMX_INT4 / QMX_UINT4   two values per byte. Element 2i is the LOW nibble of byte i,
  *                          element 2i+1 the HIGH nibble (the order of ggml, CMSIS-NN s4 and
  *                          ml_dtypes' packed int4). int4 nibbles are two's complement
@@ -98,6 +98,35 @@
  *                       s = (hi - lo) / (qmax - qmin), zp as Qwix. absmax == 0 -> s = 1.
  *                       quantize: t = x / s, round half away from zero, + zp after rounding,
  *                       clamp (TFLite AffineQuantize / QUANTIZE op).
+ *     QMX_RECIPE_TORCH  int8 (torch.qint8) and uint8 (torch.quint8) only. torch.ao observers'
+ *                       calculate_qparams (torch/ao/quantization/observer.py, 1.13): range
+ *                       [qmin, qmax], with reduce_range int8 [-64, 63], uint8 [0, 127];
+ *                       asymmetric (per_*_affine): s = (hi - lo) / (qmax - qmin); symmetric:
+ *                       s = max(-lo, hi) / ((qmax - qmin) / 2); then s = max(s, 2^-23) (torch's
+ *                       eps: an all-zero tensor gets s = 2^-23, not qmx's usual guard);
+ *                       zp = qmin - RNE(lo / s) clamped (affine), 0 (qint8) or 128 (quint8)
+ *                       symmetric (quint8 symmetric with reduce_range: QMX_ERR_UNSUPPORTED,
+ *                       as torch's NotImplementedError). quantize as torch.quantize_per_tensor
+ *                       / _per_channel (aten quantize_val): t = x * (1.0f / s) (no 1/s -> 1
+ *                       rule), RNE, + zp after rounding, clamp to the FULL dtype range
+ *                       (reduce_range changes only the parameters). dequantize (q - zp) * s.
+ *                       Observers (qmx_calib.h MINMAX / MOVING_MINMAX) with this recipe are
+ *                       torch's MinMax / PerChannelMinMax / MovingAverage*MinMaxObserver.
+ *     QMX_RECIPE_ONNX   ONNX QuantizeLinear (opset 21): t = x / s, RNE, + zp after rounding,
+ *                       saturate to the dtype range (any integer dtype, UINT16 included);
+ *                       fp8: x / s cast with saturate (default) or, with fp8_no_saturate,
+ *                       ONNX saturate=0; E5M2 NaN is 0x7E | sign (ml_dtypes', which ONNX's
+ *                       reference uses). DequantizeLinear: (q - zp) * s. Parameters:
+ *                       asymmetric = DynamicQuantizeLinear's formulas (onnx/reference
+ *                       op_dynamic_quantize_linear.py) for any integer dtype: hi = max(max, 0),
+ *                       lo = min(min, 0), s = (hi == lo ? 1 : hi - lo) / (qmax - qmin), zp =
+ *                       RNE(clamp(qmin - lo / s)); symmetric (no ONNX operator defines one; the
+ *                       shape of onnxruntime's quantizer): lo = -absmax, hi = absmax, zp = the
+ *                       middle of the range (0 signed, 128 uint8, 32768 uint16, 8 uint4).
+ *   Zero points: AQT, Qwix and TFLite read them only when asymmetric. torch and ONNX tensors
+ *     always carry one, so with those recipes quantize / dequantize apply the zero points
+ *     whenever the pointer is given (NULL = all 0) and compute_qparams needs it whenever a
+ *     zero point can be nonzero (asymmetric, or symmetric of an unsigned dtype).
  *   Rounding (qmx_round): QMX_ROUND_DEFAULT is the recipe's own (AQT, Qwix: nearest-even;
  *     TFLite: half away from zero). QMX_ROUND_NEAREST_EVEN, QMX_ROUND_HALF_AWAY force one.
  *     QMX_ROUND_STOCHASTIC adds u - 0.5 with u uniform in [0,1) (24 random bits) to the
@@ -114,7 +143,7 @@
  *     and > 0; a NaN or Inf scale is QMX_ERR_ARG too) rather than produce garbage.
  *   asymmetric + narrow_range: scale and zero point use the full range, only the clamp
  *     narrows. fp8 accepts only nearest-even rounding (else QMX_ERR_UNSUPPORTED).
- *   fp8 dtypes use the same calls: s = absmax / fp8_max (AQT: absmax 0 -> 1; Qwix/TFLite: the
+ *   fp8 dtypes use the same calls: s = absmax / fp8_max (AQT, ONNX: absmax 0 -> 1; Qwix/TFLite: the
  *     guard above); quantize t = x / s (AQT: x * (1/s)), clip to +-max, cast nearest-even.
  *
  * FIXED-POINT REQUANTIZATION
@@ -228,7 +257,8 @@ typedef enum qmx_dtype {
     QMX_FP8_E5M2 = 7,
     QMX_FP8_E4M3FNUZ = 8,
     QMX_FP8_E5M2FNUZ = 9,
-    QMX_FLOAT32 = 10
+    QMX_FLOAT32 = 10,
+    QMX_UINT16 = 11        /* native-endian uint16_t (ONNX's UINT16) */
 } qmx_dtype;
 
 QMX_API const char *qmx_dtype_name(qmx_dtype dtype);   /* "int8", "fp8_e4m3fn", ...; "invalid" */
@@ -280,7 +310,9 @@ typedef enum qmx_granularity {
 typedef enum qmx_recipe {
     QMX_RECIPE_AQT = 0,     /* default */
     QMX_RECIPE_QWIX = 1,
-    QMX_RECIPE_TFLITE = 2
+    QMX_RECIPE_TFLITE = 2,
+    QMX_RECIPE_TORCH = 3,   /* torch.ao observers + torch.quantize_per_tensor / _per_channel */
+    QMX_RECIPE_ONNX = 4     /* ONNX QuantizeLinear / DequantizeLinear / DynamicQuantizeLinear */
 } qmx_recipe;
 
 typedef enum qmx_round {
@@ -299,10 +331,15 @@ typedef struct qmx_qconfig {
     size_t block_size;           /* QMX_PER_BLOCK: block length along axis_len */
     qmx_recipe recipe;
     qmx_round rounding;
-    int asymmetric;              /* 1: zero points (Qwix/TFLite, integer dtypes only) */
+    int asymmetric;              /* 1: zero points (Qwix/TFLite/TORCH/ONNX, integer dtypes) */
     int narrow_range;            /* 1: force [-qmax, qmax] (e.g. [-127, 127]) for any recipe */
     int preserve_max_val;        /* AQT: scale = absmax / qmax instead of absmax / (qmax + 0.5) */
     qmx_rng *rng;                /* required with QMX_ROUND_STOCHASTIC */
+    int reduce_range;            /* QMX_RECIPE_TORCH: qparams for a range one bit narrower
+                                    (int8 [-64, 63], uint8 [0, 127]); quantize still clamps to
+                                    the full range, as torch. Other recipes: must be 0 */
+    int fp8_no_saturate;         /* fp8 quantize: 1 = overflow and Inf become NaN (Inf for
+                                    E5M2), ONNX saturate=0 / CUDA __NV_NOSAT; 0 = clip to +-max */
 } qmx_qconfig;
 
 /* Number of scales (and zero points) the config needs for count elements. Validates the
@@ -327,7 +364,9 @@ QMX_API qmx_status qmx_dequantize(const qmx_qconfig *cfg, const void *q, size_t 
 typedef enum qmx_requant_mode {
     QMX_REQUANT_DOUBLE_ROUNDING = 0, /* TFLite default / gemmlowp (default) */
     QMX_REQUANT_SINGLE_ROUNDING = 1, /* TFLITE_SINGLE_ROUNDING, CMSIS-NN option */
-    QMX_REQUANT_FLOAT = 2            /* XNNPACK fp32: RNE((float)acc * scale) */
+    QMX_REQUANT_FLOAT = 2,           /* XNNPACK fp32: RNE((float)acc * scale) */
+    QMX_REQUANT_FLOAT_EXACT = 3      /* RNE(acc * scale) of the exact product: ONNX QLinearMatMul /
+                                        QLinearConv (qmx_requantize_array only) */
 } qmx_requant_mode;
 
 /* TFLite QuantizeMultiplier (default build). NaN/Inf -> QMX_ERR_NONFINITE. A multiplier
@@ -343,6 +382,12 @@ QMX_API int32_t qmx_requantize(int32_t acc, int32_t multiplier, int shift);
 QMX_API int32_t qmx_requantize_single_rounding(int32_t acc, int32_t multiplier, int shift);
 /* XNNPACK-style: RNE((float)acc * scale), saturated to int32 (NaN scale gives 0). */
 QMX_API int32_t qmx_requantize_float(int32_t acc, float scale);
+/* RNE of the exact real product acc * scale (one rounding, integer arithmetic, no FPU),
+ * saturated to int32; scale must be finite and >= 0 (else 0). This is ONNX's QLinearMatMul:
+ * its reference multiplies the int32 accumulator by the float32 multiplier
+ * float32(float32(a_scale * b_scale) / y_scale) in float64 (exact while |acc| < 2^29, so equal
+ * to this) and rounds half to even; y = saturate(that + y_zero_point). */
+QMX_API int32_t qmx_requantize_float_exact(int32_t acc, float scale);
 /* QMX_OK when (multiplier, shift) is valid for the mode: shift in [-31, 30]; single rounding
  * also needs multiplier >= 0. */
 QMX_API qmx_status qmx_requantize_check(qmx_requant_mode mode, int32_t multiplier, int shift);
@@ -359,7 +404,8 @@ typedef struct qmx_requant_config {
     const int32_t *bias;          /* optional, per channel, added to acc (wrapping, as int32) */
     int32_t output_zero_point;
     int32_t act_min, act_max;     /* both 0: the output dtype's full range */
-    qmx_dtype out_dtype;          /* QMX_INT8 (default when 0) or QMX_INT16 */
+    qmx_dtype out_dtype;          /* QMX_INT8 (default when 0), QMX_INT16, and in
+                                     qmx_requantize_array only QMX_UINT8, QMX_UINT16 */
 } qmx_requant_config;
 QMX_API qmx_status qmx_requantize_array(const qmx_requant_config *cfg, const int32_t *acc,
                                         size_t rows, size_t channels, void *out, size_t out_bytes);
@@ -483,6 +529,7 @@ QMX__DEF const char *qmx_dtype_name(qmx_dtype d) {
     case QMX_FP8_E4M3FNUZ: return "fp8_e4m3fnuz";
     case QMX_FP8_E5M2FNUZ: return "fp8_e5m2fnuz";
     case QMX_FLOAT32: return "float32";
+    case QMX_UINT16: return "uint16";
     case QMX_DTYPE_INVALID: break;
     }
     return "invalid";
@@ -492,7 +539,7 @@ QMX__DEF int qmx_dtype_bits(qmx_dtype d) {
     case QMX_INT4: case QMX_UINT4: return 4;
     case QMX_INT8: case QMX_UINT8: case QMX_FP8_E4M3FN: case QMX_FP8_E5M2:
     case QMX_FP8_E4M3FNUZ: case QMX_FP8_E5M2FNUZ: return 8;
-    case QMX_INT16: return 16;
+    case QMX_INT16: case QMX_UINT16: return 16;
     case QMX_FLOAT32: return 32;
     case QMX_DTYPE_INVALID: break;
     }
@@ -502,7 +549,8 @@ QMX__DEF int qmx_dtype_is_fp8(qmx_dtype d) {
     return d == QMX_FP8_E4M3FN || d == QMX_FP8_E5M2 || d == QMX_FP8_E4M3FNUZ || d == QMX_FP8_E5M2FNUZ;
 }
 QMX__DEF int qmx_dtype_is_int(qmx_dtype d) {
-    return d == QMX_INT8 || d == QMX_UINT8 || d == QMX_INT4 || d == QMX_UINT4 || d == QMX_INT16;
+    return d == QMX_INT8 || d == QMX_UINT8 || d == QMX_INT4 || d == QMX_UINT4 || d == QMX_INT16 ||
+           d == QMX_UINT16;
 }
 QMX__DEF qmx_status qmx_dtype_int_range(qmx_dtype d, int32_t *qmin, int32_t *qmax) {
     int32_t lo, hi;
@@ -512,6 +560,7 @@ QMX__DEF qmx_status qmx_dtype_int_range(qmx_dtype d, int32_t *qmin, int32_t *qma
     case QMX_INT4: lo = -8; hi = 7; break;
     case QMX_UINT4: lo = 0; hi = 15; break;
     case QMX_INT16: lo = -32768; hi = 32767; break;
+    case QMX_UINT16: lo = 0; hi = 65535; break;
     default: return QMX_ERR_DTYPE;
     }
     if (!qmin || !qmax) return QMX_ERR_NULL;
@@ -829,6 +878,7 @@ typedef struct qmx__view {
     size_t block, nblocks;      /* per block: block length and blocks per axis */
     size_t n_params;
     int32_t qmin, qmax;         /* full integer range of the dtype */
+    int use_zp;                 /* quantize / dequantize read zero points (when given) */
     int fp8;
     qmx__fp8fmt f;
 } qmx__view;
@@ -852,8 +902,18 @@ static qmx_status qmx__resolve(const qmx_qconfig *c, size_t count, qmx__view *v)
     } else if (qmx_dtype_int_range(v->dtype, &v->qmin, &v->qmax) != QMX_OK) {
         return QMX_ERR_DTYPE;
     }
-    if (c->recipe != QMX_RECIPE_AQT && c->recipe != QMX_RECIPE_QWIX && c->recipe != QMX_RECIPE_TFLITE)
+    if ((unsigned)c->recipe > (unsigned)QMX_RECIPE_ONNX) return QMX_ERR_ARG;
+    /* torch quantizes to quint8 / qint8 only; reduce_range is torch's */
+    if (c->recipe == QMX_RECIPE_TORCH && v->dtype != QMX_INT8 && v->dtype != QMX_UINT8)
+        return QMX_ERR_DTYPE;
+    if (c->reduce_range != 0 && (c->reduce_range != 1 || c->recipe != QMX_RECIPE_TORCH))
         return QMX_ERR_ARG;
+    /* torch's observers raise NotImplementedError for quint8 symmetric with reduce_range */
+    if (c->reduce_range && !c->asymmetric && v->dtype == QMX_UINT8) return QMX_ERR_UNSUPPORTED;
+    if (c->fp8_no_saturate != 0 && c->fp8_no_saturate != 1) return QMX_ERR_ARG;
+    /* torch and ONNX tensors always carry a zero point: it applies whenever one is given */
+    v->use_zp = !v->fp8 && (c->asymmetric || c->recipe == QMX_RECIPE_TORCH ||
+                            c->recipe == QMX_RECIPE_ONNX);
     if ((unsigned)c->rounding > (unsigned)QMX_ROUND_STOCHASTIC) return QMX_ERR_ARG;
     if (c->rounding == QMX_ROUND_STOCHASTIC && !c->rng) return QMX_ERR_NULL;
     if (v->fp8 && c->rounding != QMX_ROUND_DEFAULT && c->rounding != QMX_ROUND_NEAREST_EVEN)
@@ -964,11 +1024,73 @@ static float qmx__sym_bound(const qmx_qconfig *c, const qmx__view *v) {
     }
 }
 
+/* torch.ao.quantization observers' _calculate_qparams (torch 1.13, observer.py), float32 tensor
+ * arithmetic step by step: range [qmin, qmax] of the dtype, halved by reduce_range
+ * (_calculate_qmin_qmax); affine: s = (max(mx,0) - min(mn,0)) / (qmax - qmin), symmetric:
+ * s = max(-min(mn,0), max(mx,0)) / ((qmax - qmin) / 2); s = max(s, eps = 2^-23); zp affine =
+ * qmin - round_half_even(min(mn,0) / s), clamped; symmetric 0 (qint8) or 128 (quint8). */
+static void qmx__torch_qparams(const qmx_qconfig *c, const qmx__view *v, float mn, float mx,
+                               float *scale, int32_t *zp) {
+    int32_t qmin = v->qmin, qmax = v->qmax;
+    float mneg = mn < 0.0f ? mn : 0.0f, mpos = mx > 0.0f ? mx : 0.0f, s, t;
+    const float eps = 1.1920928955078125e-07f;   /* 2^-23, torch.finfo(float32).eps */
+    if (c->reduce_range) { if (qmin < 0) { qmin = -64; qmax = 63; } else qmax = 127; }
+    if (c->asymmetric) {
+        s = mpos - mneg;
+        s = s / (float)(qmax - qmin);
+    } else {
+        float am = -mneg > mpos ? -mneg : mpos;
+        s = am / ((float)(qmax - qmin) / 2.0f);   /* the divisor 127.5 / 63.5 is exact */
+    }
+    if (s < eps) s = eps;                         /* torch.max(scale, eps); Inf stays */
+    *scale = s;
+    if (!c->asymmetric) { *zp = v->qmin < 0 ? 0 : 128; return; }
+    t = mneg / s;                                 /* in [-(qmax - qmin), 0]: fits int32 */
+    *zp = qmin - qmx__round_rne(t);
+    if (*zp < qmin) *zp = qmin;
+    if (*zp > qmax) *zp = qmax;
+}
+
+/* ONNX. Asymmetric: DynamicQuantizeLinear's formulas (opset 11+, onnx/reference
+ * op_dynamic_quantize_linear.py) for any integer dtype: mx = max(0, max x), mn = min(0, min x),
+ * s = (mx == mn ? 1 : mx - mn) / (qmax - qmin); zp = round_half_even(clamp(qmin - mn / s)),
+ * each step float32. Symmetric (no ONNX operator defines it; onnxruntime's quantizer shape):
+ * the same with mn = -absmax, mx = absmax, so s = 2 absmax / (qmax - qmin) and the zero point
+ * is the middle of the range, (qmin + qmax + 1) >> 1 (0 signed, 128 uint8, 32768 uint16).
+ * fp8: s = absmax / fp8_max as the other recipes (ONNX leaves the scale to the caller). */
+static void qmx__onnx_qparams(const qmx_qconfig *c, const qmx__view *v, float mn, float mx,
+                              float absmax, float *scale, int32_t *zp) {
+    float lo = mn < 0.0f ? mn : 0.0f, hi = mx > 0.0f ? mx : 0.0f, s, z;
+    if (v->fp8) {
+        *scale = absmax == 0.0f ? 1.0f : absmax / qmx_fp8_max(v->dtype);
+        *zp = 0;
+        return;
+    }
+    if (!c->asymmetric) { lo = -absmax; hi = absmax; }
+    s = hi == lo ? 1.0f : hi - lo;
+    s = s / (float)(v->qmax - v->qmin);
+    *scale = s;
+    if (!c->asymmetric) { *zp = (v->qmin + v->qmax + 1) >> 1; return; }
+    z = lo / s;
+    z = (float)v->qmin - z;
+    if (z < (float)v->qmin) z = (float)v->qmin;
+    if (z > (float)v->qmax) z = (float)v->qmax;
+    *zp = qmx__round_rne(z);
+}
+
+/* Whether qparams can give a nonzero zero point (the caller must then take them): asymmetric,
+ * or torch / ONNX symmetric of an unsigned dtype (the middle of the range). */
+static int qmx__qparams_zp(const qmx_qconfig *c, const qmx__view *v) {
+    return c->asymmetric || (v->use_zp && v->qmin == 0);
+}
+
 /* Scale and zero point of one group from its statistics (min, max, absmax). */
 static void qmx__group_qparams(const qmx_qconfig *c, const qmx__view *v, float mn, float mx,
                                float absmax, float *scale, int32_t *zp) {
     float s;
     *zp = 0;
+    if (c->recipe == QMX_RECIPE_TORCH) { qmx__torch_qparams(c, v, mn, mx, scale, zp); return; }
+    if (c->recipe == QMX_RECIPE_ONNX) { qmx__onnx_qparams(c, v, mn, mx, absmax, scale, zp); return; }
     if (!c->asymmetric) {
         if (c->recipe == QMX_RECIPE_AQT) {
             if (absmax == 0.0f) absmax = 1.0f;
@@ -999,7 +1121,7 @@ QMX__DEF qmx_status qmx_compute_qparams(const qmx_qconfig *c, const float *x, si
     qmx_status st = qmx__resolve(c, count, &v);
     size_t g, o, k, i;
     if (st != QMX_OK) return st;
-    if (!x || !scales || (c->asymmetric && !zps)) return QMX_ERR_NULL;
+    if (!x || !scales || (qmx__qparams_zp(c, &v) && !zps)) return QMX_ERR_NULL;
     if (n_scales < v.n_params) return QMX_ERR_BUFFER_TOO_SMALL;
     /* pass 1: every value finite (so that nothing is written on error) */
     for (i = 0; i < count; i++)
@@ -1028,7 +1150,7 @@ QMX__DEF qmx_status qmx_compute_qparams(const qmx_qconfig *c, const float *x, si
         {
             int32_t zp;
             qmx__group_qparams(c, &v, mn, mx, am, &scales[g], &zp);
-            if (zps) zps[g] = zp;   /* 0 when symmetric */
+            if (zps) zps[g] = zp;   /* 0 when symmetric (except torch / ONNX unsigned) */
         }
     }
     return QMX_OK;
@@ -1040,14 +1162,14 @@ static qmx_status qmx__check_params(const qmx_qconfig *c, const qmx__view *v, co
     size_t need, g;
     int32_t lo, hi;
     if (!scales) return QMX_ERR_NULL;
-    if (c->asymmetric && !zps) return QMX_ERR_NULL;
+    if (c->asymmetric && !zps) return QMX_ERR_NULL;   /* torch / ONNX: NULL means all 0 */
     if (n_scales < v->n_params) return QMX_ERR_BUFFER_TOO_SMALL;
     if (qmx_dtype_storage_bytes(v->dtype, count, &need) != QMX_OK) return QMX_ERR_OVERFLOW;
     if (q_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
     lo = v->qmin; hi = v->qmax;
     for (g = 0; g < v->n_params; g++) {
         if (!qmx__isfinite(scales[g]) || !(scales[g] > 0.0f)) return QMX_ERR_ARG;
-        if (zps && c->asymmetric && (zps[g] < lo || zps[g] > hi)) return QMX_ERR_ARG;
+        if (zps && v->use_zp && (zps[g] < lo || zps[g] > hi)) return QMX_ERR_ARG;
     }
     return QMX_OK;
 }
@@ -1057,9 +1179,10 @@ static void qmx__make_run(const qmx_qconfig *c, const qmx__view *v, float s, int
     int32_t lo, hi;
     qmx__range(c, v, &lo, &hi);
     p->scale = s;
-    p->use_div = c->recipe != QMX_RECIPE_AQT;
+    p->use_div = c->recipe != QMX_RECIPE_AQT && c->recipe != QMX_RECIPE_TORCH;
     p->inv = 1.0f / s;
-    if (!qmx__isfinite(p->inv)) p->inv = 1.0f;  /* AQT: an infinite reciprocal becomes 1 */
+    /* AQT: an infinite reciprocal becomes 1; torch multiplies by 1.0f / scale as it is */
+    if (!qmx__isfinite(p->inv) && c->recipe == QMX_RECIPE_AQT) p->inv = 1.0f;
     p->round = c->rounding != QMX_ROUND_DEFAULT ? c->rounding
              : (c->recipe == QMX_RECIPE_TFLITE ? QMX_ROUND_HALF_AWAY : QMX_ROUND_NEAREST_EVEN);
     p->rng = c->rng;
@@ -1117,11 +1240,12 @@ QMX__DEF qmx_status qmx_quantize(const qmx_qconfig *c, const float *x, size_t co
                 size_t d;
                 if (!div) { m = 1.0f / s; if (!qmx__isfinite(m)) m = 1.0f; }
                 /* clip to +-max then cast == saturating cast */
-                d = qmx__fp8_quant_run_simd(xs, n, m, div, &v.f, 1, out);
-                qmx__fp8_quant_run_scalar(xs + d, n - d, m, div, &v.f, 1, out + d);
+                d = qmx__fp8_quant_run_simd(xs, n, m, div, &v.f, !c->fp8_no_saturate, out);
+                qmx__fp8_quant_run_scalar(xs + d, n - d, m, div, &v.f, !c->fp8_no_saturate,
+                                          out + d);
             } else {
                 qmx__run p;
-                qmx__make_run(c, &v, s, zps && c->asymmetric ? zps[pi] : 0, &p);
+                qmx__make_run(c, &v, s, zps && v.use_zp ? zps[pi] : 0, &p);
                 if (v.dtype == QMX_INT8) {
                     qmx__quant_run_s8(xs, n, &p, (int8_t *)qv + off + e);
                 } else if (v.dtype == QMX_UINT8) {
@@ -1130,6 +1254,9 @@ QMX__DEF qmx_status qmx_quantize(const qmx_qconfig *c, const float *x, size_t co
                 } else if (v.dtype == QMX_INT16) {
                     int16_t *out = (int16_t *)qv + off + e;
                     for (j = 0; j < n; j++) out[j] = (int16_t)qmx__quant_one(xs[j], &p);
+                } else if (v.dtype == QMX_UINT16) {
+                    uint16_t *out = (uint16_t *)qv + off + e;
+                    for (j = 0; j < n; j++) out[j] = (uint16_t)qmx__quant_one(xs[j], &p);
                 } else { /* int4 / uint4: every value fits int8, so the int8 kernels quantize
                           * into a stack stage, then the nibbles are packed */
                     int8_t stage[QMX__STAGE];
@@ -1147,6 +1274,12 @@ QMX__DEF qmx_status qmx_quantize(const qmx_qconfig *c, const float *x, size_t co
     }
     if ((v.dtype == QMX_INT4 || v.dtype == QMX_UINT4) && (count & 1))
         qmx__set_nibble((uint8_t *)qv, count, 0);  /* the unused high nibble */
+    if (c->recipe == QMX_RECIPE_ONNX && v.dtype == QMX_FP8_E5M2) {
+        /* ONNX's reference casts through ml_dtypes, whose E5M2 NaN is 0x7E | sign; qmx's
+         * encoder writes 0x7F | sign, and only for NaN */
+        uint8_t *o = (uint8_t *)qv;
+        for (j = 0; j < count; j++) o[j] = (uint8_t)(o[j] - ((o[j] & 0x7Fu) == 0x7Fu));
+    }
     return QMX_OK;
 }
 
@@ -1172,7 +1305,7 @@ QMX__DEF qmx_status qmx_dequantize(const qmx_qconfig *c, const void *qv, size_t 
             size_t n = per_elem ? 1 : len - e;
             size_t pi = param + (per_elem ? e : 0);
             float s = scales[pi];
-            int32_t zp = zps && c->asymmetric ? zps[pi] : 0;
+            int32_t zp = zps && v.use_zp ? zps[pi] : 0;
             float *ys = y + off + e;
             size_t at = off + e;
             if (v.fp8) {
@@ -1188,6 +1321,9 @@ QMX__DEF qmx_status qmx_dequantize(const qmx_qconfig *c, const void *qv, size_t 
                 for (j = 0; j < n; j++) ys[j] = (float)((int32_t)in[j] - zp) * s;
             } else if (v.dtype == QMX_INT16) {
                 const int16_t *in = (const int16_t *)qv + at;
+                for (j = 0; j < n; j++) ys[j] = (float)((int32_t)in[j] - zp) * s;
+            } else if (v.dtype == QMX_UINT16) {
+                const uint16_t *in = (const uint16_t *)qv + at;
                 for (j = 0; j < n; j++) ys[j] = (float)((int32_t)in[j] - zp) * s;
             } else {   /* int4 / uint4: unpack into an int8 stack stage, then the int8 kernels */
                 int8_t stage[QMX__STAGE];
@@ -1330,9 +1466,33 @@ QMX__DEF int32_t qmx_requantize_float(int32_t acc, float scale) {
     if (t > 16777216.0f || t < -16777216.0f) return (int32_t)t; /* already an integer */
     return qmx__round_rne(t);
 }
+QMX__DEF int32_t qmx_requantize_float_exact(int32_t acc, float scale) {
+    uint32_t b = qmx__f32_bits(scale), e = (b >> 23) & 0xFFu;
+    int64_t m = (int64_t)(b & 0x7FFFFFu), p, q, rem, half;
+    int k;
+    if (b >= 0x7F800000u) return 0;          /* negative, Inf, NaN: refused by the callers */
+    if (e) m |= 0x800000;
+    k = (e ? (int)e : 1) - 150;              /* scale = m * 2^k exactly */
+    p = (int64_t)acc * m;                    /* |p| < 2^55 */
+    if (k >= 0) {
+        if (p == 0) return 0;
+        if (k >= 31 || p > ((int64_t)INT32_MAX >> k) || p < ((int64_t)INT32_MIN >> k))
+            return p > 0 ? INT32_MAX : INT32_MIN;
+        return (int32_t)(p * ((int64_t)1 << k));
+    }
+    k = -k;
+    if (k > 60) return 0;                    /* |p| / 2^k < 1/2 */
+    q = qmx__asr64(p, k);                    /* floor */
+    rem = p - q * ((int64_t)1 << k);         /* in [0, 2^k) */
+    half = (int64_t)1 << (k - 1);
+    if (rem > half || (rem == half && (q & 1))) q++;
+    if (q > INT32_MAX) return INT32_MAX;
+    if (q < INT32_MIN) return INT32_MIN;
+    return (int32_t)q;
+}
 QMX__DEF qmx_status qmx_requantize_check(qmx_requant_mode mode, int32_t m, int shift) {
-    if ((unsigned)mode > (unsigned)QMX_REQUANT_FLOAT) return QMX_ERR_ARG;
-    if (mode == QMX_REQUANT_FLOAT) return QMX_OK;
+    if ((unsigned)mode > (unsigned)QMX_REQUANT_FLOAT_EXACT) return QMX_ERR_ARG;
+    if (mode == QMX_REQUANT_FLOAT || mode == QMX_REQUANT_FLOAT_EXACT) return QMX_OK;
     if (shift < -31 || shift > 30) return QMX_ERR_ARG;
     if (mode == QMX_REQUANT_SINGLE_ROUNDING && m < 0) return QMX_ERR_ARG;
     return QMX_OK;
@@ -1341,13 +1501,14 @@ QMX__DEF qmx_status qmx_requantize_check(qmx_requant_mode mode, int32_t m, int s
 QMX__DEF qmx_status qmx_requantize_array(const qmx_requant_config *c, const int32_t *acc,
                                          size_t rows, size_t channels, void *out, size_t out_bytes) {
     qmx_dtype od;
-    int32_t lo, hi, amin, amax;
+    int32_t lo = 0, hi = 0, amin, amax;
     size_t r, ch, n, need, np;
     if (!c || !acc || !out) return QMX_ERR_NULL;
     if (rows == 0 || channels == 0) return QMX_ERR_SIZE;
     od = c->out_dtype == QMX_DTYPE_INVALID ? QMX_INT8 : c->out_dtype;
-    if (od != QMX_INT8 && od != QMX_INT16) return QMX_ERR_DTYPE;
-    if ((unsigned)c->mode > (unsigned)QMX_REQUANT_FLOAT) return QMX_ERR_ARG;
+    if (od != QMX_INT8 && od != QMX_INT16 && od != QMX_UINT8 && od != QMX_UINT16)
+        return QMX_ERR_DTYPE;
+    if ((unsigned)c->mode > (unsigned)QMX_REQUANT_FLOAT_EXACT) return QMX_ERR_ARG;
     if (!qmx__mul_ok(rows, channels, &n)) return QMX_ERR_OVERFLOW;
     if (qmx_dtype_storage_bytes(od, n, &need) != QMX_OK) return QMX_ERR_OVERFLOW;
     if (out_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
@@ -1357,7 +1518,7 @@ QMX__DEF qmx_status qmx_requantize_array(const qmx_requant_config *c, const int3
     if (amin < lo || amax > hi || amin > amax) return QMX_ERR_ARG;
     if (c->output_zero_point < lo || c->output_zero_point > hi) return QMX_ERR_ARG;
     np = c->per_channel ? channels : 1;
-    if (c->mode == QMX_REQUANT_FLOAT) {
+    if (c->mode == QMX_REQUANT_FLOAT || c->mode == QMX_REQUANT_FLOAT_EXACT) {
         if (!c->scales) return QMX_ERR_NULL;
         for (ch = 0; ch < np; ch++)
             if (!qmx__isfinite(c->scales[ch]) || !(c->scales[ch] > 0.0f)) return QMX_ERR_ARG;
@@ -1377,13 +1538,19 @@ QMX__DEF qmx_status qmx_requantize_array(const qmx_requant_config *c, const int3
                 v = qmx_requantize(a, c->multipliers[pi], c->shifts[pi]);
             else if (c->mode == QMX_REQUANT_SINGLE_ROUNDING)
                 v = qmx_requantize_single_rounding(a, c->multipliers[pi], c->shifts[pi]);
-            else
+            else if (c->mode == QMX_REQUANT_FLOAT)
                 v = qmx_requantize_float(a, c->scales[pi]);
+            else
+                v = qmx_requantize_float_exact(a, c->scales[pi]);
             w = (int64_t)v + c->output_zero_point;
             if (w < amin) w = amin;
             if (w > amax) w = amax;
-            if (od == QMX_INT8) ((int8_t *)out)[r * channels + ch] = (int8_t)w;
-            else ((int16_t *)out)[r * channels + ch] = (int16_t)w;
+            switch (od) {
+            case QMX_INT8: ((int8_t *)out)[r * channels + ch] = (int8_t)w; break;
+            case QMX_UINT8: ((uint8_t *)out)[r * channels + ch] = (uint8_t)w; break;
+            case QMX_UINT16: ((uint16_t *)out)[r * channels + ch] = (uint16_t)w; break;
+            default: ((int16_t *)out)[r * channels + ch] = (int16_t)w; break;
+            }
         }
     }
     return QMX_OK;
@@ -2266,7 +2433,7 @@ static int qmx__quant_shortrun_f8_simd(const qmx_qconfig *c, const qmx__view *v,
     qmx__f8q512 k8;
     int div = c->recipe != QMX_RECIPE_AQT, fnuz = v->f.fnuz != 0;
     int per_block = c->granularity == QMX_PER_BLOCK;
-    if (!v->fp8 || c->asymmetric || !qmx__shortrun_layout(c, v)) return 0;
+    if (!v->fp8 || c->fp8_no_saturate || !qmx__shortrun_layout(c, v)) return 0;
     qmx__f8q512_init(&v->f, 1, 1.0f, &k8);   /* saturating, as qmx_quantize's fp8 runs */
     switch ((div << 1) | fnuz) {
     case 0: qmx__shortrun_walk(v, per_block, x, scales, NULL, &k8, 0, 0, 0, 0, q); break;
@@ -2281,7 +2448,8 @@ static int qmx__quant_shortrun_s8_simd(const qmx_qconfig *c, const qmx__view *v,
     qmx__run p;
     qmx__q512 k;
     int div, away, per_block = c->granularity == QMX_PER_BLOCK, nib = v->dtype == QMX_INT4;
-    if ((v->dtype != QMX_INT8 && !nib) || c->asymmetric || !qmx__shortrun_layout(c, v)) return 0;
+    /* zero points (asymmetric, torch, ONNX) and torch's unguarded 1/s take the generic walk */
+    if ((v->dtype != QMX_INT8 && !nib) || v->use_zp || !qmx__shortrun_layout(c, v)) return 0;
     if (nib && v->outer > 1 && ((v->len * v->inner) & 1)) return 0;   /* int4: rows start on a byte */
     qmx__make_run(c, v, 1.0f, 0, &p);
     if (p.round == QMX_ROUND_STOCHASTIC) return 0;
@@ -2462,7 +2630,7 @@ QMX__VINLINE void qmx__dq_shortrun_walk(const qmx_qconfig *c, const qmx__view *v
 }
 static int qmx__dequant_shortrun_simd(const qmx_qconfig *c, const qmx__view *v, const void *q,
                                          const float *scales, const int32_t *zps, float *y) {
-    const int32_t *z = c->asymmetric && !v->fp8 ? zps : NULL;
+    const int32_t *z = v->use_zp ? zps : NULL;
     int nib = v->fp8 ? 3 : (v->dtype == QMX_INT4 ? 1 : (v->dtype == QMX_UINT4 ? 2 : 0));
     qmx__f8d512 kd;
     int fk;

@@ -584,6 +584,38 @@ static void test_emitted_header(void) {
                       strstr(err, "NaN"),
                   "int8 NaN: %s", err);
             memcpy(&t->data[3], &saved, 4);
+            /* uint16 and the torch / ONNX recipes: a zero-point array even when symmetric
+             * (the middle of the unsigned range), values as ONNX's QuantizeLinear */
+            CHECK(qmxc_parse_spec("uint16:per_tensor:recipe=onnx", &sp, err, sizeof err) == QMX_OK &&
+                      qmxc_quantize_tensor(t, &sp, &r, err, sizeof err) == QMX_OK,
+                  "uint16 onnx: %s", err);
+            if (r.q) {
+                size_t e;
+                float am = 0.0f;
+                int bad = 0;
+                for (e = 0; e < t->count; e++) {
+                    float a = t->data[e] < 0.0f ? -t->data[e] : t->data[e];
+                    am = a > am ? a : am;
+                }
+                CHECK(r.cfg.dtype == QMX_UINT16 && r.zp && r.zp[0] == 32768 && r.n_scales == 1 &&
+                          r.scales[0] == (am + am) / 65535.0f,
+                      "uint16 onnx parameters %g %d", (double)r.scales[0], r.zp ? (int)r.zp[0] : -1);
+                for (e = 0; e < t->count; e++) {
+                    volatile float v = t->data[e] / r.scales[0];
+                    double fl = (double)(long)v, fr = (double)v - fl;   /* |v| <= 32767.5 */
+                    long k = (long)fl + (fr > 0.5 || (fr == 0.5 && ((long)fl & 1))) -
+                             (fr < -0.5 || (fr == -0.5 && ((long)fl & 1))) + 32768;
+                    k = k < 0 ? 0 : k > 65535 ? 65535 : k;
+                    bad += ((const uint16_t *)r.q)[e] != (uint16_t)k;
+                }
+                CHECK(bad == 0, "uint16 onnx: %d values", bad);
+                qmxc_result_free(&r);
+            }
+            CHECK(qmxc_parse_spec("uint8:per_tensor:recipe=torch", &sp, err, sizeof err) == QMX_OK &&
+                      qmxc_quantize_tensor(t, &sp, &r, err, sizeof err) == QMX_OK && r.zp &&
+                      r.zp[0] == 128 && r.cfg.recipe == QMX_RECIPE_TORCH,
+                  "uint8 torch symmetric: zero point 128: %s", err);
+            if (r.q) qmxc_result_free(&r);
             qmxc_parse_spec("int8:axis=1", &sp, err, sizeof err);
             CHECK(qmxc_quantize_tensor(t, &sp, &r, err, sizeof err) == QMX_ERR_SHAPE && strstr(err, "axis"),
                   "axis: %s", err);

@@ -47,6 +47,11 @@ static float mul_f(float a, float b) { volatile float r = a * b; return r; }
 static float div_f(float a, float b) { volatile float r = a / b; return r; }
 static float add_f(float a, float b) { volatile float r = a + b; return r; }
 
+/* torch and ONNX apply a zero point whenever one is given; the others only when asymmetric */
+static int uses_zp(const qmx_qconfig *c) {
+    return c->asymmetric || c->recipe == QMX_RECIPE_TORCH || c->recipe == QMX_RECIPE_ONNX;
+}
+
 /* ---- the model ---- */
 typedef struct model {
     qmx_recipe recipe;
@@ -66,14 +71,16 @@ static void model_init(model *m, const qmx_qconfig *c) {
     case QMX_UINT4: lo = 0; hi = 15; break;
     default: lo = -32768; hi = 32767; break;
     }
-    /* AQT is symmetric [-qmax, qmax]; TFLite symmetric is narrow; narrow_range forces it */
-    narrow = c->narrow_range || (!c->asymmetric && c->recipe != QMX_RECIPE_QWIX);
+    /* AQT is symmetric [-qmax, qmax]; TFLite symmetric is narrow; narrow_range forces it;
+     * torch and ONNX saturate to the full range */
+    narrow = c->narrow_range || (!c->asymmetric && (c->recipe == QMX_RECIPE_AQT ||
+                                                    c->recipe == QMX_RECIPE_TFLITE));
     if (narrow && lo < 0) lo = -hi;
     m->recipe = c->recipe;
     m->away = c->rounding == QMX_ROUND_HALF_AWAY ||
               (c->rounding == QMX_ROUND_DEFAULT && c->recipe == QMX_RECIPE_TFLITE);
     m->qmin = lo; m->qmax = hi;
-    m->asym = c->asymmetric;
+    m->asym = uses_zp(c);
 }
 
 /* Round a float (|t| < 2^22) to an integer in double arithmetic (exact there). */
@@ -94,9 +101,9 @@ static long round_model(float t, int away) {
 static int32_t quant_model(const model *m, float x, float s, int32_t zp) {
     float t;
     long r;
-    if (m->recipe == QMX_RECIPE_AQT) {
+    if (m->recipe == QMX_RECIPE_AQT || m->recipe == QMX_RECIPE_TORCH) {
         float inv = div_f(1.0f, s);
-        if (!isfinite_f(inv)) inv = 1.0f;
+        if (!isfinite_f(inv) && m->recipe == QMX_RECIPE_AQT) inv = 1.0f;   /* torch keeps Inf */
         t = mul_f(x, inv);
     } else {
         t = div_f(x, s);
@@ -106,7 +113,7 @@ static int32_t quant_model(const model *m, float x, float s, int32_t zp) {
     if (t > 4194304.0f) t = 4194304.0f;      /* far beyond every range: saturates either way */
     if (t < -4194304.0f) t = -4194304.0f;
     r = round_model(t, m->away);
-    if (m->recipe == QMX_RECIPE_TFLITE) r += zp;
+    if (m->recipe != QMX_RECIPE_AQT && m->recipe != QMX_RECIPE_QWIX) r += zp;   /* after rounding */
     if (r < m->qmin) r = m->qmin;
     if (r > m->qmax) r = m->qmax;
     return (int32_t)r;
@@ -185,13 +192,13 @@ static void int_quantize_case(const qmx_qconfig *c, size_t n, size_t xoff, size_
     model_init(&m, c);
     for (i = 0; i < n; i++) x[i] = gen_value(s);
     fill_sentinel(qbuf, sizeof qbuf);
-    st = qmx_quantize(c, x, n, &s, 1, c->asymmetric ? &zp : NULL, q, MAXN + 16);
+    st = qmx_quantize(c, x, n, &s, 1, uses_zp(c) ? &zp : NULL, q, MAXN + 16);
     if (n == 0) {
         CHECK(st == QMX_ERR_SIZE && sentinel_ok(qbuf, sizeof qbuf), "%s: n = 0 must fail untouched", what);
         return;
     }
     CHECK(st == QMX_OK, "%s: status %d", what, (int)st);
-    for (i = 0; i < n; i++) qint[i] = quant_model(&m, x[i], s, c->asymmetric ? zp : 0);
+    for (i = 0; i < n; i++) qint[i] = quant_model(&m, x[i], s, uses_zp(c) ? zp : 0);
     nb = pack_expected(d, qint, n, qexp);
     for (i = 0; i < nb; i++)
         if (q[i] != qexp[i] && bad++ == 0) first = i;
@@ -208,7 +215,8 @@ static void random_int_config(qmx_qconfig *c, qmx_dtype d) {
     qmx_qconfig z = QMX_ZERO_INIT;
     *c = z;
     c->dtype = d;
-    c->recipe = (qmx_recipe)(qmx_test_rand() % 3);
+    c->recipe = (qmx_recipe)(qmx_test_rand() % 5);
+    if (c->recipe == QMX_RECIPE_TORCH && d != QMX_INT8 && d != QMX_UINT8) c->recipe = QMX_RECIPE_ONNX;
     c->rounding = (qmx_round)(qmx_test_rand() % 3);   /* default, nearest-even, half away */
     c->asymmetric = c->recipe != QMX_RECIPE_AQT && (qmx_test_rand() % 2);
     c->narrow_range = qmx_test_rand() % 5 == 0;
@@ -250,12 +258,13 @@ static void int_quantize_all_configs(void) {
     int di, rec, rd, asym, narrow, rep;
     QMX_TEST_CASE("int quantize: every recipe, rounding, symmetry and narrow range");
     for (di = 0; di < 2; di++)
-        for (rec = 0; rec < 3; rec++)
+        for (rec = 0; rec < 5; rec++)
             for (rd = 0; rd < 3; rd++)
                 for (asym = 0; asym < 2; asym++)
                     for (narrow = 0; narrow < 2; narrow++) {
                         qmx_qconfig c = QMX_ZERO_INIT;
                         if (asym && rec == QMX_RECIPE_AQT) continue;
+                        if (rec == QMX_RECIPE_TORCH && dts[di] != QMX_INT8) continue;
                         c.dtype = dts[di];
                         c.recipe = (qmx_recipe)rec;
                         c.rounding = (qmx_round)rd;
@@ -293,10 +302,10 @@ static void int_quantize_per_channel(void) {
                 for (i = 0; i < inner; i++) {
                     size_t e = (o * 3 + k) * inner + i;
                     xbuf[1 + e] = gen_value(sc[k]);
-                    qint[e] = quant_model(&m, xbuf[1 + e], sc[k], c.asymmetric ? zp[k] : 0);
+                    qint[e] = quant_model(&m, xbuf[1 + e], sc[k], uses_zp(&c) ? zp[k] : 0);
                 }
         fill_sentinel(qbuf, sizeof qbuf);
-        st = qmx_quantize(&c, xbuf + 1, n, sc, 3, c.asymmetric ? zp : NULL, qbuf + 3, MAXN);
+        st = qmx_quantize(&c, xbuf + 1, n, sc, 3, uses_zp(&c) ? zp : NULL, qbuf + 3, MAXN);
         CHECK(st == QMX_OK, "per channel status %d", (int)st);
         n = pack_expected(c.dtype, qint, n, qexp);
         for (i = 0; i < n; i++)
@@ -305,14 +314,14 @@ static void int_quantize_per_channel(void) {
               (unsigned)inner, (int)c.recipe, (unsigned)bad, (unsigned)first, qbuf[3 + first], qexp[first]);
         CHECK(sentinel_ok(qbuf, 3) && sentinel_ok(qbuf + 3 + n, GUARD), "per channel: outside");
         /* and back: runs that start at odd int4 elements take the half-byte paths */
-        st = qmx_dequantize(&c, qbuf + 3, n, 2 * 3 * inner, sc, 3, c.asymmetric ? zp : NULL, ybuf);
+        st = qmx_dequantize(&c, qbuf + 3, n, 2 * 3 * inner, sc, 3, uses_zp(&c) ? zp : NULL, ybuf);
         CHECK(st == QMX_OK, "per channel dequantize status %d", (int)st);
         bad = 0;
         for (o = 0; o < 2; o++)
             for (k = 0; k < 3; k++)
                 for (i = 0; i < inner; i++) {
                     size_t e = (o * 3 + k) * inner + i;
-                    float want = mul_f((float)(qint[e] - (c.asymmetric ? zp[k] : 0)), sc[k]);
+                    float want = mul_f((float)(qint[e] - (uses_zp(&c) ? zp[k] : 0)), sc[k]);
                     if (bf(ybuf[e]) != bf(want) && bad++ == 0) first = e;
                 }
         CHECK(bad == 0, "per channel dequantize inner %u dtype %s: %u bad values, first [%u]",
@@ -342,13 +351,13 @@ static void short_runs_case(size_t outer, size_t len, size_t inner, size_t blk) 
     for (i = 0; i < np; i++) { sc[i] = gen_scale(); zp[i] = random_zp(c.dtype); }
     for (i = 0; i < n; i++) {   /* qint[i] = the model's code; yexp[i] its dequantized value */
         size_t k = (i / inner) % len, pi = blk ? (i / (len * inner)) * nb + k / blk : k;
-        int32_t z = c.asymmetric ? zp[pi] : 0;
+        int32_t z = uses_zp(&c) ? zp[pi] : 0;
         xbuf[i] = gen_value(sc[pi]);
         qint[i] = quant_model(&m, xbuf[i], sc[pi], z);
         yexp[i] = mul_f((float)(qint[i] - z), sc[pi]);
     }
     fill_sentinel(qbuf, sizeof qbuf);
-    st = qmx_quantize(&c, xbuf, n, sc, np, c.asymmetric ? zp : NULL, qbuf + qoff, MAXN);
+    st = qmx_quantize(&c, xbuf, n, sc, np, uses_zp(&c) ? zp : NULL, qbuf + qoff, MAXN);
     CHECK(st == QMX_OK, "short runs status %d", (int)st);
     bytes = pack_expected(c.dtype, qint, n, qexp);
     for (i = 0; i < bytes; i++)
@@ -358,7 +367,7 @@ static void short_runs_case(size_t outer, size_t len, size_t inner, size_t blk) 
           (unsigned)inner, (unsigned)blk, (int)c.recipe, (int)c.rounding, c.asymmetric, (unsigned)bad,
           (unsigned)first, qbuf[qoff + first], qexp[first]);
     CHECK(sentinel_ok(qbuf, qoff) && sentinel_ok(qbuf + qoff + bytes, GUARD), "short runs: outside");
-    st = qmx_dequantize(&c, qbuf + qoff, bytes, n, sc, np, c.asymmetric ? zp : NULL, ybuf);
+    st = qmx_dequantize(&c, qbuf + qoff, bytes, n, sc, np, uses_zp(&c) ? zp : NULL, ybuf);
     CHECK(st == QMX_OK, "short runs dequantize status %d", (int)st);
     bad = 0;
     for (i = 0; i < n; i++)
@@ -415,9 +424,9 @@ static void int_dequantize_lengths(void) {
                 for (i = 0; i < len; i++) qint[i] = lo + (int32_t)(qmx_test_rand() % (uint32_t)(hi - lo + 1));
                 nb = pack_expected(dts[di], qint, len, qbuf + qoff);
                 for (i = 0; i < len; i++)
-                    yexp[i] = mul_f((float)(qint[i] - (c.asymmetric ? zp : 0)), s);
+                    yexp[i] = mul_f((float)(qint[i] - (uses_zp(&c) ? zp : 0)), s);
                 memset(ybuf, SENT, sizeof ybuf);
-                st = qmx_dequantize(&c, qbuf + qoff, nb, len, &s, 1, c.asymmetric ? &zp : NULL,
+                st = qmx_dequantize(&c, qbuf + qoff, nb, len, &s, 1, uses_zp(&c) ? &zp : NULL,
                                     ybuf + yoff);
                 CHECK(st == QMX_OK, "dequantize status %d", (int)st);
                 for (i = 0; i < len; i++)
@@ -565,14 +574,19 @@ static void fp8_dequantize_lengths(void) {
             }
 }
 
-/* fp8 dtypes through qmx_quantize / qmx_dequantize: AQT multiplies by 1/s, Qwix and TFLite
- * divide; the cast saturates (clip to +-max, then cast). */
+/* The ONNX recipe writes ml_dtypes' E5M2 NaN, 0x7E | sign, where the codec writes 0x7F | sign. */
+static uint8_t onnx_nan(int rec, qmx_dtype f, uint8_t code) {
+    return rec == QMX_RECIPE_ONNX && f == QMX_FP8_E5M2 && (code & 0x7F) == 0x7F ? (uint8_t)(code - 1) : code;
+}
+
+/* fp8 dtypes through qmx_quantize / qmx_dequantize: AQT multiplies by 1/s, Qwix, TFLite and
+ * ONNX divide; the cast saturates (clip to +-max, then cast), or for ONNX optionally not. */
 static void fp8_through_qconfig(void) {
     size_t fi, n, i, r;
     int rec;
     QMX_TEST_CASE("fp8 dtypes through qmx_quantize / qmx_dequantize, every recipe");
     for (fi = 0; fi < 4; fi++)
-        for (rec = 0; rec < 3; rec++)
+        for (rec = 0; rec < 5; rec++)
             for (n = 1; n < 68 + 2; n++)
                 for (r = 0; r < 4; r++) {
                     qmx_qconfig c = QMX_ZERO_INIT;
@@ -580,16 +594,19 @@ static void fp8_through_qconfig(void) {
                     size_t xoff = qmx_test_rand() % 4, qoff = qmx_test_rand() % 4, bad = 0, first = 0;
                     float s = gen_scale(), inv = div_f(1.0f, s);
                     qmx_status st;
+                    int sat = 1;
+                    if (rec == QMX_RECIPE_TORCH) continue;   /* torch has no fp8 recipe */
                     if (!isfinite_f(inv)) inv = 1.0f;
                     c.dtype = fp8s[fi];
                     c.recipe = (qmx_recipe)rec;
+                    if (rec == QMX_RECIPE_ONNX && (r & 1)) { c.fp8_no_saturate = 1; sat = 0; }
                     for (i = 0; i < len; i++) xbuf[xoff + i] = gen_fp8_value(fp8s[fi], s);
                     fill_sentinel(qbuf, sizeof qbuf);
                     st = qmx_quantize(&c, xbuf + xoff, len, &s, 1, NULL, qbuf + qoff, len);
                     CHECK(st == QMX_OK, "fp8 qmx_quantize status %d", (int)st);
                     for (i = 0; i < len; i++) {
                         float t = rec == QMX_RECIPE_AQT ? mul_f(xbuf[xoff + i], inv) : div_f(xbuf[xoff + i], s);
-                        qexp[i] = qmx_fp8_from_f32(t, fp8s[fi], 1);
+                        qexp[i] = onnx_nan(rec, fp8s[fi], qmx_fp8_from_f32(t, fp8s[fi], sat));
                         if (qbuf[qoff + i] != qexp[i] && bad++ == 0) first = i;
                     }
                     CHECK(bad == 0, "fp8 qmx_quantize %s recipe %d s %.9g: %u bad, first x 0x%08x got 0x%02x want 0x%02x",
@@ -624,8 +641,8 @@ static void fp8_short_runs(void) {
     int rec;
     QMX_TEST_CASE("fp8 through qmx_quantize / qmx_dequantize per channel and per block, every format and recipe");
     for (fi = 0; fi < 4; fi++)
-        for (rec = 0; rec < 3; rec++)
-            for (si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        for (rec = 0; rec < 5; rec++)
+            for (si = 0; si < sizeof shapes / sizeof shapes[0] && rec != QMX_RECIPE_TORCH; si++) {
                 size_t outer = shapes[si][0], len = shapes[si][1], inner = shapes[si][2], blk = shapes[si][3];
                 size_t n = outer * len * inner, nb = blk ? (len + blk - 1) / blk : 0, np = blk ? outer * nb : len;
                 size_t qoff = qmx_test_rand() % 4, bad = 0, first = 0;
@@ -633,6 +650,7 @@ static void fp8_short_runs(void) {
                 qmx_status st;
                 c.dtype = fp8s[fi];
                 c.recipe = (qmx_recipe)rec;
+                c.fp8_no_saturate = rec == QMX_RECIPE_ONNX && (si & 1);   /* ONNX saturate=0 */
                 c.granularity = blk ? QMX_PER_BLOCK : QMX_PER_CHANNEL;
                 c.outer = outer; c.axis_len = len; c.inner = inner; c.block_size = blk;
                 for (i = 0; i < np; i++) sc[i] = gen_scale();
@@ -642,7 +660,8 @@ static void fp8_short_runs(void) {
                     if (!isfinite_f(inv)) inv = 1.0f;
                     xbuf[i] = gen_fp8_value(fp8s[fi], sc[pi]);
                     t = rec == QMX_RECIPE_AQT ? mul_f(xbuf[i], inv) : div_f(xbuf[i], sc[pi]);
-                    qexp[i] = qmx_fp8_from_f32(t, fp8s[fi], 1);
+                    qexp[i] = onnx_nan(rec, fp8s[fi],
+                                       qmx_fp8_from_f32(t, fp8s[fi], !(rec == QMX_RECIPE_ONNX && (si & 1))));
                 }
                 fill_sentinel(qbuf, sizeof qbuf);
                 st = qmx_quantize(&c, xbuf, n, sc, np, NULL, qbuf + qoff, MAXN);

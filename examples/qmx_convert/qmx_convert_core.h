@@ -10,10 +10,10 @@
  *     --rule 'PATTERN=SPEC'   PATTERN: '*' matches any run of characters (dots too), '?' one
  *                             character, everything else itself. Split at the first '='.
  *     SPEC = DTYPE[:OPTION]...
- *       DTYPE   int8 uint8 int16 int4 uint4 | fp8_e4m3fn (e4m3) fp8_e5m2 (e5m2) fp8_e4m3fnuz
+ *       DTYPE   int8 uint8 int16 uint16 int4 uint4 | fp8_e4m3fn (e4m3) fp8_e5m2 (e5m2) fp8_e4m3fnuz
  *               fp8_e5m2fnuz | float (keep float32) | skip (leave the tensor out)
  *       OPTION  per_tensor | per_channel | per_block=N (sub-channel blocks of N) |
- *               axis=A (negative counts from the end) | recipe=aqt|qwix|tflite |
+ *               axis=A (negative counts from the end) | recipe=aqt|qwix|tflite|torch|onnx |
  *               asym | narrow | preserve_max
  *     The quantized axis: per_channel defaults to axis 0 (one scale per output row of a
  *     [N, K] weight), per_block to the last axis (blocks along K, one scale per row per
@@ -39,11 +39,13 @@
  *
  * THE GENERATED HEADER (one per model; several may be included in one program)
  *   #include "qmx.h" (for the enums), then per tensor, in input order:
- *     static const <type> PREFIX_<ident>_q[]        the data: int8_t / uint8_t / int16_t values,
+ *     static const <type> PREFIX_<ident>_q[]        the data: int8_t / uint8_t / int16_t /
+ *                                                   uint16_t values,
  *                                                   packed int4 bytes or fp8 codes as uint8_t,
  *                                                   or float (kept float32)
  *     static const float  PREFIX_<ident>_scales[]   qmx_qparams_count scales, qmx's order
- *     static const int32_t PREFIX_<ident>_zp[]      only when asym
+ *     static const int32_t PREFIX_<ident>_zp[]      when asym, or recipe torch / onnx (whose
+ *                                                   symmetric unsigned zero point is the middle)
  *     static const qmx_model_tensor PREFIX_<ident>  the descriptor (struct below)
  *   and the table PREFIX_tensors[PREFIX_TENSOR_COUNT] of pointers to the descriptors.
  *   Arrays carry QMX_WEIGHTS_ATTR (default __attribute__((aligned(16))) on GCC/Clang; define
@@ -209,6 +211,7 @@ static const struct {
 } qmxc__dtypes[] = {{"int8", QMX_INT8},
                     {"uint8", QMX_UINT8},
                     {"int16", QMX_INT16},
+                    {"uint16", QMX_UINT16},
                     {"int4", QMX_INT4},
                     {"uint4", QMX_UINT4},
                     {"fp8_e4m3fn", QMX_FP8_E4M3FN},
@@ -271,7 +274,7 @@ QMXF_FN qmx_status qmxc_parse_spec(const char *text, qmxc_spec *spec, char *err,
                 }
             if (i == sizeof qmxc__dtypes / sizeof qmxc__dtypes[0])
                 return qmxf__fail(err, err_size, QMX_ERR_PARSE,
-                                  "spec '%s': unknown dtype '%s' (int8 uint8 int16 int4 uint4 "
+                                  "spec '%s': unknown dtype '%s' (int8 uint8 int16 uint16 int4 uint4 "
                                   "fp8_e4m3fn fp8_e5m2 fp8_e4m3fnuz fp8_e5m2fnuz float skip)",
                                   text, field);
             continue;
@@ -304,6 +307,10 @@ QMXF_FN qmx_status qmxc_parse_spec(const char *text, qmxc_spec *spec, char *err,
             s.recipe = QMX_RECIPE_QWIX;
         } else if (strcmp(field, "recipe=tflite") == 0) {
             s.recipe = QMX_RECIPE_TFLITE;
+        } else if (strcmp(field, "recipe=torch") == 0) {
+            s.recipe = QMX_RECIPE_TORCH;
+        } else if (strcmp(field, "recipe=onnx") == 0) {
+            s.recipe = QMX_RECIPE_ONNX;
         } else if (strcmp(field, "asym") == 0) {
             s.asymmetric = 1;
         } else if (strcmp(field, "narrow") == 0) {
@@ -313,7 +320,7 @@ QMXF_FN qmx_status qmxc_parse_spec(const char *text, qmxc_spec *spec, char *err,
         } else {
             return qmxf__fail(err, err_size, QMX_ERR_PARSE,
                               "spec '%s': unknown option '%s' (per_tensor per_channel per_block=N "
-                              "axis=A recipe=aqt|qwix|tflite asym narrow preserve_max)",
+                              "axis=A recipe=aqt|qwix|tflite|torch|onnx asym narrow preserve_max)",
                               text, field);
         }
     }
@@ -403,7 +410,7 @@ QMXF_FN qmx_status qmxc_quantize_tensor(const qmxf_tensor *t, const qmxc_spec *s
     size_t i, outer = 1, inner = 1, axis_len;
     size_t dims1 = 1;
     const size_t *dims = t->rank ? t->dims : &dims1;
-    int rank = t->rank ? t->rank : 1;
+    int rank = t->rank ? t->rank : 1, want_zp;
     qmx_status st;
 
     memset(&x, 0, sizeof x);
@@ -467,9 +474,13 @@ QMXF_FN qmx_status qmxc_quantize_tensor(const qmxf_tensor *t, const qmxc_spec *s
     if (st)
         return qmxf__fail(err, err_size, st, "tensor '%s': %s for this rule", t->name, qmx_status_str(st));
     x.scales = (float *)malloc(x.n_scales * sizeof(float));
-    x.zp = spec->asymmetric ? (int32_t *)malloc(x.n_scales * sizeof(int32_t)) : NULL;
+    /* torch / ONNX apply zero points even when symmetric (the middle of an unsigned range) */
+    want_zp = spec->asymmetric ||
+              (!qmx_dtype_is_fp8(spec->dtype) &&
+               (spec->recipe == QMX_RECIPE_TORCH || spec->recipe == QMX_RECIPE_ONNX));
+    x.zp = want_zp ? (int32_t *)malloc(x.n_scales * sizeof(int32_t)) : NULL;
     x.q = malloc(x.q_bytes ? x.q_bytes : 1);
-    if (!x.scales || !x.q || (spec->asymmetric && !x.zp)) {
+    if (!x.scales || !x.q || (want_zp && !x.zp)) {
         qmxc_result_free(&x);
         return qmxf__fail(err, err_size, QMX_ERR_SIZE, "out of memory");
     }
@@ -492,6 +503,7 @@ QMXF_FN const char *qmxc__enum_dtype(qmx_dtype d) {
     case QMX_INT4: return "QMX_INT4";
     case QMX_UINT4: return "QMX_UINT4";
     case QMX_INT16: return "QMX_INT16";
+    case QMX_UINT16: return "QMX_UINT16";
     case QMX_FP8_E4M3FN: return "QMX_FP8_E4M3FN";
     case QMX_FP8_E5M2: return "QMX_FP8_E5M2";
     case QMX_FP8_E4M3FNUZ: return "QMX_FP8_E4M3FNUZ";
@@ -505,6 +517,8 @@ QMXF_FN const char *qmxc__enum_gran(qmx_granularity g) {
 QMXF_FN const char *qmxc__enum_recipe(qmx_recipe r) {
     return r == QMX_RECIPE_QWIX     ? "QMX_RECIPE_QWIX"
            : r == QMX_RECIPE_TFLITE ? "QMX_RECIPE_TFLITE"
+           : r == QMX_RECIPE_TORCH  ? "QMX_RECIPE_TORCH"
+           : r == QMX_RECIPE_ONNX   ? "QMX_RECIPE_ONNX"
                                     : "QMX_RECIPE_AQT";
 }
 
@@ -723,18 +737,21 @@ QMXF_FN void qmxc__emit_data(qmxc_buf *b, const qmxc_result *r, const char *pfx)
     qmx_dtype d = r->cfg.dtype;
     const char *type = d == QMX_INT8      ? "int8_t"
                        : d == QMX_INT16   ? "int16_t"
+                       : d == QMX_UINT16  ? "uint16_t"
                        : d == QMX_FLOAT32 ? "float"
                                           : "uint8_t";
-    n = d == QMX_INT16 ? r->q_bytes / 2 : d == QMX_FLOAT32 ? r->q_bytes / 4 : r->q_bytes;
+    n = d == QMX_INT16 || d == QMX_UINT16 ? r->q_bytes / 2 : d == QMX_FLOAT32 ? r->q_bytes / 4 : r->q_bytes;
     qmxc_printf(b, "static const %s %s_%s_q[%lu] QMX_WEIGHTS_ATTR = {", type, pfx, r->ident,
                 (unsigned long)n);
     for (i = 0; i < n; i++) {
-        size_t per_line = d == QMX_FLOAT32 ? 4 : d == QMX_INT8 || d == QMX_INT16 ? 16 : 12;
+        size_t per_line = d == QMX_FLOAT32 ? 4 : d == QMX_INT8 || d == QMX_INT16 || d == QMX_UINT16 ? 16 : 12;
         qmxc_puts(b, i % per_line ? " " : "\n    ");
         if (d == QMX_INT8)
             qmxc_printf(b, "%d,", ((const int8_t *)r->q)[i]);
         else if (d == QMX_INT16)
             qmxc_printf(b, "%d,", ((const int16_t *)r->q)[i]);
+        else if (d == QMX_UINT16)
+            qmxc_printf(b, "%u,", (unsigned)((const uint16_t *)r->q)[i]);
         else if (d == QMX_UINT8)
             qmxc_printf(b, "%u,", ((const uint8_t *)r->q)[i]);
         else if (d == QMX_FLOAT32) {

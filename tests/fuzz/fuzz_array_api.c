@@ -70,18 +70,25 @@ static int fa_int_range(qmx_dtype d, int32_t *lo, int32_t *hi) {
     case QMX_INT4: *lo = -8; *hi = 7; return 1;
     case QMX_UINT4: *lo = 0; *hi = 15; return 1;
     case QMX_INT16: *lo = -32768; *hi = 32767; return 1;
+    case QMX_UINT16: *lo = 0; *hi = 65535; return 1;
     default: return 0;
     }
+}
+/* torch and ONNX apply a zero point whenever one is given (integer dtypes) */
+static int fa_uses_zp(const qmx_qconfig *c) {
+    return c->asymmetric || c->recipe == QMX_RECIPE_TORCH || c->recipe == QMX_RECIPE_ONNX;
 }
 static int fa_is_fp8(qmx_dtype d) { return d >= QMX_FP8_E4M3FN && d <= QMX_FP8_E5M2FNUZ; }
 /* element e of a quantized int array */
 static int32_t fa_qget(qmx_dtype d, const void *q, size_t e) {
     const uint8_t *b = (const uint8_t *)q;
     int16_t s;
+    uint16_t u;
     switch ((int)d) {
     case QMX_INT8: return (int8_t)b[e];
     case QMX_UINT8: return b[e];
     case QMX_INT16: memcpy(&s, b + 2 * e, 2); return s;
+    case QMX_UINT16: memcpy(&u, b + 2 * e, 2); return u;
     case QMX_INT4: return (int32_t)(((b[e / 2] >> (4 * (e & 1))) & 0xF) ^ 8) - 8;
     default: return (b[e / 2] >> (4 * (e & 1))) & 0xF;
     }
@@ -100,15 +107,18 @@ static int fa_qcfg(fz_rd *r, qmx_qconfig *c, size_t *count, qmx_rng *rng) {
     unsigned fl, view;
     size_t o, l, i;
     memset(c, 0, sizeof *c);
-    c->dtype = (qmx_dtype)fz_enum(r, 11);
+    c->dtype = (qmx_dtype)fz_enum(r, 12);
     c->granularity = (qmx_granularity)fz_enum(r, 3);
-    c->recipe = (qmx_recipe)fz_enum(r, 3);
+    c->recipe = (qmx_recipe)fz_enum(r, 5);
     c->rounding = (qmx_round)fz_enum(r, 4);
     fl = fz_u8(r);
     c->asymmetric = fl & 1;
     c->narrow_range = (fl >> 1) & 1;
     c->preserve_max_val = (fl >> 2) & 1;
     c->rng = (fl & 8) ? NULL : rng;
+    c->reduce_range = (fl >> 4) & 3;     /* 2, 3: invalid */
+    if (c->recipe != QMX_RECIPE_TORCH && (fl & 0x40)) c->reduce_range = 0;
+    c->fp8_no_saturate = (fl >> 7) & 1;
     c->block_size = fz_u8(r) % 20;
     view = fz_u8(r);
     o = fa_dim(r); l = fa_dim(r); i = fa_dim(r);
@@ -171,7 +181,7 @@ static void fa_quantize(fz_rd *r) {
             dt = c.dtype == QMX_DTYPE_INVALID ? QMX_INT8 : c.dtype;
             for (e = 0; e < np; e++) {
                 if (fz_isnan(scales[e]) || !(scales[e] >= 0.0f)) __builtin_trap();
-                if (c.asymmetric && fa_int_range(dt, &lo, &hi) && (zps[e] < lo || zps[e] > hi))
+                if (zps && fa_uses_zp(&c) && fa_int_range(dt, &lo, &hi) && (zps[e] < lo || zps[e] > hi))
                     __builtin_trap();
             }
         }
@@ -216,11 +226,11 @@ static void fa_quantize(fz_rd *r) {
         for (e = 0; e < count; e++) {
             size_t g = fa_group(&v, e);
             float s = scales[g], t, inv = 1.0f / s;
-            int32_t zp = zps && c.asymmetric ? zps[g] : 0, got = fa_qget(dt, q, e), want;
+            int32_t zp = zps && fa_uses_zp(&c) ? zps[g] : 0, got = fa_qget(dt, q, e), want;
             double td;
             if (got < rlo || got > hi) __builtin_trap();
-            if (!fz_finite(inv)) inv = 1.0f;
-            if (c.recipe == QMX_RECIPE_AQT) t = x[e] * inv;
+            if (!fz_finite(inv) && c.recipe == QMX_RECIPE_AQT) inv = 1.0f;
+            if (c.recipe == QMX_RECIPE_AQT || c.recipe == QMX_RECIPE_TORCH) t = x[e] * inv;
             else t = x[e] / s;
             if (!stoch) { /* the naive reference of the recipe */
                 if (c.recipe == QMX_RECIPE_QWIX) {
@@ -256,7 +266,12 @@ static void fa_quantize(fz_rd *r) {
             float s = scales[g], t, m = 1.0f / s;
             if (c.recipe == QMX_RECIPE_AQT) { if (!fz_finite(m)) m = 1.0f; t = x[e] * m; }
             else t = x[e] / s;
-            if (((const uint8_t *)q)[e] != qmx_fp8_from_f32(t, dt, 1)) __builtin_trap();
+            {
+                uint8_t want = qmx_fp8_from_f32(t, dt, !c.fp8_no_saturate);
+                if (c.recipe == QMX_RECIPE_ONNX && dt == QMX_FP8_E5M2 && (want & 0x7F) == 0x7F)
+                    want--;   /* ONNX: ml_dtypes' E5M2 NaN 0x7E | sign */
+                if (((const uint8_t *)q)[e] != want) __builtin_trap();
+            }
         }
     }
     /* dequantize with the same parameters: (q - zp) * s, one rounding */
@@ -266,7 +281,7 @@ static void fa_quantize(fz_rd *r) {
         size_t g = fa_group(&v, e);
         float want;
         if (is_int) {
-            int32_t zp = zps && c.asymmetric ? zps[g] : 0;
+            int32_t zp = zps && fa_uses_zp(&c) ? zps[g] : 0;
             float d = (float)(fa_qget(dt, q, e) - zp);
             want = d * scales[g];
         } else {
@@ -318,7 +333,7 @@ static void fa_dequantize(fz_rd *r) {
         int32_t lo, hi;
         float want;
         if (fa_int_range(dt, &lo, &hi)) {
-            float d = (float)(fa_qget(dt, q, e) - (zps && c.asymmetric ? zps[g] : 0));
+            float d = (float)(fa_qget(dt, q, e) - (zps && fa_uses_zp(&c) ? zps[g] : 0));
             want = d * scales[g];
         } else {
             want = qmx_fp8_to_f32(q[e], dt) * scales[g];
