@@ -112,7 +112,8 @@
  *                       (reduce_range changes only the parameters). dequantize (q - zp) * s.
  *                       Observers (qmx_calib.h MINMAX / MOVING_MINMAX) with this recipe are
  *                       torch's MinMax / PerChannelMinMax / MovingAverage*MinMaxObserver.
- *     QMX_RECIPE_ONNX   ONNX QuantizeLinear (opset 21): t = x / s, RNE, + zp after rounding,
+ *     QMX_RECIPE_ONNX   ONNX QuantizeLinear (opset 21; onnx/reference/ops/op_quantize_linear.py,
+ *                       op_dequantize_linear.py): t = x / s, RNE, + zp after rounding,
  *                       saturate to the dtype range (any integer dtype, UINT16 included);
  *                       fp8: x / s cast with saturate (default) or, with fp8_no_saturate,
  *                       ONNX saturate=0; E5M2 NaN is 0x7E | sign (ml_dtypes', which ONNX's
@@ -1073,6 +1074,7 @@ static void qmx__onnx_qparams(const qmx_qconfig *c, const qmx__view *v, float mn
     if (!c->asymmetric) { *zp = (v->qmin + v->qmax + 1) >> 1; return; }
     z = lo / s;
     z = (float)v->qmin - z;
+    if (!(z == z)) z = (float)v->qmin;   /* 0 / 0: a span below ~1e-40 made s underflow to 0 */
     if (z < (float)v->qmin) z = (float)v->qmin;
     if (z > (float)v->qmax) z = (float)v->qmax;
     *zp = qmx__round_rne(z);

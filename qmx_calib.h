@@ -49,13 +49,23 @@
  *   with r^p <= v (r^p by repeated float products), within 2 ulp.
  *   Finalize: each group's bounds (lo, hi, absmax = max(-lo, hi)) go through qmx.h's recipe
  *   of qcfg (qmx__group_qparams: AQT absmax/(qmax+0.5) with 0 -> 1, Qwix absmax/B with the
- *   sqrt(FLT_MIN) guard and minmax zero point, TFLite absmax/qmax), for any qmx dtype (fp8:
- *   absmax / fp8_max, symmetric only). A symmetric qcfg turns [lo, hi] into absmax; an
- *   asymmetric one turns a symmetric bound b into [-b, b].
+ *   sqrt(FLT_MIN) guard and minmax zero point, TFLite absmax/qmax, torch's and ONNX's
+ *   formulas), for any qmx dtype (fp8: absmax / fp8_max, symmetric only). A symmetric qcfg
+ *   turns [lo, hi] into absmax; an asymmetric one turns a symmetric bound b into [-b, b].
+ *   MINMAX / MOVING_MINMAX with QMX_RECIPE_TORCH are torch's MinMaxObserver,
+ *   PerChannelMinMaxObserver and MovingAverage(PerChannel)MinMaxObserver: tracked min/max,
+ *   scales and zero points bit for bit (tests/test_recipes.c, 446 torch 1.13 cases).
  *   All-zero data: the bound is 0 and the recipe's zero guard gives a usable scale (AQT 1/127.5,
  *   Qwix 1, TFLite 1). NaN/Inf in a batch: QMX_ERR_NONFINITE and the state is untouched
  *   (the batch is scanned first). Finalize before any update: QMX_ERR_SIZE (except FIXED).
  *   A bound that overflows float (clip * huge): QMX_ERR_NONFINITE, outputs untouched.
+ *   Non-finite STATE is refused too, never turned into a scale: a batch of finite values that
+ *   would make a record Inf or NaN (the moving average of a batch near -3e38 and one near
+ *   +3e38 overflows, then Inf - Inf; a sum of x^2 or |x|^p beyond FLT_MAX) returns
+ *   QMX_ERR_NONFINITE and leaves every record as it was (with several groups, MOVING_MINMAX,
+ *   MEAN_ABSMAX, ABSMEAN and RMS first update copies: the data is read twice). PyTorch's
+ *   MovingAverageMinMaxObserver would keep the Inf / NaN. _bounds and _finalize return
+ *   QMX_ERR_NONFINITE for a record with a non-finite field (only a caller can write one).
  *
  * FP8 DELAYED SCALING (qmx_fp8_delayed_init / _step / _update)
  *   The caller owns the amax history (length L >= 1 floats). One step with the current amax a:
@@ -72,6 +82,12 @@
  *   of the data (NaN if any element is NaN, as jnp.max); a non-finite amax enters the history
  *   and freezes the scale for L steps, exactly as in Flax (status QMX_OK: that is the defined
  *   behaviour, not an error). margin in [-64, 64].
+ *   A scale that float cannot hold is refused, where Flax would carry it on: when sf or 1/sf
+ *   overflows or underflows (a subnormal amax, a margin of +-64 against a large or small
+ *   amax) or an AQT bound / fp8_max underflows, the step returns QMX_ERR_NONFINITE, records
+ *   the amax in the history (so it leaves after L steps) and keeps the previous scale. A struct
+ *   whose scale (Flax) is not finite and > 0, or whose bound (AQT) is not finite and >= 0, is
+ *   QMX_ERR_NONFINITE with nothing written.
  *
  * METHOD STRINGS (qmx_calib_parse_method; Qwix HowToQuantize.calibration_method)
  *   ASCII letters are case-insensitive (Qwix lower-cases); fields split on ','; no spaces.
@@ -125,6 +141,16 @@
  *   bounds (toward zero: values outside [trunc(min), trunc(max)] are not counted); when both
  *   truncate to the same integer histc uses the batch's own min / max, and when those are equal
  *   it widens them by 1 each way; combine reads the shifted cumsum through a float32 tensor.
+ *   histc's float order (torch 1.13 CPU, the AVX2 kernels): bin = (int64)(((x - lo) / (R -
+ *   lo)) * n_bins), divide first, each step one float32 operation, R the last edge of
+ *   linspace(lo, hi, n_bins + 1), x outside [lo, R] not counted, x == R in the last bin. R is
+ *   hi except when n_bins + 1 is a multiple of 16: linspace's vector loop then makes it
+ *   fl(fma(-step, 7, hi) + fl(7 * step)), step = fl((hi - lo) / n_bins), up to 1 ulp off hi
+ *   (qmx emulates the FMA exactly in integers). For a power-of-two n_bins the older order
+ *   ((x - lo) * n_bins) / (R - lo) gives the same bins; for others it put values at or next to
+ *   an edge in the neighbouring bin. The edge depends on torch's vector width: torch's DEFAULT
+ *   and AVX512 kernels differ (measured on tests/data/calib_torch_histc.txt: in 4 and 14 of its
+ *   480 calls); beyond n_bins + 1 = 32768 also on the thread count (qmx follows one thread).
  *   The upsampled array (n_bins * D floats in torch) is never built: one pass over the old bins
  *   in position order, O(n_bins * upsample_rate) soft-double additions, no other memory.
  *   _qparams runs _non_linear_param_search (alpha / beta steps of 1e-5, the cSum quantile scans,
@@ -135,25 +161,34 @@
  *   quint8; scale = max(scale, 2^-23)), with reduce_range and custom quant_min / quant_max as
  *   torch. new_min / new_max are the searched range.
  *   Precision: every float32 tensor step of torch is one float32 operation here in the same
- *   order (no FMA); every float64 step (cumsum(dtype=double), the Python floats alpha, beta,
- *   bin widths, thresholds) is done in a soft double (integers, nearest-even), so x87 and
- *   soft-float targets give the same bits as SSE2. torch compares a float32 cSum with a Python
- *   float by rounding the float to float32; qmx does the same. Not copied: torch.sum's
- *   vectorised float32 order for the histogram total and each candidate's norm; qmx rounds the
- *   float64 sum instead (the total is exact while the counts are integers below 2^24). That can
- *   only matter when two candidate norms tie within a few ulp (the range then moves by one
- *   bin). Measured against torch 1.13 (tests/data/calib_torch_hist.txt, 170 qparams, and 299
- *   more random sequences, 1495 qparams): histograms, min/max, searched ranges, scales and
- *   zero points all bit-exact; test_calib checks them with no tolerance.
+ *   order (no FMA, but for linspace's one above); every float64 step (cumsum(dtype=double),
+ *   the Python floats alpha, beta, bin widths, thresholds) is done in a soft double (integers,
+ *   nearest-even), so x87 and soft-float targets give the same bits as SSE2. torch compares a
+ *   float32 cSum with a Python float by rounding the float to float32; qmx does the same. Not
+ *   copied: torch.sum's vectorised float32 order for the histogram total and each candidate's
+ *   norm; qmx rounds the float64 sum instead (the total is exact while the counts are integers
+ *   below 2^24). That can only matter when two candidate norms tie within a few ulp (the range
+ *   then moves by one bin). Measured against torch 1.13 (Debian's python3-torch, AVX2): tests/data/
+ *   calib_torch_hist.txt, 78 sequences (44 with n_bins 3, 15, 77, 95, 100, 207, 300, 1000,
+ *   1023, 1536, 1951, 2047), 183 histograms, 390 qparams; tests/data/calib_torch_histc.txt, 480
+ *   histc calls (n_bins 1..4096, values on and next to the edges); while writing the observer,
+ *   299 more random sequences (1495 qparams); while fixing histc's order, 20480 more histc
+ *   calls (every n_bins 1..4096, 75 million values, also on i386 x87 and s390x): histograms,
+ *   counts, min/max, searched ranges, scales and zero points all bit-exact; test_calib checks
+ *   the two files with no tolerance.
  *   Differences by design: NaN/Inf in a batch is QMX_ERR_NONFINITE, state untouched (torch
- *   poisons min/max); an empty batch is QMX_ERR_SIZE (torch ignores it); qparams before data
- *   is QMX_ERR_SIZE (torch warns and returns scale 1, zp 0); a zero min/max is stored as +0
- *   (torch may keep -0; nothing depends on it); a range growth with D > 2^32 (torch would
- *   allocate n_bins * D floats) or a zero old width is QMX_ERR_SIZE; where the shifted old
- *   histogram would pass the end of the new range (torch raises) qmx clips it; a constant batch
- *   of |x| >= 2^24 whose widened histc range rounds to one float (torch indexes with a NaN)
- *   counts in bin 0; more than 2^24 values of one batch in one bin stop counting exactly in
- *   float32 in both, at points that differ (torch sums per-thread partial histograms).
+ *   poisons min/max), and so is a batch whose range max - min (or the relaxed range) is beyond
+ *   FLT_MAX (torch keeps it, and its histc then indexes with NaN); a struct holding NaN / Inf
+ *   (min, max, max - min, a count: caller-corrupted) is QMX_ERR_NONFINITE in _update and
+ *   _qparams, and _qparams never clamps a NaN scale to eps; an empty batch is QMX_ERR_SIZE
+ *   (torch ignores it); qparams before data is QMX_ERR_SIZE (torch warns and returns scale 1,
+ *   zp 0); a zero min/max is stored as +0 (torch may keep -0; nothing depends on it); a range
+ *   growth with D > 2^32 (torch would allocate n_bins * D floats) or a zero old width is
+ *   QMX_ERR_SIZE; where the shifted old histogram would pass the end of the new range (torch
+ *   raises) qmx clips it; a constant batch of |x| >= 2^24 whose widened histc range rounds to
+ *   one float (torch indexes with a NaN) counts in bin 0; more than 2^24 values of one batch in
+ *   one bin stop counting exactly in float32 in both, at points that differ (torch sums
+ *   per-thread partial histograms).
  *   All-zero data: min = max = 0, scale = 2^-23 (torch's eps), zp 0 (128 for symmetric
  *   quint8), as torch. Cost: _update O(n + n_bins * upsample_rate); _qparams O(n_bins) per
  *   candidate range tried (a few to a few hundred) plus up to 10^5 alpha / beta steps of a few
@@ -321,7 +356,11 @@ typedef struct qmx_fp8_delayed {
 QMX_API qmx_status qmx_fp8_delayed_init(qmx_fp8_delayed *d, qmx_dtype fmt, qmx_delayed_mode mode,
                                         int margin, float *history, size_t length);
 /* One step with a given amax (any float; non-finite and <= 0 are handled as documented).
- * scale_out (may be NULL) receives the new scale, the one to quantize the current tensor with. */
+ * scale_out (may be NULL) receives the new scale, the one to quantize the current tensor with.
+ * QMX_ERR_NONFINITE, with the amax still recorded in the history and the scale and bound
+ * kept, when the new scale would not be a positive finite float (Flax: fp8_max / h / 2^margin
+ * overflows or underflows; AQT: a positive bound / fp8_max underflows to 0); QMX_ERR_NONFINITE
+ * with nothing written when the struct's scale or bound is not one a step can leave. */
 QMX_API qmx_status qmx_fp8_delayed_step(qmx_fp8_delayed *d, float amax, float *scale_out);
 /* One step with amax = max|x| over n > 0 floats. */
 QMX_API qmx_status qmx_fp8_delayed_update(qmx_fp8_delayed *d, const float *x, size_t n,
@@ -365,7 +404,9 @@ QMX_API qmx_status qmx_histogram_kl_bound(const qmx_histogram *h, int num_quant_
  * the largest SNR = log(1 + sum x^2 / sum (x - dq(q(x)))^2) (strictly larger wins; the start is
  * c = 1 with SNR 0). qmx compares the error sums (same order as the SNR, no log needed): a
  * candidate wins when sum x^2 > 0 and its error is strictly below the best so far. Writes
- * scales[g] and, if factors != NULL, the chosen factor of each group. */
+ * scales[g] and, if factors != NULL, the chosen factor of each group. A group whose sum x^2
+ * overflows float is QMX_ERR_NONFINITE (nothing written; AQT's float32 SNR would be NaN); a
+ * candidate whose error sum overflows is skipped. */
 QMX_API qmx_status qmx_calib_snr_search(const qmx_qconfig *q, const float *x, size_t count,
                                         const float *candidates, size_t n_candidates,
                                         float *scales, size_t n_scales, float *factors);
@@ -397,7 +438,9 @@ QMX_API qmx_status qmx_torch_histogram_update(qmx_torch_histogram *h, const floa
  * per_tensor_affine, 1 = per_tensor_symmetric; quant_min == quant_max == 0 means torch's
  * default range (None), else the customized range (quant_min <= 0 <= quant_max, quant_min <
  * quant_max, within the dtype's 256 values). new_min / new_max (may be NULL) receive the range
- * the search chose. Writes nothing on error; the histogram is not changed (work is). */
+ * the search chose. QMX_ERR_NONFINITE for NaN / Inf in the state (min, max, max - min, a count:
+ * a caller-corrupted struct) or in the result; QMX_ERR_ARG for min > max or a negative count.
+ * Writes nothing on error; the histogram is not changed (work is). */
 QMX_API qmx_status qmx_torch_histogram_qparams(const qmx_torch_histogram *h, qmx_dtype dtype,
                                                int symmetric, int reduce_range,
                                                int32_t quant_min, int32_t quant_max,
@@ -859,6 +902,7 @@ static qmx_status qmx__cb_update_group(const qmx_observer *obs, const qmx__view 
     int p = obs->calib.p ? obs->calib.p : 1;
     float mn = 0.0f, mx = 0.0f, sum = 0.0f, comp = 0.0f;
     uint64_t n = 0, cnt = 0;
+    qmx_calib_stat ns;
     qmx__cb_lanes lanes;
     uint32_t bits = 0;   /* the largest |x| bit pattern seen by the pass over x */
     size_t o, k, i, i0 = r->i0, i1 = r->i1, k1 = r->k1;
@@ -891,44 +935,51 @@ static qmx_status qmx__cb_update_group(const qmx_observer *obs, const qmx__view 
         qmx__cb_lanes_fold(&lanes, &sum, &comp);
         n = lanes.nz;
     }
+    ns = *s;
     switch (m) {
     case QMX_CALIB_ABSMAX: {
         float am = qmx__fabs(mn) > qmx__fabs(mx) ? qmx__fabs(mn) : qmx__fabs(mx);
-        if (s->seen == 0 || am > s->max) s->max = am;
-        s->n += cnt;
+        if (ns.seen == 0 || am > ns.max) ns.max = am;
+        ns.n += cnt;
         break;
     }
     case QMX_CALIB_MINMAX:
-        if (s->seen == 0 || mn < s->min) s->min = mn;
-        if (s->seen == 0 || mx > s->max) s->max = mx;
-        s->n += cnt;
+        if (ns.seen == 0 || mn < ns.min) ns.min = mn;
+        if (ns.seen == 0 || mx > ns.max) ns.max = mx;
+        ns.n += cnt;
         break;
     case QMX_CALIB_MOVING_MINMAX:
-        if (s->seen == 0) { s->min = mn; s->max = mx; }
+        if (ns.seen == 0) { ns.min = mn; ns.max = mx; }
         else {
             float c = obs->calib.momentum != 0.0f ? obs->calib.momentum : 0.01f, t;
-            t = mn - s->min; t = c * t; QMX__CB_OPAQUE(t); s->min = s->min + t;
-            t = mx - s->max; t = c * t; QMX__CB_OPAQUE(t); s->max = s->max + t;
+            t = mn - ns.min; t = c * t; QMX__CB_OPAQUE(t); ns.min = ns.min + t;
+            t = mx - ns.max; t = c * t; QMX__CB_OPAQUE(t); ns.max = ns.max + t;
         }
-        s->n += 1;
+        ns.n += 1;
         break;
     case QMX_CALIB_MEAN_ABSMAX: {
         float am = qmx__fabs(mn) > qmx__fabs(mx) ? qmx__fabs(mn) : qmx__fabs(mx);
-        qmx__cb_add(&s->sum, &s->comp, am);
-        s->n += 1;
+        qmx__cb_add(&ns.sum, &ns.comp, am);
+        ns.n += 1;
         break;
     }
     case QMX_CALIB_ABSMEAN:
     case QMX_CALIB_RMS:
         /* batch sums are merged compensated: sum first, then the batch compensation */
-        qmx__cb_add(&s->sum, &s->comp, sum);
-        qmx__cb_add(&s->sum, &s->comp, comp);
-        s->n += n;
+        qmx__cb_add(&ns.sum, &ns.comp, sum);
+        qmx__cb_add(&ns.sum, &ns.comp, comp);
+        ns.n += n;
         break;
     case QMX_CALIB_FIXED:
         break;
     }
-    s->seen += cnt;
+    /* the state stays finite: an update that would make it Inf / NaN (an EMA or a sum that
+     * overflows float) is refused like non-finite input, and the record is left as it was */
+    if (!qmx__isfinite(ns.min) || !qmx__isfinite(ns.max) || !qmx__isfinite(ns.sum) ||
+        !qmx__isfinite(ns.comp))
+        return QMX_ERR_NONFINITE;
+    ns.seen += cnt;
+    *s = ns;
     return QMX_OK;
 }
 
@@ -952,11 +1003,24 @@ QMX__DEF qmx_status qmx_observer_update(qmx_observer *obs, const float *x, size_
         }
         if (mb >= 0x7F800000u) return QMX_ERR_NONFINITE;
     }
+    /* An EMA or a sum can overflow float in any group: with several groups, those methods
+     * first update a copy of every record (the data is read twice), so that a refused batch
+     * leaves every record as it was. MINMAX and ABSMAX cannot overflow. */
+    if (obs->n_groups != 1 && obs->calib.method != QMX_CALIB_MINMAX &&
+        obs->calib.method != QMX_CALIB_ABSMAX && obs->calib.method != QMX_CALIB_FIXED) {
+        for (g = 0; g < obs->n_groups; g++) {
+            qmx__cb_grp r;
+            qmx_calib_stat copy = obs->stats[g];
+            qmx__cb_group(&obs->q, &v, g, &r);
+            st = qmx__cb_update_group(obs, &v, &r, x, &copy);
+            if (st != QMX_OK) return st;
+        }
+    }
     for (g = 0; g < obs->n_groups; g++) {
         qmx__cb_grp r;
         qmx__cb_group(&obs->q, &v, g, &r);
         st = qmx__cb_update_group(obs, &v, &r, x, &obs->stats[g]);
-        if (st != QMX_OK) return st;   /* only with one group: nothing was written */
+        if (st != QMX_OK) return st;   /* only with one group or a corrupted record */
     }
     return QMX_OK;
 }
@@ -970,12 +1034,18 @@ static qmx_status qmx__cb_bounds(const qmx_observer *obs, const qmx_calib_stat *
     float clip = k->clip != 0.0f ? k->clip : 1.0f, b = 0.0f, l, h;
     int sym = 1;
     if (k->method == QMX_CALIB_FIXED) {
+        if (!qmx__isfinite(k->lo) || !qmx__isfinite(k->hi)) return QMX_ERR_NONFINITE;
         if (k->lo + k->hi == 0.0f) { b = k->hi; }
         else { *lo = k->lo; *hi = k->hi; return QMX_OK; }
         *lo = -b; *hi = b;
         return QMX_OK;
     }
     if (s->seen == 0) return QMX_ERR_SIZE;
+    /* update never stores a non-finite record; a caller-written one is refused here rather
+     * than turned into a bound (NaN compares false and would pass for 0) */
+    if (!qmx__isfinite(s->min) || !qmx__isfinite(s->max) || !qmx__isfinite(s->sum) ||
+        !qmx__isfinite(s->comp))
+        return QMX_ERR_NONFINITE;
     switch (k->method) {
     case QMX_CALIB_ABSMAX: b = s->max; break;
     case QMX_CALIB_MINMAX:
@@ -990,12 +1060,18 @@ static qmx_status qmx__cb_bounds(const qmx_observer *obs, const qmx_calib_stat *
     case QMX_CALIB_MEAN_ABSMAX: b = (s->sum + s->comp) / (float)s->n; break;
     case QMX_CALIB_ABSMEAN: {
         float t = s->sum + s->comp, d = (float)(s->n ? s->n : 1);
-        b = qmx__cb_root(t / d, k->p ? k->p : 1);
+        t = t / d;
+        if (!qmx__isfinite(t)) return QMX_ERR_NONFINITE;
+        if (t < 0.0f) return QMX_ERR_ARG;             /* a record no update can write */
+        b = qmx__cb_root(t, k->p ? k->p : 1);
         break;
     }
     case QMX_CALIB_RMS: {
         float t = s->sum + s->comp;
-        b = qmx__cb_sqrt(t / (float)s->n);
+        t = t / (float)s->n;
+        if (!qmx__isfinite(t)) return QMX_ERR_NONFINITE;   /* also n == 0 (0 / 0) */
+        if (t < 0.0f) return QMX_ERR_ARG;
+        b = qmx__cb_sqrt(t);
         break;
     }
     default: return QMX_ERR_ARG;
@@ -1026,9 +1102,9 @@ QMX__DEF qmx_status qmx_observer_finalize(const qmx_observer *obs, float *scales
     qmx_status st;
     size_t g;
     if (!obs || !scales || !obs->stats) return QMX_ERR_NULL;
-    if (obs->q.asymmetric && !zps) return QMX_ERR_NULL;
     st = qmx__resolve(&obs->q, obs->count, &v);
     if (st != QMX_OK) return st;
+    if (qmx__qparams_zp(&obs->q, &v) && !zps) return QMX_ERR_NULL;   /* a zp could be lost */
     if (n_scales < obs->n_groups) return QMX_ERR_BUFFER_TOO_SMALL;
     for (g = 0; g < obs->n_groups; g++) {      /* pass 1: every group has valid bounds */
         float l, h;
@@ -1080,8 +1156,9 @@ QMX__DEF qmx_status qmx_fp8_delayed_init(qmx_fp8_delayed *d, qmx_dtype fmt, qmx_
 }
 
 QMX__DEF qmx_status qmx_fp8_delayed_step(qmx_fp8_delayed *d, float amax, float *scale_out) {
-    float h, fmax;
+    float h, fmax, scale, bound;
     size_t i;
+    int ok;
     if (!d || !d->history) return QMX_ERR_NULL;
     if (d->length == 0) return QMX_ERR_SIZE;
     if (!qmx_dtype_is_fp8(d->fmt)) return QMX_ERR_DTYPE;
@@ -1098,6 +1175,12 @@ QMX__DEF qmx_status qmx_fp8_delayed_step(qmx_fp8_delayed *d, float amax, float *
         }
         h = nan ? qmx__bits_f32(0x7FC00000u) : mx;
     }
+    bound = d->bound;
+    /* the state must be what init and earlier steps can leave: a positive finite Flax scale,
+     * a finite AQT bound >= 0 */
+    if (d->mode == QMX_DELAYED_FLAX ? !(qmx__isfinite(d->scale) && d->scale > 0.0f)
+                                    : !(qmx__isfinite(d->bound) && d->bound >= 0.0f))
+        return QMX_ERR_NONFINITE;
     if (d->mode == QMX_DELAYED_FLAX) {
         float sf;
         if (h > 0.0f && qmx__isfinite(h)) {
@@ -1110,13 +1193,19 @@ QMX__DEF qmx_status qmx_fp8_delayed_step(qmx_fp8_delayed *d, float amax, float *
         } else {
             sf = 1.0f / d->scale;
         }
-        d->scale = 1.0f / sf;
+        scale = 1.0f / sf;
+        ok = qmx__isfinite(scale) && scale > 0.0f;     /* sf overflowed or underflowed */
     } else {
-        if (h > 0.0f && qmx__isfinite(h)) d->bound = h;
-        d->scale = d->bound / fmax;
+        if (h > 0.0f && qmx__isfinite(h)) bound = h;
+        scale = bound / fmax;
+        ok = scale > 0.0f || bound == 0.0f;             /* a positive bound underflowed */
     }
+    /* the amax is recorded either way (it leaves the history after length steps); a scale
+     * that float cannot hold is refused and the previous scale (and bound) kept */
     for (i = d->length - 1; i > 0; i--) d->history[i] = d->history[i - 1];
     d->history[0] = amax;
+    if (!ok) return QMX_ERR_NONFINITE;
+    d->scale = scale; d->bound = bound;
     if (scale_out) *scale_out = d->scale;
     return QMX_OK;
 }
@@ -1141,11 +1230,20 @@ QMX__DEF qmx_status qmx_histogram_init(qmx_histogram *h, uint64_t *bins, size_t 
     return QMX_OK;
 }
 
+/* width and absmax as update leaves them: finite, >= 0, width 0 or a power of two; a caller's
+ * struct with a NaN / Inf / negative field would otherwise turn into a made-up bound */
+static int qmx__cb_hist_state_ok(const qmx_histogram *h) {
+    uint32_t wb = qmx__f32_bits(h->width);
+    return qmx__isfinite(h->absmax) && h->absmax >= 0.0f && qmx__isfinite(h->width) &&
+           (wb == 0 || (wb < 0x7F800000u && (wb & 0x007FFFFFu) == 0 && wb >= 0x00800000u));
+}
+
 QMX__DEF qmx_status qmx_histogram_update(qmx_histogram *h, const float *x, size_t n) {
     float am = 0.0f, w, nb, inv;
     size_t i;
     if (!h || !x || !h->bins) return QMX_ERR_NULL;
     if (n == 0) return QMX_ERR_SIZE;
+    if (!qmx__cb_hist_state_ok(h)) return QMX_ERR_NONFINITE;
     if (h->n_bins < 8 || h->n_bins > ((size_t)1 << 20)) return QMX_ERR_SIZE;
     for (i = 0; i < n; i++) {
         float a = qmx__fabs(x[i]);
@@ -1209,6 +1307,7 @@ QMX__DEF qmx_status qmx_histogram_percentile(const qmx_histogram *h, uint32_t pp
     uint64_t cum = 0;
     size_t i;
     if (!h || !bound || !h->bins) return QMX_ERR_NULL;
+    if (!qmx__cb_hist_state_ok(h)) return QMX_ERR_NONFINITE;
     if (ppm == 0 || ppm > 1000000u) return QMX_ERR_ARG;
     if (h->total == 0) return QMX_ERR_SIZE;
     if (h->width == 0.0f) { *bound = 0.0f; return QMX_OK; }
@@ -1233,7 +1332,7 @@ static float qmx__cb_hist_err(const qmx_histogram *h, const qmx_qconfig *q, cons
     qmx__run run;
     size_t i;
     qmx__group_qparams(q, v, -c, c, c, &s, &zp);
-    qmx__make_run(q, v, s, 0, &run);
+    qmx__make_run(q, v, s, zp, &run);
     for (i = 0; i < h->n_bins; i++) {
         float xc, d, e;
         if (!h->bins[i]) continue;
@@ -1243,7 +1342,7 @@ static float qmx__cb_hist_err(const qmx_histogram *h, const qmx_qconfig *q, cons
             d = qmx__bits_f32(qmx__fp8_decode_bits(qmx__fp8_encode(qmx__f32_bits(t), &v->f, 1),
                                                    &v->f)) * s;
         } else {
-            d = (float)qmx__quant_one(xc, &run) * s;
+            d = (float)(qmx__quant_one(xc, &run) - zp) * s;   /* zp: torch / ONNX uint */
         }
         d = xc - d;
         e = d * d;
@@ -1263,6 +1362,7 @@ QMX__DEF qmx_status qmx_histogram_mse_bound(const qmx_histogram *h, const qmx_qc
     float best_c, best_e;
     size_t i;
     if (!h || !q || !bound || !h->bins) return QMX_ERR_NULL;
+    if (!qmx__cb_hist_state_ok(h)) return QMX_ERR_NONFINITE;
     if (q->asymmetric || q->rounding == QMX_ROUND_STOCHASTIC) return QMX_ERR_ARG;
     pq = *q;
     pq.granularity = QMX_PER_TENSOR; pq.outer = pq.axis_len = pq.inner = 0;
@@ -1316,6 +1416,7 @@ QMX__DEF qmx_status qmx_histogram_kl_bound(const qmx_histogram *h, int num_quant
     size_t qb, i, j, best_i = 0;
     float best_kl = 0.0f;
     if (!h || !bound || !h->bins) return QMX_ERR_NULL;
+    if (!qmx__cb_hist_state_ok(h)) return QMX_ERR_NONFINITE;
     if (num_quant_bins < 0 || num_quant_bins == 1) return QMX_ERR_ARG;
     qb = num_quant_bins ? (size_t)num_quant_bins : 128;
     if (h->total == 0) return QMX_ERR_SIZE;
@@ -1387,6 +1488,23 @@ QMX__DEF qmx_status qmx_calib_snr_search(const qmx_qconfig *q, const float *x, s
         if (!qmx__isfinite(cand[c]) || !(cand[c] > 0.0f)) return QMX_ERR_ARG;
     for (i = 0; i < count; i++)
         if (!qmx__isfinite(x[i])) return QMX_ERR_NONFINITE;
+    /* pass 1: every group's signal energy sum x^2 is finite (else no SNR can be compared and
+     * the choice would be made up): refused before any scale is written */
+    for (g = 0; g < v.n_params; g++) {
+        qmx__cb_grp r;
+        size_t o, k;
+        float x2 = 0.0f, x2c = 0.0f;
+        qmx__cb_group(q, &v, g, &r);
+        for (o = r.o0; o < r.o1; o++)
+            for (k = r.k0; k < r.k1; k++)
+                for (i = r.i0; i < r.i1; i++) {
+                    float e = x[(o * v.len + k) * v.inner + i], t = e * e;
+                    QMX__CB_OPAQUE(t);
+                    qmx__cb_add(&x2, &x2c, t);
+                }
+        x2 = x2 + x2c;
+        if (!qmx__isfinite(x2)) return QMX_ERR_NONFINITE;
+    }
     for (g = 0; g < v.n_params; g++) {
         qmx__cb_grp r;
         size_t o, k;
@@ -1410,7 +1528,7 @@ QMX__DEF qmx_status qmx_calib_snr_search(const qmx_qconfig *q, const float *x, s
             if (!qmx__isfinite(b)) continue;
             qmx__group_qparams(q, &v, -b, b, b, &s, &zp);
             if (!qmx__isfinite(s) || !(s > 0.0f)) continue;
-            qmx__make_run(q, &v, s, 0, &run);
+            qmx__make_run(q, &v, s, zp, &run);
             for (o = r.o0; o < r.o1; o++)
                 for (k = r.k0; k < r.k1; k++)
                     for (i = r.i0; i < r.i1; i++) {
@@ -1420,7 +1538,7 @@ QMX__DEF qmx_status qmx_calib_snr_search(const qmx_qconfig *q, const float *x, s
                             d = qmx__bits_f32(qmx__fp8_decode_bits(
                                     qmx__fp8_encode(qmx__f32_bits(tt), &v.f, 1), &v.f)) * s;
                         } else {
-                            d = (float)qmx__quant_one(e, &run) * s;
+                            d = (float)(qmx__quant_one(e, &run) - zp) * s;
                         }
                         d = e - d;
                         t = d * d;
@@ -1428,6 +1546,7 @@ QMX__DEF qmx_status qmx_calib_snr_search(const qmx_qconfig *q, const float *x, s
                         qmx__cb_add(&err, &errc, t);
                     }
             err = err + errc;
+            if (!qmx__isfinite(err)) continue;    /* an error beyond float: not comparable */
             if (!have || err < best_e) { have = 1; best_e = err; best_f = cand[c]; }
         }
         {
@@ -2771,11 +2890,11 @@ static int qmx__cb_dmag_lt(qmx__cb_dbl a, qmx__cb_dbl b) {   /* |a| < |b| */
     if (b.m == 0) return 0;
     return a.e < b.e || (a.e == b.e && a.m < b.m);
 }
-static qmx__cb_dbl qmx__cb_dadd(qmx__cb_dbl a, qmx__cb_dbl b) {
+/* a + b for nonzero a, b as X * 2^*e with the sign returned: X < 2^63 carries 9 guard bits
+ * and a sticky bit in bit 0, enough to round correctly to 53 bits or fewer */
+static int qmx__cb_dsum(qmx__cb_dbl a, qmx__cb_dbl b, uint64_t *X, int *e) {
     uint64_t A, B;
     int d;
-    if (b.m == 0) return a.m == 0 ? qmx__cb_dpack(0, 0, 0) : a;
-    if (a.m == 0) return b;
     if (qmx__cb_dmag_lt(a, b)) { qmx__cb_dbl t = a; a = b; b = t; }
     A = a.m << 9;                       /* 9 guard bits; B keeps a sticky bit below them */
     d = a.e - b.e;
@@ -2784,8 +2903,17 @@ static qmx__cb_dbl qmx__cb_dadd(qmx__cb_dbl a, qmx__cb_dbl b) {
         B = b.m << 9;
         B = (B >> d) | ((B & (((uint64_t)1 << d) - 1)) != 0);
     }
-    if (a.neg == b.neg) return qmx__cb_dpack(a.neg, A + B, a.e - 9);
-    return qmx__cb_dpack(a.neg, A - B, a.e - 9);  /* exact cancellation gives +0 */
+    *X = a.neg == b.neg ? A + B : A - B;          /* exact cancellation gives 0 */
+    *e = a.e - 9;
+    return a.neg;
+}
+static qmx__cb_dbl qmx__cb_dadd(qmx__cb_dbl a, qmx__cb_dbl b) {
+    uint64_t X;
+    int e, neg;
+    if (b.m == 0) return a.m == 0 ? qmx__cb_dpack(0, 0, 0) : a;
+    if (a.m == 0) return b;
+    neg = qmx__cb_dsum(a, b, &X, &e);
+    return qmx__cb_dpack(neg, X, e);              /* X == 0 gives +0 */
 }
 static qmx__cb_dbl qmx__cb_dneg(qmx__cb_dbl a) { if (a.m) a.neg = !a.neg; return a; }
 static qmx__cb_dbl qmx__cb_dmul(qmx__cb_dbl a, qmx__cb_dbl b) {
@@ -2799,16 +2927,21 @@ static qmx__cb_dbl qmx__cb_dmul(qmx__cb_dbl a, qmx__cb_dbl b) {
     X |= (lo & (((uint64_t)1 << s) - 1)) != 0;
     return qmx__cb_dpack(a.neg ^ b.neg, X, a.e + b.e + s);
 }
-static qmx__cb_dbl qmx__cb_ddiv(qmx__cb_dbl a, qmx__cb_dbl b) {   /* b != 0 */
+/* |a| / |b| * 2^-(a.e - b.e - 62) for a.m, b.m != 0: floor(a.m * 2^62 / b.m) >= 2^61 with a
+ * sticky bit in bit 0 */
+static uint64_t qmx__cb_dquot(qmx__cb_dbl a, qmx__cb_dbl b) {
     uint64_t r = a.m, q = 0;
     int i;
-    if (a.m == 0) return qmx__cb_dpack(0, 0, 0);
-    for (i = 0; i < 63; i++) {                     /* q = floor(a.m * 2^62 / b.m) >= 2^61 */
+    for (i = 0; i < 63; i++) {
         q <<= 1;
         if (r >= b.m) { r -= b.m; q |= 1; }
         r <<= 1;
     }
-    return qmx__cb_dpack(a.neg ^ b.neg, q | (r != 0), a.e - b.e - 62);
+    return q | (r != 0);
+}
+static qmx__cb_dbl qmx__cb_ddiv(qmx__cb_dbl a, qmx__cb_dbl b) {   /* b != 0 */
+    if (a.m == 0) return qmx__cb_dpack(0, 0, 0);
+    return qmx__cb_dpack(a.neg ^ b.neg, qmx__cb_dquot(a, b), a.e - b.e - 62);
 }
 static int qmx__cb_dlt(qmx__cb_dbl a, qmx__cb_dbl b) {   /* a < b */
     if (a.m == 0 && b.m == 0) return 0;
@@ -2832,17 +2965,63 @@ static float qmx__cb_dtof(qmx__cb_dbl a) {
     return qmx__bits_f32(sign | bits);
 }
 
+/* (-1)^neg * X * 2^e (X < 2^64, any sticky bit ORed into bit 0) rounded once to float32,
+ * nearest-even, with subnormals and overflow to Inf: a single rounding where a soft double
+ * and then float would round twice */
+static float qmx__cb_xtof(int neg, uint64_t X, int e) {
+    int L, lsb, sh;
+    uint64_t f, rem, half;
+    uint32_t bits, sign = (uint32_t)neg << 31;
+    if (X == 0) return qmx__bits_f32(sign);
+    L = qmx__cb_bitlen(X);
+    if (e + L - 1 > 127) return qmx__bits_f32(sign | 0x7F800000u);
+    lsb = e + L - 24;                                   /* weight of the last kept bit */
+    if (lsb < -149) lsb = -149;
+    sh = lsb - e;
+    if (sh <= 0) f = X << -sh;                          /* exact: at most 24 bits */
+    else if (sh > 64) f = 0;                            /* below half the smallest subnormal */
+    else {
+        f = sh == 64 ? 0 : X >> sh;
+        rem = sh == 64 ? X : X & (((uint64_t)1 << sh) - 1);
+        half = (uint64_t)1 << (sh - 1);
+        if (rem > half || (rem == half && (f & 1))) f++;
+    }
+    bits = ((uint32_t)(lsb + 149) << 23) + (uint32_t)f;  /* normal, subnormal and carry alike */
+    if (bits >= 0x7F800000u) bits = 0x7F800000u;
+    return qmx__bits_f32(sign | bits);
+}
+/* fmaf(a, b, c) for finite a, b, c: a * b + c rounded once (the product is exact in a soft
+ * double), on every target */
+static float qmx__cb_fmaf(float a, float b, float c) {
+    qmx__cb_dbl p = qmx__cb_dmul(qmx__cb_dfromf(a), qmx__cb_dfromf(b)), q = qmx__cb_dfromf(c);
+    uint64_t X;
+    int e, neg;
+    if (p.m == 0) return q.m == 0 ? a * b + c : c;   /* zeros: the IEEE sign rules */
+    if (q.m == 0) return qmx__cb_dtof(p);
+    neg = qmx__cb_dsum(p, q, &X, &e);
+    return qmx__cb_xtof(X ? neg : 0, X, e);
+}
+
 /* Python's int(x) of a finite float (toward zero), as a float; +0 for zero */
 static float qmx__cb_truncf(float x) {
     if (!(qmx__fabs(x) < 8388608.0f)) return x;
     return (float)(int32_t)x;
 }
 
-/* torch.histc(x, bins, min=lo, max=hi) on CPU (float32, no local search): the range is [lo, hi]
- * as doubles; lo == hi takes the batch's min / max, still equal widens by 1 each way (double);
- * the edges are the float32 roundings; x outside [lo_f, hi_f] is not counted; the bin is
- * (int64)(((x - lo_f) * bins) / (hi_f - lo_f)), each step a float32 operation, with the
- * last edge counted in the last bin. Adds the counts to out. */
+/* torch.histc(x, bins, min=lo, max=hi) on CPU, float32, torch 1.13 with the AVX2 kernels
+ * (histogramdd_cpu_contiguous, LINEAR_INTERPOLATION, no local search). The range is [lo, hi]
+ * as doubles; lo == hi takes the batch's min / max, still equal widens by 1 each way (double).
+ * The edges are linspace(lo_f, hi_f, bins + 1) (lo_f, hi_f the float32 roundings), of which
+ * histc reads the first (lo_f) and the last, R: linspace's vectorised loop writes blocks of
+ * 2 x 8 floats, and when bins + 1 is a multiple of 16 the last edge is lane 7 of a vector
+ * based 7 steps before the end, R = fl(fma(-step, 7, hi_f) + fl(7 * step)) with step =
+ * fl(fl(hi_f - lo_f) / bins) (GCC contracts the base into an FMA, not the lane), which can be
+ * hi_f +- 1 ulp; otherwise R = hi_f (the scalar tail). (One thread, or bins + 1 <= 32768: beyond
+ * torch's grain size several threads split linspace into other blocks.) x outside [lo_f, R]
+ * is not counted; the bin is (int64)(((x - lo_f) / (R - lo_f)) * bins), divide first, each
+ * step one float32 operation, the last edge counted in the last bin. Adds the counts to out.
+ * The FMA and the step division are exact soft-double roundings (x87 would round a subnormal
+ * quotient twice); the other steps are exact or correctly rounded in float32 everywhere. */
 QMX__CB_NOFMA
 static void qmx__cb_histc(const float *x, size_t n, size_t nb, float lo, float hi, float bmin,
                           float bmax, float *out) {
@@ -2856,30 +3035,57 @@ static void qmx__cb_histc(const float *x, size_t n, size_t nb, float lo, float h
         hif = qmx__cb_dtof(qmx__cb_dadd(qmx__cb_dfromf(hi), one));
     } else { lof = lo; hif = hi; }
     w = hif - lof;
+    if ((nb + 1) % 16 == 0 && w > 0.0f && qmx__isfinite(w)) {
+        /* linspace's last edge from its vector path: step = w / bins rounded once */
+        qmx__cb_dbl wd = qmx__cb_dfromf(w), nd = qmx__cb_dfromu(nb);
+        float step = qmx__cb_xtof(0, qmx__cb_dquot(wd, nd), wd.e - nd.e - 62), base, t;
+        base = qmx__cb_fmaf(-step, 7.0f, hif);
+        t = 7.0f * step;
+        QMX__CB_OPAQUE(t);                            /* the lane is not an FMA */
+        hif = base + t;
+        w = hif - lof;
+    }
     for (i = 0; i < n; i++) {
         float v = x[i], t;
         size_t b;
         if (!(v >= lof && v <= hif)) continue;
         if (!(w > 0.0f)) { out[0] += 1.0f; continue; }   /* torch: NaN index (|x| >= 2^24) */
         t = v - lof;
-        t = t * fnb;
-        QMX__CB_OPAQUE(t);
         t = t / w;
-        /* 0 <= t <= nb, unless v - lof or t * nb overflowed (a range near FLT_MAX: +Inf, or
-         * Inf / Inf = NaN): those count in the last bin instead of converting out of range */
+        t = t * fnb;
+        /* 0 <= t <= nb, unless v - lof overflowed (a range near FLT_MAX: Inf / Inf = NaN):
+         * that counts in the last bin instead of converting out of range */
         b = t < fnb ? (size_t)t : nb - 1;
         out[b] += 1.0f;
     }
 }
 
-/* a struct that init made and update kept (also rejects a caller-corrupted range) */
+/* the sizes that init accepts */
 static int qmx__cb_th_ok(const qmx_torch_histogram *h) {
     uint32_t u = h->upsample_rate;
-    if (h->seen && !(qmx__isfinite(h->min_val) && qmx__isfinite(h->max_val) &&
-                     h->min_val <= h->max_val))
-        return 0;
     return h->n_bins >= 2 && h->n_bins <= ((size_t)1 << 20) && u >= 1 && u <= 65536u &&
            (u & (u - 1)) == 0 && (uint64_t)h->n_bins * u <= ((uint64_t)1 << 24);
+}
+/* a state that init made and update kept; anything else is caller-corrupted: bad sizes, min >
+ * max or a negative count are QMX_ERR_ARG; NaN / Inf in min, max, max - min or a count is
+ * QMX_ERR_NONFINITE (update never stores one). O(n_bins). */
+QMX__CB_NOFMA
+static qmx_status qmx__cb_th_state(const qmx_torch_histogram *h) {
+    QMX__CB_PRAGMA_NOFMA
+    size_t i;
+    float span;
+    if (!qmx__cb_th_ok(h)) return QMX_ERR_ARG;
+    if (!h->seen) return QMX_OK;
+    span = h->max_val - h->min_val;
+    if (!(qmx__isfinite(h->min_val) && qmx__isfinite(h->max_val))) return QMX_ERR_NONFINITE;
+    if (!(h->min_val <= h->max_val)) return QMX_ERR_ARG;
+    if (!qmx__isfinite(span)) return QMX_ERR_NONFINITE;
+    for (i = 0; i < h->n_bins; i++) {
+        float c = h->bins[i];
+        if (!qmx__isfinite(c)) return QMX_ERR_NONFINITE;
+        if (c < 0.0f) return QMX_ERR_ARG;
+    }
+    return QMX_OK;
 }
 
 QMX__DEF size_t qmx_torch_histogram_buffer_size(size_t n_bins) {
@@ -2910,12 +3116,18 @@ QMX__DEF qmx_status qmx_torch_histogram_update(qmx_torch_histogram *h, const flo
     uint64_t D, s, U;
     if (!h || !x || !h->bins || !h->work) return QMX_ERR_NULL;
     if (n == 0) return QMX_ERR_SIZE;
-    if (!qmx__cb_th_ok(h)) return QMX_ERR_ARG;
+    {
+        qmx_status st = qmx__cb_th_state(h);
+        if (st != QMX_OK) return st;
+    }
     if (qmx__cb_minmax(x, n, &mn, &mx) >= 0x7F800000u) return QMX_ERR_NONFINITE;
     nb = h->n_bins;
     U = h->upsample_rate;
     if (!h->seen || h->min_val == h->max_val) {
-        /* first batch, or every value so far equal: torch restarts from this batch */
+        /* first batch, or every value so far equal: torch restarts from this batch. A range
+         * beyond FLT_MAX (max - min = Inf) would poison every later step: rejected */
+        span = mx - mn;
+        if (!qmx__isfinite(span)) return QMX_ERR_NONFINITE;
         for (k = 0; k < nb; k++) h->bins[k] = 0.0f;
         qmx__cb_histc(x, n, nb, qmx__cb_truncf(mn), qmx__cb_truncf(mx), mn, mx, h->bins);
         h->min_val = mn; h->max_val = mx; h->seen = 1;
@@ -2940,6 +3152,8 @@ QMX__DEF qmx_status qmx_torch_histogram_update(qmx_torch_histogram *h, const flo
     e = e - span;
     cmax = cmax + e;
     if (!qmx__isfinite(cmax)) return QMX_ERR_NONFINITE;
+    t = cmax - cmin;                                  /* the relaxed range stays finite */
+    if (!qmx__isfinite(t)) return QMX_ERR_NONFINITE;
     t = h->min_val - cmin;
     t = t / hbw;                                      /* >= 0, <= ~ nb * D * U */
     {   /* torch.round: half to even */
@@ -3088,7 +3302,10 @@ QMX__DEF qmx_status qmx_torch_histogram_qparams(const qmx_torch_histogram *h, qm
         }
     } else if (dtype == QMX_INT8) { qmin = reduce_range ? -64 : -128; qmax = reduce_range ? 63 : 127; }
     else { qmin = 0; qmax = reduce_range ? 127 : 255; }
-    if (!qmx__cb_th_ok(h)) return QMX_ERR_ARG;
+    {
+        qmx_status st = qmx__cb_th_state(h);          /* also NaN / Inf in a corrupted state */
+        if (st != QMX_OK) return st;
+    }
     if (!h->seen) return QMX_ERR_SIZE;                /* torch warns and returns (1.0, 0) */
     nb = h->n_bins;
     bw = h->max_val - h->min_val;
@@ -3144,12 +3361,14 @@ QMX__DEF qmx_status qmx_torch_histogram_qparams(const qmx_torch_histogram *h, qm
         s = mpos - mneg;
         s = s / (float)(qmax - qmin);
     }
+    /* before the eps clamp, which would turn a NaN scale into eps */
+    if (!qmx__isfinite(s) || !qmx__isfinite(nmin) || !qmx__isfinite(nmax))
+        return QMX_ERR_NONFINITE;
     {   /* torch.max(scale, eps = 2^-23); from bits: a decimal float constant can carry excess
          * precision on x87 */
         float eps = qmx__bits_f32(0x34000000u);
         if (!(s >= eps)) s = eps;
     }
-    if (!qmx__isfinite(s)) return QMX_ERR_NONFINITE;
     if (!symmetric) {
         float t = mneg / s;                                /* in [-(qmax - qmin), 0] */
         int32_t ri = (int32_t)t;

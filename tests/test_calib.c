@@ -533,6 +533,150 @@ static void test_zero_and_errors(void) {
     CHECK(sc[0] == -1.0f && zps[0] == 3, "written on error");
 }
 
+/* Non-finite STATE (issue 14): finite batches whose statistics overflow float, and records or
+ * structs holding NaN / Inf, are refused with a status; nothing returns QMX_OK with a made-up
+ * scale, and a refused update leaves every record as it was. */
+static void fill(float *x, size_t n, float v) { size_t i; for (i = 0; i < n; i++) x[i] = v; }
+static void test_nonfinite_state(void) {
+    float lo[8], hi[8], x[8], sc[4], h[3], so;
+    int32_t zps[4];
+    qmx_calib_config cc = QMX_ZERO_INIT;
+    qmx_qconfig q = QMX_ZERO_INIT;
+    qmx_observer obs = QMX_ZERO_INIT;
+    qmx_calib_stat st[4], snap[4];
+    qmx_fp8_delayed d;
+    int m, g;
+    fill(lo, 8, -3.3e38f); fill(hi, 8, 3.3e38f);
+    memset(st, 0, sizeof st);
+
+    QMX_TEST_CASE("moving min/max: an average that overflows (then Inf - Inf) is refused");
+    for (g = 1; g <= 2; g++) {   /* one group, and two per-channel groups (the copy pass) */
+        cc.method = QMX_CALIB_MOVING_MINMAX; cc.momentum = 1.0f;
+        q.recipe = QMX_RECIPE_QWIX; q.asymmetric = 1;
+        q.granularity = g == 1 ? QMX_PER_TENSOR : QMX_PER_CHANNEL;
+        q.outer = g == 1 ? 0 : 1; q.axis_len = g == 1 ? 0 : 2; q.inner = g == 1 ? 0 : 4;
+        CHECK_EQ_INT(qmx_observer_init(&obs, &cc, &q, 8, st, 4), QMX_OK, "init");
+        CHECK_EQ_INT(qmx_observer_update(&obs, lo, 8), QMX_OK, "first batch");
+        memcpy(snap, st, sizeof st);
+        /* with two groups the second one overflows only: the first must not be written */
+        if (g == 2) fill(x, 4, -3.0e38f), fill(x + 4, 4, 3.3e38f);
+        CHECK_EQ_INT(qmx_observer_update(&obs, g == 1 ? hi : x, 8), QMX_ERR_NONFINITE,
+                     "groups %d: min + c * (3.3e38 - -3.3e38) overflows", g);
+        CHECK(memcmp(snap, st, sizeof st) == 0, "groups %d: a record changed", g);
+        sc[0] = sc[1] = -1.0f; zps[0] = zps[1] = 5;
+        CHECK_EQ_INT(qmx_observer_finalize(&obs, sc, 4, zps), QMX_OK, "the kept state finalizes");
+        CHECK(sc[0] > 1e36f && sc[0] < 1e37f, "groups %d: scale %g from [-3.3e38, 0]", g, sc[0]);
+        CHECK_EQ_INT(qmx_observer_update(&obs, lo, 8), QMX_OK, "a finite update goes on");
+    }
+    q.granularity = QMX_PER_TENSOR; q.outer = q.axis_len = q.inner = 0;
+
+    QMX_TEST_CASE("sums that overflow float (x^2, |x|^p, sum of absmax) are refused");
+    for (m = QMX_CALIB_MEAN_ABSMAX; m <= QMX_CALIB_RMS; m++) {
+        cc.method = (qmx_calib_method)m; cc.momentum = 0.0f; cc.p = 4;
+        q.recipe = QMX_RECIPE_AQT; q.asymmetric = 0;
+        fill(x, 8, m == QMX_CALIB_MEAN_ABSMAX ? 3e38f : 2e20f);
+        CHECK_EQ_INT(qmx_observer_init(&obs, &cc, &q, 8, st, 4), QMX_OK, "init");
+        if (m == QMX_CALIB_MEAN_ABSMAX) CHECK_EQ_INT(qmx_observer_update(&obs, x, 8), QMX_OK, "1st");
+        memcpy(snap, st, sizeof st);
+        CHECK_EQ_INT(qmx_observer_update(&obs, x, 8), QMX_ERR_NONFINITE, "method %d", m);
+        CHECK(memcmp(snap, st, sizeof st) == 0, "method %d: record changed", m);
+    }
+    cc.p = 0;
+
+    QMX_TEST_CASE("a record holding NaN / Inf never finalizes to a scale");
+    for (m = QMX_CALIB_ABSMAX; m <= QMX_CALIB_RMS; m++) {
+        int f;
+        for (f = 0; f < 4; f++) {
+            float bad = f & 1 ? qmx_test_bits_f32(0x7FC00000u) : qmx_test_bits_f32(0xFF800000u);
+            cc.method = (qmx_calib_method)m;
+            q.asymmetric = m == QMX_CALIB_MINMAX || m == QMX_CALIB_MOVING_MINMAX;
+            q.recipe = q.asymmetric ? QMX_RECIPE_QWIX : QMX_RECIPE_AQT;
+            fill(x, 8, 1.0f);
+            CHECK_EQ_INT(qmx_observer_init(&obs, &cc, &q, 8, st, 4), QMX_OK, "init");
+            CHECK_EQ_INT(qmx_observer_update(&obs, x, 8), QMX_OK, "update");
+            if (f < 2) st[0].min = bad; else st[0].max = bad;
+            if (m >= QMX_CALIB_MEAN_ABSMAX && m <= QMX_CALIB_RMS) {
+                if (f < 2) st[0].sum = bad; else st[0].comp = bad;
+            }
+            sc[0] = -1.0f; zps[0] = 5;
+            CHECK_EQ_INT(qmx_observer_finalize(&obs, sc, 4, zps), QMX_ERR_NONFINITE,
+                         "method %d field %d", m, f);
+            CHECK(sc[0] == -1.0f && zps[0] == 5, "method %d: written on error", m);
+            CHECK_EQ_INT(qmx_observer_bounds(&obs, 0, &sc[1], &sc[2]), QMX_ERR_NONFINITE, "bounds");
+            /* an update may refuse, or replace the bad field (a -Inf max by the batch max),
+             * but never keep a non-finite record with QMX_OK */
+            if (qmx_observer_update(&obs, x, 8) == QMX_OK)
+                CHECK(st[0].min == st[0].min && st[0].max - st[0].max == 0.0f &&
+                      st[0].sum - st[0].sum == 0.0f && st[0].comp - st[0].comp == 0.0f,
+                      "method %d field %d: update kept a non-finite record", m, f);
+        }
+    }
+
+    QMX_TEST_CASE("fp8 delayed scaling: a scale float cannot hold is refused, the amax recorded");
+    {
+        struct { qmx_delayed_mode mode; int margin; float amax; } bad[4] = {
+            {QMX_DELAYED_FLAX, 64, 3e38f},     /* 448 / 3e38 / 2^64 underflows: 1/sf = Inf */
+            {QMX_DELAYED_FLAX, -64, 1e-30f},   /* 448 / 1e-30 * 2^64 overflows: scale 0 */
+            {QMX_DELAYED_FLAX, 0, 1e-44f},     /* subnormal amax: sf = Inf, scale 0 */
+            {QMX_DELAYED_AQT, 0, 1e-44f}};     /* bound 1e-44 / 448 underflows to 0 */
+        int k;
+        for (k = 0; k < 4; k++) {
+            float s0;
+            int st5;
+            CHECK_EQ_INT(qmx_fp8_delayed_init(&d, QMX_FP8_E4M3FN, bad[k].mode, bad[k].margin, h, 3),
+                         QMX_OK, "init");
+            CHECK_EQ_INT(qmx_fp8_delayed_step(&d, bad[k].amax, &so), QMX_OK, "case %d step 1", k);
+            s0 = d.scale; so = -1.0f;
+            /* later amaxes of 0 do not hide it: h = max(history) stays the bad amax while it
+             * is among the 3 entries (steps 2..4), and the kept scale comes back at step 5 */
+            for (st5 = 2; st5 <= 4; st5++) {
+                CHECK_EQ_INT(qmx_fp8_delayed_step(&d, 0.0f, &so), QMX_ERR_NONFINITE,
+                             "case %d step %d", k, st5);
+                CHECK(so == -1.0f && d.scale == s0, "case %d: scale changed to %g", k, d.scale);
+                if (st5 == 3) CHECK(h[2] == bad[k].amax, "case %d: amax not recorded", k);
+            }
+            CHECK_EQ_INT(qmx_fp8_delayed_step(&d, 0.0f, &so), QMX_OK, "case %d: left the history", k);
+            CHECK(qmx_test_f32_bits(so) == qmx_test_f32_bits(s0), "case %d: scale %g", k, so);
+        }
+        for (k = 0; k < 3; k++) {   /* a struct no step can leave */
+            CHECK_EQ_INT(qmx_fp8_delayed_init(&d, QMX_FP8_E5M2, k == 2 ? QMX_DELAYED_AQT
+                                              : QMX_DELAYED_FLAX, 0, h, 3), QMX_OK, "init");
+            if (k == 0) d.scale = qmx_test_bits_f32(0x7FC00000u);
+            if (k == 1) d.scale = 0.0f;
+            if (k == 2) d.bound = qmx_test_bits_f32(0x7F800000u);
+            h[0] = 2.0f; so = -1.0f;
+            CHECK_EQ_INT(qmx_fp8_delayed_step(&d, 1.0f, &so), QMX_ERR_NONFINITE, "state %d", k);
+            CHECK(so == -1.0f && h[0] == 2.0f, "state %d: written", k);
+        }
+    }
+
+    QMX_TEST_CASE("SNR search: a signal energy beyond float is refused, not guessed");
+    {
+        float xs[4] = {3e20f, -1e20f, 2e19f, 1.0f}, cand[3] = {0.5f, 0.9f, 1.0f}, f = -1.0f;
+        q.recipe = QMX_RECIPE_AQT; q.asymmetric = 0; sc[0] = -1.0f;
+        CHECK_EQ_INT(qmx_calib_snr_search(&q, xs, 4, cand, 3, sc, 1, &f), QMX_ERR_NONFINITE, "x^2");
+        CHECK(sc[0] == -1.0f && f == -1.0f, "written on error");
+    }
+
+    QMX_TEST_CASE("|x| histogram: a struct holding NaN / Inf is refused");
+    {
+        uint64_t bins[8];
+        qmx_histogram hh;
+        float b = -1.0f;
+        fill(x, 8, 1.5f);
+        CHECK_EQ_INT(qmx_histogram_init(&hh, bins, 8), QMX_OK, "init");
+        CHECK_EQ_INT(qmx_histogram_update(&hh, x, 8), QMX_OK, "update");
+        hh.absmax = qmx_test_bits_f32(0x7FC00000u);
+        CHECK_EQ_INT(qmx_histogram_percentile(&hh, 999000u, &b), QMX_ERR_NONFINITE, "percentile");
+        CHECK_EQ_INT(qmx_histogram_kl_bound(&hh, 2, &b), QMX_ERR_NONFINITE, "kl");
+        CHECK_EQ_INT(qmx_histogram_mse_bound(&hh, &q, &b), QMX_ERR_NONFINITE, "mse");
+        CHECK_EQ_INT(qmx_histogram_update(&hh, x, 8), QMX_ERR_NONFINITE, "update");
+        hh.absmax = 1.5f; hh.width = qmx_test_bits_f32(0x7F800000u);
+        CHECK_EQ_INT(qmx_histogram_percentile(&hh, 999000u, &b), QMX_ERR_NONFINITE, "width Inf");
+        CHECK(b == -1.0f, "written on error");
+    }
+}
+
 static void test_sqrt(void) {
     uint32_t seed = 99u;
     int i, bad = 0;
@@ -800,9 +944,12 @@ static void test_kl(void) {
 }
 
 /* ---- PyTorch HistogramObserver (qmx_torch_histogram_*) ------------------------------------- */
-/* Against tests/data/calib_torch_hist.txt (torch 1.13, tests/gen/gen_calib_hist.py; 34 batch
- * sequences x 5 qparams configurations). Tolerance: none. min_val / max_val after every batch
- * and the whole histogram (FNV-1a of its 2048 float32 bit patterns) bit for bit, new_min /
+/* Against tests/data/calib_torch_hist.txt (torch 1.13, tests/gen/gen_calib_hist.py; 78 batch
+ * sequences x 5 qparams configurations; the 44 named np* have bin counts that are not powers of
+ * two: 3, 15, 77, 95, 100, 207, 300, 1000, 1023, 1536, 1951, 2047, with upsample rates 1, 16,
+ * 32, 128 and 256, mostly on value grids that meet histc's bin edges). Tolerance: none.
+ * min_val / max_val after every batch and the whole histogram (FNV-1a of its float32 bit
+ * patterns) bit for bit, new_min /
  * new_max and scale bit for bit, zero point exactly; only a zero min/max may differ in sign.
  * Why exact is expected: qmx repeats torch's float32 tensor steps one rounded operation at a
  * time and its float64 steps (cumsum, Python floats) in exact soft double. The one step it does
@@ -915,7 +1062,7 @@ static void test_torch_hist(void) {
         cases++;
     }
     fclose(f);
-    CHECK(cases >= 34 && qps >= 170 && hists >= 84, "only %d cases, %d qparams, %d histograms",
+    CHECK(cases >= 78 && qps >= 390 && hists >= 183, "only %d cases, %d qparams, %d histograms",
           cases, qps, hists);
 }
 
@@ -1055,6 +1202,142 @@ static void test_torch_hist_errors(void) {
         CHECK(s == 3.0f, "the zero batches are dropped, as in torch: %g", s);
         CHECK_EQ_INT(qmx_torch_histogram_qparams(&h, QMX_INT8, 0, 0, 0, 0, &s, &z, &a, &b), QMX_OK, "qp");
         CHECK(a == 3.0f && b == 3.0f && s == fdiv(3.0f, 255.0f) && z == -128, "i8 affine %g %d", s, (int)z);
+    }
+}
+
+/* torch.histc alone against tests/data/calib_torch_histc.txt (torch 1.13 CPU, AVX2 kernels, one
+ * thread; tests/gen/gen_calib_hist.py): 480 calls, bin counts 1..4096 (most not powers of two,
+ * many with bins + 1 a multiple of 16, where linspace's last edge, histc's upper end, can be 1
+ * ulp off max), values on, 1 and 2 ulp next to the bin edges, the ends and just outside them,
+ * integer, float, tiny (1e-30) and huge (1e30) ranges, min == max (the data's own range, a
+ * constant batch widened by 1). Tolerance: none: every count and the FNV-1a of all of them. */
+static float thc_x[256], thc_got[4096], thc_want[4096];
+static void test_torch_histc(void) {
+    FILE *f = qmx_test_open("calib_torch_histc.txt");
+    static char line[8192];
+    int cases = 0, bad = 0;
+    QMX_TEST_CASE("torch 1.13 torch.histc (qmx__cb_histc): every count bit-exact");
+    if (!f) return;
+    while (qmx_test_next_line(f, line, sizeof line)) {
+        unsigned nb, n, i, nz, bin, cnt;
+        char slo[16], shi[16], sf[24];
+        float lo, hi, mn, mx;
+        char *p;
+        int ok = 1;
+        if (sscanf(line, "hc %u %15s %15s %u", &nb, slo, shi, &n) != 4) continue;
+        CHECK(nb >= 1 && nb <= 4096 && n >= 1 && n <= 256, "histc case %d too large", cases);
+        if (nb < 1 || nb > 4096 || n < 1 || n > 256) break;
+        lo = hexf(slo); hi = hexf(shi);
+        if (!qmx_test_next_line(f, line, sizeof line) || line[0] != 'x') break;
+        p = line + 1;
+        for (i = 0; i < n; i++) thc_x[i] = qmx_test_bits_f32((uint32_t)strtoul(p, &p, 16));
+        if (!qmx_test_next_line(f, line, sizeof line) || sscanf(line, "c %23s %u", sf, &nz) != 2) break;
+        p = strchr(line + 2, ' ');
+        p = p ? strchr(p + 1, ' ') : NULL;
+        for (i = 0; i < nb; i++) { thc_want[i] = 0.0f; thc_got[i] = 0.0f; }
+        for (i = 0; i < nz && p; i++) {
+            bin = (unsigned)strtoul(p, &p, 10);
+            cnt = (unsigned)strtoul(p + 1, &p, 10);   /* skips the ':' */
+            if (bin < nb) thc_want[bin] = (float)cnt;
+        }
+        CHECK(th_fnv(thc_want, nb) == strtoull(sf, NULL, 16), "histc case %d: data line garbled", cases);
+        mn = mx = thc_x[0];                              /* torch's aminmax, for min == max */
+        for (i = 1; i < n; i++) { mn = thc_x[i] < mn ? thc_x[i] : mn; mx = thc_x[i] > mx ? thc_x[i] : mx; }
+        qmx__cb_histc(thc_x, n, nb, lo, hi, mn, mx, thc_got);
+        for (i = 0; i < nb && ok; i++)
+            if (thc_got[i] != thc_want[i]) {
+                ok = 0;
+                CHECK(0, "histc case %d (bins %u, [%.9g, %.9g]): bin %u has %g, torch %g", cases, nb,
+                      lo, hi, i, thc_got[i], thc_want[i]);
+            }
+        bad += !ok;
+        cases++;
+    }
+    fclose(f);
+    CHECK(cases >= 480, "only %d histc cases", cases);
+    if (bad) printf("torch histc: %d of %d cases differ\n", bad, cases);
+}
+
+/* Non-finite state: a first batch whose range is beyond FLT_MAX (max - min = +Inf), a growth
+ * whose relaxed range is, and caller-corrupted structs (NaN / Inf min, max or count, a negative
+ * count). Each is a status, never QMX_OK with a made-up scale (Inf bin width, NaN from Inf * 0,
+ * the eps clamp turning a NaN scale into eps), and nothing is written. */
+static void test_torch_hist_nonfinite(void) {
+    static float buf[2 * 64], save[2 * 64];
+    qmx_torch_histogram h, hs;
+    float s = 7.0f, a = 7.0f, b = 7.0f;
+    int32_t z = 77;
+    int k;
+    QMX_TEST_CASE("torch histogram: NaN / Inf state is QMX_ERR_NONFINITE, nothing written");
+    {   /* first batch spanning -3.3e38 .. 3.3e38 */
+        float wide[3] = {-3.3e38f, 0.0f, 3.3e38f};
+        CHECK_EQ_INT(qmx_torch_histogram_init(&h, buf, 128, 64, 128), QMX_OK, "init");
+        memcpy(save, buf, sizeof buf);
+        hs = h;
+        CHECK_EQ_INT(qmx_torch_histogram_update(&h, wide, 3), QMX_ERR_NONFINITE, "first batch max - min = Inf");
+        CHECK(memcmp(save, buf, sizeof buf) == 0 && memcmp(&hs, &h, sizeof h) == 0, "state untouched");
+        /* the state such a batch would leave (what qmx before the check stored) */
+        h.min_val = -3.3e38f; h.max_val = 3.3e38f; h.seen = 1; buf[32] = 3.0f;
+        for (k = 0; k < 8; k++) {
+            qmx_dtype dt = (k & 1) ? QMX_INT8 : QMX_UINT8;
+            CHECK_EQ_INT(qmx_torch_histogram_qparams(&h, dt, (k >> 1) & 1, k >> 2, 0, 0, &s, &z, &a, &b),
+                         QMX_ERR_NONFINITE, "qparams over an Inf range (config %d)", k);
+        }
+        CHECK(s == 7.0f && z == 77 && a == 7.0f && b == 7.0f, "outputs untouched: %g %d %g %g", s, (int)z, a, b);
+        CHECK_EQ_INT(qmx_torch_histogram_update(&h, wide + 1, 1), QMX_ERR_NONFINITE, "update over an Inf range");
+    }
+    {   /* a growth to a range of 3.4e38 (finite) whose relaxed range, D whole widths of
+         * 1.75e38 / 128, passes FLT_MAX */
+        float x1[2] = {-1e38f, 0.75e38f}, x2[2] = {0.0f, 2.4e38f};
+        CHECK_EQ_INT(qmx_torch_histogram_init(&h, buf, 128, 64, 128), QMX_OK, "init");
+        CHECK_EQ_INT(qmx_torch_histogram_update(&h, x1, 2), QMX_OK, "range 1.75e38");
+        memcpy(save, buf, sizeof buf);
+        hs = h;
+        CHECK_EQ_INT(qmx_torch_histogram_update(&h, x2, 2), QMX_ERR_NONFINITE, "relaxed range beyond FLT_MAX");
+        CHECK(memcmp(save, buf, sizeof buf) == 0 && memcmp(&hs, &h, sizeof h) == 0, "state untouched");
+        CHECK_EQ_INT(qmx_torch_histogram_qparams(&h, QMX_UINT8, 0, 0, 0, 0, &s, &z, &a, &b), QMX_OK,
+                     "the kept state still gives qparams");
+        CHECK(qmx__isfinite(s) && s > 0.0f, "finite scale %g", s);
+    }
+    {   /* caller-corrupted structs */
+        float x[4] = {0.5f, -1.25f, 3.0f, 2.0f};
+        static const uint32_t bad_bits[3] = {0x7FC00000u, 0x7F800000u, 0xFF800000u};
+        CHECK_EQ_INT(qmx_torch_histogram_init(&h, buf, 128, 64, 128), QMX_OK, "init");
+        CHECK_EQ_INT(qmx_torch_histogram_update(&h, x, 4), QMX_OK, "update");
+        hs = h;
+        memcpy(save, buf, sizeof buf);
+        s = 7.0f; z = 77; a = 7.0f; b = 7.0f;
+        for (k = 0; k < 3; k++) {
+            float v = qmx_test_bits_f32(bad_bits[k]);
+            h = hs; h.min_val = v;
+            CHECK_EQ_INT(qmx_torch_histogram_qparams(&h, QMX_UINT8, 0, 0, 0, 0, &s, &z, &a, &b), QMX_ERR_NONFINITE,
+                         "min_val %08x (qparams)", (unsigned)bad_bits[k]);
+            CHECK_EQ_INT(qmx_torch_histogram_update(&h, x, 4), QMX_ERR_NONFINITE, "min_val %08x (update)",
+                         (unsigned)bad_bits[k]);
+            h = hs; h.max_val = v;
+            CHECK_EQ_INT(qmx_torch_histogram_qparams(&h, QMX_INT8, 1, 0, 0, 0, &s, &z, &a, &b), QMX_ERR_NONFINITE,
+                         "max_val %08x (qparams)", (unsigned)bad_bits[k]);
+            CHECK_EQ_INT(qmx_torch_histogram_update(&h, x, 4), QMX_ERR_NONFINITE, "max_val %08x (update)",
+                         (unsigned)bad_bits[k]);
+            h = hs; buf[17] = v;
+            CHECK_EQ_INT(qmx_torch_histogram_qparams(&h, QMX_UINT8, 0, 0, 0, 0, &s, &z, &a, &b), QMX_ERR_NONFINITE,
+                         "count %08x (qparams)", (unsigned)bad_bits[k]);
+            CHECK_EQ_INT(qmx_torch_histogram_update(&h, x, 4), QMX_ERR_NONFINITE, "count %08x (update)",
+                         (unsigned)bad_bits[k]);
+            memcpy(buf, save, sizeof buf);
+        }
+        h = hs; buf[17] = -2.0f;
+        CHECK_EQ_INT(qmx_torch_histogram_qparams(&h, QMX_UINT8, 0, 0, 0, 0, &s, &z, &a, &b), QMX_ERR_ARG,
+                     "negative count (qparams)");
+        CHECK_EQ_INT(qmx_torch_histogram_update(&h, x, 4), QMX_ERR_ARG, "negative count (update)");
+        memcpy(buf, save, sizeof buf);
+        h = hs; h.min_val = -3e38f; h.max_val = 3e38f;   /* each finite, max - min = Inf */
+        CHECK_EQ_INT(qmx_torch_histogram_qparams(&h, QMX_INT8, 0, 0, 0, 0, &s, &z, &a, &b), QMX_ERR_NONFINITE,
+                     "corrupted range with max - min = Inf (qparams)");
+        CHECK(s == 7.0f && z == 77 && a == 7.0f && b == 7.0f, "outputs untouched: %g %d %g %g", s, (int)z, a, b);
+        CHECK(memcmp(save, buf, 64 * sizeof(float)) == 0, "histogram untouched");
+        h = hs;
+        CHECK_EQ_INT(qmx_torch_histogram_qparams(&h, QMX_UINT8, 0, 0, 0, 0, &s, &z, &a, &b), QMX_OK, "restored");
     }
 }
 
@@ -1228,6 +1511,7 @@ int main(void) {
     test_sum_order();
     test_granularity();
     test_zero_and_errors();
+    test_nonfinite_state();
     test_long_runs_nonfinite();
     test_sqrt();
     test_moving_spec();
@@ -1236,6 +1520,8 @@ int main(void) {
     test_kl();
     test_torch_hist();
     test_torch_hist_errors();
+    test_torch_histc();
+    test_torch_hist_nonfinite();
     test_soft_double();
     return QMX_TEST_END();
 }

@@ -261,6 +261,37 @@ static void test_torch_rules(void) {
 }
 
 
+/* ONNX rules the operators leave to qmx: symmetric parameters (onnxruntime's shape, the middle
+ * of the range as zero point), a span so small that the scale underflows, fp8 parameters. */
+static void test_onnx_rules(void) {
+    float x[4] = {-1.0f, 0.5f, 2.0f, 3.0f}, tiny[2] = {1e-45f, 3e-45f}, s = 0;
+    int32_t p = -1;
+    uint8_t qv[8];
+    qmx_qconfig q = QMX_ZERO_INIT;
+    static const struct { qmx_dtype d; int32_t zp; float range; } sym[] = {
+        {QMX_INT8, 0, 255.0f}, {QMX_UINT8, 128, 255.0f}, {QMX_INT16, 0, 65535.0f},
+        {QMX_UINT16, 32768, 65535.0f}, {QMX_INT4, 0, 15.0f}, {QMX_UINT4, 8, 15.0f}};
+    size_t i;
+    QMX_TEST_CASE("ONNX recipe rules: symmetric parameters, scale underflow, fp8");
+    q.recipe = QMX_RECIPE_ONNX;
+    for (i = 0; i < sizeof sym / sizeof sym[0]; i++) {
+        q.dtype = sym[i].d;
+        CHECK_EQ_INT(qmx_compute_qparams(&q, x, 4, &s, 1, &p), QMX_OK, "%s", qmx_dtype_name(q.dtype));
+        CHECK(fb(s) == fb(fdiv(6.0f, sym[i].range)) && p == sym[i].zp, "%s symmetric: %g %d",
+              qmx_dtype_name(q.dtype), (double)s, (int)p);
+    }
+    q.dtype = QMX_UINT8; q.asymmetric = 1;
+    CHECK_EQ_INT(qmx_compute_qparams(&q, tiny, 2, &s, 1, &p), QMX_OK, "tiny span");
+    CHECK(s == 0.0f && p == 0, "3e-45 / 255 underflows: scale 0 as the formula, zp qmin: %g %d",
+          (double)s, (int)p);
+    CHECK_EQ_INT(qmx_quantize(&q, tiny, 2, &s, 1, &p, qv, 2), QMX_ERR_ARG, "a zero scale is refused");
+    q.dtype = QMX_FP8_E4M3FN; q.asymmetric = 0;
+    CHECK_EQ_INT(qmx_compute_qparams(&q, x, 4, &s, 1, NULL), QMX_OK, "fp8");
+    CHECK(fb(s) == fb(fdiv(3.0f, 448.0f)), "fp8 scale absmax / 448: %g", (double)s);
+    q.reduce_range = 1;
+    CHECK_EQ_INT(qmx_compute_qparams(&q, x, 4, &s, 1, NULL), QMX_ERR_ARG, "reduce_range is torch's");
+}
+
 /* ---- ONNX ----------------------------------------------------------------------------------- */
 static qmx_dtype onnx_dtype(const char *s) {
     static const struct { const char *n; qmx_dtype d; } t[] = {
@@ -502,6 +533,7 @@ int main(void) {
     test_torch();
     test_torch_rules();
     test_onnx();
+    test_onnx_rules();
     test_requant_exact();
     return QMX_TEST_END();
 }

@@ -688,7 +688,7 @@ static void fa_delayed(fz_rd *r) {
     ref_bound = d.bound;
     if (mode == QMX_DELAYED_FLAX ? ref_scale != 1.0f : ref_scale != 0.0f) __builtin_trap();
     for (k = 0; k < steps; k++) {
-        float hmax = hist[0], sf;
+        float hmax = hist[0], sf, prev_scale = ref_scale, prev_bound = ref_bound;
         int nan = 0;
         unsigned b = fz_u8(r);
         hsnap = (float *)fz_snap(hist, len * 4);
@@ -711,7 +711,12 @@ static void fa_delayed(fz_rd *r) {
             st = qmx_fp8_delayed_step(&d, a, (b & 2) ? NULL : &so);
         }
         fz_check(st);
-        if (st != QMX_OK) { fz_same(hist, hsnap, len * 4); if (so != -3.0f) __builtin_trap(); continue; }
+        if (st != QMX_OK && st != QMX_ERR_NONFINITE) {
+            /* refused before the step (bad data): nothing written */
+            fz_same(hist, hsnap, len * 4);
+            if (so != -3.0f) __builtin_trap();
+            continue;
+        }
         /* reference: h = max(previous history), then the mode's formula, then roll */
         for (i = 0; i < len; i++) {
             if (fz_isnan(hsnap[i])) nan = 1;
@@ -730,7 +735,17 @@ static void fa_delayed(fz_rd *r) {
             if (hmax > 0.0f && fz_finite(hmax)) ref_bound = hmax;
             ref_scale = ref_bound / fmax;
         }
-        if (!fz_same_f(d.scale, ref_scale) || (!(b & 2) && !fz_same_f(so, ref_scale))) __builtin_trap();
+        /* a scale float cannot hold (Flax: not finite or 0; AQT: a positive bound giving 0) is
+         * refused with the amax still recorded and the previous scale kept */
+        if (mode == QMX_DELAYED_FLAX ? !(fz_finite(ref_scale) && ref_scale > 0.0f)
+                                     : (ref_bound > 0.0f && !(ref_scale > 0.0f))) {
+            if (st != QMX_ERR_NONFINITE || so != -3.0f) __builtin_trap();
+            ref_scale = prev_scale; ref_bound = prev_bound;
+        } else if (st != QMX_OK) {
+            __builtin_trap();
+        }
+        if (!fz_same_f(d.scale, ref_scale) || (!(b & 2) && st == QMX_OK && !fz_same_f(so, ref_scale)))
+            __builtin_trap();
         if (!fz_same_f(hist[0], a)) __builtin_trap();
         for (i = 1; i < len; i++)
             if (fz_fbits(hist[i]) != fz_fbits(hsnap[i - 1])) __builtin_trap();
