@@ -3985,6 +3985,7 @@ static void qmx__k_dyn_cfg(qmx_qconfig *c) {
     c->outer = 0; c->axis_len = 0; c->inner = 0; c->block_size = 0;
     c->recipe = QMX_RECIPE_TFLITE; c->rounding = QMX_ROUND_NEAREST_EVEN;
     c->asymmetric = 0; c->narrow_range = 0; c->preserve_max_val = 0; c->rng = NULL;
+    c->reduce_range = 0; c->fp8_no_saturate = 0;
 }
 
 QMX_API qmx_status qmx_matmul_f32_dyn_i8_workspace_size(size_t M, size_t N, size_t K,

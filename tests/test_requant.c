@@ -198,8 +198,9 @@ static void requantize_check_bounds(void) {
     CHECK(qmx_requantize_check(QMX_REQUANT_SINGLE_ROUNDING, INT32_MAX, 0) == QMX_OK, "SR m = INT32_MAX");
     CHECK(qmx_requantize_check(QMX_REQUANT_SINGLE_ROUNDING, -1, 0) == QMX_ERR_ARG, "SR m = -1");
     CHECK(qmx_requantize_check(QMX_REQUANT_SINGLE_ROUNDING, INT32_MIN, 0) == QMX_ERR_ARG, "SR m = INT32_MIN");
-    CHECK(qmx_requantize_check(QMX_REQUANT_FLOAT, 0, 0) == QMX_OK, "float mode (last valid enum)");
-    CHECK(qmx_requantize_check((qmx_requant_mode)3, 1 << 30, 0) == QMX_ERR_ARG, "mode 3 is unknown");
+    CHECK(qmx_requantize_check(QMX_REQUANT_FLOAT, 0, 0) == QMX_OK, "float mode");
+    CHECK(qmx_requantize_check((qmx_requant_mode)4, 1 << 30, 0) == QMX_ERR_ARG, "mode 4 is unknown");
+    CHECK(qmx_requantize_check(QMX_REQUANT_FLOAT_EXACT, -5, 99) == QMX_OK, "float modes ignore m, shift");
 #ifndef __cplusplus   /* C++ leaves casts to enum values outside the enum's bit range unspecified */
     CHECK(qmx_requantize_check((qmx_requant_mode)-1, 1 << 30, 0) == QMX_ERR_ARG, "mode -1 is unknown");
     CHECK(qmx_requantize_check((qmx_requant_mode)100, 1 << 30, 0) == QMX_ERR_ARG, "mode 100 is unknown");
@@ -617,19 +618,19 @@ static void requantize_array_rejects_bad_input(void) {
     fb[1] = -0.25f;
     expect_error(&c, rq_acc, 2, 3, 0, 6, QMX_ERR_ARG, "float mode, negative scale in channel 1");
 
-    c = base; c.mode = (qmx_requant_mode)3;
-    expect_error(&c, rq_acc, 2, 3, 0, 6, QMX_ERR_ARG, "mode 3 is unknown");
+    c = base; c.mode = (qmx_requant_mode)4;
+    expect_error(&c, rq_acc, 2, 3, 0, 6, QMX_ERR_ARG, "mode 4 is unknown");
 #ifndef __cplusplus
     c = base; c.mode = (qmx_requant_mode)-1;
     expect_error(&c, rq_acc, 2, 3, 0, 6, QMX_ERR_ARG, "mode -1 is unknown");
 #endif
     {
-        static const qmx_dtype bad_dt[6] = { QMX_UINT8, QMX_INT4, QMX_UINT4, QMX_FP8_E4M3FN,
+        static const qmx_dtype bad_dt[6] = { QMX_INT4, QMX_UINT4, QMX_FP8_E4M3FN, QMX_FP8_E5M2,
                                              QMX_FLOAT32, (qmx_dtype)15 };
         for (i = 0; i < 6; i++) {
             char what[48];
             c = base; c.out_dtype = bad_dt[i];
-            snprintf(what, sizeof what, "out_dtype %d is not int8/int16", (int)bad_dt[i]);
+            snprintf(what, sizeof what, "out_dtype %d is not [u]int8/[u]int16", (int)bad_dt[i]);
             expect_error(&c, rq_acc, 2, 3, 0, sizeof out8, QMX_ERR_DTYPE, what);
         }
     }

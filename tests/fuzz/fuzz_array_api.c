@@ -401,6 +401,32 @@ static int32_t fa_rq_float(int32_t acc, float s) {
     if (p < -2147483648.0f) return INT32_MIN;
     return (int32_t)fa_rne(p);
 }
+/* RNE of the exact product acc * s = acc * m * 2^k: p = acc * m is exact in int64 (|p| < 2^55);
+ * for k < 0 the quotient by 2^-k by C division (truncating), then the remainder decides */
+static int32_t fa_rq_exact(int32_t acc, float s) {
+    uint32_t b;
+    int64_t m, p, d, q, rem;
+    int k;
+    memcpy(&b, &s, 4);
+    if (b >= 0x7F800000u) return 0;
+    m = (int64_t)(b & 0x7FFFFFu) | ((b >> 23) ? 0x800000 : 0);
+    k = (int)((b >> 23) ? (b >> 23) : 1) - 150;
+    p = (int64_t)acc * m;
+    if (k >= 0) {
+        int j;
+        for (j = 0; j < k; j++) {
+            if (p > INT32_MAX || p < INT32_MIN) break;
+            p *= 2;
+        }
+        return p > INT32_MAX ? INT32_MAX : p < INT32_MIN ? INT32_MIN : (int32_t)p;
+    }
+    if (-k > 61) return 0;                 /* |p| < 2^55: below one half */
+    d = (int64_t)1 << -k;
+    q = p / d; rem = p % d;                /* truncation: rem has p's sign */
+    if (2 * rem > d || (2 * rem == d && (q & 1))) q++;
+    else if (2 * rem < -d || (2 * rem == -d && (q & 1))) q--;
+    return q > INT32_MAX ? INT32_MAX : q < INT32_MIN ? INT32_MIN : (int32_t)q;
+}
 static void fa_requant(fz_rd *r) {
     qmx_requant_config c;
     size_t rows = fa_dim(r), ch = fa_dim(r), n = rows * ch, np, i, need, ob;
@@ -411,9 +437,9 @@ static void fa_requant(fz_rd *r) {
     void *out, *snap;
     qmx_status st;
     memset(&c, 0, sizeof c);
-    c.mode = (qmx_requant_mode)fz_enum(r, 3);
+    c.mode = (qmx_requant_mode)fz_enum(r, 4);
     c.per_channel = how & 1;
-    c.out_dtype = (qmx_dtype)(fz_u8(r) % 8 == 0 ? QMX_INT16 : fz_u8(r) % 8 == 1 ? fz_enum(r, 11) : 0);
+    c.out_dtype = (qmx_dtype)(fz_u8(r) % 8 == 0 ? QMX_INT16 : fz_u8(r) % 8 == 1 ? fz_enum(r, 12) : 0);
     np = c.per_channel ? ch : 1;
     mult = (int32_t *)fz_alloc(np * 4);
     shifts = (int *)fz_alloc(np * sizeof(int));
@@ -441,14 +467,17 @@ static void fa_requant(fz_rd *r) {
     }
     acc = (int32_t *)fz_alloc(n * 4);
     for (i = 0; i < n; i++) acc[i] = (int32_t)fz_u32(r) >> (fz_u8(r) % 32);
-    need = n * ((int)c.out_dtype == QMX_INT16 ? 2 : 1);
+    need = n * ((int)c.out_dtype == QMX_INT16 || (int)c.out_dtype == QMX_UINT16 ? 2 : 1);
     ob = (how & 0x20) && need ? need - 1 : need;
     out = fz_alloc(ob);
     snap = fz_snap(out, ob);
     st = qmx_requantize_array(&c, acc, rows, ch, out, ob);
     fz_check(st);
     if (st != QMX_OK) { fz_same(out, snap, ob); return; }
-    if ((int)c.out_dtype == QMX_INT16) { lo = -32768; hi = 32767; } else { lo = -128; hi = 127; }
+    if ((int)c.out_dtype == QMX_INT16) { lo = -32768; hi = 32767; }
+    else if ((int)c.out_dtype == QMX_UINT16) { lo = 0; hi = 65535; }
+    else if ((int)c.out_dtype == QMX_UINT8) { lo = 0; hi = 255; }
+    else { lo = -128; hi = 127; }
     amin = c.act_min; amax = c.act_max;
     if (amin == 0 && amax == 0) { amin = lo; amax = hi; }
     for (i = 0; i < n; i++) {
@@ -456,14 +485,18 @@ static void fa_requant(fz_rd *r) {
         int32_t a = acc[i], v, got;
         int64_t w;
         int16_t s16;
+        uint16_t u16;
         if (bias) a = (int32_t)(uint32_t)((uint32_t)a + (uint32_t)bias[k]);
         if (c.mode == QMX_REQUANT_DOUBLE_ROUNDING) v = fa_rq_double(a, mult[p], shifts[p]);
         else if (c.mode == QMX_REQUANT_SINGLE_ROUNDING) v = fa_rq_single(a, mult[p], shifts[p]);
-        else v = fa_rq_float(a, sc[p]);
+        else if (c.mode == QMX_REQUANT_FLOAT) v = fa_rq_float(a, sc[p]);
+        else v = fa_rq_exact(a, sc[p]);
         w = (int64_t)v + c.output_zero_point;
         if (w < amin) w = amin;
         if (w > amax) w = amax;
         if ((int)c.out_dtype == QMX_INT16) { memcpy(&s16, (const char *)out + 2 * i, 2); got = s16; }
+        else if ((int)c.out_dtype == QMX_UINT16) { memcpy(&u16, (const char *)out + 2 * i, 2); got = u16; }
+        else if ((int)c.out_dtype == QMX_UINT8) got = ((const uint8_t *)out)[i];
         else got = ((const int8_t *)out)[i];
         if (got != w) __builtin_trap();
     }
