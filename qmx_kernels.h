@@ -3981,11 +3981,10 @@ QMX_API qmx_status qmx_matmul_i8_f32_packed(size_t M, size_t N, size_t K, const 
 /* The qmx.h config of the activation rows: int8, symmetric, s = absmax / 127 (absmax 0 -> 1),
  * q = clamp(RNE(x / s), -127, 127) (TFLite recipe, nearest-even forced). */
 static void qmx__k_dyn_cfg(qmx_qconfig *c) {
+    qmx_qconfig z = QMX_ZERO_INIT;   /* every field set, also those added later */
+    *c = z;
     c->dtype = QMX_INT8; c->granularity = QMX_PER_TENSOR;
-    c->outer = 0; c->axis_len = 0; c->inner = 0; c->block_size = 0;
     c->recipe = QMX_RECIPE_TFLITE; c->rounding = QMX_ROUND_NEAREST_EVEN;
-    c->asymmetric = 0; c->narrow_range = 0; c->preserve_max_val = 0; c->rng = NULL;
-    c->reduce_range = 0; c->fp8_no_saturate = 0;
 }
 
 QMX_API qmx_status qmx_matmul_f32_dyn_i8_workspace_size(size_t M, size_t N, size_t K,
