@@ -21,11 +21,7 @@
 #include <float.h>  /* FLT_EVAL_METHOD */
 #include <math.h>   /* the test's references only (libm log / exp); the library uses none */
 
-#if defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_8_1M_MAIN__) || defined(__ARM_ARCH_7M__)
-#define SMALL_TARGET 1
-#else
-#define SMALL_TARGET 0
-#endif
+#define SMALL_TARGET QMX_TEST_SMALL_TARGET
 
 /* one float operation each, rounded by the return (no constant folding in excess precision) */
 static float fdiv(float a, float b) { float r = a / b; return r; }

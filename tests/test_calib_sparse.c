@@ -13,11 +13,7 @@
 #include "qmx_kernels.h"
 #include "qmx_test.h"
 
-#if defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_8_1M_MAIN__) || defined(__ARM_ARCH_7M__)
-#define SMALL_TARGET 1
-#else
-#define SMALL_TARGET 0
-#endif
+#define SMALL_TARGET QMX_TEST_SMALL_TARGET
 
 static uint32_t seed = 1u;
 static uint32_t rnd(void) { seed = seed * 1664525u + 1013904223u; return seed >> 8; }

@@ -18,11 +18,7 @@
 #include "qmx_kernels.h"
 #include "qmx_test.h"
 
-#if defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_7M__) || defined(__ARM_ARCH_8_1M_MAIN__)
-#  define SMALL 1
-#else
-#  define SMALL 0
-#endif
+#define SMALL QMX_TEST_SMALL_TARGET
 
 /* The FNV-1a hash of every golden case's output bits, recorded from the x86-64 build. */
 #define GOLDEN_BITS_HASH 0x073cc436u

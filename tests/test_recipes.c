@@ -20,11 +20,7 @@
 #include "qmx_calib.h"
 #include "qmx_test.h"
 
-#if defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_8_1M_MAIN__) || defined(__ARM_ARCH_7M__)
-#define SMALL_TARGET 1
-#else
-#define SMALL_TARGET 0
-#endif
+#define SMALL_TARGET QMX_TEST_SMALL_TARGET
 
 #define MAXN 100000
 #define MAXP 4096
