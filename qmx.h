@@ -67,7 +67,9 @@
  *   saturate == 0: the OCP / ml_dtypes astype cast: overflow (after rounding) and Inf become
  *     NaN for E4M3FN and both FNUZ formats, +-Inf for E5M2. This equals CUDA's __NV_NOSAT.
  *   NaN input: E4M3FN -> 0x7F with the input's sign (0xFF when negative), E5M2 -> 0x7F with
- *     the input's sign, FNUZ -> 0x80. (CUDA writes 0x7F for every NaN; ml_dtypes keeps the
+ *     the input's sign, FNUZ -> 0x80. The scaled paths (qmx_fp8_quantize_array, qmx_quantize)
+ *     encode a NaN element itself rather than x / s, so its sign survives on every target
+ *     (RISC-V's division returns the canonical +NaN). (CUDA writes 0x7F for every NaN; ml_dtypes keeps the
  *     sign; both are NaN.) -0.0 -> 0x80 except FNUZ (-0 does not exist there: 0x00).
  *   Verified against NVIDIA cuda_fp8.h for all 2^32 float inputs (make test-exhaustive) and
  *   against ml_dtypes tables for the FNUZ formats.
@@ -816,6 +818,9 @@ static void qmx__fp8_quant_run_scalar(const float *x, size_t n, float scale, int
     size_t i;
     for (i = 0; i < n; i++) {
         float t = use_div ? x[i] / scale : x[i] * scale;
+        /* t is NaN only for a NaN x (scale is finite, > 0): encode x itself, whose sign every
+         * target keeps (RISC-V arithmetic returns the canonical +NaN) */
+        if (t != t) t = x[i];
         out[i] = qmx__fp8_encode(qmx__f32_bits(t), f, saturate);
     }
 }

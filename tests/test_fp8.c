@@ -369,7 +369,9 @@ static void fp8_quantize_array_is_scalar_cast_of_x_over_scale(void) {
                         CHECK(st == QMX_OK, "%s n=%lu status %d", f->name, (unsigned long)n, (int)st);
                         for (i = 0; i < n; i++) {
                             volatile float t = arr_x[off + i] / scale;  /* rounded to float */
-                            unsigned want = qmx_fp8_from_f32(t, f->fmt, sat);
+                            /* a NaN keeps the input's sign on every target (RISC-V division
+                             * returns the canonical +NaN) */
+                            unsigned want = qmx_fp8_from_f32(t != t ? arr_x[off + i] : t, f->fmt, sat);
                             if (arr_q[i] != want) {
                                 if (bad++ < 3)
                                     CHECK(0, "%s scale 0x%08lx n=%lu off=%lu sat=%d: x[%lu]=0x%08lx -> 0x%02x, want 0x%02x",
