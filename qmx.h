@@ -44,6 +44,12 @@
  * DTYPES AND BIT LAYOUTS
  *   QMX_INT8 / QMX_UINT8   one value per byte, two's complement / unsigned.
  *   QMX_INT16 / QMX_UINT16 native-endian int16_t / uint16_t array.
+ *   QMX_INT2 / QMX_UINT2   four values per byte: element 4i + k in bits 2k, 2k + 1 of byte i
+ *                          (ONNX INT2 / UINT2 order); [-2, 1] / [0, 3]; the unused high bits
+ *                          of the last byte are written as 0 and ignored on read.
+ *   QMX_INT3, QMX_INT5, QMX_INT6, QMX_INT7   Qwix's widths: one int8_t per value, range
+ *                          [-2^(b-1), 2^(b-1) - 1]; every recipe, granularity and rounding as
+ *                          int8 (AQT's bound qmax + 0.5, e.g. int3: absmax / 3.5).
  *   QMX_INT4 / QMX_UINT4   two values per byte. Element 2i is the LOW nibble of byte i,
  *                          element 2i+1 the HIGH nibble (the order of ggml, CMSIS-NN s4 and
  *                          ml_dtypes' packed int4). int4 nibbles are two's complement
@@ -261,13 +267,24 @@ typedef enum qmx_dtype {
     QMX_FP8_E4M3FNUZ = 8,
     QMX_FP8_E5M2FNUZ = 9,
     QMX_FLOAT32 = 10,
-    QMX_UINT16 = 11        /* native-endian uint16_t (ONNX's UINT16) */
+    QMX_UINT16 = 11,       /* native-endian uint16_t (ONNX's UINT16) */
+    QMX_FP4_E2M1 = 12,     /* packed two per byte, low nibble first (OCP MX FP4) */
+    QMX_FP6_E2M3 = 13,     /* one per byte, low 6 bits (OCP MX FP6) */
+    QMX_FP6_E3M2 = 14,     /* one per byte, low 6 bits (OCP MX FP6) */
+    QMX_E8M0 = 15,         /* the MX shared scale: 2^(code - 127), 0xFF NaN */
+    QMX_INT2 = 16,         /* packed four per byte, element 4i in the lowest bits */
+    QMX_UINT2 = 17,        /* packed four per byte, element 4i in the lowest bits */
+    QMX_INT3 = 18,         /* int3 .. int7: one per byte (int8_t) with their own range */
+    QMX_INT5 = 19,
+    QMX_INT6 = 20,
+    QMX_INT7 = 21
 } qmx_dtype;
 
 QMX_API const char *qmx_dtype_name(qmx_dtype dtype);   /* "int8", "fp8_e4m3fn", ...; "invalid" */
-QMX_API int qmx_dtype_bits(qmx_dtype dtype);           /* 8, 4, 16, 32; 0 when invalid */
+QMX_API int qmx_dtype_bits(qmx_dtype dtype);           /* storage bits per element: 2, 4, 8,
+                                                          16, 32 (int3..int7, fp6: 8); 0 invalid */
 QMX_API int qmx_dtype_is_fp8(qmx_dtype dtype);
-QMX_API int qmx_dtype_is_int(qmx_dtype dtype);         /* int4/uint4/int8/uint8/int16 */
+QMX_API int qmx_dtype_is_int(qmx_dtype dtype);         /* int2..int16, uint2/4/8/16 */
 /* Integer range of an integer dtype (int4 -> [-8, 7]); QMX_ERR_DTYPE otherwise. */
 QMX_API qmx_status qmx_dtype_int_range(qmx_dtype dtype, int32_t *qmin, int32_t *qmax);
 /* Bytes needed to store count elements (int4: (count + 1) / 2). QMX_ERR_OVERFLOW when that
@@ -279,6 +296,11 @@ QMX_API qmx_status qmx_shape_count(const size_t *dims, int rank, size_t *count);
 QMX_API qmx_status qmx_pack_int4(qmx_dtype dtype, const int8_t *values, size_t count,
                                  uint8_t *packed, size_t packed_bytes);
 QMX_API qmx_status qmx_unpack_int4(qmx_dtype dtype, const uint8_t *packed, size_t packed_bytes,
+                                   size_t count, int8_t *values);
+/* The same for int2 [-2, 1] / uint2 [0, 3], four per byte ((count + 3) / 4 bytes). */
+QMX_API qmx_status qmx_pack_int2(qmx_dtype dtype, const int8_t *values, size_t count,
+                                 uint8_t *packed, size_t packed_bytes);
+QMX_API qmx_status qmx_unpack_int2(qmx_dtype dtype, const uint8_t *packed, size_t packed_bytes,
                                    size_t count, int8_t *values);
 
 /* ---- 4. fp8 --------------------------------------------------------------------------------- */
@@ -533,15 +555,27 @@ QMX__DEF const char *qmx_dtype_name(qmx_dtype d) {
     case QMX_FP8_E5M2FNUZ: return "fp8_e5m2fnuz";
     case QMX_FLOAT32: return "float32";
     case QMX_UINT16: return "uint16";
+    case QMX_FP4_E2M1: return "fp4_e2m1";
+    case QMX_FP6_E2M3: return "fp6_e2m3";
+    case QMX_FP6_E3M2: return "fp6_e3m2";
+    case QMX_E8M0: return "e8m0";
+    case QMX_INT2: return "int2";
+    case QMX_UINT2: return "uint2";
+    case QMX_INT3: return "int3";
+    case QMX_INT5: return "int5";
+    case QMX_INT6: return "int6";
+    case QMX_INT7: return "int7";
     case QMX_DTYPE_INVALID: break;
     }
     return "invalid";
 }
 QMX__DEF int qmx_dtype_bits(qmx_dtype d) {
     switch (d) {
-    case QMX_INT4: case QMX_UINT4: return 4;
+    case QMX_INT2: case QMX_UINT2: return 2;
+    case QMX_INT4: case QMX_UINT4: case QMX_FP4_E2M1: return 4;
     case QMX_INT8: case QMX_UINT8: case QMX_FP8_E4M3FN: case QMX_FP8_E5M2:
-    case QMX_FP8_E4M3FNUZ: case QMX_FP8_E5M2FNUZ: return 8;
+    case QMX_FP8_E4M3FNUZ: case QMX_FP8_E5M2FNUZ: case QMX_FP6_E2M3: case QMX_FP6_E3M2:
+    case QMX_E8M0: case QMX_INT3: case QMX_INT5: case QMX_INT6: case QMX_INT7: return 8;
     case QMX_INT16: case QMX_UINT16: return 16;
     case QMX_FLOAT32: return 32;
     case QMX_DTYPE_INVALID: break;
@@ -552,8 +586,8 @@ QMX__DEF int qmx_dtype_is_fp8(qmx_dtype d) {
     return d == QMX_FP8_E4M3FN || d == QMX_FP8_E5M2 || d == QMX_FP8_E4M3FNUZ || d == QMX_FP8_E5M2FNUZ;
 }
 QMX__DEF int qmx_dtype_is_int(qmx_dtype d) {
-    return d == QMX_INT8 || d == QMX_UINT8 || d == QMX_INT4 || d == QMX_UINT4 || d == QMX_INT16 ||
-           d == QMX_UINT16;
+    int32_t lo, hi;
+    return qmx_dtype_int_range(d, &lo, &hi) == QMX_OK;
 }
 QMX__DEF qmx_status qmx_dtype_int_range(qmx_dtype d, int32_t *qmin, int32_t *qmax) {
     int32_t lo, hi;
@@ -564,6 +598,12 @@ QMX__DEF qmx_status qmx_dtype_int_range(qmx_dtype d, int32_t *qmin, int32_t *qma
     case QMX_UINT4: lo = 0; hi = 15; break;
     case QMX_INT16: lo = -32768; hi = 32767; break;
     case QMX_UINT16: lo = 0; hi = 65535; break;
+    case QMX_INT2: lo = -2; hi = 1; break;
+    case QMX_UINT2: lo = 0; hi = 3; break;
+    case QMX_INT3: lo = -4; hi = 3; break;
+    case QMX_INT5: lo = -16; hi = 15; break;
+    case QMX_INT6: lo = -32; hi = 31; break;
+    case QMX_INT7: lo = -64; hi = 63; break;
     default: return QMX_ERR_DTYPE;
     }
     if (!qmin || !qmax) return QMX_ERR_NULL;
@@ -574,6 +614,7 @@ QMX__DEF qmx_status qmx_dtype_storage_bytes(qmx_dtype d, size_t count, size_t *b
     size_t b;
     if (!bytes) return QMX_ERR_NULL;
     switch (qmx_dtype_bits(d)) {
+    case 2: b = count / 4 + ((count & 3) != 0); break;
     case 4: b = count / 2 + (count & 1); break;
     case 8: b = count; break;
     case 16: if (count > SIZE_MAX / 2) return QMX_ERR_OVERFLOW; b = count * 2; break;
@@ -618,6 +659,37 @@ QMX__DEF qmx_status qmx_pack_int4(qmx_dtype d, const int8_t *v, size_t n, uint8_
     for (i = 0; i + 1 < n; i += 2)
         packed[i / 2] = (uint8_t)(((uint32_t)v[i] & 0xFu) | (((uint32_t)v[i + 1] & 0xFu) << 4));
     if (n & 1) packed[n / 2] = (uint8_t)((uint32_t)v[n - 1] & 0xFu);
+    return QMX_OK;
+}
+QMX__DEF qmx_status qmx_pack_int2(qmx_dtype d, const int8_t *v, size_t n, uint8_t *packed,
+                                  size_t packed_bytes) {
+    size_t i;
+    int32_t lo = d == QMX_INT2 ? -2 : 0, hi = d == QMX_INT2 ? 1 : 3;
+    if (d != QMX_INT2 && d != QMX_UINT2) return QMX_ERR_DTYPE;
+    if (!v || !packed) return QMX_ERR_NULL;
+    if (n == 0) return QMX_ERR_SIZE;
+    if (packed_bytes < n / 4 + ((n & 3) != 0)) return QMX_ERR_BUFFER_TOO_SMALL;
+    for (i = 0; i < n; i++)
+        if (v[i] < lo || v[i] > hi) return QMX_ERR_ARG;
+    for (i = 0; i < n; i += 4) {
+        uint32_t b = 0;
+        size_t k;
+        for (k = 0; k < 4 && i + k < n; k++) b |= ((uint32_t)v[i + k] & 3u) << (2 * k);
+        packed[i / 4] = (uint8_t)b;
+    }
+    return QMX_OK;
+}
+QMX__DEF qmx_status qmx_unpack_int2(qmx_dtype d, const uint8_t *packed, size_t packed_bytes,
+                                    size_t n, int8_t *v) {
+    size_t i;
+    if (d != QMX_INT2 && d != QMX_UINT2) return QMX_ERR_DTYPE;
+    if (!v || !packed) return QMX_ERR_NULL;
+    if (n == 0) return QMX_ERR_SIZE;
+    if (packed_bytes < n / 4 + ((n & 3) != 0)) return QMX_ERR_BUFFER_TOO_SMALL;
+    for (i = 0; i < n; i++) {
+        int32_t c = (int32_t)((packed[i / 4] >> (2 * (i & 3))) & 3u);
+        v[i] = (int8_t)(d == QMX_INT2 ? (c ^ 2) - 2 : c);
+    }
     return QMX_OK;
 }
 QMX__DEF qmx_status qmx_unpack_int4(qmx_dtype d, const uint8_t *packed, size_t packed_bytes,
@@ -875,6 +947,28 @@ static void qmx__take_nibbles(const uint8_t *q, size_t at, int is_signed, int8_t
     }
     j += 2 * pairs;
     if (j < m) s[j] = (int8_t)qmx__get_nibble(q, at + j, is_signed);
+}
+/* int2 / uint2: element i in bits 2(i mod 4) .. 2(i mod 4) + 1 of byte i / 4 (ONNX's order). */
+static void qmx__put_crumbs(uint8_t *q, size_t at, const int8_t *s, size_t m) {
+    size_t j;
+    for (j = 0; j < m; j++) {
+        size_t e = at + j;
+        unsigned sh = 2u * (unsigned)(e & 3u);
+        q[e / 4] = (uint8_t)((q[e / 4] & ~(3u << sh)) | (((uint32_t)s[j] & 3u) << sh));
+    }
+}
+static void qmx__take_crumbs(const uint8_t *q, size_t at, int is_signed, int8_t *s, size_t m) {
+    size_t j;
+    for (j = 0; j < m; j++) {
+        size_t e = at + j;
+        int32_t c = (int32_t)((q[e / 4] >> (2u * (unsigned)(e & 3u))) & 3u);
+        s[j] = (int8_t)(is_signed ? (c ^ 2) - 2 : c);
+    }
+}
+/* int3 .. int7 are stored one per byte as int8_t: the int8 kernels serve them (their clamp is
+ * the dtype's range) */
+static int qmx__byte_int(qmx_dtype d) {
+    return d == QMX_INT8 || d == QMX_INT3 || d == QMX_INT5 || d == QMX_INT6 || d == QMX_INT7;
 }
 
 /* The config with defaults applied and the view resolved. */
@@ -1253,7 +1347,7 @@ QMX__DEF qmx_status qmx_quantize(const qmx_qconfig *c, const float *x, size_t co
             } else {
                 qmx__run p;
                 qmx__make_run(c, &v, s, zps && v.use_zp ? zps[pi] : 0, &p);
-                if (v.dtype == QMX_INT8) {
+                if (qmx__byte_int(v.dtype)) {
                     qmx__quant_run_s8(xs, n, &p, (int8_t *)qv + off + e);
                 } else if (v.dtype == QMX_UINT8) {
                     uint8_t *out = (uint8_t *)qv + off + e;
@@ -1264,14 +1358,16 @@ QMX__DEF qmx_status qmx_quantize(const qmx_qconfig *c, const float *x, size_t co
                 } else if (v.dtype == QMX_UINT16) {
                     uint16_t *out = (uint16_t *)qv + off + e;
                     for (j = 0; j < n; j++) out[j] = (uint16_t)qmx__quant_one(xs[j], &p);
-                } else { /* int4 / uint4: every value fits int8, so the int8 kernels quantize
-                          * into a stack stage, then the nibbles are packed */
+                } else { /* int4 / uint4 / int2 / uint2: every value fits int8, so the int8
+                          * kernels quantize into a stack stage, then the bits are packed */
                     int8_t stage[QMX__STAGE];
                     size_t done = 0;
+                    int two = v.dtype == QMX_INT2 || v.dtype == QMX_UINT2;
                     while (done < n) {
                         size_t m = n - done < QMX__STAGE ? n - done : QMX__STAGE;
                         qmx__quant_run_s8(xs + done, m, &p, stage);
-                        qmx__put_nibbles((uint8_t *)qv, off + e + done, stage, m);
+                        if (two) qmx__put_crumbs((uint8_t *)qv, off + e + done, stage, m);
+                        else qmx__put_nibbles((uint8_t *)qv, off + e + done, stage, m);
                         done += m;
                     }
                 }
@@ -1281,6 +1377,8 @@ QMX__DEF qmx_status qmx_quantize(const qmx_qconfig *c, const float *x, size_t co
     }
     if ((v.dtype == QMX_INT4 || v.dtype == QMX_UINT4) && (count & 1))
         qmx__set_nibble((uint8_t *)qv, count, 0);  /* the unused high nibble */
+    if ((v.dtype == QMX_INT2 || v.dtype == QMX_UINT2) && (count & 3))   /* the unused high bits */
+        ((uint8_t *)qv)[count / 4] &= (uint8_t)((1u << (2u * (unsigned)(count & 3u))) - 1u);
     if (c->recipe == QMX_RECIPE_ONNX && v.dtype == QMX_FP8_E5M2) {
         /* ONNX's reference casts through ml_dtypes, whose E5M2 NaN is 0x7E | sign; qmx's
          * encoder writes 0x7F | sign, and only for NaN */
@@ -1319,7 +1417,7 @@ QMX__DEF qmx_status qmx_dequantize(const qmx_qconfig *c, const void *qv, size_t 
                 const uint8_t *in = (const uint8_t *)qv + at;
                 size_t d = qmx__fp8_dequant_run_simd(in, n, s, &v.f, ys);
                 qmx__fp8_dequant_run_scalar(in + d, n - d, s, &v.f, ys + d);
-            } else if (v.dtype == QMX_INT8) {
+            } else if (qmx__byte_int(v.dtype)) {
                 const int8_t *in = (const int8_t *)qv + at;
                 size_t d = qmx__dequant_run_s8_simd(in, n, zp, s, ys);
                 qmx__dequant_run_s8_scalar(in + d, n - d, zp, s, ys + d);
@@ -1332,12 +1430,16 @@ QMX__DEF qmx_status qmx_dequantize(const qmx_qconfig *c, const void *qv, size_t 
             } else if (v.dtype == QMX_UINT16) {
                 const uint16_t *in = (const uint16_t *)qv + at;
                 for (j = 0; j < n; j++) ys[j] = (float)((int32_t)in[j] - zp) * s;
-            } else {   /* int4 / uint4: unpack into an int8 stack stage, then the int8 kernels */
+            } else {   /* int4 / uint4 / int2 / uint2: unpack into an int8 stack stage, then the
+                        * int8 kernels */
                 int8_t stage[QMX__STAGE];
                 size_t done = 0;
                 while (done < n) {
                     size_t m = n - done < QMX__STAGE ? n - done : QMX__STAGE, d;
-                    qmx__take_nibbles((const uint8_t *)qv, at + done, v.dtype == QMX_INT4, stage, m);
+                    if (v.dtype == QMX_INT2 || v.dtype == QMX_UINT2)
+                        qmx__take_crumbs((const uint8_t *)qv, at + done, v.dtype == QMX_INT2, stage, m);
+                    else
+                        qmx__take_nibbles((const uint8_t *)qv, at + done, v.dtype == QMX_INT4, stage, m);
                     d = qmx__dequant_run_s8_simd(stage, m, zp, s, ys + done);
                     qmx__dequant_run_s8_scalar(stage + d, m - d, zp, s, ys + done + d);
                     done += m;

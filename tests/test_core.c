@@ -49,6 +49,21 @@ static void storage_sizes_detect_overflow(void) {
     CHECK(qmx_dtype_storage_bytes(QMX_INT4, SIZE_MAX, &b) == QMX_OK && b == SIZE_MAX / 2 + 1,
           "SIZE_MAX int4 fits");
     CHECK(qmx_dtype_storage_bytes(QMX_INT16, 3, &b) == QMX_OK && b == 6, "int16 bytes");
+    CHECK(qmx_dtype_storage_bytes(QMX_INT2, 5, &b) == QMX_OK && b == 2, "5 int2 -> 2 bytes");
+    CHECK(qmx_dtype_storage_bytes(QMX_UINT2, 8, &b) == QMX_OK && b == 2, "8 uint2 -> 2 bytes");
+    CHECK(qmx_dtype_storage_bytes(QMX_INT2, SIZE_MAX, &b) == QMX_OK && b == SIZE_MAX / 4 + 1,
+          "int2 byte count never overflows");
+    CHECK(qmx_dtype_storage_bytes(QMX_INT5, 7, &b) == QMX_OK && b == 7, "int3..int7: a byte each");
+    {   /* the ranges of Qwix's widths: [-2^(b-1), 2^(b-1) - 1] */
+        static const qmx_dtype w[] = {QMX_INT2, QMX_INT3, QMX_INT4, QMX_INT5, QMX_INT6, QMX_INT7};
+        int k;
+        for (k = 0; k < 6; k++) {
+            int32_t lo = 0, hi = 0;
+            CHECK(qmx_dtype_int_range(w[k], &lo, &hi) == QMX_OK && lo == -(1 << (k + 1)) &&
+                      hi == (1 << (k + 1)) - 1 && qmx_dtype_is_int(w[k]),
+                  "int%d range [%d, %d]", k + 2, (int)lo, (int)hi);
+        }
+    }
     b = 7;
     CHECK(qmx_dtype_storage_bytes(QMX_INT16, SIZE_MAX / 2 + 1, &b) == QMX_ERR_OVERFLOW && b == 7,
           "int16 overflow, output untouched");
@@ -99,6 +114,42 @@ static void int4_nibble_layout(void) {
     }
 }
 
+static void int2_layout(void) {
+    /* element 4i + k -> bits 2k, 2k + 1 of byte i (ONNX INT2); two's complement */
+    const int8_t v[5] = { 1, -2, 0, -1, 1 };
+    uint8_t p[3] = { 0xAA, 0xAA, 0xAA };
+    int8_t back[5];
+    int i;
+    QMX_TEST_CASE("int2 packing: element 4i in the lowest bits, the tail's unused bits 0");
+    CHECK(qmx_pack_int2(QMX_INT2, v, 5, p, 2) == QMX_OK, "pack");
+    CHECK(p[0] == 0xC9, "byte 0: 1 (01), -2 (10), 0 (00), -1 (11) -> 0b11001001, got 0x%02X", p[0]);
+    CHECK(p[1] == 0x01 && p[2] == 0xAA, "byte 1: 1 and three unused zeros; nothing past it");
+    CHECK(qmx_unpack_int2(QMX_INT2, p, 2, 5, back) == QMX_OK, "unpack");
+    for (i = 0; i < 5; i++) CHECK(back[i] == v[i], "round trip %d", i);
+    {
+        const int8_t u[2] = { 3, 2 }, bad[1] = { 2 };
+        CHECK(qmx_pack_int2(QMX_UINT2, u, 2, p, 1) == QMX_OK && p[0] == 0x0B &&
+                  qmx_unpack_int2(QMX_UINT2, p, 1, 2, back) == QMX_OK && back[0] == 3 && back[1] == 2,
+              "uint2: 3, 2 -> 0x0B and back unsigned");
+        p[0] = 0x55;
+        CHECK(qmx_pack_int2(QMX_INT2, bad, 1, p, 1) == QMX_ERR_ARG && p[0] == 0x55, "2 is not int2");
+        CHECK(qmx_pack_int2(QMX_INT2, v, 5, p, 1) == QMX_ERR_BUFFER_TOO_SMALL && p[0] == 0x55,
+              "5 values need 2 bytes");
+        CHECK(qmx_pack_int2(QMX_INT4, v, 2, p, 1) == QMX_ERR_DTYPE, "int4 is not int2");
+        CHECK(qmx_unpack_int2(QMX_INT2, p, 1, 0, back) == QMX_ERR_SIZE, "count 0");
+    }
+    {   /* through qmx_quantize: 5 int2 values, the last byte's unused bits written 0 */
+        qmx_qconfig c = QMX_ZERO_INIT;
+        float x[5] = { 1.0f, -2.0f, 0.0f, -1.0f, 1.0f }, s = 1.0f, y[5];
+        c.dtype = QMX_INT2; c.recipe = QMX_RECIPE_QWIX;
+        p[0] = p[1] = 0xFF;
+        CHECK(qmx_quantize(&c, x, 5, &s, 1, NULL, p, 2) == QMX_OK && p[0] == 0xC9 && p[1] == 0x01,
+              "qmx_quantize int2: 0x%02X 0x%02X", p[0], p[1]);
+        CHECK(qmx_dequantize(&c, p, 2, 5, &s, 1, NULL, y) == QMX_OK && y[1] == -2.0f && y[4] == 1.0f,
+              "qmx_dequantize int2");
+    }
+}
+
 /* xoshiro128** reference values: first outputs for a state set directly (the algorithm as
  * published by Blackman and Vigna, computed by hand from its definition for s = {1,2,3,4}). */
 static void rng_stream_is_portable(void) {
@@ -138,6 +189,7 @@ int main(void) {
     dtype_facts();
     storage_sizes_detect_overflow();
     int4_nibble_layout();
+    int2_layout();
     rng_stream_is_portable();
     return QMX_TEST_END();
 }

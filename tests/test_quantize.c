@@ -72,7 +72,9 @@ static long parse_dec(const char *s, int *ok) {
 static int dtype_of(const char *s, qmx_dtype *d) {
     static const struct { const char *n; qmx_dtype d; } T[] = {
         { "int8", QMX_INT8 }, { "uint8", QMX_UINT8 }, { "int4", QMX_INT4 }, { "uint4", QMX_UINT4 },
-        { "int16", QMX_INT16 }, { "fp8_e4m3fn", QMX_FP8_E4M3FN }, { "fp8_e5m2", QMX_FP8_E5M2 },
+        { "int16", QMX_INT16 }, { "int2", QMX_INT2 }, { "uint2", QMX_UINT2 }, { "int3", QMX_INT3 },
+        { "int5", QMX_INT5 }, { "int6", QMX_INT6 }, { "int7", QMX_INT7 },
+        { "fp8_e4m3fn", QMX_FP8_E4M3FN }, { "fp8_e5m2", QMX_FP8_E5M2 },
         { "fp8_e4m3fnuz", QMX_FP8_E4M3FNUZ }, { "fp8_e5m2fnuz", QMX_FP8_E5M2FNUZ } };
     size_t i;
     for (i = 0; i < sizeof T / sizeof T[0]; i++)
@@ -110,8 +112,11 @@ static int fp8_code_is_nan(qmx_dtype d, unsigned c) {
     return (c & 0x7Fu) == 0x7Fu;
 }
 static int is_fp8(qmx_dtype d) { return d >= QMX_FP8_E4M3FN && d <= QMX_FP8_E5M2FNUZ; }
-static int is_packed(qmx_dtype d) { return d == QMX_INT4 || d == QMX_UINT4; }
+static int is_packed(qmx_dtype d) {
+    return d == QMX_INT4 || d == QMX_UINT4 || d == QMX_INT2 || d == QMX_UINT2;
+}
 static size_t storage_bytes(qmx_dtype d, size_t n) {
+    if (d == QMX_INT2 || d == QMX_UINT2) return (n + 3) / 4;
     if (is_packed(d)) return (n + 1) / 2;
     if (d == QMX_INT16) return 2 * n;
     return n;
@@ -119,7 +124,10 @@ static size_t storage_bytes(qmx_dtype d, size_t n) {
 /* element i of a qmx storage buffer, decoded here (not with qmx's helpers) */
 static int32_t storage_get(qmx_dtype d, const uint8_t *b, size_t i) {
     switch (d) {
-    case QMX_INT8: return (int32_t)(int8_t)b[i];
+    case QMX_INT8: case QMX_INT3: case QMX_INT5: case QMX_INT6: case QMX_INT7:
+        return (int32_t)(int8_t)b[i];
+    case QMX_INT2: { int32_t c = (b[i / 4] >> (2 * (i & 3))) & 3; return c >= 2 ? c - 4 : c; }
+    case QMX_UINT2: return (b[i / 4] >> (2 * (i & 3))) & 3;
     case QMX_INT16: { int16_t v; memcpy(&v, b + 2 * i, 2); return v; }
     case QMX_INT4: { int32_t n = (b[i / 2] >> (4 * (i & 1))) & 15; return n >= 8 ? n - 16 : n; }
     case QMX_UINT4: return (b[i / 2] >> (4 * (i & 1))) & 15;
@@ -131,6 +139,9 @@ static void storage_set(qmx_dtype d, uint8_t *b, size_t i, int32_t v) {
     case QMX_INT16: { int16_t s = (int16_t)v; memcpy(b + 2 * i, &s, 2); break; }
     case QMX_INT4: case QMX_UINT4:
         b[i / 2] = (uint8_t)((b[i / 2] & (0xF0u >> (4 * (i & 1)))) | (((uint32_t)v & 15u) << (4 * (i & 1))));
+        break;
+    case QMX_INT2: case QMX_UINT2:
+        b[i / 4] = (uint8_t)((b[i / 4] & ~(3u << (2 * (i & 3)))) | (((uint32_t)v & 3u) << (2 * (i & 3))));
         break;
     default: b[i] = (uint8_t)v; break;
     }

@@ -69,6 +69,10 @@ static void model_init(model *m, const qmx_qconfig *c) {
     case QMX_UINT8: lo = 0; hi = 255; break;
     case QMX_INT4: lo = -8; hi = 7; break;
     case QMX_UINT4: lo = 0; hi = 15; break;
+    case QMX_INT2: lo = -2; hi = 1; break;
+    case QMX_UINT2: lo = 0; hi = 3; break;
+    case QMX_INT3: lo = -4; hi = 3; break;
+    case QMX_INT7: lo = -64; hi = 63; break;
     default: lo = -32768; hi = 32767; break;
     }
     /* AQT is symmetric [-qmax, qmax]; TFLite symmetric is narrow; narrow_range forces it;
@@ -165,9 +169,18 @@ static int sentinel_ok(const uint8_t *p, size_t n) {
     return 1;
 }
 
-/* Packs model values as the dtype stores them (int8/uint8 bytes, int4/uint4 nibbles). */
+/* Packs model values as the dtype stores them (int8/uint8/int3..int7 bytes, int4/uint4
+ * nibbles, int2/uint2 four per byte from the lowest bits). */
 static size_t pack_expected(qmx_dtype d, const int32_t *v, size_t n, uint8_t *out) {
     size_t i;
+    if (d == QMX_INT2 || d == QMX_UINT2) {
+        for (i = 0; i < (n + 3) / 4; i++) {
+            uint32_t b = 0, k;
+            for (k = 0; k < 4 && 4 * i + k < n; k++) b |= ((uint32_t)v[4 * i + k] & 3u) << (2 * k);
+            out[i] = (uint8_t)b;
+        }
+        return (n + 3) / 4;
+    }
     if (d == QMX_INT4 || d == QMX_UINT4) {
         for (i = 0; i < (n + 1) / 2; i++) {
             uint32_t lo = (uint32_t)v[2 * i] & 0xFu;
@@ -234,11 +247,12 @@ static int32_t random_zp(qmx_dtype d) {
 }
 
 static void int_quantize_lengths(void) {
-    static const qmx_dtype dts[] = { QMX_INT8, QMX_INT4, QMX_UINT8, QMX_UINT4 };
+    static const qmx_dtype dts[] = { QMX_INT8, QMX_INT4, QMX_UINT8, QMX_UINT4, QMX_INT2, QMX_UINT2,
+                                     QMX_INT3, QMX_INT7 };
     static const size_t longs[] = { 127, 128, 129, 255, 256, 257, 1000, 4099 };
     size_t n, di, r;
     QMX_TEST_CASE("int quantize, per tensor: every length 0..67 and long runs, every alignment");
-    for (di = 0; di < 4; di++) {
+    for (di = 0; di < sizeof dts / sizeof dts[0]; di++) {
         for (n = 0; n < 68 + 8; n++) {
             size_t len = n < 68 ? n : longs[n - 68];
             for (r = 0; r < 16; r++) {
@@ -407,10 +421,11 @@ static void int_quantize_channel_runs(void) {
 
 /* ---- integer dequantize ---- */
 static void int_dequantize_lengths(void) {
-    static const qmx_dtype dts[] = { QMX_INT8, QMX_INT4, QMX_UINT8, QMX_UINT4 };
+    static const qmx_dtype dts[] = { QMX_INT8, QMX_INT4, QMX_UINT8, QMX_UINT4, QMX_INT2, QMX_UINT2,
+                                     QMX_INT3, QMX_INT7 };
     size_t n, di, r, i;
     QMX_TEST_CASE("int dequantize: (q - zp) * s for every length and alignment");
-    for (di = 0; di < 4; di++)
+    for (di = 0; di < sizeof dts / sizeof dts[0]; di++)
         for (n = 1; n < 68 + 4; n++)
             for (r = 0; r < 4; r++) {
                 qmx_qconfig c;
