@@ -47,6 +47,14 @@
  *   QMX_INT2 / QMX_UINT2   four values per byte: element 4i + k in bits 2k, 2k + 1 of byte i
  *                          (ONNX INT2 / UINT2 order); [-2, 1] / [0, 3]; the unused high bits
  *                          of the last byte are written as 0 and ignored on read.
+ *   QMX_NF4                QLoRA NormalFloat4: codes 0..15 packed as uint4 (element 2i low
+ *                          nibble), value = table[code] * scale with the 16 float32 values of
+ *                          QLoRA Appendix E (-1, -0.6961928, ..., 0, 0.0795803, ..., 1).
+ *                          Symmetric only; scale = absmax (Qwix's bound 1.0) with the recipe's
+ *                          zero guard; t = x / s (AQT: x * (1/s)); code = argmin |table - t|
+ *                          over all 16 in float32, ties to the lower code (Qwix; bitsandbytes'
+ *                          midpoint thresholds can differ within an ulp of a midpoint); NaN
+ *                          -> the code of 0 (7). Not for the torch / ONNX recipes.
  *   QMX_INT3, QMX_INT5, QMX_INT6, QMX_INT7   Qwix's widths: one int8_t per value, range
  *                          [-2^(b-1), 2^(b-1) - 1]; every recipe, granularity and rounding as
  *                          int8 (AQT's bound qmax + 0.5, e.g. int3: absmax / 3.5).
@@ -79,6 +87,77 @@
  *     sign; both are NaN.) -0.0 -> 0x80 except FNUZ (-0 does not exist there: 0x00).
  *   Verified against NVIDIA cuda_fp8.h for all 2^32 float inputs (make test-exhaustive) and
  *   against ml_dtypes tables for the FNUZ formats.
+ *
+ * FP4 / FP6 / E8M0 (section 4b: the OCP MX v1.0 element and scale formats)
+ *   QMX_FP4_E2M1  s.ee.m,    bias 1, values 0, 0.5, 1, 1.5, 2, 3, 4, 6; packed two per byte,
+ *                 element 2i in the LOW nibble (as int4)
+ *   QMX_FP6_E2M3  s.ee.mmm,  bias 1, max 7.5, min subnormal 2^-3; one code per byte, low 6 bits
+ *   QMX_FP6_E3M2  s.eee.mm,  bias 3, max 28,  min subnormal 2^-4; one code per byte, low 6 bits
+ *     No Inf, no NaN; exponent field 0 is subnormal, the top field is an ordinary binade.
+ *     Packed fp6 (qmx_pack_fp6): 4 codes in 3 bytes, little-endian bit stream (code i in
+ *     stream bits 6i..6i+5), the order of AMD ROCm/rocRoller's getFp6 / setFp6.
+ *   QMX_E8M0      eeeeeeee,  bias 127, value 2^(c - 127) for c = 0..254 (0x00 = 2^-127, a
+ *                 float32 subnormal), 0xFF NaN; no sign, no zero, no Inf.
+ *   fp4/fp6 encode (qmx_fp4_from_f32, qmx_fp6_from_f32): exact integer arithmetic; round to
+ *     nearest even, or toward zero (round_toward_zero != 0; CUDA cudaRoundNearest /
+ *     cudaRoundZero, ml_dtypes rne / rtz). Overflow after rounding and +-Inf give +-max
+ *     ALWAYS: CUDA offers only saturating conversions for these formats, and ml_dtypes' astype
+ *     (non-saturating) and its saturating cast give the same codes as each other (there is no
+ *     Inf or NaN to overflow to), so qmx has no saturate flag. -0.0 and values that round to 0
+ *     keep their sign (-0 code), as both references. NaN: the references differ. CUDA writes
+ *     +max (0x7 / 0x1F) for every NaN (documented in cuda_fp4.h / cuda_fp6.h: "NaN input values
+ *     result in positive MAXNORM", one contract for host and device code); ml_dtypes writes
+ *     the -0 code for +NaN and +0 for -NaN (a sign-flipped placeholder). qmx follows CUDA: it
+ *     is the documented hardware contract, and it does not depend on a NaN's sign.
+ *   E8M0 encode (qmx_e8m0_from_f32): rounds |x| to a power of two. DOWN = floor(log2 |x|) (OCP MX,
+ *     CUDA cudaRoundZero), UP = ceil (CUDA cudaRoundPosInf). NEAREST = ml_dtypes
+ *     float8_e8m0fnu astype: between 2^e and 2^(e+1) the tie is at 1.5 * 2^e (the linear
+ *     midpoint) and goes UP; float32 subnormals round to 2^-126 when x > 2^-127, else to 2^-127.
+ *     Results below 2^-127 clamp to 0x00; above 2^127 (and +-Inf) give 0xFE with saturate,
+ *     else 0xFF (NaN); NaN -> 0xFF. CUDA and ml_dtypes differ for x <= 0 and for Inf. CUDA
+ *     rounds |x|, so zero -> 0x00 and -x == x; ml_dtypes gives NaN without saturation and 0x00
+ *     with it for every x <= 0, and keeps Inf -> 0xFF even when saturating. qmx follows CUDA,
+ *     whose header documents "the absolute value is rounded" and NaN only for NaN, for every
+ *     mode: a block whose amax is 0 still gets a usable scale.
+ *   Decoding is exact. E8M0 0xFF decodes to 0x7FC00000 (ml_dtypes; CUDA's bf16 path gives
+ *     0x7FFF0000, also a NaN). The scaled arrays (qmx_fp4/fp6_quantize_array) encode
+ *     x / scale, or x itself when that is NaN, as the fp8 arrays do.
+ *   Verified (measurements): every row of the golden tables in tests/test_lowfloat.c: CUDA
+ *     13.0 host path, 3 x 20000 fp4/fp6 rows (rn, rz) and 20000 E8M0 rows (rz, rp, sat, nosat)
+ *     all equal; ml_dtypes v0.6.0, 4 x 20000 rows x 4 columns: all equal except the
+ *     documented differences, which are checked to be exactly those (460 fp4/fp6 NaN cells,
+ *     39580 E8M0 x <= 0 cells, 436 E8M0 Inf cells). make test-exhaustive: all 2^32 float32
+ *     inputs x 10 CUDA modes (fp4, fp6 x 2: rn, rz; E8M0: rz, rp x satfinite, nosat)
+ *     = 42,949,672,960 encodes, 0 mismatches; every code decoded, and the only difference is
+ *     the 0xFF NaN bits, which is counted.
+ *
+ * BLOCK-SCALED FORMATS (section 6b: qmx_mx_config; qmx_mx_storage, _quantize, _dequantize)
+ *   MXFP8 (E4M3, E5M2), MXFP6 (E2M3, E3M2), MXFP4: one E8M0 scale per block (default 32) of
+ *   consecutive elements along axis_len; NVFP4: E2M1 elements, an E4M3 scale per 16, and with
+ *   tensor_scale > 0 torchao's two-level form. amax = max |x| of the block (NaN if any is NaN).
+ *   Each rule is one origin's code path, bit for bit, NaN / Inf / zero blocks included:
+ *     QMX_MX_FLOOR  OCP MX v1.0 / torchao FLOOR: c = clamp(exp(amax) - emax, -127, 128) + 127 from
+ *                   the exponent bits (emax: E4M3 8, E5M2 15, E2M3 2, E3M2 4, E2M1 2)
+ *     QMX_MX_CEIL   torchao CEIL: + 1 when amax's mantissa is nonzero
+ *     QMX_MX_EVEN   torchao EVEN: amax first rounded to the element's mantissa width (ties up)
+ *     QMX_MX_RCEIL  torchao RCEIL = cuBLAS / TransformerEngine: the E8M0 of f32(amax * f32(1 /
+ *                   max)) rounded up
+ *     (these four: c = 0xFF for a non-finite amax; elements = RNE cast of f32(x * 2^(127 - c)),
+ *     saturating; a NaN element (every element of a 0xFF block) gets the NaN code of torchao's
+ *     casts: fp8 0x7F | sign, e2m1 0x3 | sign, e2m3 0x0C | sign, e3m2 0x0E | sign; NVFP4:
+ *     scale = E4M3(clamp(f32(amax / 6) [/ P], 2^-6, 448)), elements = fp4(clamp(f32(x *
+ *     f32(1 / s)) [x f32(f32(1 / P) / s)], -6, 6)))
+ *     QMX_MX_QWIX   Qwix (mxfp8 E4M3 block 32 or 16, mxfp4, nvfp4): s = f32(amax / Q) (Q 448, 6),
+ *                   s < 2^-63 -> 1, times f32(60/31) (mxfp8) or f32(12/7) (mxfp4), rounded to
+ *                   bfloat16 and its mantissa cleared (a power of two; NaN -> Inf, code 0xFF);
+ *                   nvfp4: E4M3(s) with subnormals; elements = RNE cast of clip(f32(x / s)) (a NaN
+ *                   made by Inf / Inf or 0 / 0 is x86's default NaN, with the sign set; fp4 NaN:
+ *                   ml_dtypes' +NaN -> 0x8, -NaN -> 0x0); dequantize v * s with s = +Inf for 0xFF.
+ *   NaN signs follow the origin on x86 whatever the target. Dequantize: v * 2^(c - 127) (0xFF:
+ *   NaN), NVFP4 v * decode(scale) [* P]. Verified against tests/data/mx_golden.txt (371 cases,
+ *   835 blocks, from torchao's formulas and transcribed tests and Qwix's source; measured:
+ *   0 mismatches). Not yet: microxcaling's ties-away rounding and MXINT8, ggml's MXFP4 / NVFP4
+ *   rules and block layouts (their golden cases are in the same file), kernels on these formats.
  *
  * INTEGER QUANTIZATION (qmx_qconfig; qmx_compute_qparams, qmx_quantize, qmx_dequantize)
  *   dequant:  x' = (q - zero_point) * scale    (scale multiplies, as in AQT/Qwix/TFLite)
@@ -198,8 +277,9 @@
  *     except that a signaling NaN decodes quiet (payload and sign kept, quiet bit set) as
  *     F16C's vcvtph2ps does: an x87 target could not return a signaling NaN bit-exactly.
  *
- * SECTIONS: 1 config  2 status  3 dtypes  4 fp8  5 rng  6 quantize  7 requantize  8 interop
- *           9 implementation (scalar reference, then SIMD paths that give the same bits)
+ * SECTIONS: 1 config  2 status  3 dtypes  4 fp8  4b fp4/fp6/e8m0  5 rng  6 quantize
+ *           6b block-scaled formats (MX, NVFP4)  7 requantize  8 interop  9 implementation
+ *           (scalar reference, then SIMD paths that give the same bits)
  * ============================================================================================ */
 #ifndef QMX_H
 #define QMX_H
@@ -277,7 +357,8 @@ typedef enum qmx_dtype {
     QMX_INT3 = 18,         /* int3 .. int7: one per byte (int8_t) with their own range */
     QMX_INT5 = 19,
     QMX_INT6 = 20,
-    QMX_INT7 = 21
+    QMX_INT7 = 21,
+    QMX_NF4 = 22           /* QLoRA NormalFloat4 codes, packed two per byte like uint4 */
 } qmx_dtype;
 
 QMX_API const char *qmx_dtype_name(qmx_dtype dtype);   /* "int8", "fp8_e4m3fn", ...; "invalid" */
@@ -315,6 +396,67 @@ QMX_API qmx_status qmx_fp8_quantize_array(qmx_dtype fmt, const float *x, size_t 
                                           int saturate, uint8_t *out);
 QMX_API qmx_status qmx_fp8_dequantize_array(qmx_dtype fmt, const uint8_t *codes, size_t n,
                                             float scale, float *y);
+
+/* ---- 4b. fp4 / fp6 / E8M0 (OCP MX element and scale formats) ------------------------------- */
+/* Scalar element codecs (contract: "FP4 / FP6 / E8M0" in the doc block above). Encoders round
+ * to nearest even, or toward zero when round_toward_zero != 0 (CUDA cudaRoundNearest /
+ * cudaRoundZero); they always saturate (overflow and +-Inf -> +-max: the formats have no Inf,
+ * and CUDA and ml_dtypes both clamp); every NaN -> the positive max code (CUDA's rule).
+ * fp4 codes are 4 bits (s.ee.m, a decoder ignores bits 4-7), fp6 codes 6 bits (s.ee.mmm /
+ * s.eee.mm, a decoder ignores bits 6-7). fmt must be QMX_FP6_E2M3 or QMX_FP6_E3M2; any other
+ * fmt encodes to 0 and decodes to NaN. Decoding is exact. */
+QMX_API uint8_t qmx_fp4_from_f32(float x, int round_toward_zero);
+QMX_API float qmx_fp4_to_f32(uint8_t code);
+QMX_API uint8_t qmx_fp6_from_f32(float x, qmx_dtype fmt, int round_toward_zero);
+QMX_API float qmx_fp6_to_f32(uint8_t code, qmx_dtype fmt);
+
+/* E8M0 (the MX shared scale): code c is 2^(c - 127), 0xFF is NaN; no zero, no sign, no Inf.
+ * The encoder rounds |x| to a power of two:
+ *   DOWN     toward zero: 2^floor(log2 |x|) (the OCP MX rule; CUDA cudaRoundZero)
+ *   UP       toward +Inf: 2^ceil(log2 |x|) (CUDA cudaRoundPosInf, Blackwell cvt.rp.ue8m0x2)
+ *   NEAREST  ml_dtypes float8_e8m0fnu astype: between 2^e and 2^(e+1) the tie is 1.5 * 2^e and
+ *            goes UP; below 2^-126 (float32 subnormals) x > 2^-127 -> 2^-126, else 2^-127.
+ * Results below 2^-127 (zero included) give 0x00 (2^-127); results above 2^127 give 0xFE
+ * (saturate != 0) or 0xFF (NaN); +-Inf -> 0xFE / 0xFF likewise; NaN -> 0xFF. An invalid mode
+ * gives 0xFF. Decoding: 0x00 -> 2^-127 (a float32 subnormal), 0xFF -> +NaN (0x7FC00000). */
+typedef enum qmx_e8m0_round {
+    QMX_E8M0_ROUND_DOWN = 0,     /* toward zero: floor(log2 |x|), OCP MX */
+    QMX_E8M0_ROUND_UP = 1,       /* toward +Inf: ceil(log2 |x|), CUDA cudaRoundPosInf */
+    QMX_E8M0_ROUND_NEAREST = 2   /* ml_dtypes astype (ties at 1.5 * 2^e go up) */
+} qmx_e8m0_round;
+QMX_API uint8_t qmx_e8m0_from_f32(float x, qmx_e8m0_round mode, int saturate);
+QMX_API float qmx_e8m0_to_f32(uint8_t code);
+
+/* Scaled arrays, as qmx_fp8_quantize_array: code = encode(x[i] / scale), and
+ * y[i] = decode(code) * scale; scale must be finite and > 0. A NaN x[i] is encoded itself,
+ * not the quotient (which RISC-V makes the canonical +NaN), as qmx_fp8_quantize_array does.
+ * fp4 output is PACKED: element 2i in the LOW nibble of packed[i], 2i + 1 in the high nibble;
+ * (n + 1) / 2 bytes, an odd n's unused high nibble written 0 (QMX_FP4_E2M1's layout, as int4).
+ * fp6: one code per byte (bits 6-7 are 0), n bytes. Errors (nothing written): QMX_ERR_NULL,
+ * QMX_ERR_SIZE (n == 0), QMX_ERR_ARG (scale), QMX_ERR_DTYPE (fp6 fmt). */
+QMX_API qmx_status qmx_fp4_quantize_array(const float *x, size_t n, float scale,
+                                          int round_toward_zero, uint8_t *packed);
+QMX_API qmx_status qmx_fp4_dequantize_array(const uint8_t *packed, size_t n, float scale,
+                                            float *y);
+QMX_API qmx_status qmx_fp6_quantize_array(qmx_dtype fmt, const float *x, size_t n, float scale,
+                                          int round_toward_zero, uint8_t *out);
+QMX_API qmx_status qmx_fp6_dequantize_array(qmx_dtype fmt, const uint8_t *codes, size_t n,
+                                            float scale, float *y);
+
+/* Packed fp6: four 6-bit codes in three bytes, little-endian bit stream (code i in bits
+ * 6i .. 6i + 5 of the stream, bit 0 = the lowest bit of byte 0), the layout of AMD's
+ * ROCm/rocRoller (getFp6 / setFp6, packFP6x16). Per group of four codes c0..c3:
+ *     byte 0 = c0 | (c1 & 3) << 6,  byte 1 = c1 >> 2 | (c2 & 15) << 4,  byte 2 = c2 >> 4 | c3 << 2
+ * qmx_fp6_packed_bytes(count) = ceil(6 * count / 8) = 3 * (count / 4) + {0, 1, 2, 3}[count % 4]
+ * (never overflows). The unused high bits of the last byte are written 0 and ignored on read.
+ * pack: codes must be < 64 (else QMX_ERR_ARG); QMX_ERR_NULL, QMX_ERR_SIZE (count 0),
+ * QMX_ERR_BUFFER_TOO_SMALL (packed_bytes < qmx_fp6_packed_bytes(count)); nothing is written
+ * on error. The buffers must not overlap. */
+QMX_API size_t qmx_fp6_packed_bytes(size_t count);
+QMX_API qmx_status qmx_pack_fp6(const uint8_t *codes, size_t count, uint8_t *packed,
+                                size_t packed_bytes);
+QMX_API qmx_status qmx_unpack_fp6(const uint8_t *packed, size_t packed_bytes, size_t count,
+                                  uint8_t *codes);
 
 /* ---- 5. portable random numbers (stochastic rounding) --------------------------------------- */
 /* xoshiro128** over four 32-bit words, seeded through splitmix64: 32-bit arithmetic only, the
@@ -384,6 +526,53 @@ QMX_API qmx_status qmx_quantize(const qmx_qconfig *cfg, const float *x, size_t c
 QMX_API qmx_status qmx_dequantize(const qmx_qconfig *cfg, const void *q, size_t q_bytes,
                                   size_t count, const float *scales, size_t n_scales,
                                   const int32_t *zero_points, float *y);
+
+/* ---- 6b. block-scaled formats: MX (OCP microscaling) and NVFP4 --------------------------------
+ * One scale per block of consecutive elements along axis_len of the [outer][axis_len][inner]
+ * view (inner = 1: the last axis); elements and scales are separate arrays (torchao / OCP
+ * layout). Elements: MXFP8 one fp8 code per byte, MXFP6 one fp6 code per byte (low 6 bits),
+ * MXFP4 / NVFP4 two fp4 codes per byte by flat element index (element 2i in the low nibble).
+ * Scales, in [outer][block][inner] order: an E8M0 byte per block (MX), an E4M3 byte (NVFP4). */
+typedef enum qmx_mx_format {
+    QMX_MXFP8_E4M3 = 0,
+    QMX_MXFP8_E5M2 = 1,
+    QMX_MXFP6_E2M3 = 2,
+    QMX_MXFP6_E3M2 = 3,
+    QMX_MXFP4 = 4,           /* E2M1 elements */
+    QMX_NVFP4 = 5            /* E2M1 elements, an E4M3 scale per 16, optional fp32 tensor scale */
+} qmx_mx_format;
+
+/* Each value reproduces one origin bit for bit (see "BLOCK-SCALED FORMATS" at the top). */
+typedef enum qmx_mx_rule {
+    QMX_MX_FLOOR = 0,        /* OCP MX v1.0 = torchao FLOOR (default); NVFP4: torchao */
+    QMX_MX_CEIL = 1,         /* torchao CEIL */
+    QMX_MX_EVEN = 2,         /* torchao EVEN */
+    QMX_MX_RCEIL = 3,        /* torchao RCEIL = cuBLAS / TransformerEngine */
+    QMX_MX_QWIX = 4          /* Qwix 'mxfp8', 'mxfp8_16', 'mxfp4', 'nvfp4' */
+} qmx_mx_rule;
+
+/* Zero-initialised: MXFP8 E4M3, FLOOR, blocks of 32 along a flat array. */
+typedef struct qmx_mx_config {
+    qmx_mx_format format;
+    qmx_mx_rule rule;
+    size_t block_size;               /* 0: 32 (NVFP4: 16); 1 .. 1024 */
+    size_t outer, axis_len, inner;   /* the view; all 0 = [1][count][1] */
+    float tensor_scale;              /* NVFP4 two-level (torchao): the fp32 per-tensor scale;
+                                        0 = single level. Finite and > 0 when given */
+} qmx_mx_config;
+
+/* Bytes of elements and number of scales for count elements. */
+QMX_API qmx_status qmx_mx_storage(const qmx_mx_config *cfg, size_t count, size_t *element_bytes,
+                                  size_t *n_scales);
+/* Scales and elements of x by the config's rule. Writes nothing on error. NaN / Inf in x is not
+ * an error: each rule writes what its origin writes (documented at the top). */
+QMX_API qmx_status qmx_mx_quantize(const qmx_mx_config *cfg, const float *x, size_t count,
+                                   uint8_t *elements, size_t element_bytes, uint8_t *scales,
+                                   size_t n_scales);
+/* y = element * scale as the rule's origin dequantizes (NaN scale codes give NaN). */
+QMX_API qmx_status qmx_mx_dequantize(const qmx_mx_config *cfg, const uint8_t *elements,
+                                     size_t element_bytes, const uint8_t *scales,
+                                     size_t n_scales, size_t count, float *y);
 
 /* ---- 7. fixed-point requantization ---------------------------------------------------------- */
 typedef enum qmx_requant_mode {
@@ -565,6 +754,7 @@ QMX__DEF const char *qmx_dtype_name(qmx_dtype d) {
     case QMX_INT5: return "int5";
     case QMX_INT6: return "int6";
     case QMX_INT7: return "int7";
+    case QMX_NF4: return "nf4";
     case QMX_DTYPE_INVALID: break;
     }
     return "invalid";
@@ -572,7 +762,7 @@ QMX__DEF const char *qmx_dtype_name(qmx_dtype d) {
 QMX__DEF int qmx_dtype_bits(qmx_dtype d) {
     switch (d) {
     case QMX_INT2: case QMX_UINT2: return 2;
-    case QMX_INT4: case QMX_UINT4: case QMX_FP4_E2M1: return 4;
+    case QMX_INT4: case QMX_UINT4: case QMX_FP4_E2M1: case QMX_NF4: return 4;
     case QMX_INT8: case QMX_UINT8: case QMX_FP8_E4M3FN: case QMX_FP8_E5M2:
     case QMX_FP8_E4M3FNUZ: case QMX_FP8_E5M2FNUZ: case QMX_FP6_E2M3: case QMX_FP6_E3M2:
     case QMX_E8M0: case QMX_INT3: case QMX_INT5: case QMX_INT6: case QMX_INT7: return 8;
@@ -797,6 +987,215 @@ QMX__DEF float qmx_fp8_max(qmx_dtype fmt) {
     return qmx__bits_f32(qmx__fp8_decode_bits((uint8_t)f.max_code, &f));
 }
 
+/* ---- 4b. fp4 / fp6 / E8M0 ---- */
+/* A sign-magnitude float of nbits = 1 + ebits + mbits bits with no Inf and no NaN (OCP MX
+ * FP4 / FP6): exponent field 0 is subnormal, the all-ones field is an ordinary binade. */
+typedef struct qmx__lowfp {
+    int mbits;          /* mantissa bits */
+    int bias;
+    int nbits;          /* 4 or 6; the sign is bit nbits - 1 */
+} qmx__lowfp;
+
+static int qmx__lowfp_format(qmx_dtype fmt, qmx__lowfp *f) {
+    switch (fmt) {
+    case QMX_FP4_E2M1: f->mbits = 1; f->bias = 1; f->nbits = 4; return 1;
+    case QMX_FP6_E2M3: f->mbits = 3; f->bias = 1; f->nbits = 6; return 1;
+    case QMX_FP6_E3M2: f->mbits = 2; f->bias = 3; f->nbits = 6; return 1;
+    default: return 0;
+    }
+}
+
+/* Encode from the float32 bit pattern with integer arithmetic only: RNE, or truncation
+ * (rtz != 0); always saturating; every NaN -> +max (CUDA's rule, see the doc block). */
+static uint8_t qmx__lowfp_encode(uint32_t bits, const qmx__lowfp *f, int rtz) {
+    uint32_t maxc = (1u << (f->nbits - 1)) - 1u;   /* the positive code with every bit set */
+    uint32_t sign = (bits >> 31) << (f->nbits - 1);
+    uint32_t a = bits & 0x7FFFFFFFu;
+    uint32_t code;
+    int e = (int)(a >> 23) - 127;                  /* unbiased exponent (f32 normals) */
+    int emin = 1 - f->bias;                        /* smallest normal exponent of the format */
+    if (a > 0x7F800000u) return (uint8_t)maxc;     /* NaN: +max whatever its sign */
+    if (a == 0x7F800000u) return (uint8_t)(sign | maxc);
+    if (a < 0x00800000u) {
+        code = 0;                                  /* f32 zero or subnormal: far below the grid */
+    } else if (e >= emin) {                        /* on the normal grid */
+        int drop = 23 - f->mbits;
+        uint32_t r = rtz ? a >> drop
+                         : (a + (1u << (drop - 1)) - 1u + ((a >> drop) & 1u)) >> drop;
+        code = r - ((uint32_t)(127 - f->bias) << f->mbits);   /* a carry moves into the exponent */
+        if (code > maxc) code = maxc;              /* saturate (beyond max after rounding) */
+    } else {                                       /* subnormal: count 2^(emin - mbits) quanta */
+        int sh = 23 + emin - f->mbits - e;         /* >= 24 - mbits */
+        uint32_t sig = (a & 0x7FFFFFu) | 0x800000u;
+        if (sh >= 25) {
+            code = 0;                              /* below half the smallest subnormal */
+        } else {
+            uint32_t q = sig >> sh, rem = sig & ((1u << sh) - 1u), half = 1u << (sh - 1);
+            if (!rtz && (rem > half || (rem == half && (q & 1u)))) q++;
+            code = q;                              /* q == 2^mbits is the smallest normal */
+        }
+    }
+    return (uint8_t)(sign | code);
+}
+
+static uint32_t qmx__lowfp_decode_bits(uint32_t c, const qmx__lowfp *f) {
+    uint32_t sign = ((c >> (f->nbits - 1)) & 1u) << 31;
+    uint32_t e = (c >> f->mbits) & ((1u << (f->nbits - 1 - f->mbits)) - 1u);
+    uint32_t m = c & ((1u << f->mbits) - 1u);
+    if (e == 0) {
+        int sh = 0;
+        if (m == 0) return sign;
+        /* subnormal m * 2^(1 - bias - mbits): normalise m to 1.xxx */
+        while (!(m & (1u << f->mbits))) { m <<= 1; sh++; }
+        m &= (1u << f->mbits) - 1u;
+        return sign | ((uint32_t)(1 - f->bias - sh + 127) << 23) | (m << (23 - f->mbits));
+    }
+    return sign | ((e + 127u - (uint32_t)f->bias) << 23) | (m << (23 - f->mbits));
+}
+
+QMX__DEF uint8_t qmx_fp4_from_f32(float x, int round_toward_zero) {
+    qmx__lowfp f;
+    qmx__lowfp_format(QMX_FP4_E2M1, &f);
+    return qmx__lowfp_encode(qmx__f32_bits(x), &f, round_toward_zero != 0);
+}
+QMX__DEF float qmx_fp4_to_f32(uint8_t code) {
+    qmx__lowfp f;
+    qmx__lowfp_format(QMX_FP4_E2M1, &f);
+    return qmx__bits_f32(qmx__lowfp_decode_bits(code & 0xFu, &f));
+}
+QMX__DEF uint8_t qmx_fp6_from_f32(float x, qmx_dtype fmt, int round_toward_zero) {
+    qmx__lowfp f;
+    if (fmt == QMX_FP4_E2M1 || !qmx__lowfp_format(fmt, &f)) return 0;
+    return qmx__lowfp_encode(qmx__f32_bits(x), &f, round_toward_zero != 0);
+}
+QMX__DEF float qmx_fp6_to_f32(uint8_t code, qmx_dtype fmt) {
+    qmx__lowfp f;
+    if (fmt == QMX_FP4_E2M1 || !qmx__lowfp_format(fmt, &f)) return qmx__bits_f32(0x7FC00000u);
+    return qmx__bits_f32(qmx__lowfp_decode_bits(code & 0x3Fu, &f));
+}
+
+/* E8M0 from the float32 bit pattern: the exponent field is already the E8M0 code (same bias),
+ * the sign is ignored (CUDA: "the absolute value is rounded"). */
+static uint8_t qmx__e8m0_encode(uint32_t bits, qmx_e8m0_round mode, int saturate) {
+    uint32_t a = bits & 0x7FFFFFFFu, e = a >> 23, frac = a & 0x7FFFFFu, c;
+    if (a > 0x7F800000u) return 0xFFu;                      /* NaN */
+    if (a == 0x7F800000u) return saturate ? 0xFEu : 0xFFu; /* Inf */
+    switch (mode) {
+    case QMX_E8M0_ROUND_DOWN: c = e; break;                 /* zero, subnormal -> 0 (2^-127) */
+    case QMX_E8M0_ROUND_UP: c = e == 0 ? (uint32_t)(a > 0x400000u) : e + (frac != 0); break;
+    case QMX_E8M0_ROUND_NEAREST:
+        c = e == 0 ? (uint32_t)(a > 0x400000u) : e + (frac >= 0x400000u); break;
+    default: return 0xFFu;
+    }
+    if (c == 0xFFu && saturate) c = 0xFEu;                  /* rounded beyond 2^127 */
+    return (uint8_t)c;
+}
+QMX__DEF uint8_t qmx_e8m0_from_f32(float x, qmx_e8m0_round mode, int saturate) {
+    return qmx__e8m0_encode(qmx__f32_bits(x), mode, saturate != 0);
+}
+QMX__DEF float qmx_e8m0_to_f32(uint8_t code) {
+    if (code == 0xFFu) return qmx__bits_f32(0x7FC00000u);
+    if (code == 0) return qmx__bits_f32(0x00400000u);      /* 2^-127, a float32 subnormal */
+    return qmx__bits_f32((uint32_t)code << 23);
+}
+
+/* One scaled element: encode x / scale, or x itself when the quotient is NaN (x is NaN). */
+static uint32_t qmx__lowfp_quant_one(float x, float scale, const qmx__lowfp *f, int rtz) {
+    float t = x / scale;
+    if (t != t) t = x;
+    return qmx__lowfp_encode(qmx__f32_bits(t), f, rtz);
+}
+static qmx_status qmx__lowfp_check(const void *in, size_t n, float scale, const void *out) {
+    if (!in || !out) return QMX_ERR_NULL;
+    if (n == 0) return QMX_ERR_SIZE;
+    if (!qmx__isfinite(scale) || !(scale > 0.0f)) return QMX_ERR_ARG;
+    return QMX_OK;
+}
+QMX__DEF qmx_status qmx_fp4_quantize_array(const float *x, size_t n, float scale,
+                                           int round_toward_zero, uint8_t *packed) {
+    qmx__lowfp f;
+    size_t i;
+    int rtz = round_toward_zero != 0;
+    qmx_status st = qmx__lowfp_check(x, n, scale, packed);
+    if (st != QMX_OK) return st;
+    qmx__lowfp_format(QMX_FP4_E2M1, &f);
+    for (i = 0; i + 1 < n; i += 2)
+        packed[i / 2] = (uint8_t)(qmx__lowfp_quant_one(x[i], scale, &f, rtz) |
+                                  qmx__lowfp_quant_one(x[i + 1], scale, &f, rtz) << 4);
+    if (n & 1) packed[n / 2] = (uint8_t)qmx__lowfp_quant_one(x[n - 1], scale, &f, rtz);
+    return QMX_OK;
+}
+QMX__DEF qmx_status qmx_fp4_dequantize_array(const uint8_t *packed, size_t n, float scale,
+                                             float *y) {
+    qmx__lowfp f;
+    size_t i;
+    qmx_status st = qmx__lowfp_check(packed, n, scale, y);
+    if (st != QMX_OK) return st;
+    qmx__lowfp_format(QMX_FP4_E2M1, &f);
+    for (i = 0; i < n; i++)
+        y[i] = qmx__bits_f32(qmx__lowfp_decode_bits((packed[i / 2] >> ((i & 1) * 4)) & 0xFu, &f))
+               * scale;
+    return QMX_OK;
+}
+QMX__DEF qmx_status qmx_fp6_quantize_array(qmx_dtype fmt, const float *x, size_t n, float scale,
+                                           int round_toward_zero, uint8_t *out) {
+    qmx__lowfp f;
+    size_t i;
+    int rtz = round_toward_zero != 0;
+    qmx_status st;
+    if (fmt == QMX_FP4_E2M1 || !qmx__lowfp_format(fmt, &f)) return QMX_ERR_DTYPE;
+    st = qmx__lowfp_check(x, n, scale, out);
+    if (st != QMX_OK) return st;
+    for (i = 0; i < n; i++) out[i] = (uint8_t)qmx__lowfp_quant_one(x[i], scale, &f, rtz);
+    return QMX_OK;
+}
+QMX__DEF qmx_status qmx_fp6_dequantize_array(qmx_dtype fmt, const uint8_t *codes, size_t n,
+                                             float scale, float *y) {
+    qmx__lowfp f;
+    size_t i;
+    qmx_status st;
+    if (fmt == QMX_FP4_E2M1 || !qmx__lowfp_format(fmt, &f)) return QMX_ERR_DTYPE;
+    st = qmx__lowfp_check(codes, n, scale, y);
+    if (st != QMX_OK) return st;
+    for (i = 0; i < n; i++)
+        y[i] = qmx__bits_f32(qmx__lowfp_decode_bits(codes[i] & 0x3Fu, &f)) * scale;
+    return QMX_OK;
+}
+
+/* Packed fp6 (ROCm/rocRoller order): a group of four codes is the 24-bit little-endian word
+ * c0 | c1 << 6 | c2 << 12 | c3 << 18; a partial last group keeps only its count % 4 bytes. */
+QMX__DEF size_t qmx_fp6_packed_bytes(size_t count) { return count / 4 * 3 + count % 4; }
+QMX__DEF qmx_status qmx_pack_fp6(const uint8_t *codes, size_t count, uint8_t *packed,
+                                 size_t packed_bytes) {
+    size_t i, g;
+    if (!codes || !packed) return QMX_ERR_NULL;
+    if (count == 0) return QMX_ERR_SIZE;
+    if (packed_bytes < qmx_fp6_packed_bytes(count)) return QMX_ERR_BUFFER_TOO_SMALL;
+    for (i = 0; i < count; i++)
+        if (codes[i] > 63u) return QMX_ERR_ARG;
+    for (g = 0; g < count; g += 4) {
+        size_t k, r = count - g < 4 ? count - g : 4, nb = r == 4 ? 3 : r;
+        uint32_t w = 0;
+        for (k = 0; k < r; k++) w |= (uint32_t)codes[g + k] << (6 * k);
+        for (k = 0; k < nb; k++) packed[g / 4 * 3 + k] = (uint8_t)(w >> (8 * k));
+    }
+    return QMX_OK;
+}
+QMX__DEF qmx_status qmx_unpack_fp6(const uint8_t *packed, size_t packed_bytes, size_t count,
+                                   uint8_t *codes) {
+    size_t g;
+    if (!codes || !packed) return QMX_ERR_NULL;
+    if (count == 0) return QMX_ERR_SIZE;
+    if (packed_bytes < qmx_fp6_packed_bytes(count)) return QMX_ERR_BUFFER_TOO_SMALL;
+    for (g = 0; g < count; g += 4) {
+        size_t k, r = count - g < 4 ? count - g : 4, nb = r == 4 ? 3 : r;
+        uint32_t w = 0;
+        for (k = 0; k < nb; k++) w |= (uint32_t)packed[g / 4 * 3 + k] << (8 * k);
+        for (k = 0; k < r; k++) codes[g + k] = (uint8_t)((w >> (6 * k)) & 0x3Fu);
+    }
+    return QMX_OK;
+}
+
 /* ---- 5. rng ---- */
 QMX__DEF void qmx_rng_seed(qmx_rng *rng, uint64_t seed) {
     int i;
@@ -979,6 +1378,7 @@ typedef struct qmx__view {
     size_t n_params;
     int32_t qmin, qmax;         /* full integer range of the dtype */
     int use_zp;                 /* quantize / dequantize read zero points (when given) */
+    int nf4;                    /* QMX_NF4: codes index qmx__nf4_table */
     int fp8;
     qmx__fp8fmt f;
 } qmx__view;
@@ -995,10 +1395,14 @@ static qmx_status qmx__resolve(const qmx_qconfig *c, size_t count, qmx__view *v)
     if (count == 0) return QMX_ERR_SIZE;
     v->dtype = c->dtype == QMX_DTYPE_INVALID ? QMX_INT8 : c->dtype;
     v->fp8 = qmx_dtype_is_fp8(v->dtype);
-    if (v->fp8) {
-        qmx__fp8_format(v->dtype, &v->f);
-        v->qmin = v->qmax = 0;
+    v->nf4 = v->dtype == QMX_NF4;
+    if (v->fp8 || v->nf4) {
+        if (v->fp8) qmx__fp8_format(v->dtype, &v->f);
+        v->qmin = 0; v->qmax = v->nf4 ? 15 : 0;
         if (c->asymmetric) return QMX_ERR_ARG;
+        /* a lookup table: no ONNX / torch type, no rounding but the nearest value */
+        if (v->nf4 && (c->recipe == QMX_RECIPE_TORCH || c->recipe == QMX_RECIPE_ONNX))
+            return QMX_ERR_DTYPE;
     } else if (qmx_dtype_int_range(v->dtype, &v->qmin, &v->qmax) != QMX_OK) {
         return QMX_ERR_DTYPE;
     }
@@ -1016,7 +1420,8 @@ static qmx_status qmx__resolve(const qmx_qconfig *c, size_t count, qmx__view *v)
                             c->recipe == QMX_RECIPE_ONNX);
     if ((unsigned)c->rounding > (unsigned)QMX_ROUND_STOCHASTIC) return QMX_ERR_ARG;
     if (c->rounding == QMX_ROUND_STOCHASTIC && !c->rng) return QMX_ERR_NULL;
-    if (v->fp8 && c->rounding != QMX_ROUND_DEFAULT && c->rounding != QMX_ROUND_NEAREST_EVEN)
+    if ((v->fp8 || v->nf4) && c->rounding != QMX_ROUND_DEFAULT &&
+        c->rounding != QMX_ROUND_NEAREST_EVEN)
         return QMX_ERR_UNSUPPORTED;
     if (c->asymmetric && c->recipe == QMX_RECIPE_AQT) return QMX_ERR_ARG; /* AQT is symmetric */
     if (c->outer == 0 && c->axis_len == 0 && c->inner == 0) {
@@ -1117,6 +1522,7 @@ static void qmx__range(const qmx_qconfig *c, const qmx__view *v, int32_t *lo, in
 static float qmx__sym_bound(const qmx_qconfig *c, const qmx__view *v) {
     float qmax = (float)v->qmax;
     if (v->fp8) return qmx_fp8_max(v->dtype);
+    if (v->nf4) return 1.0f;                     /* the table spans [-1, 1]: s = absmax (Qwix) */
     switch (c->recipe) {
     case QMX_RECIPE_AQT: return c->preserve_max_val ? qmax : qmax + 0.5f;
     case QMX_RECIPE_QWIX: return v->dtype == QMX_INT16 ? 32768.0f : qmax + 0.5f;
@@ -1275,6 +1681,28 @@ static qmx_status qmx__check_params(const qmx_qconfig *c, const qmx__view *v, co
     return QMX_OK;
 }
 
+/* QLoRA NormalFloat4 (Dettmers et al. 2023, Appendix E; the float32 values Qwix's
+ * numerics.py and bitsandbytes list), code k = table[k]. */
+static const float qmx__nf4_table[16] = {
+    -1.0f, -0.6961928009986877f, -0.5250730514526367f, -0.39491748809814453f,
+    -0.28444138169288635f, -0.18477343022823334f, -0.09105003625154495f, 0.0f,
+    0.07958029955625534f, 0.16093020141124725f, 0.24611230194568634f, 0.33791524171829224f,
+    0.44070982933044434f, 0.5626170039176941f, 0.7229568362236023f, 1.0f};
+/* Qwix's encoder: argmin_k |table[k] - t| in float32, the first (lowest) k on ties. NaN: the
+ * code of 0 (qmx's rule; jnp.argmin would give code 0, -1.0). All 16 distances are compared,
+ * as Qwix does: far outside [-1, 1] they round alike and the lowest code wins. */
+static int32_t qmx__nf4_encode(float t) {
+    int32_t k, best = 0;
+    float bd;
+    if (t != t) return 7;
+    bd = qmx__fabs(qmx__nf4_table[0] - t);
+    for (k = 1; k < 16; k++) {
+        float d = qmx__fabs(qmx__nf4_table[k] - t);
+        if (d < bd) { bd = d; best = k; }
+    }
+    return best;
+}
+
 static void qmx__make_run(const qmx_qconfig *c, const qmx__view *v, float s, int32_t zp,
                           qmx__run *p) {
     int32_t lo, hi;
@@ -1334,7 +1762,23 @@ QMX__DEF qmx_status qmx_quantize(const qmx_qconfig *c, const float *x, size_t co
             size_t pi = param + (per_elem ? e : 0);
             float s = scales[pi];
             const float *xs = x + off + e;
-            if (v.fp8) {
+            if (v.nf4) {
+                /* t as the recipe scales (AQT: x * (1/s), an infinite 1/s -> 1; else x / s),
+                 * then the nearest table value, through the 4-bit stage */
+                int8_t stage[QMX__STAGE];
+                float m = 1.0f / s;
+                size_t done = 0;
+                if (!qmx__isfinite(m)) m = 1.0f;
+                while (done < n) {
+                    size_t k, cnt = n - done < QMX__STAGE ? n - done : QMX__STAGE;
+                    for (k = 0; k < cnt; k++) {
+                        float t = c->recipe == QMX_RECIPE_AQT ? xs[done + k] * m : xs[done + k] / s;
+                        stage[k] = (int8_t)qmx__nf4_encode(t);
+                    }
+                    qmx__put_nibbles((uint8_t *)qv, off + e + done, stage, cnt);
+                    done += cnt;
+                }
+            } else if (v.fp8) {
                 uint8_t *out = (uint8_t *)qv + off + e;
                 int div = c->recipe != QMX_RECIPE_AQT;
                 float m = s;
@@ -1375,7 +1819,7 @@ QMX__DEF qmx_status qmx_quantize(const qmx_qconfig *c, const float *x, size_t co
             e += n;
         }
     }
-    if ((v.dtype == QMX_INT4 || v.dtype == QMX_UINT4) && (count & 1))
+    if ((v.dtype == QMX_INT4 || v.dtype == QMX_UINT4 || v.nf4) && (count & 1))
         qmx__set_nibble((uint8_t *)qv, count, 0);  /* the unused high nibble */
     if ((v.dtype == QMX_INT2 || v.dtype == QMX_UINT2) && (count & 3))   /* the unused high bits */
         ((uint8_t *)qv)[count / 4] &= (uint8_t)((1u << (2u * (unsigned)(count & 3u))) - 1u);
@@ -1413,7 +1857,10 @@ QMX__DEF qmx_status qmx_dequantize(const qmx_qconfig *c, const void *qv, size_t 
             int32_t zp = zps && v.use_zp ? zps[pi] : 0;
             float *ys = y + off + e;
             size_t at = off + e;
-            if (v.fp8) {
+            if (v.nf4) {
+                for (j = 0; j < n; j++)
+                    ys[j] = qmx__nf4_table[qmx__get_nibble((const uint8_t *)qv, at + j, 0)] * s;
+            } else if (v.fp8) {
                 const uint8_t *in = (const uint8_t *)qv + at;
                 size_t d = qmx__fp8_dequant_run_simd(in, n, s, &v.f, ys);
                 qmx__fp8_dequant_run_scalar(in + d, n - d, s, &v.f, ys + d);
@@ -1473,6 +1920,268 @@ QMX__DEF qmx_status qmx_fp8_dequantize_array(qmx_dtype fmt, const uint8_t *codes
     if (!qmx__isfinite(scale) || !(scale > 0.0f)) return QMX_ERR_ARG;
     d = qmx__fp8_dequant_run_simd(codes, n, scale, &f, y);
     qmx__fp8_dequant_run_scalar(codes + d, n - d, scale, &f, y + d);
+    return QMX_OK;
+}
+
+/* ---- 6b. block-scaled formats (MX, NVFP4) ---- */
+typedef struct qmx__mxf {
+    qmx_dtype elem;      /* element dtype */
+    int emax;            /* exponent of the largest power of two of the element format */
+    int mbits;           /* mantissa bits */
+    float maxv;          /* largest finite element */
+    uint8_t nan_code;    /* torchao's fp4 / fp6 code for a NaN (its bit algorithm's normal
+                            branch); fp8: the format's own NaN */
+} qmx__mxf;
+static void qmx__mx_format(qmx_mx_format f, qmx__mxf *m) {
+    switch (f) {
+    case QMX_MXFP8_E4M3: m->elem = QMX_FP8_E4M3FN; m->emax = 8; m->mbits = 3; m->maxv = 448.0f; m->nan_code = 0x7F; break;
+    case QMX_MXFP8_E5M2: m->elem = QMX_FP8_E5M2; m->emax = 15; m->mbits = 2; m->maxv = 57344.0f; m->nan_code = 0x7F; break;
+    case QMX_MXFP6_E2M3: m->elem = QMX_FP6_E2M3; m->emax = 2; m->mbits = 3; m->maxv = 7.5f; m->nan_code = 0x0C; break;
+    case QMX_MXFP6_E3M2: m->elem = QMX_FP6_E3M2; m->emax = 4; m->mbits = 2; m->maxv = 28.0f; m->nan_code = 0x0E; break;
+    default: m->elem = QMX_FP4_E2M1; m->emax = 2; m->mbits = 1; m->maxv = 6.0f; m->nan_code = 0x03; break;
+    }
+}
+static int qmx__mx_sign_bit(qmx_dtype d) { return d == QMX_FP4_E2M1 ? 0x8 : (d == QMX_FP6_E2M3 || d == QMX_FP6_E3M2) ? 0x20 : 0x80; }
+static uint8_t qmx__mx_encode(const qmx__mxf *m, float t, int nan_rule) {
+    /* nan_rule 0: torchao (fp8 NaN code | sign; fp4/fp6 its normal-branch code | sign);
+     * 1: ml_dtypes / Qwix (fp8 NaN code | sign; fp4 +NaN -> 0x8, -NaN -> 0x0) */
+    if (t != t) {
+        int neg = (qmx__f32_bits(t) >> 31) != 0;
+        if (qmx_dtype_is_fp8(m->elem)) return (uint8_t)(m->nan_code | (neg ? 0x80 : 0));
+        if (nan_rule == 1) return (uint8_t)(neg ? 0x0 : qmx__mx_sign_bit(m->elem));
+        return (uint8_t)(m->nan_code | (neg ? qmx__mx_sign_bit(m->elem) : 0));
+    }
+    if (qmx_dtype_is_fp8(m->elem)) return qmx_fp8_from_f32(t, m->elem, 1);
+    if (m->elem == QMX_FP4_E2M1) return qmx_fp4_from_f32(t, 0);
+    return qmx_fp6_from_f32(t, m->elem, 0);
+}
+static float qmx__mx_decode(const qmx__mxf *m, uint8_t code) {
+    if (qmx_dtype_is_fp8(m->elem)) return qmx_fp8_to_f32(code, m->elem);
+    if (m->elem == QMX_FP4_E2M1) return qmx_fp4_to_f32(code);
+    return qmx_fp6_to_f32(code, m->elem);
+}
+/* the E8M0 code of a block by torchao's to_mx (FLOOR / CEIL / EVEN / RCEIL); 0xFF for a NaN
+ * or infinite amax (or one EVEN rounds to Inf) */
+static uint8_t qmx__mx_torchao_code(const qmx__mxf *m, qmx_mx_rule r, float amax) {
+    uint32_t b = qmx__f32_bits(amax), eb, man;
+    int u;
+    if (b >= 0x7F800000u) return 0xFF;                      /* NaN or Inf (amax >= 0) */
+    if (r == QMX_MX_RCEIL) {                                /* e8m0 of amax / max, rounded up */
+        float inv = 1.0f / m->maxv, d = amax * inv;
+        uint32_t db = qmx__f32_bits(d);
+        eb = (db >> 23) & 0xFFu; man = db & 0x7FFFFFu;
+        if (eb == 0xFFu) return 0xFF;
+        if (eb) return (uint8_t)(eb + (man != 0) > 254u ? 0xFFu : eb + (man != 0));
+        return (uint8_t)(man > 0x400000u);                  /* 2^-127 or 2^-126 */
+    }
+    if (r == QMX_MX_EVEN) {                                 /* amax to mbits, ties up */
+        b = (b + (1u << (22 - m->mbits))) & 0xFF800000u;
+        if (b >= 0x7F800000u) return 0xFF;
+    }
+    eb = (b >> 23) & 0xFFu; man = b & 0x7FFFFFu;
+    u = (int)eb - 127 - m->emax + (r == QMX_MX_CEIL && man != 0);
+    if (u < -127) u = -127;
+    if (u > 128) u = 128;
+    return (uint8_t)(u + 127);
+}
+/* 2^(c - 127) as a float32 (c = 0: 2^-127, subnormal); NaN for 0xFF */
+static float qmx__e8m0_pow2(uint8_t c) {
+    if (c == 0xFF) return qmx__bits_f32(0x7FC00000u);
+    return c ? qmx__bits_f32((uint32_t)c << 23) : qmx__bits_f32(0x00400000u);
+}
+
+typedef struct qmx__mxv {
+    qmx__mxf m;
+    size_t outer, len, inner, block, nblocks, n_scales, elem_bytes;
+    int nvfp4, fp4;
+} qmx__mxv;
+static qmx_status qmx__mx_resolve(const qmx_mx_config *c, size_t count, qmx__mxv *v) {
+    size_t prod;
+    if (!c) return QMX_ERR_NULL;
+    if (count == 0) return QMX_ERR_SIZE;
+    if ((unsigned)c->format > (unsigned)QMX_NVFP4 || (unsigned)c->rule > (unsigned)QMX_MX_QWIX)
+        return QMX_ERR_ARG;
+    v->nvfp4 = c->format == QMX_NVFP4;
+    v->fp4 = c->format == QMX_MXFP4 || v->nvfp4;
+    qmx__mx_format(v->nvfp4 ? QMX_MXFP4 : c->format, &v->m);
+    /* Qwix has mxfp8 (E4M3), mxfp4 and nvfp4; torchao's NVFP4 is the FLOOR entry */
+    if (c->rule == QMX_MX_QWIX && c->format != QMX_MXFP8_E4M3 && !v->fp4) return QMX_ERR_UNSUPPORTED;
+    if (v->nvfp4 && c->rule != QMX_MX_FLOOR && c->rule != QMX_MX_QWIX) return QMX_ERR_UNSUPPORTED;
+    if (c->tensor_scale != 0.0f) {
+        if (!v->nvfp4 || c->rule != QMX_MX_FLOOR) return QMX_ERR_ARG;
+        if (!qmx__isfinite(c->tensor_scale) || !(c->tensor_scale > 0.0f)) return QMX_ERR_ARG;
+    }
+    if (c->outer == 0 && c->axis_len == 0 && c->inner == 0) {
+        v->outer = 1; v->len = count; v->inner = 1;
+    } else {
+        v->outer = c->outer; v->len = c->axis_len; v->inner = c->inner;
+        if (!v->outer || !v->len || !v->inner) return QMX_ERR_SIZE;
+        if (!qmx__mul_ok(v->outer, v->len, &prod) || !qmx__mul_ok(prod, v->inner, &prod))
+            return QMX_ERR_OVERFLOW;
+        if (prod != count) return QMX_ERR_SHAPE;
+    }
+    v->block = c->block_size ? c->block_size : (v->nvfp4 ? 16 : 32);
+    if (v->block > v->len) v->block = v->len;
+    v->nblocks = v->len / v->block + (v->len % v->block != 0);
+    if (!qmx__mul_ok(v->outer, v->nblocks, &prod) || !qmx__mul_ok(prod, v->inner, &prod))
+        return QMX_ERR_OVERFLOW;
+    v->n_scales = prod;
+    v->elem_bytes = v->fp4 ? count / 2 + (count & 1) : count;
+    return QMX_OK;
+}
+
+QMX__DEF qmx_status qmx_mx_storage(const qmx_mx_config *c, size_t count, size_t *element_bytes,
+                                   size_t *n_scales) {
+    qmx__mxv v;
+    qmx_status st;
+    if (!element_bytes || !n_scales) return QMX_ERR_NULL;
+    st = qmx__mx_resolve(c, count, &v);
+    if (st != QMX_OK) return st;
+    *element_bytes = v.elem_bytes; *n_scales = v.n_scales;
+    return QMX_OK;
+}
+
+/* One block's scale: its code, and the multiplier (or divisor) its elements are scaled by. */
+typedef struct qmx__mxs { uint8_t code; float mul; int div; float tmul; } qmx__mxs;
+static void qmx__mx_block_scale(const qmx_mx_config *c, const qmx__mxv *v, float amax,
+                                qmx__mxs *s) {
+    s->div = 0; s->tmul = 1.0f;
+    if (c->rule == QMX_MX_QWIX) {
+        /* s = amax / Q; tiny -> 1; s * C; bf16 RNE, mantissa cleared (NaN -> +Inf) */
+        float q = v->fp4 ? 6.0f : 448.0f, sc = amax / q, k;
+        uint32_t b;
+        if (sc < 1.0842021724855044e-19f) sc = 1.0f;        /* 2^-63 */
+        if (v->nvfp4) {                                     /* an E4M3 scale, no power of two */
+            s->code = qmx_fp8_from_f32(sc, QMX_FP8_E4M3FN, 1);
+            s->mul = qmx_fp8_to_f32(s->code, QMX_FP8_E4M3FN);
+            s->div = 1;
+            return;
+        }
+        k = v->fp4 ? 1.71428573131561279296875f : 1.93548381328582763671875f;   /* f32(12/7), f32(60/31) */
+        sc = sc * k;
+        b = qmx__f32_bits(sc);
+        if ((b & 0x7FFFFFFFu) > 0x7F800000u) b = 0x7F800000u;
+        else b = (b + 0x7FFFu + ((b >> 16) & 1u)) & 0xFFFF0000u;
+        b &= 0x7F800000u;
+        s->code = (uint8_t)(b >> 23);
+        s->mul = qmx__bits_f32(b);
+        s->div = 1;
+        return;
+    }
+    if (v->nvfp4) {                                         /* torchao nvfp4_quantize */
+        float b6 = amax / 6.0f, t;
+        if (c->tensor_scale != 0.0f) b6 = b6 / c->tensor_scale;
+        t = b6;
+        if (t < 0.015625f) t = 0.015625f;                   /* clamp(, 2^-6, 448); NaN stays */
+        if (t > 448.0f) t = 448.0f;
+        s->code = qmx_fp8_from_f32(t, QMX_FP8_E4M3FN, 1);
+        t = qmx_fp8_to_f32(s->code, QMX_FP8_E4M3FN);
+        if (c->tensor_scale != 0.0f) {
+            float ip = 1.0f / c->tensor_scale;
+            s->mul = ip / t;
+        } else {
+            s->mul = 1.0f / t;
+        }
+        return;
+    }
+    s->code = qmx__mx_torchao_code(&v->m, (qmx_mx_rule)c->rule, amax);
+    /* elements are x * 2^(127 - c) */
+    s->mul = s->code == 0xFF ? qmx__bits_f32(0x7FC00000u) : qmx__e8m0_pow2((uint8_t)(254 - s->code));
+}
+
+/* The scaled element t of x as the rule's origin computes it on x86, NaN signs included (so
+ * every target gives the same codes): torchao multiplies (x * NaN keeps x's NaN, else the
+ * scale's +NaN); Qwix divides (x / NaN likewise; Inf / Inf and 0 / 0 give x86's default NaN,
+ * which has the sign bit set). */
+static float qmx__mx_scaled(const qmx_mx_config *c, const qmx__mxv *v, const qmx__mxs *s, float x) {
+    float t = s->div ? x / s->mul : x * s->mul;
+    if (t != t) {
+        if (x != x) t = x;
+        else if (s->mul != s->mul || !s->div) t = qmx__bits_f32(0x7FC00000u);
+        else t = qmx__bits_f32(0xFFC00000u);
+    }
+    if (v->fp4 || c->rule == QMX_MX_QWIX) {              /* clamp(t, -max, max); NaN passes */
+        if (t > v->m.maxv) t = v->m.maxv;
+        if (t < -v->m.maxv) t = -v->m.maxv;
+    }
+    return t;
+}
+
+static void qmx__mx_put(const qmx__mxv *v, uint8_t *el, size_t e, uint8_t code) {
+    if (v->fp4) qmx__set_nibble(el, e, code);
+    else el[e] = code;
+}
+static uint8_t qmx__mx_get(const qmx__mxv *v, const uint8_t *el, size_t e) {
+    return v->fp4 ? (uint8_t)qmx__get_nibble(el, e, 0) : el[e];
+}
+
+QMX__DEF qmx_status qmx_mx_quantize(const qmx_mx_config *c, const float *x, size_t count,
+                                    uint8_t *el, size_t element_bytes, uint8_t *scales,
+                                    size_t n_scales) {
+    qmx__mxv v;
+    size_t o, b, i, k;
+    qmx_status st = qmx__mx_resolve(c, count, &v);
+    if (st != QMX_OK) return st;
+    if (!x || !el || !scales) return QMX_ERR_NULL;
+    if (element_bytes < v.elem_bytes || n_scales < v.n_scales) return QMX_ERR_BUFFER_TOO_SMALL;
+    for (o = 0; o < v.outer; o++)
+        for (b = 0; b < v.nblocks; b++)
+            for (i = 0; i < v.inner; i++) {
+                size_t k0 = b * v.block, k1 = k0 + v.block < v.len ? k0 + v.block : v.len;
+                float amax = 0.0f;
+                int nan = 0;
+                qmx__mxs s;
+                for (k = k0; k < k1; k++) {                 /* max |x|, NaN if any is NaN */
+                    float a = qmx__fabs(x[(o * v.len + k) * v.inner + i]);
+                    if (a != a) nan = 1;
+                    else if (a > amax) amax = a;
+                }
+                if (nan) amax = qmx__bits_f32(0x7FC00000u);
+                qmx__mx_block_scale(c, &v, amax, &s);
+                scales[(o * v.nblocks + b) * v.inner + i] = s.code;
+                for (k = k0; k < k1; k++) {
+                    size_t e = (o * v.len + k) * v.inner + i;
+                    float t = qmx__mx_scaled(c, &v, &s, x[e]);
+                    qmx__mx_put(&v, el, e, qmx__mx_encode(&v.m, t, c->rule == QMX_MX_QWIX));
+                }
+            }
+    if (v.fp4 && (count & 1)) qmx__set_nibble(el, count, 0);   /* the unused high nibble */
+    return QMX_OK;
+}
+
+QMX__DEF qmx_status qmx_mx_dequantize(const qmx_mx_config *c, const uint8_t *el,
+                                      size_t element_bytes, const uint8_t *scales,
+                                      size_t n_scales, size_t count, float *y) {
+    qmx__mxv v;
+    size_t o, b, i, k;
+    qmx_status st = qmx__mx_resolve(c, count, &v);
+    if (st != QMX_OK) return st;
+    if (!el || !scales || !y) return QMX_ERR_NULL;
+    if (element_bytes < v.elem_bytes || n_scales < v.n_scales) return QMX_ERR_BUFFER_TOO_SMALL;
+    for (o = 0; o < v.outer; o++)
+        for (b = 0; b < v.nblocks; b++)
+            for (i = 0; i < v.inner; i++) {
+                size_t k0 = b * v.block, k1 = k0 + v.block < v.len ? k0 + v.block : v.len;
+                uint8_t code = scales[(o * v.nblocks + b) * v.inner + i];
+                float s;
+                if (v.nvfp4) {
+                    s = qmx_fp8_to_f32(code, QMX_FP8_E4M3FN);
+                    if (c->tensor_scale != 0.0f && s == s) s = c->tensor_scale * s;
+                } else if (c->rule == QMX_MX_QWIX) {
+                    s = qmx__bits_f32((uint32_t)code << 23);   /* Qwix's float scale: 0xFF = Inf */
+                } else {
+                    s = qmx__e8m0_pow2(code);
+                }
+                for (k = k0; k < k1; k++) {
+                    size_t e = (o * v.len + k) * v.inner + i;
+                    float d = qmx__mx_decode(&v.m, qmx__mx_get(&v, el, e)), r;
+                    /* a NaN element keeps its own bits, a NaN scale gives +NaN: the same on
+                     * every target (RISC-V arithmetic would return the canonical NaN) */
+                    if (d != d) r = d;
+                    else { r = d * s; if (r != r) r = qmx__bits_f32(0x7FC00000u); }
+                    y[e] = r;
+                }
+            }
     return QMX_OK;
 }
 

@@ -1337,7 +1337,10 @@ static float qmx__cb_hist_err(const qmx_histogram *h, const qmx_qconfig *q, cons
         float xc, d, e;
         if (!h->bins[i]) continue;
         xc = ((float)i + 0.5f) * h->width;
-        if (v->fp8) {
+        if (v->nf4) {
+            float t = run.use_div ? xc / s : xc * run.inv;
+            d = qmx__nf4_table[qmx__nf4_encode(t)] * s;
+        } else if (v->fp8) {
             float t = run.use_div ? xc / s : xc * run.inv;
             d = qmx__bits_f32(qmx__fp8_decode_bits(qmx__fp8_encode(qmx__f32_bits(t), &v->f, 1),
                                                    &v->f)) * s;
@@ -1533,7 +1536,10 @@ QMX__DEF qmx_status qmx_calib_snr_search(const qmx_qconfig *q, const float *x, s
                 for (k = r.k0; k < r.k1; k++)
                     for (i = r.i0; i < r.i1; i++) {
                         float e = x[(o * v.len + k) * v.inner + i], d, t;
-                        if (v.fp8) {
+                        if (v.nf4) {
+                            float tt = run.use_div ? e / s : e * run.inv;
+                            d = qmx__nf4_table[qmx__nf4_encode(tt)] * s;
+                        } else if (v.fp8) {
                             float tt = run.use_div ? e / s : e * run.inv;
                             d = qmx__bits_f32(qmx__fp8_decode_bits(
                                     qmx__fp8_encode(qmx__f32_bits(tt), &v.f, 1), &v.f)) * s;

@@ -73,7 +73,7 @@ static int dtype_of(const char *s, qmx_dtype *d) {
     static const struct { const char *n; qmx_dtype d; } T[] = {
         { "int8", QMX_INT8 }, { "uint8", QMX_UINT8 }, { "int4", QMX_INT4 }, { "uint4", QMX_UINT4 },
         { "int16", QMX_INT16 }, { "int2", QMX_INT2 }, { "uint2", QMX_UINT2 }, { "int3", QMX_INT3 },
-        { "int5", QMX_INT5 }, { "int6", QMX_INT6 }, { "int7", QMX_INT7 },
+        { "int5", QMX_INT5 }, { "int6", QMX_INT6 }, { "int7", QMX_INT7 }, { "nf4", QMX_NF4 },
         { "fp8_e4m3fn", QMX_FP8_E4M3FN }, { "fp8_e5m2", QMX_FP8_E5M2 },
         { "fp8_e4m3fnuz", QMX_FP8_E4M3FNUZ }, { "fp8_e5m2fnuz", QMX_FP8_E5M2FNUZ } };
     size_t i;
@@ -113,7 +113,7 @@ static int fp8_code_is_nan(qmx_dtype d, unsigned c) {
 }
 static int is_fp8(qmx_dtype d) { return d >= QMX_FP8_E4M3FN && d <= QMX_FP8_E5M2FNUZ; }
 static int is_packed(qmx_dtype d) {
-    return d == QMX_INT4 || d == QMX_UINT4 || d == QMX_INT2 || d == QMX_UINT2;
+    return d == QMX_INT4 || d == QMX_UINT4 || d == QMX_INT2 || d == QMX_UINT2 || d == QMX_NF4;
 }
 static size_t storage_bytes(qmx_dtype d, size_t n) {
     if (d == QMX_INT2 || d == QMX_UINT2) return (n + 3) / 4;
@@ -130,14 +130,14 @@ static int32_t storage_get(qmx_dtype d, const uint8_t *b, size_t i) {
     case QMX_UINT2: return (b[i / 4] >> (2 * (i & 3))) & 3;
     case QMX_INT16: { int16_t v; memcpy(&v, b + 2 * i, 2); return v; }
     case QMX_INT4: { int32_t n = (b[i / 2] >> (4 * (i & 1))) & 15; return n >= 8 ? n - 16 : n; }
-    case QMX_UINT4: return (b[i / 2] >> (4 * (i & 1))) & 15;
+    case QMX_UINT4: case QMX_NF4: return (b[i / 2] >> (4 * (i & 1))) & 15;
     default: return b[i];   /* uint8, fp8 codes */
     }
 }
 static void storage_set(qmx_dtype d, uint8_t *b, size_t i, int32_t v) {
     switch (d) {
     case QMX_INT16: { int16_t s = (int16_t)v; memcpy(b + 2 * i, &s, 2); break; }
-    case QMX_INT4: case QMX_UINT4:
+    case QMX_INT4: case QMX_UINT4: case QMX_NF4:
         b[i / 2] = (uint8_t)((b[i / 2] & (0xF0u >> (4 * (i & 1)))) | (((uint32_t)v & 15u) << (4 * (i & 1))));
         break;
     case QMX_INT2: case QMX_UINT2:
@@ -679,7 +679,17 @@ static void test_errors(void) {
     expect_err("granularity -1", C_ALL, &c, EN, 3, EN, QMX_ERR_ARG, QMX_ERR_ARG);
     c = base_cfg(); c.recipe = (qmx_recipe)5;   /* QMX_RECIPE_ONNX is the last */
     expect_err("recipe 5", C_ALL, &c, EN, 3, EN, QMX_ERR_ARG, QMX_ERR_ARG);
-    c.recipe = (qmx_recipe)-1;
+    c = base_cfg(); c.dtype = QMX_NF4; c.asymmetric = 1; c.recipe = QMX_RECIPE_QWIX;
+    expect_err("nf4 asymmetric", C_ALL, &c, EN, 3, EN, QMX_ERR_ARG, QMX_ERR_ARG);
+    c = base_cfg(); c.dtype = QMX_NF4; c.recipe = QMX_RECIPE_ONNX;
+    expect_err("nf4 has no ONNX type", C_ALL, &c, EN, 3, EN, QMX_ERR_DTYPE, QMX_ERR_DTYPE);
+    c = base_cfg(); c.dtype = QMX_NF4; c.rounding = QMX_ROUND_HALF_AWAY;
+    expect_err("nf4 rounds to the nearest value only", C_ALL, &c, EN, 3, EN, QMX_ERR_UNSUPPORTED,
+               QMX_ERR_UNSUPPORTED);
+    c = base_cfg(); c.dtype = QMX_FP4_E2M1;
+    expect_err("fp4 through qmx_quantize: not yet", C_ALL, &c, EN, 3, EN, QMX_ERR_DTYPE,
+               QMX_ERR_DTYPE);
+    c = base_cfg(); c.recipe = (qmx_recipe)-1;
     expect_err("recipe -1", C_ALL, &c, EN, 3, EN, QMX_ERR_ARG, QMX_ERR_ARG);
     c = base_cfg(); c.rounding = (qmx_round)4;
     expect_err("rounding 4", C_ALL, &c, EN, 3, EN, QMX_ERR_ARG, QMX_ERR_ARG);

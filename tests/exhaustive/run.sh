@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # tests/exhaustive/run.sh - the long-running exhaustive checks (make test-exhaustive).
+# (fp8 first; fp4 / fp6 / e8m0 last, see below.)
 #
 # Checks qmx_fp8_from_f32 against NVIDIA's cuda_fp8.h (__nv_cvt_float_to_fp8, host code path)
 # for all 2^32 float32 bit patterns, E4M3FN and E5M2, saturating and not, and qmx_fp8_to_f32
@@ -24,8 +25,15 @@
 # of 2^16 inputs (all signs, exponents and low mantissa bits; ~10 s), all 2^32 inputs with
 # EXH_ARRAY_STRIDE=1 (~4 min of CPU time, 2-3 min on 2 cores).
 #
-# Environment: EXH_THREADS (default: the number of CPUs), EXH_ARGS (extra arguments for both
-# programs, e.g. --quick for a seconds-long smoke test of the harness), EXH_ARRAY_STRIDE.
+# After it, lowfloat_vs_cuda.cpp checks qmx_fp4_from_f32 / qmx_fp6_from_f32 (E2M3, E3M2) against
+# __nv_cvt_float_to_fp4 / _fp6 (cudaRoundNearest and cudaRoundZero) and qmx_e8m0_from_f32 (DOWN,
+# UP) against __nv_cvt_float_to_e8m0 (cudaRoundZero / cudaRoundPosInf, __NV_SATFINITE /
+# __NV_NOSAT) for all 2^32 inputs (10 sweeps, ~85 s on 2 cores), and the decoders for every code.
+# EXH_LOWFLOAT_STRIDE=S (a power of two) checks 2^32/S inputs instead (see README.md).
+#
+# Environment: EXH_THREADS (default: the number of CPUs), EXH_ARGS (extra arguments for all
+# programs, e.g. --quick for a seconds-long smoke test of the harness), EXH_ARRAY_STRIDE,
+# EXH_LOWFLOAT_STRIDE (default 1: every input).
 # Output: progress, at most 20 mismatches per (format, mode) sweep with their input bits, one
 # line per sweep, then "N passed, N failed" (one check per input and sweep). Exit status 0
 # only when nothing failed; 1 on a mismatch or a build problem.
@@ -82,11 +90,20 @@ if [ -n "$nvcc" ]; then
         -c "$SRC/fp8_vs_cuda.cpp" -o "$OUT/fp8_vs_cuda.o" || die "building the oracle (nvcc) failed"
     "$nvcc" -ccbin "$cxx" "$OUT/fp8_vs_cuda.o" "$OUT/qmx_impl.o" -o "$OUT/fp8_vs_cuda" \
         || die "linking the oracle (nvcc) failed"
+    # cuda_fp4.hpp has unused parameters: -Wno-unused-parameter keeps the log readable
+    "$nvcc" -ccbin "$cxx" -O3 -std=c++11 -x cu -Xcompiler -Wall,-Wextra,-Wno-unused-parameter,-march=native \
+        -I. -c "$SRC/lowfloat_vs_cuda.cpp" -o "$OUT/lowfloat_vs_cuda.o" \
+        || die "building the fp4/fp6/e8m0 oracle (nvcc) failed"
+    "$nvcc" -ccbin "$cxx" "$OUT/lowfloat_vs_cuda.o" "$OUT/qmx_impl.o" -o "$OUT/lowfloat_vs_cuda" \
+        || die "linking the fp4/fp6/e8m0 oracle (nvcc) failed"
 else
     echo "   oracle: no nvcc in $cuda/bin; $cxx with -I$cuda/include"
     "$cxx" -O3 -std=c++11 -march=native -Wall -Wextra -I. -I"$cuda/include" \
         "$SRC/fp8_vs_cuda.cpp" "$OUT/qmx_impl.o" -o "$OUT/fp8_vs_cuda" -pthread \
         || die "building the oracle ($cxx) failed"
+    "$cxx" -O3 -std=c++11 -march=native -Wall -Wextra -Wno-unused-parameter -I. -I"$cuda/include" \
+        "$SRC/lowfloat_vs_cuda.cpp" "$OUT/qmx_impl.o" -o "$OUT/lowfloat_vs_cuda" -pthread \
+        || die "building the fp4/fp6/e8m0 oracle ($cxx) failed"
 fi
 
 # ---- run --------------------------------------------------------------------------------------
@@ -95,11 +112,20 @@ fi
 rc=${PIPESTATUS[0]}
 cuda_last=$(tail -n 1 "$OUT/cuda.log")
 case $rc in 0|1) ;; *) die "$OUT/fp8_vs_cuda ended with exit status $rc" ;; esac
-# one total over both programs, in the "N passed, N failed" form of the other tests
+
+# ---- fp4 / fp6 / e8m0 vs cuda_fp4.h, cuda_fp6.h, cuda_fp8.h (all 2^32 inputs by default) ------
+echo "== test-exhaustive: fp4/fp6/e8m0 vs NVIDIA cuda_fp4.h, cuda_fp6.h, cuda_fp8.h"
+# shellcheck disable=SC2086  # EXH_ARGS is word-split on purpose
+"$OUT/lowfloat_vs_cuda" --threads "$threads" --stride "${EXH_LOWFLOAT_STRIDE:-1}" ${EXH_ARGS:-} \
+    | tee "$OUT/lowfloat.log"
+lf_rc=${PIPESTATUS[0]}
+lf_last=$(tail -n 1 "$OUT/lowfloat.log")
+case $lf_rc in 0|1) ;; *) die "$OUT/lowfloat_vs_cuda ended with exit status $lf_rc" ;; esac
+# one total over the three programs, in the "N passed, N failed" form of the other tests
 # shellcheck disable=SC2086  # split "N passed, N failed" into words
-set -- $arr_last $cuda_last
-echo "$(( $1 + $5 )) passed, $(( $3 + $7 )) failed"
-if [ "$rc" -ne 0 ] || [ "$arr_rc" -ne 0 ]; then
+set -- $arr_last $cuda_last $lf_last
+echo "$(( $1 + $5 + $9 )) passed, $(( $3 + $7 + ${11} )) failed"
+if [ "$rc" -ne 0 ] || [ "$arr_rc" -ne 0 ] || [ "$lf_rc" -ne 0 ]; then
     echo "test-exhaustive: FAILED (mismatches above)" >&2; exit 1
 fi
 exit 0

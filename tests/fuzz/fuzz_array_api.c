@@ -71,6 +71,12 @@ static int fa_int_range(qmx_dtype d, int32_t *lo, int32_t *hi) {
     case QMX_UINT4: *lo = 0; *hi = 15; return 1;
     case QMX_INT16: *lo = -32768; *hi = 32767; return 1;
     case QMX_UINT16: *lo = 0; *hi = 65535; return 1;
+    case QMX_INT2: *lo = -2; *hi = 1; return 1;
+    case QMX_UINT2: *lo = 0; *hi = 3; return 1;
+    case QMX_INT3: *lo = -4; *hi = 3; return 1;
+    case QMX_INT5: *lo = -16; *hi = 15; return 1;
+    case QMX_INT6: *lo = -32; *hi = 31; return 1;
+    case QMX_INT7: *lo = -64; *hi = 63; return 1;
     default: return 0;
     }
 }
@@ -78,6 +84,12 @@ static int fa_int_range(qmx_dtype d, int32_t *lo, int32_t *hi) {
 static int fa_uses_zp(const qmx_qconfig *c) {
     return c->asymmetric || c->recipe == QMX_RECIPE_TORCH || c->recipe == QMX_RECIPE_ONNX;
 }
+/* QLoRA's NormalFloat4 values (paper, Appendix E) */
+static const float fa_nf4[16] = {
+    -1.0f, -0.6961928009986877f, -0.5250730514526367f, -0.39491748809814453f,
+    -0.28444138169288635f, -0.18477343022823334f, -0.09105003625154495f, 0.0f,
+    0.07958029955625534f, 0.16093020141124725f, 0.24611230194568634f, 0.33791524171829224f,
+    0.44070982933044434f, 0.5626170039176941f, 0.7229568362236023f, 1.0f};
 static int fa_is_fp8(qmx_dtype d) { return d >= QMX_FP8_E4M3FN && d <= QMX_FP8_E5M2FNUZ; }
 /* element e of a quantized int array */
 static int32_t fa_qget(qmx_dtype d, const void *q, size_t e) {
@@ -85,7 +97,9 @@ static int32_t fa_qget(qmx_dtype d, const void *q, size_t e) {
     int16_t s;
     uint16_t u;
     switch ((int)d) {
-    case QMX_INT8: return (int8_t)b[e];
+    case QMX_INT8: case QMX_INT3: case QMX_INT5: case QMX_INT6: case QMX_INT7: return (int8_t)b[e];
+    case QMX_INT2: return (int32_t)(((b[e / 4] >> (2 * (e & 3))) & 3) ^ 2) - 2;
+    case QMX_UINT2: return (b[e / 4] >> (2 * (e & 3))) & 3;
     case QMX_UINT8: return b[e];
     case QMX_INT16: memcpy(&s, b + 2 * e, 2); return s;
     case QMX_UINT16: memcpy(&u, b + 2 * e, 2); return u;
@@ -107,7 +121,7 @@ static int fa_qcfg(fz_rd *r, qmx_qconfig *c, size_t *count, qmx_rng *rng) {
     unsigned fl, view;
     size_t o, l, i;
     memset(c, 0, sizeof *c);
-    c->dtype = (qmx_dtype)fz_enum(r, 12);
+    c->dtype = (qmx_dtype)fz_enum(r, 23);
     c->granularity = (qmx_granularity)fz_enum(r, 3);
     c->recipe = (qmx_recipe)fz_enum(r, 5);
     c->rounding = (qmx_round)fz_enum(r, 4);
@@ -207,7 +221,7 @@ static void fa_quantize(fz_rd *r) {
     fa_mkview(&c, count, &v);
     is_int = fa_int_range(dt, &lo, &hi);
     stoch = c.rounding == QMX_ROUND_STOCHASTIC;
-    if (!is_int && !fa_is_fp8(dt)) __builtin_trap();
+    if (!is_int && !fa_is_fp8(dt) && dt != QMX_NF4) __builtin_trap();
     if (is_int && (dt == QMX_INT4 || dt == QMX_UINT4) && (count & 1) &&
         (((const uint8_t *)q)[count / 2] >> 4) != 0)
         __builtin_trap();
@@ -260,6 +274,21 @@ static void fa_quantize(fz_rd *r) {
                 }
             }
         }
+    } else if (dt == QMX_NF4) {
+        for (e = 0; e < count; e++) {   /* the nearest of the 16 values, the lowest on ties */
+            size_t g = fa_group(&v, e);
+            float s = scales[g], t, m = 1.0f / s, bd = 0.0f;
+            int32_t k, best = 0;
+            if (c.recipe == QMX_RECIPE_AQT) { if (!fz_finite(m)) m = 1.0f; t = x[e] * m; }
+            else t = x[e] / s;
+            for (k = 0; k < 16; k++) {
+                float d = fa_nf4[k] - t;
+                d = d < 0.0f ? -d : d;
+                if (k == 0 || d < bd) { bd = d; best = k; }
+            }
+            if (fz_isnan(t)) best = 7;
+            if (((((const uint8_t *)q)[e / 2] >> (4 * (e & 1))) & 15) != (uint32_t)best) __builtin_trap();
+        }
     } else {
         for (e = 0; e < count; e++) {
             size_t g = fa_group(&v, e);
@@ -284,6 +313,8 @@ static void fa_quantize(fz_rd *r) {
             int32_t zp = zps && fa_uses_zp(&c) ? zps[g] : 0;
             float d = (float)(fa_qget(dt, q, e) - zp);
             want = d * scales[g];
+        } else if (dt == QMX_NF4) {
+            want = fa_nf4[(((const uint8_t *)q)[e / 2] >> (4 * (e & 1))) & 15] * scales[g];
         } else {
             want = qmx_fp8_to_f32(((const uint8_t *)q)[e], dt) * scales[g];
         }
@@ -335,6 +366,8 @@ static void fa_dequantize(fz_rd *r) {
         if (fa_int_range(dt, &lo, &hi)) {
             float d = (float)(fa_qget(dt, q, e) - (zps && fa_uses_zp(&c) ? zps[g] : 0));
             want = d * scales[g];
+        } else if (dt == QMX_NF4) {
+            want = fa_nf4[(q[e / 2] >> (4 * (e & 1))) & 15] * scales[g];
         } else {
             want = qmx_fp8_to_f32(q[e], dt) * scales[g];
         }

@@ -267,9 +267,20 @@ def clamp_range(c):
     return lo, hi
 
 
+# QLoRA NormalFloat4 (Appendix E of the paper; the float32 values Qwix's numerics.py lists)
+NF4 = np.array([-1.0, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453,
+                -0.28444138169288635, -0.18477343022823334, -0.09105003625154495, 0.0,
+                0.07958029955625534, 0.16093020141124725, 0.24611230194568634,
+                0.33791524171829224, 0.44070982933044434, 0.5626170039176941,
+                0.7229568362236023, 1.0], dtype=F)
+INT_RANGE["nf4"] = (0, 15)
+
+
 def sym_bound(c):
     if c.dtype in FP8_FMT:
         return fp8_max(c.dtype)
+    if c.dtype == "nf4":
+        return F(1.0)          # Qwix get_symmetric_bound('nf4')
     qmax = INT_RANGE[c.dtype][1]
     if c.recipe == "aqt":
         return F(qmax) if c.pmv else F(qmax + 0.5)
@@ -317,6 +328,10 @@ def quant_one(c, x, s, zp, rng):
             t = F(x / s)
         if c.dtype in FP8_FMT:
             return fp8_cast_rne(t, c.dtype)
+        if c.dtype == "nf4":   # Qwix: argmin |bucket - t| in float32, the first index on ties
+            if math.isnan(float(t)):
+                return 7       # qmx's rule (the code of 0); not Qwix's
+            return int(np.argmin(np.abs(NF4 - F(t))))
         zf = c.recipe == "qwix" and c.asym
         if zf:
             t = F(t + F(zp))
@@ -365,6 +380,8 @@ def reference(c):
             s = S[gs[i]]
             if c.dtype in FP8_FMT:
                 Y.append(F(np.nan) if q is None else F(F(fp8_decode(q, c.dtype)) * s))
+            elif c.dtype == "nf4":
+                Y.append(F(NF4[q] * s))
             else:
                 Y.append(F(F(q - Z[gs[i]]) * s))
     c.rng_after = rng.next_u32() if rng else None
@@ -414,7 +431,7 @@ def emit(c, out):
             out.append("q " + " ".join("nan" if v is None else "%02x" % v for v in Q))
         else:
             out.append("q " + " ".join(str(v) for v in Q))
-            if c.dtype in ("int4", "uint4"):
+            if c.dtype in ("int4", "uint4", "nf4"):
                 out.append("p " + pack4(Q).hex())
             if c.dtype in ("int2", "uint2"):
                 out.append("p " + pack2(Q).hex())
@@ -680,6 +697,20 @@ def build():
                        recipe="qwix", rounding="half_away", scales=[0.25]))
         ci.append(Case("tflite_%s_ties_nearest_even" % dt, dt, "per_tensor", x, (1, x.size, 1),
                        recipe="tflite", rounding="nearest_even", scales=[0.25]))
+
+    # -- nf4 (Qwix): scale = absmax (bound 1.0), nearest of the 16 values, ties low ----------
+    mids = [float((F(NF4[k]) + F(NF4[k + 1])) / F(2)) for k in range(15)]
+    for recipe in ("qwix", "aqt"):
+        ci.append(Case("%s_nf4_block8_axis2" % recipe, "nf4", "per_block", mixed(rw, S5, 2), S5,
+                       axis=2, block=8, recipe=recipe))
+        ci.append(Case("%s_nf4_channel_axis0" % recipe, "nf4", "per_channel", mixed(rw, S5, 0),
+                       S5, axis=0, recipe=recipe))
+    x = np.array(mids + [-v for v in mids] + [float(np.nextafter(F(v), F(2))) for v in mids] +
+                 [float(np.nextafter(F(v), F(-2))) for v in mids] + [1.5, -3.0, 1e30, -1e30],
+                 dtype=F)
+    ci.append(Case("qwix_nf4_midpoints", "nf4", "per_tensor", x, (1, x.size, 1), recipe="qwix",
+                   scales=[1.0], note="float32 midpoints of the table and one ulp each side; "
+                   "beyond the table (1e30: all 16 distances round alike, code 0 wins)"))
 
     cs = files["quant_stochastic.txt"]
     seeds = [0, 1, 0x123456789ABCDEF0, 0xFFFFFFFFFFFFFFFF, 42]
