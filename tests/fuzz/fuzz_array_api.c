@@ -11,6 +11,7 @@
  *   4 observers (init / update / finalize / bounds)   5 histogram (update, percentile, MSE, KL)
  *   6 fp8 delayed scaling, qmx_absmax_f32   7 N:M compress / decompress / matmul (i8, f32)
  *   8 qmx_pack_int4 / qmx_unpack_int4, ggml Q8_0 / Q4_0   9 qmx_calib_snr_search
+ *   first byte 240..255: fp4 / fp6 arrays and E8M0 (even) or MX / NVFP4 blocks (odd)
  * Every buffer is malloc'ed at exactly the size the call is told (so ASan sees any overrun;
  * without ASan, in the replay, 64 guard bytes after it are checked instead).
  * Invariants (__builtin_trap on violation): the status is a qmx_status value; on error every
@@ -1082,12 +1083,114 @@ static void fa_snr(fz_rd *r) {
     }
 }
 
+/* ---- 10 (first byte >= 240): fp4 / fp6 / E8M0 codecs and arrays, MX / NVFP4 block formats ---- */
+static void fa_lowfloat(fz_rd *r) {
+    qmx_dtype fmt = (qmx_dtype)(fz_u8(r) % 2 ? QMX_FP4_E2M1 : (fz_u8(r) % 2 ? QMX_FP6_E2M3 : QMX_FP6_E3M2));
+    size_t n = fa_dim(r) * fa_dim(r) * fa_dim(r), nb, i;
+    float scale = fa_scale(r), *x = fa_floats(r, n), *y;
+    uint8_t *out, *codes;
+    void *snap;
+    qmx_status st;
+    int fp4 = fmt == QMX_FP4_E2M1, rtz = fz_u8(r) & 1;
+    if (fz_u8(r) == 0xF0) fmt = (qmx_dtype)fz_enum(r, 23);   /* now and then a wrong format */
+    nb = fp4 ? n / 2 + (n & 1) : n;
+    out = (uint8_t *)fz_alloc(nb);
+    snap = fz_snap(out, nb);
+    st = fp4 ? qmx_fp4_quantize_array(x, n, scale, rtz, out)
+             : qmx_fp6_quantize_array(fmt, x, n, scale, rtz, out);
+    fz_check(st);
+    if (st != QMX_OK) fz_same(out, snap, nb);
+    else
+        for (i = 0; i < n; i++) {   /* the scalar codec of x / s (a NaN x encoded itself) */
+            float t = x[i] / scale;
+            uint8_t want, got = fp4 ? (uint8_t)((out[i / 2] >> (4 * (i & 1))) & 15) : out[i];
+            if (t != t) t = x[i];
+            want = fp4 ? qmx_fp4_from_f32(t, rtz) : qmx_fp6_from_f32(t, fmt, rtz);
+            if (got != want) __builtin_trap();
+            if (fp4 && (n & 1) && (out[n / 2] >> 4) != 0) __builtin_trap();
+        }
+    codes = (uint8_t *)fz_alloc(nb);
+    for (i = 0; i < nb; i++) codes[i] = (uint8_t)fz_u8(r);
+    y = (float *)fz_alloc(n * 4);
+    snap = fz_snap(y, n * 4);
+    st = fp4 ? qmx_fp4_dequantize_array(codes, n, scale, y)
+             : qmx_fp6_dequantize_array(fmt, codes, n, scale, y);
+    fz_check(st);
+    if (st != QMX_OK) fz_same(y, snap, n * 4);
+    else
+        for (i = 0; i < n; i++) {
+            float v = fp4 ? qmx_fp4_to_f32((uint8_t)((codes[i / 2] >> (4 * (i & 1))) & 15))
+                          : qmx_fp6_to_f32(codes[i], fmt);
+            if (!fz_same_f(y[i], v * scale)) __builtin_trap();
+        }
+    for (i = 0; i < 4; i++) {   /* E8M0: down <= up, decode(down) <= |x| <= decode(up) in range */
+        float v = fz_val(r, 3), a = v < 0.0f ? -v : v;
+        uint8_t dn = qmx_e8m0_from_f32(v, QMX_E8M0_ROUND_DOWN, 1);
+        uint8_t up = qmx_e8m0_from_f32(v, QMX_E8M0_ROUND_UP, 1);
+        if (a >= 1e-38f && a <= 1e38f &&
+            (dn > up || qmx_e8m0_to_f32(dn) > a || qmx_e8m0_to_f32(up) < a)) __builtin_trap();
+    }
+}
+static void fa_mx(fz_rd *r) {
+    qmx_mx_config c;
+    size_t count, ne = 0, ns = 0, e, nb_el, nb_sc, o, l, i;
+    unsigned how = fz_u8(r), v;
+    float *x, *y;
+    uint8_t *el, *sc;
+    void *s1, *s2;
+    qmx_status st;
+    memset(&c, 0, sizeof c);
+    c.format = (qmx_mx_format)fz_enum(r, 6);
+    c.rule = (qmx_mx_rule)fz_enum(r, 5);
+    c.block_size = fz_u8(r) % 40;
+    if (how & 1) c.tensor_scale = fa_scale(r);
+    v = fz_u8(r);
+    o = fa_dim(r); l = fa_dim(r) * 3; i = fa_dim(r);
+    if (v % 4 == 0) { count = l * i; }
+    else { c.outer = o; c.axis_len = l; c.inner = i; count = o * l * i + (v % 4 == 3); }
+    if (count > 4096) return;
+    x = fa_floats(r, count ? count : 1);
+    st = qmx_mx_storage(&c, count, &ne, &ns);
+    fz_check(st);
+    if (st != QMX_OK) { ne = 1 + how % 5; ns = 1 + how % 3; }
+    nb_el = (how & 2) && ne ? ne - 1 : ne;
+    nb_sc = (how & 4) && ns ? ns - 1 : ns;
+    el = (uint8_t *)fz_alloc(nb_el);
+    sc = (uint8_t *)fz_alloc(nb_sc);
+    s1 = fz_snap(el, nb_el);
+    s2 = fz_snap(sc, nb_sc);
+    st = qmx_mx_quantize(&c, (how & 8) ? NULL : x, count, el, nb_el, sc, nb_sc);
+    fz_check(st);
+    if (st != QMX_OK) { fz_same(el, s1, nb_el); fz_same(sc, s2, nb_sc); return; }
+    if ((c.format == QMX_MXFP4 || c.format == QMX_NVFP4) && (count & 1) && (el[count / 2] >> 4))
+        __builtin_trap();                                   /* the unused high nibble */
+    y = (float *)fz_alloc(count * 4);
+    if (qmx_mx_dequantize(&c, el, nb_el, sc, nb_sc, count, y) != QMX_OK) __builtin_trap();
+    /* the same input gives the same bits (no state, no uninitialised read) */
+    {
+        uint8_t *el2 = (uint8_t *)fz_alloc(nb_el), *sc2 = (uint8_t *)fz_alloc(nb_sc);
+        if (qmx_mx_quantize(&c, x, count, el2, nb_el, sc2, nb_sc) != QMX_OK ||
+            memcmp(el, el2, ne) != 0 || memcmp(sc, sc2, ns) != 0)
+            __builtin_trap();
+    }
+    for (e = 0; e < count; e++)   /* an element of an exact (x == y) value keeps its sign */
+        if (fz_finite(x[e]) && fz_finite(y[e]) && x[e] == y[e] && x[e] != 0.0f &&
+            ((fz_fbits(x[e]) ^ fz_fbits(y[e])) >> 31))
+            __builtin_trap();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fz_rd r;
     r.p = data;
     r.n = size;
-    switch (fz_u8(&r) % 10) {
+    unsigned op = fz_u8(&r);
+    if (op >= 240) {   /* (no older corpus input starts with 240..255) */
+        if (op & 1) fa_mx(&r); else fa_lowfloat(&r);
+        fz_free_all();
+        return 0;
+    }
+    switch (op % 10) {
     case 0: fa_quantize(&r); break;
     case 1: fa_dequantize(&r); break;
     case 2: fa_fp8_arrays(&r); break;
