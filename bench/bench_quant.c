@@ -13,7 +13,10 @@
  *            quantize (qmx_fp8_quantize_array, x / s, saturating; and qmx_quantize with the fp8
  *            dtype, AQT recipe, x * (1/s)) and dequantize, int8 per-channel quantize /
  *            dequantize of [4096][K] weights, int8 per-block (block 32) quantize / dequantize,
- *            fp8 E4M3FN per-block (block 128) quantize / dequantize
+ *            fp8 E4M3FN per-block (block 128) quantize / dequantize, and the block-scaled
+ *            formats MXFP4 (OCP FLOOR), NVFP4 (torchao) and MXFP8 E4M3 (RCEIL) through
+ *            qmx_mx_quantize / qmx_mx_dequantize (scale codes computed inside the timed call;
+ *            their bits are tested in tests/test_mx.c, not re-checked here)
  *   limits   for the int8 aims: a pass with int8 quantize's memory traffic and no arithmetic
  *            (read the floats, write a byte each); for the fp8 x / s call: its divisions alone
  * GB/s are float32 bytes: read for quantize, written for dequantize. Scales come from
@@ -136,7 +139,7 @@ static uint8_t fp8_ref_encode(const fp8_ref *r, float t) {
 /* ============================================================================================
  * Jobs
  * ============================================================================================ */
-enum kind { K_READ, K_MEMCPY, K_QUANT, K_DEQUANT, K_FP8_ARR_Q, K_FP8_ARR_DQ };
+enum kind { K_READ, K_MEMCPY, K_QUANT, K_DEQUANT, K_FP8_ARR_Q, K_FP8_ARR_DQ, K_MX_Q, K_MX_DQ };
 
 typedef struct job {
     enum kind kind;
@@ -151,6 +154,9 @@ typedef struct job {
     float *y;
     qmx_dtype fmt;          /* fp8 array jobs */
     float scale;            /* fp8 array jobs */
+    qmx_mx_config mx;       /* MX / NVFP4 jobs: elements in q, scale codes in mx_scales */
+    uint8_t *mx_scales;
+    size_t mx_elem_bytes, mx_n_scales;
 } job;
 
 static volatile float g_sink;
@@ -304,6 +310,14 @@ static void run_job(void *p) {
         break;
     case K_FP8_ARR_DQ:
         check_status(qmx_fp8_dequantize_array(j->fmt, (const uint8_t *)j->q, j->n, j->scale, j->y), j);
+        break;
+    case K_MX_Q:
+        check_status(qmx_mx_quantize(&j->mx, j->x, j->n, (uint8_t *)j->q, j->mx_elem_bytes,
+                                     j->mx_scales, j->mx_n_scales), j);
+        break;
+    case K_MX_DQ:
+        check_status(qmx_mx_dequantize(&j->mx, (const uint8_t *)j->q, j->mx_elem_bytes,
+                                       j->mx_scales, j->mx_n_scales, j->n, j->y), j);
         break;
     }
     __asm__ volatile("" : : : "memory");
@@ -733,6 +747,32 @@ static void run_size(const char *size, size_t n, const fp8_ref *f8s, const float
     verify_job(&j, &f8s[0], 128, want_q, want_y, "timed data");
     r = time_job(&j, size);
     print_row(&r);
+
+    /* ---- MX / NVFP4 block formats (qmx_mx_*; scalar code today): quantize computes each
+     *      block's scale and encodes its elements, dequantize decodes them ---- */
+    {
+        static const struct { qmx_mx_format f; qmx_mx_rule r; const char *name; } mxj[] = {
+            {QMX_MXFP4, QMX_MX_FLOOR, "MXFP4 (OCP FLOOR)"}, {QMX_NVFP4, QMX_MX_FLOOR, "NVFP4 (torchao)"},
+            {QMX_MXFP8_E4M3, QMX_MX_RCEIL, "MXFP8 E4M3 (RCEIL)"}};
+        uint8_t *mxs = bqu_alloc(n / 16 + 1);   /* the scale codes: one per 16 or 32 */
+        size_t m;
+        for (m = 0; m < 3; m++) {
+            memset(&j, 0, sizeof j);
+            j.mx.format = mxj[m].f; j.mx.rule = mxj[m].r;
+            j.x = x; j.n = n; j.q = q; j.y = y; j.mx_scales = mxs;
+            if (qmx_mx_storage(&j.mx, n, &j.mx_elem_bytes, &j.mx_n_scales) != QMX_OK)
+                die("%s: %s", mxj[m].name, "qmx_mx_storage failed");
+            j.kind = K_MX_Q;
+            snprintf(j.name, sizeof j.name, "%s quantize", mxj[m].name);
+            r = time_job(&j, size);
+            print_row(&r);
+            j.kind = K_MX_DQ;
+            snprintf(j.name, sizeof j.name, "%s dequantize", mxj[m].name);
+            r = time_job(&j, size);
+            print_row(&r);
+        }
+        free(mxs);
+    }
 
     /* ---- paired ratios for the aims ---- */
     {
