@@ -16,9 +16,10 @@
  *     --qmx-include PATH     what the header #includes for the qmx enums (default: qmx.h)
  *     --intmp FILE.json      MaxText intmp mixed-precision rules (after the --rule list,
  *                            before --default; mapping in qmx_convert/qmx_convert_core.h)
- *   SPEC = DTYPE[:OPTION]... with DTYPE int8 uint8 int16 int4 uint4 fp8_e4m3fn fp8_e5m2
+ *   SPEC = DTYPE[:OPTION]... with DTYPE int8 uint8 int16 uint16 int4 uint4 int2 uint2 int3..int7 nf4
+ *   fp8_e4m3fn fp8_e5m2
  *   fp8_e4m3fnuz fp8_e5m2fnuz float skip, OPTION per_tensor per_channel per_block=N axis=A
- *   recipe=aqt|qwix|tflite asym narrow preserve_max (details: qmx_convert/qmx_convert_core.h).
+ *   recipe=aqt|qwix|tflite|torch|onnx asym narrow preserve_max (details: qmx_convert/qmx_convert_core.h).
  *   A .npy file holds one tensor named after the file (without .npy); a .safetensors file
  *   holds named tensors. The format is recognised by content.
  *
@@ -37,9 +38,9 @@
 static void usage(FILE *f) {
     fputs("usage: qmx_convert [-o OUT.h] [--prefix NAME] [--rule 'PATTERN=SPEC']... [--default SPEC]\n"
           "                   [--intmp RULES.json] [--qmx-include PATH] FILE.npy|FILE.safetensors...\n"
-          "  SPEC = DTYPE[:OPTION]...  DTYPE: int8 uint8 int16 int4 uint4 fp8_e4m3fn fp8_e5m2\n"
-          "         fp8_e4m3fnuz fp8_e5m2fnuz float skip\n"
-          "         OPTION: per_tensor per_channel per_block=N axis=A recipe=aqt|qwix|tflite\n"
+          "  SPEC = DTYPE[:OPTION]...  DTYPE: int8 uint8 int16 uint16 int4 uint4 int2 uint2\n"
+          "         int3 int5 int6 int7 nf4 fp8_e4m3fn fp8_e5m2 fp8_e4m3fnuz fp8_e5m2fnuz float skip\n"
+          "         OPTION: per_tensor per_channel per_block=N axis=A recipe=aqt|qwix|tflite|torch|onnx\n"
           "                 asym narrow preserve_max\n"
           "  e.g. --rule '*.bias=float' --rule 'fc2.*=int4:per_block=32' --default int8:per_channel\n",
           f);

@@ -297,7 +297,7 @@ static void test_rules(void) {
     qmxc_rule r;
     char err[256];
     static const char *bad[] = {"",
-                                "int7",
+                                "int9",
                                 "int8:per_block=0",
                                 "int8:per_block=x",
                                 "int8:axis=9",
@@ -613,6 +613,23 @@ static void test_emitted_header(void) {
                 CHECK(bad == 0, "uint16 onnx: %d values", bad);
                 qmxc_result_free(&r);
             }
+            /* Qwix's widths and nf4: the dtype, the storage size, the values within range */
+            CHECK(qmxc_parse_spec("int3:per_tensor:recipe=qwix", &sp, err, sizeof err) == QMX_OK &&
+                      sp.dtype == QMX_INT3 && qmxc_quantize_tensor(t, &sp, &r, err, sizeof err) == QMX_OK &&
+                      r.q_bytes == t->count,
+                  "int3: %s", err);
+            if (r.q) {
+                size_t e;
+                int bad = 0;
+                for (e = 0; e < t->count; e++) bad += ((const int8_t *)r.q)[e] < -4 || ((const int8_t *)r.q)[e] > 3;
+                CHECK(bad == 0, "int3 values outside [-4, 3]: %d", bad);
+                qmxc_result_free(&r);
+            }
+            CHECK(qmxc_parse_spec("nf4:per_tensor", &sp, err, sizeof err) == QMX_OK && sp.dtype == QMX_NF4 &&
+                      qmxc_quantize_tensor(t, &sp, &r, err, sizeof err) == QMX_OK &&
+                      r.q_bytes == (t->count + 1) / 2,
+                  "nf4: %s", err);
+            if (r.q) qmxc_result_free(&r);
             CHECK(qmxc_parse_spec("uint8:per_tensor:recipe=torch", &sp, err, sizeof err) == QMX_OK &&
                       qmxc_quantize_tensor(t, &sp, &r, err, sizeof err) == QMX_OK && r.zp &&
                       r.zp[0] == 128 && r.cfg.recipe == QMX_RECIPE_TORCH,
@@ -710,7 +727,7 @@ static void test_intmp(void) {
     free(json);
     QMX_TEST_CASE("intmp: unsupported widths, clipping scales and malformed JSON are refused with a message");
     {
-        static const char *bad[] = {"{\"__default__\": {\"w_bits\": 3}}",
+        static const char *bad[] = {"{\"__default__\": {\"w_bits\": 9}}",
                                     "{\"a\": {\"w_bits\": 8, \"w_scale\": 0.5}}"};
         static const qmx_status want[] = {QMX_ERR_UNSUPPORTED, QMX_ERR_UNSUPPORTED};
         size_t i;
@@ -719,6 +736,11 @@ static void test_intmp(void) {
             CHECK(qmxc_intmp_spec(&im, "a", &sp, &found, err, sizeof err) == want[i] && err[0], "%s", bad[i]);
             qmxc_intmp_free(&im);
         }
+        CHECK(qmxc_intmp_load("{\"a\": {\"w_bits\": 3}}", 20, &im, err, sizeof err) == QMX_OK &&
+                  qmxc_intmp_spec(&im, "a", &sp, &found, err, sizeof err) == QMX_OK &&
+                  sp.dtype == QMX_INT3 && sp.recipe == QMX_RECIPE_AQT,
+              "w_bits 3 -> int3 (AQT IntSymmetric(bits=3)): %s", err);
+        qmxc_intmp_free(&im);
         CHECK(qmxc_intmp_load("{\"a\": {\"w_bits\": 8", 15, &im, err, sizeof err) == QMX_ERR_PARSE &&
                   strstr(err, "intmp"),
               "truncated");

@@ -10,7 +10,8 @@
  *     --rule 'PATTERN=SPEC'   PATTERN: '*' matches any run of characters (dots too), '?' one
  *                             character, everything else itself. Split at the first '='.
  *     SPEC = DTYPE[:OPTION]...
- *       DTYPE   int8 uint8 int16 uint16 int4 uint4 | fp8_e4m3fn (e4m3) fp8_e5m2 (e5m2) fp8_e4m3fnuz
+ *       DTYPE   int8 uint8 int16 uint16 int4 uint4 int2 uint2 int3 int5 int6 int7 nf4 |
+ *               fp8_e4m3fn (e4m3) fp8_e5m2 (e5m2) fp8_e4m3fnuz
  *               fp8_e5m2fnuz | float (keep float32) | skip (leave the tensor out)
  *       OPTION  per_tensor | per_channel | per_block=N (sub-channel blocks of N) |
  *               axis=A (negative counts from the end) | recipe=aqt|qwix|tflite|torch|onnx |
@@ -28,7 +29,7 @@
  *   fully matched against the tensor name, the LAST matching key wins, else "__default__"),
  *   then --default (only when the file has no "__default__" and no key matches).
  *   An intmp entry becomes a spec as MaxText's AQT config means it for weights:
- *     w_bits null -> float (not quantized); 8 -> int8, 4 -> int4, 16 -> int16, AQT recipe,
+ *     w_bits null -> float (not quantized); 2..8 -> int2..int8, 16 -> int16, AQT recipe,
  *     symmetric, AbsMax per channel (axis 0: one scale per output row of [N, K]); other
  *     bit widths are QMX_ERR_UNSUPPORTED.
  *     tile_size T >= 1 -> per_block=T along the last axis (the contraction axis K of [N, K]).
@@ -212,6 +213,13 @@ static const struct {
                     {"uint8", QMX_UINT8},
                     {"int16", QMX_INT16},
                     {"uint16", QMX_UINT16},
+                    {"int2", QMX_INT2},
+                    {"uint2", QMX_UINT2},
+                    {"int3", QMX_INT3},
+                    {"int5", QMX_INT5},
+                    {"int6", QMX_INT6},
+                    {"int7", QMX_INT7},
+                    {"nf4", QMX_NF4},
                     {"int4", QMX_INT4},
                     {"uint4", QMX_UINT4},
                     {"fp8_e4m3fn", QMX_FP8_E4M3FN},
@@ -274,7 +282,7 @@ QMXF_FN qmx_status qmxc_parse_spec(const char *text, qmxc_spec *spec, char *err,
                 }
             if (i == sizeof qmxc__dtypes / sizeof qmxc__dtypes[0])
                 return qmxf__fail(err, err_size, QMX_ERR_PARSE,
-                                  "spec '%s': unknown dtype '%s' (int8 uint8 int16 uint16 int4 uint4 "
+                                  "spec '%s': unknown dtype '%s' (int8 uint8 int16 uint16 int4 uint4 int2 uint2 int3..int7 nf4 "
                                   "fp8_e4m3fn fp8_e5m2 fp8_e4m3fnuz fp8_e5m2fnuz float skip)",
                                   text, field);
             continue;
@@ -504,6 +512,13 @@ QMXF_FN const char *qmxc__enum_dtype(qmx_dtype d) {
     case QMX_UINT4: return "QMX_UINT4";
     case QMX_INT16: return "QMX_INT16";
     case QMX_UINT16: return "QMX_UINT16";
+    case QMX_INT2: return "QMX_INT2";
+    case QMX_UINT2: return "QMX_UINT2";
+    case QMX_INT3: return "QMX_INT3";
+    case QMX_INT5: return "QMX_INT5";
+    case QMX_INT6: return "QMX_INT6";
+    case QMX_INT7: return "QMX_INT7";
+    case QMX_NF4: return "QMX_NF4";
     case QMX_FP8_E4M3FN: return "QMX_FP8_E4M3FN";
     case QMX_FP8_E5M2: return "QMX_FP8_E5M2";
     case QMX_FP8_E4M3FNUZ: return "QMX_FP8_E4M3FNUZ";
@@ -606,15 +621,18 @@ QMXF_FN qmx_status qmxc_intmp_spec(const qmxc_intmp *im, const char *name, qmxc_
     if (r->w_bits == 0) {
         s.kind = QMXC_FLOAT;
     } else {
-        if (r->w_bits != 4 && r->w_bits != 8 && r->w_bits != 16)
+        static const qmx_dtype by_bits[9] = {QMX_DTYPE_INVALID, QMX_DTYPE_INVALID, QMX_INT2,
+                                             QMX_INT3, QMX_INT4, QMX_INT5, QMX_INT6, QMX_INT7,
+                                             QMX_INT8};
+        if (r->w_bits != 16 && (r->w_bits < 2 || r->w_bits > 8))
             return qmxf__fail(err, err_size, QMX_ERR_UNSUPPORTED,
-                              "intmp: tensor '%s': w_bits %d is not supported (4, 8, 16 or null)", name,
+                              "intmp: tensor '%s': w_bits %d is not supported (2..8, 16 or null)", name,
                               r->w_bits);
         if (r->w_scale < 1.0f)
             return qmxf__fail(err, err_size, QMX_ERR_UNSUPPORTED,
                               "intmp: tensor '%s': w_scale %g < 1 (clipping) is not supported", name,
                               (double)r->w_scale);
-        s.dtype = r->w_bits == 4 ? QMX_INT4 : r->w_bits == 8 ? QMX_INT8 : QMX_INT16;
+        s.dtype = r->w_bits == 16 ? QMX_INT16 : by_bits[r->w_bits];
         s.recipe = QMX_RECIPE_AQT;
         if (r->tile_size > 0) {
             s.granularity = QMX_PER_BLOCK;
@@ -735,7 +753,8 @@ QMXF_FN qmx_status qmxc_parse_args(int argc, char **argv, qmxc_options *o, char 
 QMXF_FN void qmxc__emit_data(qmxc_buf *b, const qmxc_result *r, const char *pfx) {
     size_t i, n;
     qmx_dtype d = r->cfg.dtype;
-    const char *type = d == QMX_INT8      ? "int8_t"
+    int sbyte = d == QMX_INT8 || d == QMX_INT3 || d == QMX_INT5 || d == QMX_INT6 || d == QMX_INT7;
+    const char *type = sbyte              ? "int8_t"
                        : d == QMX_INT16   ? "int16_t"
                        : d == QMX_UINT16  ? "uint16_t"
                        : d == QMX_FLOAT32 ? "float"
@@ -744,9 +763,9 @@ QMXF_FN void qmxc__emit_data(qmxc_buf *b, const qmxc_result *r, const char *pfx)
     qmxc_printf(b, "static const %s %s_%s_q[%lu] QMX_WEIGHTS_ATTR = {", type, pfx, r->ident,
                 (unsigned long)n);
     for (i = 0; i < n; i++) {
-        size_t per_line = d == QMX_FLOAT32 ? 4 : d == QMX_INT8 || d == QMX_INT16 || d == QMX_UINT16 ? 16 : 12;
+        size_t per_line = d == QMX_FLOAT32 ? 4 : sbyte || d == QMX_INT16 || d == QMX_UINT16 ? 16 : 12;
         qmxc_puts(b, i % per_line ? " " : "\n    ");
-        if (d == QMX_INT8)
+        if (sbyte)
             qmxc_printf(b, "%d,", ((const int8_t *)r->q)[i]);
         else if (d == QMX_INT16)
             qmxc_printf(b, "%d,", ((const int16_t *)r->q)[i]);
