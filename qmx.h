@@ -81,10 +81,11 @@
  *   saturate == 0: the OCP / ml_dtypes astype cast: overflow (after rounding) and Inf become
  *     NaN for E4M3FN and both FNUZ formats, +-Inf for E5M2. This equals CUDA's __NV_NOSAT.
  *   NaN input: E4M3FN -> 0x7F with the input's sign (0xFF when negative), E5M2 -> 0x7F with
- *     the input's sign, FNUZ -> 0x80. The scaled paths (qmx_fp8_quantize_array, qmx_quantize)
- *     encode a NaN element itself rather than x / s, so its sign survives on every target
- *     (RISC-V's division returns the canonical +NaN). (CUDA writes 0x7F for every NaN; ml_dtypes keeps the
- *     sign; both are NaN.) -0.0 -> 0x80 except FNUZ (-0 does not exist there: 0x00).
+ *     the input's sign, FNUZ -> 0x80. (CUDA writes 0x7F for every NaN; ml_dtypes keeps the
+ *     sign; both are NaN.) The scaled paths (qmx_fp8_quantize_array, qmx_quantize) encode a
+ *     NaN element itself rather than x / s, so its sign survives on every target (RISC-V's
+ *     division returns the canonical +NaN). -0.0 -> 0x80 except FNUZ (-0 does not exist there:
+ *     0x00).
  *   Verified against NVIDIA cuda_fp8.h for all 2^32 float inputs (make test-exhaustive) and
  *   against ml_dtypes tables for the FNUZ formats.
  *
