@@ -132,9 +132,10 @@
  *     = 42,949,672,960 encodes, 0 mismatches; every code decoded, and the only difference is
  *     the 0xFF NaN bits, which is counted.
  *
- * BLOCK-SCALED FORMATS (section 6b: qmx_mx_config; qmx_mx_storage, _quantize, _dequantize)
- *   MXFP8 (E4M3, E5M2), MXFP6 (E2M3, E3M2), MXFP4: one E8M0 scale per block (default 32) of
- *   consecutive elements along axis_len; NVFP4: E2M1 elements, an E4M3 scale per 16, and with
+ * BLOCK-SCALED FORMATS (section 6b: qmx_mx_config; qmx_mx_storage, _quantize, _dequantize,
+ *   qmx_mx_ggml_bytes, _to_ggml, _from_ggml)
+ *   MXFP8 (E4M3, E5M2), MXFP6 (E2M3, E3M2), MXFP4, MXINT8: one E8M0 scale per block (default 32)
+ *   of consecutive elements along axis_len; NVFP4: E2M1 elements, an E4M3 scale per 16, and with
  *   tensor_scale > 0 torchao's two-level form. amax = max |x| of the block (NaN if any is NaN).
  *   Each rule is one origin's code path, bit for bit, NaN / Inf / zero blocks included:
  *     QMX_MX_FLOOR  OCP MX v1.0 / torchao FLOOR: c = clamp(exp(amax) - emax, -127, 128) + 127 from
@@ -154,11 +155,36 @@
  *                   nvfp4: E4M3(s) with subnormals; elements = RNE cast of clip(f32(x / s)) (a NaN
  *                   made by Inf / Inf or 0 / 0 is x86's default NaN, with the sign set; fp4 NaN:
  *                   ml_dtypes' +NaN -> 0x8, -NaN -> 0x0); dequantize v * s with s = +Inf for 0xFF.
+ *     QMX_MX_MICROXCALING  microsoft/microxcaling _quantize_mx, round 'nearest' (MXFP8, MXFP6,
+ *                   MXFP4, and QMX_MXINT8: int8 elements worth q * 2^-6, emax 0, max 127/64):
+ *                   u = floor(log2f(amax)) - emax (amax 0: log2f(2^-126)), log2f correctly rounded
+ *                   as torch's (it rounds UP to k for amax within a few ulps below 2^k, k >= 3
+ *                   or k <= -2, e.g. log2f(FLT_MAX) = 128; emulated in integers, proof at
+ *                   qmx__mx_floor_log2);
+ *                   NaN / Inf amax or u > 127 -> 0xFF (its NaN scale; element codes 0); u < -127
+ *                   -> -127. Elements: A = f32(x / 2^u), p = max(floor(log2f |A|), 2 - 2^(ebits-1)),
+ *                   r = floor(f32(|A| 2^(mb - p) + 0.5)) (ties away, but that float32 sum rounds:
+ *                   0.5 - 2^-25 gives 1), v = min(r 2^(p - mb), max) with A's sign (-0 -> +0, a
+ *                   negative rounded to 0 -> the -0 code); MXINT8 r = floor(f32(|A| 64 + 0.5)) <= 127.
+ *                   A ragged last block is microxcaling's zero padding (same amax). The one
+ *                   loss: MXINT8's -0.0 from a negative rounded to 0 decodes as +0 (code 0).
+ *     QMX_MX_GGML   ggml quantize_row_mxfp4_ref / _nvfp4_ref (MXFP4 blocks of 32, NVFP4 UE4M3 per
+ *                   16): amax ignores NaN (Inf enters); MXFP4 c = (uint8_t)(floorf(log2f(amax)) +
+ *                   125), 0 for amax 0, with the float -> uint8 cast as x86-64 gcc compiles it
+ *                   (via int32, the low byte: negative values wrap, +Inf -> 0) -- qmx's choice,
+ *                   as C leaves that cast undefined; d = 2^(c - 128). NVFP4: ggml_fp32_to_ue4m3
+ *                   of f32(amax / 6) (> 448 -> 448; >= 256 -> 0x7E; mantissa rounded half up;
+ *                   below 2^-6 (int)f32(f32(b 512) + 0.5) clamped to 0..7), d = f32(ue4m3 / 2)
+ *                   (0x00, 0x7F -> 0). Element = the first i minimising f32|f32(K[i] d) - x| over
+ *                   K = 0 1 2 3 4 6 8 12 0 -1 .. -12 (ties to the smaller magnitude, NaN / Inf
+ *                   -> 0); dequantize f32(K[code] d) (E8M0 0xFF is 2^127 there, code 8 is +0).
+ *                   Byte layouts block_mxfp4 / block_nvfp4: qmx_mx_to_ggml / qmx_mx_from_ggml.
  *   NaN signs follow the origin on x86 whatever the target. Dequantize: v * 2^(c - 127) (0xFF:
- *   NaN), NVFP4 v * decode(scale) [* P]. Verified against tests/data/mx_golden.txt (371 cases,
- *   835 blocks, from torchao's formulas and transcribed tests and Qwix's source; measured:
- *   0 mismatches). Not yet: microxcaling's ties-away rounding and MXINT8, ggml's MXFP4 / NVFP4
- *   rules and block layouts (their golden cases are in the same file), kernels on these formats.
+ *   NaN), NVFP4 v * decode(scale) [* P]. Verified against tests/data/mx_golden.txt (465 cases,
+ *   1067 blocks, from torchao's formulas and transcribed tests, Qwix's source, microxcaling's
+ *   formulas (its y reproduced by running it) and ggml's (reproduced by compiling ggml), with
+ *   17 ggml block byte strings; measured: 0 mismatches; one case, a two-level NVFP4 tensor
+ *   scale of 0, is refused). Not yet: kernels on these formats.
  *
  * INTEGER QUANTIZATION (qmx_qconfig; qmx_compute_qparams, qmx_quantize, qmx_dequantize)
  *   dequant:  x' = (q - zero_point) * scale    (scale multiplies, as in AQT/Qwix/TFLite)
@@ -540,7 +566,8 @@ typedef enum qmx_mx_format {
     QMX_MXFP6_E2M3 = 2,
     QMX_MXFP6_E3M2 = 3,
     QMX_MXFP4 = 4,           /* E2M1 elements */
-    QMX_NVFP4 = 5            /* E2M1 elements, an E4M3 scale per 16, optional fp32 tensor scale */
+    QMX_NVFP4 = 5,           /* E2M1 elements, an E4M3 scale per 16, optional fp32 tensor scale */
+    QMX_MXINT8 = 6           /* int8 elements, value q * 2^-6 (emax 0): QMX_MX_MICROXCALING only */
 } qmx_mx_format;
 
 /* Each value reproduces one origin bit for bit (see "BLOCK-SCALED FORMATS" at the top). */
@@ -549,14 +576,18 @@ typedef enum qmx_mx_rule {
     QMX_MX_CEIL = 1,         /* torchao CEIL */
     QMX_MX_EVEN = 2,         /* torchao EVEN */
     QMX_MX_RCEIL = 3,        /* torchao RCEIL = cuBLAS / TransformerEngine */
-    QMX_MX_QWIX = 4          /* Qwix 'mxfp8', 'mxfp8_16', 'mxfp4', 'nvfp4' */
+    QMX_MX_QWIX = 4,         /* Qwix 'mxfp8', 'mxfp8_16', 'mxfp4', 'nvfp4' */
+    QMX_MX_MICROXCALING = 5, /* microsoft/microxcaling _quantize_mx (round 'nearest'): every
+                                MX format but NVFP4, and MXINT8 */
+    QMX_MX_GGML = 6          /* ggml quantize_row_mxfp4_ref / _nvfp4_ref: MXFP4 (block 32),
+                                NVFP4 (UE4M3 per 16) */
 } qmx_mx_rule;
 
 /* Zero-initialised: MXFP8 E4M3, FLOOR, blocks of 32 along a flat array. */
 typedef struct qmx_mx_config {
     qmx_mx_format format;
     qmx_mx_rule rule;
-    size_t block_size;               /* 0: 32 (NVFP4: 16); 1 .. 1024 */
+    size_t block_size;               /* 0: 32 (NVFP4: 16); 1 .. 1024; QMX_MX_GGML: 0 or that */
     size_t outer, axis_len, inner;   /* the view; all 0 = [1][count][1] */
     float tensor_scale;              /* NVFP4 two-level (torchao): the fp32 per-tensor scale;
                                         0 = single level. Finite and > 0 when given */
@@ -574,6 +605,24 @@ QMX_API qmx_status qmx_mx_quantize(const qmx_mx_config *cfg, const float *x, siz
 QMX_API qmx_status qmx_mx_dequantize(const qmx_mx_config *cfg, const uint8_t *elements,
                                      size_t element_bytes, const uint8_t *scales,
                                      size_t n_scales, size_t count, float *y);
+/* ggml's block layouts (ggml-common.h), lossless both ways for MXFP4 and NVFP4 (any rule):
+ *   block_mxfp4  17 bytes per 32 elements: the E8M0 scale, then qs[16], qs[j] = element j (low
+ *                nibble) | element j + 16 (high nibble)
+ *   block_nvfp4  36 bytes per 64 elements: the four scale bytes d[0..3] (one per 16), then
+ *                qs[32], qs[8s + j] = element 16s + j (low nibble) | element 16s + j + 8 (high)
+ * The config must have blocks of 32 (MXFP4) / 16 (NVFP4) along a last axis (inner 1) whose
+ * length is a multiple of 32 / 64 (else QMX_ERR_UNSUPPORTED / QMX_ERR_SHAPE); other formats:
+ * QMX_ERR_UNSUPPORTED. NVFP4's tensor_scale is not part of the block and is not stored.
+ * qmx_mx_ggml_bytes gives the size (count / 32 * 17, count / 64 * 36). Element and scale
+ * buffers are those of qmx_mx_quantize; the buffers must not overlap. Nothing is written on
+ * error (QMX_ERR_NULL, QMX_ERR_BUFFER_TOO_SMALL, and the config's errors). */
+QMX_API qmx_status qmx_mx_ggml_bytes(const qmx_mx_config *cfg, size_t count, size_t *ggml_bytes);
+QMX_API qmx_status qmx_mx_to_ggml(const qmx_mx_config *cfg, const uint8_t *elements,
+                                  size_t element_bytes, const uint8_t *scales, size_t n_scales,
+                                  size_t count, uint8_t *out, size_t out_bytes);
+QMX_API qmx_status qmx_mx_from_ggml(const qmx_mx_config *cfg, const uint8_t *in, size_t in_bytes,
+                                    size_t count, uint8_t *elements, size_t element_bytes,
+                                    uint8_t *scales, size_t n_scales);
 
 /* ---- 7. fixed-point requantization ---------------------------------------------------------- */
 typedef enum qmx_requant_mode {
@@ -1939,6 +1988,7 @@ static void qmx__mx_format(qmx_mx_format f, qmx__mxf *m) {
     case QMX_MXFP8_E5M2: m->elem = QMX_FP8_E5M2; m->emax = 15; m->mbits = 2; m->maxv = 57344.0f; m->nan_code = 0x7F; break;
     case QMX_MXFP6_E2M3: m->elem = QMX_FP6_E2M3; m->emax = 2; m->mbits = 3; m->maxv = 7.5f; m->nan_code = 0x0C; break;
     case QMX_MXFP6_E3M2: m->elem = QMX_FP6_E3M2; m->emax = 4; m->mbits = 2; m->maxv = 28.0f; m->nan_code = 0x0E; break;
+    case QMX_MXINT8: m->elem = QMX_INT8; m->emax = 0; m->mbits = 6; m->maxv = 1.984375f; m->nan_code = 0; break;
     default: m->elem = QMX_FP4_E2M1; m->emax = 2; m->mbits = 1; m->maxv = 6.0f; m->nan_code = 0x03; break;
     }
 }
@@ -1957,6 +2007,7 @@ static uint8_t qmx__mx_encode(const qmx__mxf *m, float t, int nan_rule) {
     return qmx_fp6_from_f32(t, m->elem, 0);
 }
 static float qmx__mx_decode(const qmx__mxf *m, uint8_t code) {
+    if (m->elem == QMX_INT8) return (float)((int32_t)code - (code & 0x80 ? 256 : 0)) * 0.015625f;
     if (qmx_dtype_is_fp8(m->elem)) return qmx_fp8_to_f32(code, m->elem);
     if (m->elem == QMX_FP4_E2M1) return qmx_fp4_to_f32(code);
     return qmx_fp6_to_f32(code, m->elem);
@@ -1991,6 +2042,151 @@ static float qmx__e8m0_pow2(uint8_t c) {
     return c ? qmx__bits_f32((uint32_t)c << 23) : qmx__bits_f32(0x00400000u);
 }
 
+/* floor(log2 v) of an integer v >= 1 */
+static int qmx__mx_ilog2(uint32_t v) { int j = 0; while (v >>= 1) j++; return j; }
+/* floor(log2f(a)) with log2f correctly rounded to float32 (as microxcaling's torch.log2 and
+ * ggml's glibc log2f give it), for a > 0 finite with bits b; integers only, no libm.
+ * Proof. Write a = m 2^e, m in [1, 2) (subnormals normalised), y = log2 a = e + log2 m in
+ * [e, e + 1). e is a float and rounding is monotone, so RN(y) is e or k = e + 1; it is k
+ * exactly when k - y < h, half the spacing of the floats just below k (y is irrational when
+ * m > 1, so never a tie). Those floats lie in the binade [2^j, 2^(j+1)) with 2^j < k <= 2^(j+1)
+ * for k > 0, or 2^j <= |k| < 2^(j+1) for k < 0 (they are of magnitude just above |k|): spacing
+ * 2^(j-23), h = 2^(j-24). For k = 0, y = log2 m - 1 <= log2(2 - 2^-23) - 1 < -2^-24 is far
+ * from 0 against its own spacing, so RN(y) < 0. With m = 2 - t 2^-23 (t = 2^24 - 24-bit
+ * significand, 1 <= t <= 2^23): k - y = -log2(1 - t 2^-24) < h  <=>  t < B = 2^24 (1 - 2^-h).
+ * With c = h ln 2, 1 - e^-c lies in (c - c^2 / 2, c), so B lies in (2^j ln2 (1 - c / 2), 2^j ln2),
+ * an interval narrower than 4e-4 for j <= 7 (|k| <= 148); the fractional parts of 2^j ln 2,
+ * j = -1 .. 7, are 0.35 0.69 0.39 0.77 0.55 0.09 0.18 0.36 0.72, so no integer lies in it and
+ * RN(y) = k exactly when t <= floor(2^j ln 2) = the table below. E.g. every a within 5 ulps
+ * below 2^5 has log2f(a) = 5; a = FLT_MAX (t = 1, k = 128, j = 6) gives 128. */
+static int qmx__mx_floor_log2(uint32_t b) {
+    static const uint8_t tmax[9] = {0, 0, 1, 2, 5, 11, 22, 44, 88};   /* j = -1 .. 7 */
+    int e = (int)(b >> 23) - 127, k, j;
+    uint32_t sig = b & 0x7FFFFFu;
+    if (b >> 23) sig |= 0x800000u;
+    else for (e = -126; !(sig & 0x800000u); e--) sig <<= 1;
+    if (sig == 0x800000u) return e;                         /* a power of two: exact */
+    k = e + 1;
+    if (k == 0) return e;
+    j = k > 0 ? (k == 1 ? -1 : qmx__mx_ilog2((uint32_t)(k - 1))) : qmx__mx_ilog2((uint32_t)-k);
+    return 0x1000000u - sig <= tmax[j + 1] ? k : e;
+}
+/* floor(f32(w + 0.5)) for w = |a| 2^k (a finite, bits mag without the sign; w < 2^8): the float32
+ * addition rounds (e.g. w = 0.5 - 2^-25 gives 1), emulated exactly in integers. w = sig 2^-n
+ * = i + f; f >= 1/2: the sum is in [i + 1, i + 1.5), whatever its rounding the floor is i + 1.
+ * f < 1/2: the sum S is in [i + 1/2, i + 1) in the binade 2^j (j = floor(log2 i), -1 for i = 0),
+ * and rounds up to i + 1 when (i + 1) - S <= 2^(j-24), half the spacing there (a tie goes to
+ * i + 1, whose last mantissa bit is 0), i.e. when 2^(n-1) - frac <= 2^(n + j - 24). */
+static int32_t qmx__mx_floor_half_up(uint32_t mag, int k) {
+    uint32_t sig = mag & 0x7FFFFFu;
+    uint64_t frac, half;
+    int32_t i;
+    int sh = (int)(mag >> 23), n, j;
+    if (sh) { sig |= 0x800000u; sh -= 150; } else sh = -149;   /* |a| = sig 2^sh */
+    sh += k;
+    if (sh >= 0) return (int32_t)(sig << sh);               /* an integer: w + 0.5 is exact */
+    n = -sh;
+    if (n > 48) return 0;                                   /* w < 2^-24: the sum is < 1 */
+    i = (int32_t)((uint64_t)sig >> n);
+    frac = (uint64_t)sig & (((uint64_t)1 << n) - 1);
+    half = (uint64_t)1 << (n - 1);
+    if (frac >= half) return i + 1;
+    j = i ? qmx__mx_ilog2((uint32_t)i) : -1;
+    if (n + j - 24 < 0) return i;
+    return half - frac <= (uint64_t)1 << (n + j - 24) ? i + 1 : i;
+}
+/* microxcaling's shared scale: u = floor(log2f(amax, 2^-126 for 0)) - emax; NaN / Inf amax or
+ * u > 127 -> 0xFF; u < -127 -> -127; code u + 127 */
+static uint8_t qmx__mxc_code(const qmx__mxf *m, float amax) {
+    uint32_t b = qmx__f32_bits(amax);
+    int u;
+    if (b >= 0x7F800000u) return 0xFF;
+    u = qmx__mx_floor_log2(b ? b : 0x00800000u) - m->emax;
+    if (u > 127) return 0xFF;
+    return (uint8_t)((u < -127 ? -127 : u) + 127);
+}
+/* microxcaling's element (_quantize_elemwise_core, round 'nearest' = its floor(|q| + 0.5)):
+ * A = f32(x / 2^u); p = max(floor(log2f |A|), 2 - 2^(ebits-1)); q = |A| 2^(mb - p) (exact);
+ * r = floor(f32(q + 0.5)); v = min(r 2^(p - mb), max) with A's sign (A = -0 gives +0, a
+ * negative A rounded to 0 gives -0); MXINT8: r = floor(f32(|A| 64 + 0.5)) <= 127, v = r / 64. */
+static uint8_t qmx__mxc_elem(const qmx__mxf *m, float x, int u) {
+    float a = u >= 0 ? x / qmx__bits_f32((uint32_t)(u + 127) << 23)
+                     : x * qmx__bits_f32((uint32_t)(127 - u) << 23);
+    uint32_t mag = qmx__f32_bits(a) & 0x7FFFFFFFu;
+    int neg = (qmx__f32_bits(a) >> 31) != 0 && mag != 0, p;
+    int32_t r;
+    float v;
+    if (m->elem == QMX_INT8) {
+        r = mag ? qmx__mx_floor_half_up(mag, 6) : 0;
+        if (r > 127) r = 127;
+        return (uint8_t)((uint32_t)(neg ? -r : r) & 0xFFu);
+    }
+    if (!mag) return 0;
+    p = qmx__mx_floor_log2(mag);
+    if (m->elem == QMX_FP8_E4M3FN && p < -6) p = -6;
+    else if (m->elem == QMX_FP8_E5M2 && p < -14) p = -14;
+    else if (m->elem == QMX_FP6_E3M2 && p < -2) p = -2;
+    else if ((m->elem == QMX_FP6_E2M3 || m->elem == QMX_FP4_E2M1) && p < 0) p = 0;
+    r = qmx__mx_floor_half_up(mag, m->mbits - p);
+    v = (float)r * qmx__bits_f32((uint32_t)(p - m->mbits + 127) << 23);   /* exact */
+    if (v > m->maxv) v = m->maxv;
+    return qmx__mx_encode(m, neg ? -v : v, 0);             /* v is a value of the format */
+}
+
+/* ggml (quantize_row_mxfp4_ref / _nvfp4_ref): kvalues_fp4 = 2 x e2m1, so d is half the scale */
+static const int8_t qmx__ggml_kv[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+/* (uint8_t)(floorf(log2f(amax)) - 2 + 127), amax > 0 (0 -> 0), the cast as x86-64 gcc compiles
+ * it (cvttss2si to int32, low byte): a negative value wraps, +Inf (int32 0x80000000) gives 0 */
+static uint8_t qmx__ggml_e8m0(float amax) {
+    uint32_t b = qmx__f32_bits(amax);
+    if (b == 0 || b >= 0x7F800000u) return 0;
+    return (uint8_t)((uint32_t)(qmx__mx_floor_log2(b) + 125) & 0xFFu);
+}
+/* ggml_e8m0_to_fp32_half: 2^(c - 128) */
+static float qmx__ggml_e8m0_half(uint8_t c) {
+    return qmx__bits_f32(c < 2 ? 0x00200000u << c : (uint32_t)(c - 1) << 23);
+}
+/* ggml_fp32_to_ue4m3: !(b > 0) -> 0, b > 448 -> 448; unbiased e = exp + 7; e <= 0: man =
+ * (int)f32(f32(b 512) + 0.5) clamped to 0 .. 7; e >= 15 -> 0x7E; else 3 mantissa bits rounded
+ * half up (bit 19), a carry into e, e >= 15 -> 0x7E */
+static uint8_t qmx__ggml_ue4m3(float b) {
+    uint32_t u = qmx__f32_bits(b), m;
+    int e;
+    if (!(b > 0.0f)) return 0;
+    if (b > 448.0f) u = 0x43E00000u;                        /* 448 */
+    e = (int)(u >> 23) - 120;
+    if (e <= 0) {
+        int32_t man = qmx__mx_floor_half_up(u, 9);
+        return (uint8_t)(man > 7 ? 7 : man < 1 ? 0 : man);
+    }
+    if (e >= 15) return 0x7E;
+    m = ((u >> 20) & 7u) + ((u >> 19) & 1u);
+    if (m > 7) { m = 0; if (++e >= 15) return 0x7E; }
+    return (uint8_t)((uint32_t)e << 3 | m);
+}
+/* f32(ggml_ue4m3_to_fp32(c) * 0.5): 0x00 and 0x7F -> 0; bit 7 is ignored (ggml's model) */
+static float qmx__ggml_ue4m3_half(uint8_t c) {
+    uint32_t e = (c >> 3) & 15u, m = c & 7u;
+    if (c == 0 || c == 0x7F) return 0.0f;
+    if (!e) return (float)m * 0.0009765625f;                /* m 2^-10 */
+    return qmx__bits_f32((e + 119u) << 23 | m << 20);       /* (1 + m / 8) 2^(e - 8) */
+}
+/* best_index_mxfp4: the first i minimising f32|f32(K[i] d) - x| (strict <): ties go to the
+ * smaller magnitude, NaN and +-Inf give 0. K[i] d is exact; the subtraction is one float32
+ * operation, correctly rounded on every target (x87: 64-bit then 24-bit rounding of one
+ * operation is innocuous) */
+static uint8_t qmx__ggml_best(float x, float d) {
+    float best = qmx__fabs(0.0f * d - x);
+    uint8_t code = 0;
+    int i;
+    for (i = 1; i < 16; i++) {
+        float t = (float)qmx__ggml_kv[i] * d;
+        float err = qmx__fabs(t - x);
+        if (err < best) { best = err; code = (uint8_t)i; }
+    }
+    return code;
+}
+
 typedef struct qmx__mxv {
     qmx__mxf m;
     size_t outer, len, inner, block, nblocks, n_scales, elem_bytes;
@@ -2000,14 +2196,20 @@ static qmx_status qmx__mx_resolve(const qmx_mx_config *c, size_t count, qmx__mxv
     size_t prod;
     if (!c) return QMX_ERR_NULL;
     if (count == 0) return QMX_ERR_SIZE;
-    if ((unsigned)c->format > (unsigned)QMX_NVFP4 || (unsigned)c->rule > (unsigned)QMX_MX_QWIX)
+    if ((unsigned)c->format > (unsigned)QMX_MXINT8 || (unsigned)c->rule > (unsigned)QMX_MX_GGML)
         return QMX_ERR_ARG;
     v->nvfp4 = c->format == QMX_NVFP4;
     v->fp4 = c->format == QMX_MXFP4 || v->nvfp4;
     qmx__mx_format(v->nvfp4 ? QMX_MXFP4 : c->format, &v->m);
-    /* Qwix has mxfp8 (E4M3), mxfp4 and nvfp4; torchao's NVFP4 is the FLOOR entry */
+    /* Qwix has mxfp8 (E4M3), mxfp4 and nvfp4; torchao's NVFP4 is the FLOOR entry; MXINT8 is
+     * microxcaling's, which has no NVFP4; ggml has MXFP4 in blocks of 32 and NVFP4 */
     if (c->rule == QMX_MX_QWIX && c->format != QMX_MXFP8_E4M3 && !v->fp4) return QMX_ERR_UNSUPPORTED;
-    if (v->nvfp4 && c->rule != QMX_MX_FLOOR && c->rule != QMX_MX_QWIX) return QMX_ERR_UNSUPPORTED;
+    if (v->nvfp4 && c->rule != QMX_MX_FLOOR && c->rule != QMX_MX_QWIX && c->rule != QMX_MX_GGML)
+        return QMX_ERR_UNSUPPORTED;
+    if (c->format == QMX_MXINT8 && c->rule != QMX_MX_MICROXCALING) return QMX_ERR_UNSUPPORTED;
+    if (c->rule == QMX_MX_GGML &&
+        (!v->fp4 || (c->block_size != 0 && c->block_size != (v->nvfp4 ? 16u : 32u))))
+        return QMX_ERR_UNSUPPORTED;
     if (c->tensor_scale != 0.0f) {
         if (!v->nvfp4 || c->rule != QMX_MX_FLOOR) return QMX_ERR_ARG;
         if (!qmx__isfinite(c->tensor_scale) || !(c->tensor_scale > 0.0f)) return QMX_ERR_ARG;
@@ -2137,6 +2339,26 @@ QMX__DEF qmx_status qmx_mx_quantize(const qmx_mx_config *c, const float *x, size
                     if (a != a) nan = 1;
                     else if (a > amax) amax = a;
                 }
+                if (c->rule == QMX_MX_MICROXCALING || c->rule == QMX_MX_GGML) {
+                    /* microxcaling: amax NaN if any is NaN; ggml: a NaN never enters amax */
+                    uint8_t code;
+                    float d = 0.0f;
+                    if (c->rule == QMX_MX_GGML) {
+                        float b6 = amax / 6.0f;
+                        code = v.nvfp4 ? qmx__ggml_ue4m3(b6) : qmx__ggml_e8m0(amax);
+                        d = v.nvfp4 ? qmx__ggml_ue4m3_half(code) : qmx__ggml_e8m0_half(code);
+                    } else {
+                        code = qmx__mxc_code(&v.m, nan ? qmx__bits_f32(0x7FC00000u) : amax);
+                    }
+                    scales[(o * v.nblocks + b) * v.inner + i] = code;
+                    for (k = k0; k < k1; k++) {     /* a 0xFF microxcaling block: codes 0 */
+                        size_t e = (o * v.len + k) * v.inner + i;
+                        uint8_t q = c->rule == QMX_MX_GGML ? qmx__ggml_best(x[e], d)
+                                    : code == 0xFF ? 0 : qmx__mxc_elem(&v.m, x[e], (int)code - 127);
+                        qmx__mx_put(&v, el, e, q);
+                    }
+                    continue;
+                }
                 if (nan) amax = qmx__bits_f32(0x7FC00000u);
                 qmx__mx_block_scale(c, &v, amax, &s);
                 scales[(o * v.nblocks + b) * v.inner + i] = s.code;
@@ -2165,6 +2387,14 @@ QMX__DEF qmx_status qmx_mx_dequantize(const qmx_mx_config *c, const uint8_t *el,
                 size_t k0 = b * v.block, k1 = k0 + v.block < v.len ? k0 + v.block : v.len;
                 uint8_t code = scales[(o * v.nblocks + b) * v.inner + i];
                 float s;
+                if (c->rule == QMX_MX_GGML) {                  /* y = f32(K[code] * d) */
+                    s = v.nvfp4 ? qmx__ggml_ue4m3_half(code) : qmx__ggml_e8m0_half(code);
+                    for (k = k0; k < k1; k++) {
+                        size_t e = (o * v.len + k) * v.inner + i;
+                        y[e] = (float)qmx__ggml_kv[qmx__mx_get(&v, el, e)] * s;
+                    }
+                    continue;
+                }
                 if (v.nvfp4) {
                     s = qmx_fp8_to_f32(code, QMX_FP8_E4M3FN);
                     if (c->tensor_scale != 0.0f && s == s) s = c->tensor_scale * s;
@@ -2183,6 +2413,97 @@ QMX__DEF qmx_status qmx_mx_dequantize(const qmx_mx_config *c, const uint8_t *el,
                     y[e] = r;
                 }
             }
+    return QMX_OK;
+}
+
+/* ggml block layouts: the config must be MXFP4 blocks of 32 / NVFP4 blocks of 16 along a last
+ * axis whose length holds whole ggml blocks (32 / 64 elements) */
+static qmx_status qmx__mx_ggml_view(const qmx_mx_config *c, size_t count, qmx__mxv *v,
+                                    size_t *bytes) {
+    size_t per;
+    qmx_status st = qmx__mx_resolve(c, count, v);
+    if (st != QMX_OK) return st;
+    if (!v->fp4) return QMX_ERR_UNSUPPORTED;
+    per = v->nvfp4 ? 64 : 32;
+    if (v->inner != 1) return QMX_ERR_UNSUPPORTED;
+    if (v->len % per) return QMX_ERR_SHAPE;
+    if (v->block != (v->nvfp4 ? 16u : 32u)) return QMX_ERR_UNSUPPORTED;
+    *bytes = count / per * (v->nvfp4 ? 36 : 17);
+    return QMX_OK;
+}
+QMX__DEF qmx_status qmx_mx_ggml_bytes(const qmx_mx_config *c, size_t count, size_t *ggml_bytes) {
+    qmx__mxv v;
+    size_t n;
+    qmx_status st;
+    if (!ggml_bytes) return QMX_ERR_NULL;
+    st = qmx__mx_ggml_view(c, count, &v, &n);
+    if (st == QMX_OK) *ggml_bytes = n;
+    return st;
+}
+QMX__DEF qmx_status qmx_mx_to_ggml(const qmx_mx_config *c, const uint8_t *el, size_t element_bytes,
+                                   const uint8_t *scales, size_t n_scales, size_t count,
+                                   uint8_t *out, size_t out_bytes) {
+    qmx__mxv v;
+    size_t n, b, j, s;
+    qmx_status st = qmx__mx_ggml_view(c, count, &v, &n);
+    if (st != QMX_OK) return st;
+    if (!el || !scales || !out) return QMX_ERR_NULL;
+    if (element_bytes < v.elem_bytes || n_scales < v.n_scales || out_bytes < n)
+        return QMX_ERR_BUFFER_TOO_SMALL;
+    if (!v.nvfp4) {
+        for (b = 0; b < count / 32; b++) {                  /* block_mxfp4 */
+            uint8_t *o = out + 17 * b;
+            o[0] = scales[b];
+            for (j = 0; j < 16; j++)
+                o[1 + j] = (uint8_t)(qmx__get_nibble(el, 32 * b + j, 0) |
+                                     qmx__get_nibble(el, 32 * b + j + 16, 0) << 4);
+        }
+        return QMX_OK;
+    }
+    for (b = 0; b < count / 64; b++) {                      /* block_nvfp4 */
+        uint8_t *o = out + 36 * b;
+        for (s = 0; s < 4; s++) {
+            size_t e = 64 * b + 16 * s;
+            o[s] = scales[4 * b + s];
+            for (j = 0; j < 8; j++)
+                o[4 + 8 * s + j] = (uint8_t)(qmx__get_nibble(el, e + j, 0) |
+                                             qmx__get_nibble(el, e + j + 8, 0) << 4);
+        }
+    }
+    return QMX_OK;
+}
+QMX__DEF qmx_status qmx_mx_from_ggml(const qmx_mx_config *c, const uint8_t *in, size_t in_bytes,
+                                     size_t count, uint8_t *el, size_t element_bytes,
+                                     uint8_t *scales, size_t n_scales) {
+    qmx__mxv v;
+    size_t n, b, j, s;
+    qmx_status st = qmx__mx_ggml_view(c, count, &v, &n);
+    if (st != QMX_OK) return st;
+    if (!in || !el || !scales) return QMX_ERR_NULL;
+    if (in_bytes < n || element_bytes < v.elem_bytes || n_scales < v.n_scales)
+        return QMX_ERR_BUFFER_TOO_SMALL;
+    if (!v.nvfp4) {
+        for (b = 0; b < count / 32; b++) {
+            const uint8_t *p = in + 17 * b;
+            scales[b] = p[0];
+            for (j = 0; j < 16; j++) {
+                qmx__set_nibble(el, 32 * b + j, p[1 + j] & 15);
+                qmx__set_nibble(el, 32 * b + j + 16, p[1 + j] >> 4);
+            }
+        }
+        return QMX_OK;
+    }
+    for (b = 0; b < count / 64; b++) {
+        const uint8_t *p = in + 36 * b;
+        for (s = 0; s < 4; s++) {
+            size_t e = 64 * b + 16 * s;
+            scales[4 * b + s] = p[s];
+            for (j = 0; j < 8; j++) {
+                qmx__set_nibble(el, e + j, p[4 + 8 * s + j] & 15);
+                qmx__set_nibble(el, e + j + 8, p[4 + 8 * s + j] >> 4);
+            }
+        }
+    }
     return QMX_OK;
 }
 

@@ -1140,8 +1140,8 @@ static void fa_mx(fz_rd *r) {
     void *s1, *s2;
     qmx_status st;
     memset(&c, 0, sizeof c);
-    c.format = (qmx_mx_format)fz_enum(r, 6);
-    c.rule = (qmx_mx_rule)fz_enum(r, 5);
+    c.format = (qmx_mx_format)fz_enum(r, 7);
+    c.rule = (qmx_mx_rule)fz_enum(r, 7);
     c.block_size = fz_u8(r) % 40;
     if (how & 1) c.tensor_scale = fa_scale(r);
     v = fz_u8(r);
