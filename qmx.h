@@ -184,7 +184,8 @@
  *   1067 blocks, from torchao's formulas and transcribed tests, Qwix's source, microxcaling's
  *   formulas (its y reproduced by running it) and ggml's (reproduced by compiling ggml), with
  *   17 ggml block byte strings; measured: 0 mismatches; one case, a two-level NVFP4 tensor
- *   scale of 0, is refused). Not yet: kernels on these formats.
+ *   scale of 0, is refused). Matmul on these weights (f32 activations) and MXFP8 x MXFP8:
+ *   qmx_kernels.h, BLOCK-SCALED WEIGHTS (portable code; fast paths are a later step).
  *
  * INTEGER QUANTIZATION (qmx_qconfig; qmx_compute_qparams, qmx_quantize, qmx_dequantize)
  *   dequant:  x' = (q - zero_point) * scale    (scale multiplies, as in AQT/Qwix/TFLite)

@@ -18,7 +18,9 @@
  *   LOW-BIT MATMUL                qmx_matmul_i4*, qmx_fully_connected_i4, qmx_matmul_fp8_f32
  *   EINSUM                        qmx_einsum: spec grammar, planning, quantized operands
  *   KV CACHE AND ATTENTION        qmx_kv_*: storage, append, attention decode, prefill
- *   Tests: tests/test_matmul_{i8,out,packed,lowbit}.c, test_einsum.c, test_kvcache.c,
+ *   BLOCK-SCALED WEIGHTS          qmx_matmul_blockw_f32 (f32 x MX / NVFP4 / qconfig weights),
+ *                                 qmx_matmul_mxfp8_f32 (MXFP8 x MXFP8); private prefix qmx__bw_
+ *   Tests: tests/test_matmul_{i8,out,packed,lowbit,mx}.c, test_einsum.c, test_kvcache.c,
  *   test_simd_equiv.c. Benchmarks: bench/bench_{matmul,lowbit,einsum,kv}.c (make bench).
  *
  * QUICK START: the TFLite / CMSIS-NN int8 fully-connected layer, y = requant(x . W^T + bias)
@@ -752,6 +754,78 @@
  *   (call per sequence); threads.
  *
  * ============================================================================================
+ * BLOCK-SCALED WEIGHTS (qmx_matmul_blockw_f32, qmx_matmul_mxfp8_f32; tests/test_matmul_mx.c)
+ *   Correct and portable first (one portable C path on every target; no SIMD yet).
+ *
+ * WEIGHTS (qmx_blockw): a matrix [rows][K] stored exactly as qmx.h writes it, blocks along K.
+ *   kind QMX_BLOCKW_MX: mx = the qmx_mx_config of qmx_mx_quantize (any format and rule),
+ *     data = its elements (data_bytes >= their storage), scale_codes = its scale codes
+ *     (n_scales >= rows * nblk); the resolved view must be [rows][K][1] (all-zero view: only
+ *     for rows == 1), else QMX_ERR_SHAPE. A ragged last block is allowed where the config is.
+ *   kind QMX_BLOCKW_QCONFIG: qc = the qmx_qconfig of qmx_quantize (any dtype qmx_dequantize
+ *     takes: int2 .. int16, uint2 .. uint16, nf4, fp8), data = the q storage, scales (float,
+ *     finite and > 0) and zero_points (NULL, or one per scale in the dtype's range, as
+ *     qmx_dequantize reads them), n_scales entries. Views: QMX_PER_BLOCK [rows][K][1] (blocks
+ *     along K, a ragged tail allowed), QMX_PER_CHANNEL [1][rows][K] (a scale per row),
+ *     QMX_PER_TENSOR any view of rows*K elements; else QMX_ERR_SHAPE.
+ *   Packed rows (2 and 4 bits) need not start on a byte (odd K): the flat element index.
+ *
+ * F32 ACTIVATIONS: qmx_matmul_blockw_f32(M, N, K, A, lda, &w, Y, ldy, workspace, bytes)
+ *   A [M][K] float, row m at A + m*lda (lda >= K); w with rows = N; Y [M][N] float, row m at
+ *   Y + m*ldy (ldy >= N; the padding is not written). FLOAT ORDER, for each n:
+ *     Wdq = row n of W dequantized by qmx_mx_dequantize / qmx_dequantize on that row's own view
+ *           ([1][K][1], the row's scales and zero points): exactly the bits those functions
+ *           give for the whole matrix (each element is element * scale of its block);
+ *     for each m:  sum = +0.0f;
+ *                  for k = 0, 1, ..., K-1 (increasing):  p = A[m][k] * Wdq[k];  sum = sum + p;
+ *                  Y[m][n] = sum   (a NaN is written as 0x7FC00000)
+ *   every step one IEEE binary32 operation rounded to nearest even; FMA contraction is off in
+ *   that function (as qmx_matmul_i8_f32: GCC optimize("fp-contract=off"), clang's pragma and
+ *   an empty asm); x87 / s390x round each assignment under -std=c99. So Y is the same bits on
+ *   every target and build. Non-finite A (and NaN / Inf weights: MX NaN scale codes, E5M2 Inf
+ *   elements) are not errors: they propagate by IEEE arithmetic, and NaN outputs are
+ *   canonicalized so that no target's NaN payload shows. Accuracy: |Y - sum_k A*Wdq| <=
+ *   (K + 2) * 2^-24 * sum_k |A*Wdq| (+ underflow), as the tests check in double.
+ *   WORKSPACE: qmx_matmul_blockw_f32_workspace_size(M, N, K, &bytes) =
+ *       64 + r64(4*K) + r64((K + 1) / 2)
+ *   (alignment, one dequantized row, one packed row copied to start on a byte). Any alignment.
+ *   Cost: each weight row is dequantized once per call; A is read N times (no tiling yet).
+ *
+ * MXFP8 x MXFP8 (OCP MX dot product): qmx_matmul_mxfp8_f32(M, N, K, &a, &b, Y, ldy)
+ *   a [M][K] and b [N][K], both QMX_BLOCKW_MX with format QMX_MXFP8_E4M3 or _E5M2 (any mix),
+ *   the same resolved block length bs (default 32; a ragged last block allowed) along K. Per
+ *   output, with block j of elements a_k, b_k (decoded exactly) and E8M0 codes sa, sb:
+ *     S_j = sum_k a_k * b_k EXACTLY: every fp8 value is q 2^e with an integer q <= 15 and
+ *       e >= -16, so each product is an integer multiple of 2^-32 below 2^32, i.e. below 2^64
+ *       in those units (E5M2 x E5M2: q <= 49 shifted by <= 58); the products are added as
+ *       integers in a 128-bit accumulator (two uint64). Each product alone is exact in
+ *       float32 (<= 8 significant bits, 2^-32 .. 2^31.6), but their sum is not: 32 of them
+ *       span up to 2^-32 .. 2^36.6 (E4M3 x E4M3 up to 41 bits, E5M2 x E5M2 up to 69);
+ *     v_j = RN_f32(S_j * 2^(sa + sb - 254)): ONE rounding, nearest even, subnormals and
+ *       overflow to +-Inf included (equal to RN(S_j) * 2^(sa + sb - 254) whenever that is
+ *       normal); an exact zero is +0;
+ *     Y = +0.0f; Y = Y + v_j for j = 0, 1, ... (increasing, float32).
+ *   NaN / Inf: a scale code 0xFF (E8M0 NaN) on either side or a NaN element makes v_j NaN;
+ *   an E5M2 Inf element times a nonzero is +-Inf, times 0 NaN, and +Inf with -Inf in one block
+ *   NaN; the sum is IEEE; a NaN output is written as 0x7FC00000. The rule of the configs is
+ *   validated but not used: codes are read as OCP MX (Qwix's 0xFF, an Inf scale in
+ *   qmx_mx_dequantize, is NaN here). No workspace; integer work, same bits everywhere.
+ *
+ * ERRORS (checked before anything is written; Y and the workspace untouched on error)
+ *   QMX_ERR_NULL              A, w / a / b, Y, workspace, mx / qc, data, scale_codes / scales
+ *                             NULL; zero_points NULL with qc->asymmetric
+ *   QMX_ERR_ARG               kind not QMX_BLOCKW_MX / _QCONFIG; a scale 0, negative, NaN, Inf;
+ *                             a zero point outside the dtype; the configs' own ARG errors
+ *   QMX_ERR_SIZE              M, N or K is 0 (and the configs' SIZE errors)
+ *   QMX_ERR_OVERFLOW          size_t overflow of (M-1)*lda + K, of the Y extent in bytes, of
+ *                             N*K, of the workspace
+ *   QMX_ERR_SHAPE             lda < K, ldy < N; a view that is not the matrix (above);
+ *                             mxfp8: block lengths that differ
+ *   QMX_ERR_BUFFER_TOO_SMALL  data_bytes, n_scales or workspace_bytes too small
+ *   QMX_ERR_DTYPE, QMX_ERR_UNSUPPORTED  as qmx_mx_storage / qmx_qparams_count for the
+ *                             config; mxfp8: an operand that is not MXFP8 (or a qconfig)
+ *
+ * ============================================================================================
  * MIT licensed (see qmx.h).
  * ============================================================================================ */
 #ifndef QMX_KERNELS_H
@@ -1087,6 +1161,40 @@ QMX_API qmx_status qmx_kv_prefill(qmx_kv_cache *cache, const float *k, const flo
 /* qmx's exp (see EXP) and RN(1/sqrt(n)) for 1 <= n <= QMX_KV_MAX_HEAD_DIM (0 otherwise). */
 QMX_API float qmx_kv_exp(float x);
 QMX_API float qmx_kv_inv_sqrt(size_t n);
+
+/* ---- block-scaled weights x f32 (MX / NVFP4, qconfig blocks), MXFP8 x MXFP8 ------------------ */
+
+/* Which storage a qmx_blockw describes (0 is invalid: QMX_ERR_ARG). */
+typedef enum qmx_blockw_kind {
+    QMX_BLOCKW_MX = 1,        /* qmx_mx_config: elements + uint8 scale codes (qmx_mx_quantize) */
+    QMX_BLOCKW_QCONFIG = 2    /* qmx_qconfig: q storage + float scales [+ zero points] */
+} qmx_blockw_kind;
+
+/* A block-scaled matrix [rows][K] exactly as qmx.h stores it (see BLOCK-SCALED WEIGHTS). */
+typedef struct qmx_blockw {
+    qmx_blockw_kind kind;
+    const qmx_mx_config *mx;      /* QMX_BLOCKW_MX: view [rows][K][1] */
+    const qmx_qconfig *qc;        /* QMX_BLOCKW_QCONFIG: view [rows][K][1] per block,
+                                     [1][rows][K] per channel, any view per tensor */
+    const void *data;             /* MX elements / qconfig q storage of the whole matrix */
+    size_t data_bytes;            /* bytes readable at data */
+    const uint8_t *scale_codes;   /* MX: E8M0 (NVFP4: E4M3) codes, [rows][nblk] */
+    const float *scales;          /* QCONFIG: float scales, as qmx_dequantize reads them */
+    const int32_t *zero_points;   /* QCONFIG: NULL (symmetric) or one per scale */
+    size_t n_scales;              /* entries at scale_codes / scales (and zero_points) */
+} qmx_blockw;
+
+/* Workspace of qmx_matmul_blockw_f32: 64 + r64(4*K) + r64((K + 1) / 2). */
+QMX_API qmx_status qmx_matmul_blockw_f32_workspace_size(size_t M, size_t N, size_t K,
+                                                        size_t *bytes);
+/* Y[M][N] = A[M][K] (f32) x dequant(W)^T, W = *w with rows = N, in the documented order. */
+QMX_API qmx_status qmx_matmul_blockw_f32(size_t M, size_t N, size_t K, const float *A,
+                                         size_t lda, const qmx_blockw *w, float *Y, size_t ldy,
+                                         void *workspace, size_t workspace_bytes);
+/* Y[M][N] = A x B^T, both MXFP8 (E4M3 / E5M2) of kind QMX_BLOCKW_MX: a with rows = M, b with
+ * rows = N; exact block dot products, one rounding per block, blocks summed in order. */
+QMX_API qmx_status qmx_matmul_mxfp8_f32(size_t M, size_t N, size_t K, const qmx_blockw *a,
+                                        const qmx_blockw *b, float *Y, size_t ldy);
 
 #ifdef __cplusplus
 }
@@ -8185,3 +8293,301 @@ QMX__DEF qmx_status qmx_kv_prefill(qmx_kv_cache *c, const float *k, const float 
 }
 #endif
 #endif /* QMX_IMPLEMENTATION: KV CACHE AND ATTENTION DECODE */
+
+/* ============================================================================================
+ * IMPLEMENTATION: BLOCK-SCALED WEIGHTS (qmx__bw_)
+ * ============================================================================================ */
+#if defined(QMX_IMPLEMENTATION) && !defined(QMX__BW_IMPLEMENTATION_DONE)
+#define QMX__BW_IMPLEMENTATION_DONE
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define QMX__BW_QNAN 0x7FC00000u /* every NaN output is written as this */
+
+/* A validated descriptor and the per-row configuration that dequantizes row n. */
+typedef struct qmx__bw {
+    const qmx_blockw *w;
+    int mx;                /* 1: qmx_mx_dequantize, 0: qmx_dequantize */
+    qmx_mx_config mc;      /* the row's config, view [1][K][1] */
+    qmx_qconfig qc;        /* the row's config, view [1][K][1] */
+    int bits;              /* storage bits per element (2, 4, 8, 16) */
+    size_t row_scales;     /* scales of one row */
+    size_t scale_step;     /* first scale of row n: n * scale_step */
+    size_t block;          /* MX: the resolved block length */
+    int fmt;               /* MX: the format */
+} qmx__bw;
+
+/* Checks *w as a [R][K] matrix (R, K >= 1) and fills b; nothing is read beyond the sizes. */
+static qmx_status qmx__bw_check(const qmx_blockw *w, size_t R, size_t K, qmx__bw *b) {
+    size_t count;
+    qmx_status st;
+    if (!w) return QMX_ERR_NULL;
+    if (!qmx__mul_ok(R, K, &count)) return QMX_ERR_OVERFLOW;
+    b->w = w;
+    if (w->kind == QMX_BLOCKW_MX) {
+        qmx__mxv v;
+        if (!w->mx) return QMX_ERR_NULL;
+        st = qmx__mx_resolve(w->mx, count, &v);
+        if (st != QMX_OK) return st;
+        if (!w->data || !w->scale_codes) return QMX_ERR_NULL;
+        if (v.outer != R || v.len != K || v.inner != 1) return QMX_ERR_SHAPE;
+        if (w->data_bytes < v.elem_bytes || w->n_scales < v.n_scales)
+            return QMX_ERR_BUFFER_TOO_SMALL;
+        b->mx = 1;
+        b->mc = *w->mx;
+        b->mc.outer = 1; b->mc.axis_len = K; b->mc.inner = 1;
+        b->bits = v.fp4 ? 4 : 8;
+        b->row_scales = b->scale_step = v.nblocks;
+        b->block = v.block;
+        b->fmt = (int)w->mx->format;
+    } else if (w->kind == QMX_BLOCKW_QCONFIG) {
+        qmx__view v;
+        const qmx_qconfig *c = w->qc;
+        if (!c) return QMX_ERR_NULL;
+        st = qmx__resolve(c, count, &v);
+        if (st != QMX_OK) return st;
+        if (!w->data) return QMX_ERR_NULL;
+        b->mx = 0;
+        b->qc = *c;
+        b->qc.outer = 1; b->qc.axis_len = K; b->qc.inner = 1;
+        if (c->granularity == QMX_PER_BLOCK) {
+            if (v.outer != R || v.len != K || v.inner != 1) return QMX_ERR_SHAPE;
+            b->row_scales = b->scale_step = v.nblocks;
+        } else if (c->granularity == QMX_PER_CHANNEL) {
+            if (v.outer != 1 || v.len != R || v.inner != K) return QMX_ERR_SHAPE;
+            b->qc.granularity = QMX_PER_TENSOR;
+            b->row_scales = 1; b->scale_step = 1;
+        } else {
+            b->row_scales = 1; b->scale_step = 0;
+        }
+        st = qmx__check_params(c, &v, w->scales, w->n_scales, w->zero_points, count,
+                               w->data_bytes);
+        if (st != QMX_OK) return st;
+        b->bits = qmx_dtype_bits(v.dtype);
+        b->block = 0; b->fmt = -1;
+    } else {
+        return QMX_ERR_ARG;
+    }
+    return QMX_OK;
+}
+
+/* Row n (K elements) dequantized into out by qmx_mx_dequantize / qmx_dequantize on the row's
+ * own view; sub-byte rows are first copied to start on a byte (pack: (K + 1) / 2 bytes). */
+static qmx_status qmx__bw_row(const qmx__bw *b, size_t n, size_t K, uint8_t *pack, float *out) {
+    const uint8_t *d = (const uint8_t *)b->w->data, *src;
+    size_t e0 = n * K, bytes, k, si = n * b->scale_step;
+    if (b->bits >= 8) {
+        size_t eb = (size_t)b->bits / 8;
+        src = d + e0 * eb;
+        bytes = K * eb;
+    } else {
+        unsigned bits = (unsigned)b->bits, per = 8u / bits, mask = (1u << bits) - 1u;
+        bytes = (K * bits + 7u) / 8u;
+        for (k = 0; k < bytes; k++) pack[k] = 0;
+        for (k = 0; k < K; k++) {
+            size_t e = e0 + k;
+            unsigned c = ((unsigned)d[e / per] >> ((unsigned)(e % per) * bits)) & mask;
+            pack[k / per] = (uint8_t)(pack[k / per] | (c << ((unsigned)(k % per) * bits)));
+        }
+        src = pack;
+    }
+    if (b->mx)
+        return qmx_mx_dequantize(&b->mc, src, bytes, b->w->scale_codes + si, b->row_scales, K,
+                                 out);
+    return qmx_dequantize(&b->qc, src, bytes, K, b->w->scales + si, b->row_scales,
+                          b->w->zero_points ? b->w->zero_points + si : NULL, out);
+}
+
+/* sum = 0; sum = sum + RN(a[k] * w[k]) for k = 0 .. K-1; NaN -> QMX__BW_QNAN. FMA contraction
+ * is off here (as qmx__k_f32_stage). */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("fp-contract=off")))
+#endif
+static float qmx__bw_dot(const float *a, const float *w, size_t K) {
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+    float sum = 0.0f;
+    size_t k;
+    for (k = 0; k < K; k++) {
+        float p = a[k] * w[k];
+#if defined(__clang__)
+        __asm__("" : "+m"(p));
+#endif
+        sum = sum + p;
+    }
+    if (sum != sum) sum = qmx__bits_f32(QMX__BW_QNAN);
+    return sum;
+}
+
+QMX_API qmx_status qmx_matmul_blockw_f32_workspace_size(size_t M, size_t N, size_t K,
+                                                        size_t *bytes) {
+    if (!bytes) return QMX_ERR_NULL;
+    if (M == 0 || N == 0 || K == 0) return QMX_ERR_SIZE;
+    if (K > (SIZE_MAX - 512u) / 5u) return QMX_ERR_OVERFLOW;
+    *bytes = 64u + qmx__k_r64(4u * K) + qmx__k_r64((K + 1u) / 2u);
+    return QMX_OK;
+}
+
+QMX_API qmx_status qmx_matmul_blockw_f32(size_t M, size_t N, size_t K, const float *A,
+                                         size_t lda, const qmx_blockw *w, float *Y, size_t ldy,
+                                         void *workspace, size_t workspace_bytes) {
+    qmx__bw b;
+    size_t need, ext, off, m, n;
+    float *row;
+    uint8_t *pack;
+    qmx_status st;
+    if (!A || !w || !Y || !workspace) return QMX_ERR_NULL;
+    if (M == 0 || N == 0 || K == 0) return QMX_ERR_SIZE;
+    if (lda < K || ldy < N) return QMX_ERR_SHAPE;
+    if (!qmx__k_extent(M, K, lda)) return QMX_ERR_OVERFLOW;
+    ext = qmx__k_extent(M, N, ldy);
+    if (!ext || ext > SIZE_MAX / sizeof(float)) return QMX_ERR_OVERFLOW;
+    st = qmx__bw_check(w, N, K, &b);
+    if (st != QMX_OK) return st;
+    st = qmx_matmul_blockw_f32_workspace_size(M, N, K, &need);
+    if (st != QMX_OK) return st;
+    if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    off = (size_t)((64u - ((uintptr_t)workspace & 63u)) & 63u);
+    row = (float *)(void *)((unsigned char *)workspace + off);
+    pack = (uint8_t *)workspace + off + qmx__k_r64(4u * K);
+    for (n = 0; n < N; n++) {
+        st = qmx__bw_row(&b, n, K, pack, row);   /* cannot fail: everything checked above */
+        if (st != QMX_OK) return st;
+        for (m = 0; m < M; m++) Y[m * ldy + n] = qmx__bw_dot(A + m * lda, row, K);
+    }
+    return QMX_OK;
+}
+
+/* ---- MXFP8 x MXFP8 ---- */
+
+/* fp8 code -> value q 2^e (q integer, sign in *neg); returns 0 finite, 1 Inf, 2 NaN. */
+static int qmx__bw_fp8(uint8_t c, int e5m2, unsigned *neg, uint32_t *q, int *e) {
+    uint32_t ex, man;
+    *neg = (unsigned)(c >> 7);
+    if (e5m2) {
+        ex = (c >> 2) & 31u; man = c & 3u;
+        if (ex == 31u) return man ? 2 : 1;
+        if (ex) { *q = 4u + man; *e = (int)ex - 17; } else { *q = man; *e = -16; }
+    } else {
+        ex = (c >> 3) & 15u; man = c & 7u;
+        if ((c & 0x7Fu) == 0x7Fu) return 2;
+        if (ex) { *q = 8u + man; *e = (int)ex - 10; } else { *q = man; *e = -9; }
+    }
+    return 0;
+}
+
+/* (hi 2^64 + lo) >> s for 1 <= s <= 127 (the low 64 bits of the result) */
+static uint64_t qmx__bw_shr(uint64_t hi, uint64_t lo, int s) {
+    if (s >= 64) return hi >> (s - 64);
+    return (lo >> s) | (hi << (64 - s));
+}
+
+/* RN_f32(+-(hi 2^64 + lo) 2^E), nearest-even, subnormals, overflow to Inf; the magnitude is
+ * below 2^80. An exact zero is +0. */
+static float qmx__bw_round(uint64_t hi, uint64_t lo, int E, unsigned neg) {
+    int L = 0, x, u, s;
+    uint64_t q, t;
+    uint32_t bits, sign = (uint32_t)neg << 31;
+    if (!hi && !lo) return 0.0f;
+    if (hi) { L = 64; t = hi; } else { t = lo; }
+    while (t) { L++; t >>= 1; }
+    x = L - 1 + E;                       /* exponent of the leading bit */
+    if (x > 127) return qmx__bits_f32(sign | 0x7F800000u);
+    u = x - 23 < -149 ? -149 : x - 23;   /* exponent of the result's last bit */
+    s = u - E;                           /* bits dropped */
+    if (s <= 0) {
+        q = lo << -s;                    /* L <= 24 here: exact */
+    } else if (s > L) {
+        return qmx__bits_f32(sign);      /* below half of the smallest step */
+    } else {
+        int half = (int)((s == 1 ? lo : qmx__bw_shr(hi, lo, s - 1)) & 1u), sticky;
+        q = qmx__bw_shr(hi, lo, s);
+        if (s - 1 == 0) sticky = 0;
+        else if (s - 1 < 64) sticky = (lo & (((uint64_t)1 << (s - 1)) - 1u)) != 0;
+        else sticky = lo != 0 || (hi & (((uint64_t)1 << (s - 65)) - 1u)) != 0;
+        if (half && (sticky || (q & 1u))) q++;
+    }
+    /* q 2^u, q < 2^24 (2^24 after a carry; below 2^23 only for u = -149, a subnormal) */
+    bits = ((uint32_t)(u + 150) << 23) + (uint32_t)q - 0x800000u;
+    if (bits >= 0x7F800000u) bits = 0x7F800000u;
+    return qmx__bits_f32(sign | bits);
+}
+
+/* One output: blocks of bs along K, each exact, rounded once at 2^(sa + sb - 254), summed in
+ * increasing order from +0. */
+static float qmx__bw_mx8_dot(const uint8_t *a, const uint8_t *as, int a5, const uint8_t *b,
+                             const uint8_t *bs_, int b5, size_t K, size_t bs) {
+    float sum = 0.0f;
+    size_t blk, k0, k;
+    for (blk = 0, k0 = 0; k0 < K; blk++, k0 += bs) {
+        size_t k1 = K - k0 < bs ? K : k0 + bs;
+        uint64_t lo = 0, hi = 0;
+        int nan = as[blk] == 0xFFu || bs_[blk] == 0xFFu, pinf = 0, ninf = 0;
+        float v;
+        for (k = k0; k < k1 && !nan; k++) {
+            unsigned na, nb;
+            uint32_t qa = 0, qb = 0;
+            int ea = 0, eb = 0;
+            int ca = qmx__bw_fp8(a[k], a5, &na, &qa, &ea), cb = qmx__bw_fp8(b[k], b5, &nb, &qb, &eb);
+            if (ca == 2 || cb == 2) { nan = 1; break; }
+            if (ca == 1 || cb == 1) {      /* Inf times: 0 -> NaN, else +-Inf */
+                if ((ca == 0 && qa == 0) || (cb == 0 && qb == 0)) { nan = 1; break; }
+                if (na ^ nb) ninf = 1; else pinf = 1;
+                continue;
+            }
+            {
+                uint64_t p = (uint64_t)(qa * qb) << (ea + eb + 32);  /* < 2^64: units 2^-32 */
+                if (na ^ nb) { hi -= (uint64_t)(lo < p); lo -= p; }
+                else { lo += p; hi += (uint64_t)(lo < p); }
+            }
+        }
+        if (nan || (pinf && ninf)) {
+            v = qmx__bits_f32(QMX__BW_QNAN);
+        } else if (pinf || ninf) {
+            v = qmx__bits_f32(ninf ? 0xFF800000u : 0x7F800000u);
+        } else {
+            unsigned neg = (unsigned)(hi >> 63);
+            if (neg) { lo = ~lo + 1u; hi = ~hi + (uint64_t)(lo == 0); }
+            v = qmx__bw_round(hi, lo, (int)as[blk] + (int)bs_[blk] - 254 - 32, neg);
+        }
+        sum = sum + v;
+    }
+    if (sum != sum) sum = qmx__bits_f32(QMX__BW_QNAN);
+    return sum;
+}
+
+QMX_API qmx_status qmx_matmul_mxfp8_f32(size_t M, size_t N, size_t K, const qmx_blockw *a,
+                                        const qmx_blockw *b, float *Y, size_t ldy) {
+    qmx__bw ba, bb;
+    size_t ext, m, n;
+    qmx_status st;
+    if (!a || !b || !Y) return QMX_ERR_NULL;
+    if (M == 0 || N == 0 || K == 0) return QMX_ERR_SIZE;
+    if (ldy < N) return QMX_ERR_SHAPE;
+    ext = qmx__k_extent(M, N, ldy);
+    if (!ext || ext > SIZE_MAX / sizeof(float)) return QMX_ERR_OVERFLOW;
+    st = qmx__bw_check(a, M, K, &ba);
+    if (st != QMX_OK) return st;
+    st = qmx__bw_check(b, N, K, &bb);
+    if (st != QMX_OK) return st;
+    if (!ba.mx || !bb.mx) return QMX_ERR_UNSUPPORTED;
+    if ((ba.fmt != QMX_MXFP8_E4M3 && ba.fmt != QMX_MXFP8_E5M2) ||
+        (bb.fmt != QMX_MXFP8_E4M3 && bb.fmt != QMX_MXFP8_E5M2))
+        return QMX_ERR_UNSUPPORTED;
+    if (ba.block != bb.block) return QMX_ERR_SHAPE;
+    for (m = 0; m < M; m++)
+        for (n = 0; n < N; n++)
+            Y[m * ldy + n] = qmx__bw_mx8_dot(
+                (const uint8_t *)a->data + m * K, a->scale_codes + m * ba.row_scales,
+                ba.fmt == QMX_MXFP8_E5M2, (const uint8_t *)b->data + n * K,
+                b->scale_codes + n * bb.row_scales, bb.fmt == QMX_MXFP8_E5M2, K, ba.block);
+    return QMX_OK;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* QMX_IMPLEMENTATION: BLOCK-SCALED WEIGHTS */
