@@ -736,6 +736,22 @@ extern "C" {
 
 #define QMX__DEF QMX_API
 
+/* FMA contraction off where a product is compared or subtracted (GCC contracts a * b - c across
+ * statements in C++ and in GNU C modes): GCC by attribute, clang by pragma plus an opaque copy
+ * (clang's -ffp-contract=fast ignores the pragma). The same scheme as qmx_calib.h / qmx_kernels.h. */
+#if defined(__GNUC__) && !defined(__clang__)
+#  define QMX__NOFMA __attribute__((optimize("fp-contract=off")))
+#else
+#  define QMX__NOFMA
+#endif
+#if defined(__clang__)
+#  define QMX__PRAGMA_NOFMA _Pragma("clang fp contract(off)")
+#  define QMX__OPAQUE(v) __asm__("" : "+m"(v))
+#else
+#  define QMX__PRAGMA_NOFMA
+#  define QMX__OPAQUE(v) ((void)0)
+#endif
+
 /* ---- bit casts (no libc): memcpy builtins where available, a union otherwise ---- */
 static uint32_t qmx__f32_bits(float f) {
 #if defined(__GNUC__) || defined(__clang__)
@@ -2176,13 +2192,18 @@ static float qmx__ggml_ue4m3_half(uint8_t c) {
  * smaller magnitude, NaN and +-Inf give 0. K[i] d is exact; the subtraction is one float32
  * operation, correctly rounded on every target (x87: 64-bit then 24-bit rounding of one
  * operation is innocuous) */
+QMX__NOFMA
 static uint8_t qmx__ggml_best(float x, float d) {
-    float best = qmx__fabs(0.0f * d - x);
+    QMX__PRAGMA_NOFMA
+    float z = 0.0f * d, best, t, err;
     uint8_t code = 0;
     int i;
+    QMX__OPAQUE(z);
+    best = qmx__fabs(z - x);
     for (i = 1; i < 16; i++) {
-        float t = (float)qmx__ggml_kv[i] * d;
-        float err = qmx__fabs(t - x);
+        t = (float)qmx__ggml_kv[i] * d;
+        QMX__OPAQUE(t);                 /* |f32(K d) - x|: the product rounded, as ggml */
+        err = qmx__fabs(t - x);
         if (err < best) { best = err; code = (uint8_t)i; }
     }
     return code;
