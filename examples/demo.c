@@ -137,12 +137,13 @@ static void train(mlp *m) {
 }
 
 /* ---- quantized layers run by qmx's kernels ---- */
-typedef enum fmt_kind { F_F32, F_I8, F_I4, F_FP8 } fmt_kind;
+typedef enum fmt_kind { F_F32, F_I8, F_I4, F_FP8, F_MX, F_NF4 } fmt_kind;
 typedef struct fmt {
     fmt_kind kind;
     size_t block;      /* K-block (sub-channel) length; 0 = one scale per output channel */
     qmx_dtype fp8;     /* F_FP8: the format of weights and activations */
     float clip;        /* weight clipping scale (intmp w_scale); 0 = 1 */
+    qmx_mx_format mx;  /* F_MX: the block-scaled format (OCP FLOOR rule, blocks along k) */
 } fmt;
 
 typedef struct qlayer {
@@ -153,6 +154,10 @@ typedef struct qlayer {
     uint8_t w4[NHID * NPIX / 2], wfp8[NHID * NPIX];
     float ws[NHID * NPIX];                     /* weight scales [n][nblk] */
     size_t nblk, bytes;                        /* blocks along k; stored weight bytes */
+    qmx_mx_config mxc;                         /* F_MX: elements in wfp8, scale codes in mxs */
+    qmx_qconfig qc;                            /* F_NF4: codes in w4, absmax scales in ws */
+    uint8_t mxs[NHID * NPIX];
+    size_t nscales;
 } qlayer;
 
 static uint8_t g_ws[1 << 20];                  /* kernels' workspace (sizes checked) */
@@ -163,6 +168,31 @@ static void layer_build(qlayer *L, fmt f, const float *w, const float *b, int n,
     L->f = f; L->n = n; L->k = k; L->wf = w; L->bias = b;
     L->nblk = f.block ? ((size_t)k + f.block - 1) / f.block : 1;
     if (f.kind == F_F32) { L->bytes = (size_t)n * (size_t)k * 4; return; }
+    if (f.kind == F_MX) {     /* [n][k], one shared scale code per block along k */
+        qmx_mx_config *m = &L->mxc;
+        size_t eb = 0;
+        memset(m, 0, sizeof *m);
+        m->format = f.mx; m->rule = QMX_MX_FLOOR; m->block_size = f.block;
+        m->outer = (size_t)n; m->axis_len = (size_t)k; m->inner = 1;
+        TRY(qmx_mx_storage(m, (size_t)n * (size_t)k, &eb, &L->nscales));
+        TRY(qmx_mx_quantize(m, w, (size_t)n * (size_t)k, L->wfp8, sizeof L->wfp8, L->mxs,
+                            sizeof L->mxs));
+        L->bytes = eb + L->nscales;   /* one byte per scale code (E8M0 / E4M3) */
+        return;
+    }
+    if (f.kind == F_NF4) {    /* QLoRA NormalFloat4: absmax per block of f.block along k */
+        qmx_qconfig *q = &L->qc;
+        memset(q, 0, sizeof *q);
+        q->dtype = QMX_NF4; q->granularity = QMX_PER_BLOCK;
+        q->outer = (size_t)n; q->axis_len = (size_t)k; q->inner = 1; q->block_size = f.block;
+        TRY(qmx_qparams_count(q, (size_t)n * (size_t)k, &L->nscales));
+        TRY(qmx_compute_qparams(q, w, (size_t)n * (size_t)k, L->ws, L->nscales, NULL));
+        TRY(qmx_quantize(q, w, (size_t)n * (size_t)k, L->ws, L->nscales, NULL, L->w4,
+                         sizeof L->w4));
+        TRY(qmx_dtype_storage_bytes(QMX_NF4, (size_t)n * (size_t)k, &L->bytes));
+        L->bytes += L->nscales * sizeof(float);
+        return;
+    }
     c.dtype = f.kind == F_I8 ? QMX_INT8 : (f.kind == F_I4 ? QMX_INT4 : f.fp8);
     if (f.block) {            /* [n][k] with one scale per (row, block of k) */
         c.granularity = QMX_PER_BLOCK; c.outer = (size_t)n; c.axis_len = (size_t)k; c.inner = 1;
@@ -195,6 +225,20 @@ static void layer_forward(const qlayer *L, const float *X, int M, float *Y, int 
                 for (t = 0; t < k; t++) a += L->wf[j * k + t] * X[i * k + t];
                 Y[i * n + j] = a;
             }
+    } else if (L->f.kind == F_MX || L->f.kind == F_NF4) {
+        /* block-scaled weights x float32 activations (qmx_matmul_blockw_f32) */
+        qmx_blockw w = QMX_ZERO_INIT;
+        if (L->f.kind == F_MX) {
+            w.kind = QMX_BLOCKW_MX; w.mx = &L->mxc; w.data = L->wfp8; w.data_bytes = sizeof L->wfp8;
+            w.scale_codes = L->mxs;
+        } else {
+            w.kind = QMX_BLOCKW_QCONFIG; w.qc = &L->qc; w.data = L->w4; w.data_bytes = sizeof L->w4;
+            w.scales = L->ws;
+        }
+        w.n_scales = L->nscales;
+        TRY(qmx_matmul_blockw_f32_workspace_size(Mz, n, k, &need));
+        if (need > sizeof g_ws) die("workspace", QMX_ERR_BUFFER_TOO_SMALL);
+        TRY(qmx_matmul_blockw_f32(Mz, n, k, X, k, &w, Y, n, g_ws, sizeof g_ws));
     } else if (L->f.kind == F_FP8) {
         qmx_matmul_fp8_params p = QMX_ZERO_INIT;   /* activations: one fp8 scale per tensor */
         c.dtype = L->f.fp8;
@@ -441,14 +485,18 @@ int main(int argc, char **argv) {
     qmx_intmp_rule rules[8];
     char names[256];
     qmx_intmp_config mp;
-    const fmt f32 = { F_F32, 0, QMX_INT8, 0 };
+    const fmt f32 = { F_F32, 0, QMX_INT8, 0, QMX_MXFP8_E4M3 };
     const struct { const char *name; fmt f; } fmts[] = {
-        { "int8 per-channel       (qmx_matmul_i8_f32)", { F_I8, 0, QMX_INT8, 0 } },
-        { "int8 per-block 16      (qmx_matmul_i8_f32)", { F_I8, 16, QMX_INT8, 0 } },
-        { "int4 per-channel       (qmx_matmul_i4_f32)", { F_I4, 0, QMX_INT8, 0 } },
-        { "int4 per-block 16      (qmx_matmul_i4_f32)", { F_I4, 16, QMX_INT8, 0 } },
-        { "fp8 E4M3 per-channel  (qmx_matmul_fp8_f32)", { F_FP8, 0, QMX_FP8_E4M3FN, 0 } },
-        { "fp8 E5M2 per-channel  (qmx_matmul_fp8_f32)", { F_FP8, 0, QMX_FP8_E5M2, 0 } },
+        { "int8 per-channel       (qmx_matmul_i8_f32)", { F_I8, 0, QMX_INT8, 0, QMX_MXFP8_E4M3 } },
+        { "int8 per-block 16      (qmx_matmul_i8_f32)", { F_I8, 16, QMX_INT8, 0, QMX_MXFP8_E4M3 } },
+        { "int4 per-channel       (qmx_matmul_i4_f32)", { F_I4, 0, QMX_INT8, 0, QMX_MXFP8_E4M3 } },
+        { "int4 per-block 16      (qmx_matmul_i4_f32)", { F_I4, 16, QMX_INT8, 0, QMX_MXFP8_E4M3 } },
+        { "fp8 E4M3 per-channel  (qmx_matmul_fp8_f32)", { F_FP8, 0, QMX_FP8_E4M3FN, 0, QMX_MXFP8_E4M3 } },
+        { "fp8 E5M2 per-channel  (qmx_matmul_fp8_f32)", { F_FP8, 0, QMX_FP8_E5M2, 0, QMX_MXFP8_E4M3 } },
+        { "MXFP8 E4M3 x f32   (qmx_matmul_blockw_f32)", { F_MX, 32, QMX_INT8, 0, QMX_MXFP8_E4M3 } },
+        { "MXFP4 x f32        (qmx_matmul_blockw_f32)", { F_MX, 32, QMX_INT8, 0, QMX_MXFP4 } },
+        { "NVFP4 x f32        (qmx_matmul_blockw_f32)", { F_MX, 16, QMX_INT8, 0, QMX_NVFP4 } },
+        { "nf4 per-block 32 x f32 (qmx_matmul_blockw)", { F_NF4, 32, QMX_INT8, 0, QMX_MXFP8_E4M3 } },
     };
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--export") && i + 1 < argc) export_path = argv[++i];

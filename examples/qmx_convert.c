@@ -19,7 +19,10 @@
  *   SPEC = DTYPE[:OPTION]... with DTYPE int8 uint8 int16 uint16 int4 uint4 int2 uint2 int3..int7 nf4
  *   fp8_e4m3fn fp8_e5m2
  *   fp8_e4m3fnuz fp8_e5m2fnuz float skip, OPTION per_tensor per_channel per_block=N axis=A
- *   recipe=aqt|qwix|tflite|torch|onnx asym narrow preserve_max (details: qmx_convert/qmx_convert_core.h).
+ *   recipe=aqt|qwix|tflite|torch|onnx asym narrow preserve_max; block-scaled DTYPEs mxfp8
+ *   mxfp8_e5m2 mxfp6_e2m3 mxfp6_e3m2 mxfp4 nvfp4 mxint8 with OPTIONs per_block=N axis=A
+ *   rule=floor|ceil|even|rceil|qwix|microxcaling|ggml, nvfp4 two_level
+ *   (details: qmx_convert/qmx_convert_core.h).
  *   A .npy file holds one tensor named after the file (without .npy); a .safetensors file
  *   holds named tensors. The format is recognised by content.
  *
@@ -42,6 +45,9 @@ static void usage(FILE *f) {
           "         int3 int5 int6 int7 nf4 fp8_e4m3fn fp8_e5m2 fp8_e4m3fnuz fp8_e5m2fnuz float skip\n"
           "         OPTION: per_tensor per_channel per_block=N axis=A recipe=aqt|qwix|tflite|torch|onnx\n"
           "                 asym narrow preserve_max\n"
+          "  block-scaled DTYPE: mxfp8 mxfp8_e5m2 mxfp6_e2m3 mxfp6_e3m2 mxfp4 nvfp4 mxint8\n"
+          "         OPTION: per_block=N axis=A rule=floor|ceil|even|rceil|qwix|microxcaling|ggml\n"
+          "                 two_level (nvfp4: torchao's fp32 tensor scale)\n"
           "  e.g. --rule '*.bias=float' --rule 'fc2.*=int4:per_block=32' --default int8:per_channel\n",
           f);
 }

@@ -306,7 +306,14 @@ static void test_rules(void) {
                                 "int8:per_tensor:per_channel",
                                 "int8:wat",
                                 "int8:axis=1:axis=0",
-                                "int8:per_block=99999999999"};
+                                "int8:per_block=99999999999",
+                                "mxfp4:asym",
+                                "mxfp4:rule=nearest",
+                                "mxfp4:per_block=0",
+                                "mxfp4:per_block=2048",
+                                "mxfp8:two_level",
+                                "mxfp4:per_block=32:per_block=16",
+                                "mxfp6"};
     size_t i;
     QMX_TEST_CASE("spec int4:per_block=32:axis=-1:recipe=qwix:asym parses field by field");
     CHECK(qmxc_parse_spec("int4:per_block=32:axis=-1:recipe=qwix:asym", &s, err, sizeof err) == QMX_OK, "%s",
@@ -325,6 +332,22 @@ static void test_rules(void) {
     CHECK(qmxc_parse_spec("fp8_e5m2", &s, err, sizeof err) == QMX_OK && s.dtype == QMX_FP8_E5M2, "e5m2");
     CHECK(qmxc_parse_spec("float", &s, err, sizeof err) == QMX_OK && s.kind == QMXC_FLOAT, "float");
     CHECK(qmxc_parse_spec("skip", &s, err, sizeof err) == QMX_OK && s.kind == QMXC_SKIP, "skip");
+    QMX_TEST_CASE("block-scaled specs: OCP FLOOR and the format's block by default; rule, axis, two_level");
+    CHECK(qmxc_parse_spec("mxfp4", &s, err, sizeof err) == QMX_OK && s.kind == QMXC_MX && s.mx_format == QMX_MXFP4 &&
+              s.mx_rule == QMX_MX_FLOOR && s.block_size == 0 && !s.axis_set && !s.two_level,
+          "mxfp4: %s", err);
+    CHECK(qmxc_parse_spec("nvfp4:two_level:rule=ggml:axis=0", &s, err, sizeof err) == QMX_OK &&
+              s.mx_format == QMX_NVFP4 && s.two_level && s.mx_rule == QMX_MX_GGML && s.axis_set && s.axis == 0,
+          "nvfp4: %s", err);
+    CHECK(qmxc_parse_spec("mxfp8_e5m2:per_block=16:rule=rceil", &s, err, sizeof err) == QMX_OK &&
+              s.mx_format == QMX_MXFP8_E5M2 && s.block_size == 16 && s.mx_rule == QMX_MX_RCEIL,
+          "mxfp8_16: %s", err);
+    CHECK(qmxc_parse_spec("mxint8", &s, err, sizeof err) == QMX_OK && s.mx_format == QMX_MXINT8 &&
+              s.mx_rule == QMX_MX_MICROXCALING,
+          "mxint8 defaults to microxcaling's rule (its only origin): %s", err);
+    CHECK(qmxc_parse_spec("mxfp6_e3m2:rule=microxcaling", &s, err, sizeof err) == QMX_OK &&
+              s.mx_format == QMX_MXFP6_E3M2 && s.mx_rule == QMX_MX_MICROXCALING,
+          "mxfp6: %s", err);
     QMX_TEST_CASE("malformed specs are QMX_ERR_PARSE with a message");
     for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err[0] = 0;
@@ -409,9 +432,13 @@ static char *convert_argv[] = {
     (char *)"--rule", (char *)"norm.scale=uint8:per_tensor:asym:recipe=qwix",
     (char *)"--rule", (char *)"f32_le=int16:per_channel:axis=1:recipe=tflite",
     (char *)"--rule", (char *)"scalar=float",
+    (char *)"--rule", (char *)"f32_be=mxfp4:rule=ggml",
+    (char *)"--rule", (char *)"f32_v3=nvfp4:two_level:axis=0",
+    (char *)"--rule", (char *)"f32_v2=mxfp8_e5m2:per_block=2:rule=rceil",
     (char *)"--default", (char *)"int8:per_tensor:narrow:recipe=tflite",
     (char *)DATA "model.safetensors", (char *)DATA "f32_le.npy", (char *)DATA "f16_be.npy",
-    (char *)DATA "scalar.npy", (char *)DATA "empty.npy",
+    (char *)DATA "scalar.npy", (char *)DATA "empty.npy", (char *)DATA "f32_v2.npy",
+    (char *)DATA "f32_be.npy", (char *)DATA "f32_v3.npy",
     (char *)"-o", (char *)DATA "model_ref.h"
 };
 /* clang-format on */
@@ -424,17 +451,24 @@ typedef struct want_t {
     size_t outer, axis_len, inner, block;
     qmx_recipe recipe;
     int asym, narrow;
+    int mx; /* 1: block-scaled with the format and rule below */
+    qmx_mx_format mx_format;
+    qmx_mx_rule mx_rule;
 } want_t;
 static const want_t wants[] = {
-    {"fc1.weight", QMX_INT8, QMX_PER_CHANNEL, 1, 16, 64, 0, QMX_RECIPE_AQT, 0, 0},
-    {"fc1.bias", QMX_FLOAT32, QMX_PER_TENSOR, 1, 16, 1, 0, QMX_RECIPE_AQT, 0, 0},
-    {"fc2.weight", QMX_INT4, QMX_PER_BLOCK, 10, 16, 1, 8, QMX_RECIPE_AQT, 0, 0},
-    {"embed.weight", QMX_FP8_E4M3FN, QMX_PER_TENSOR, 1, 256, 1, 0, QMX_RECIPE_AQT, 0, 0},
-    {"norm.scale", QMX_UINT8, QMX_PER_TENSOR, 1, 32, 1, 0, QMX_RECIPE_QWIX, 1, 0},
-    {"f32_le", QMX_INT16, QMX_PER_CHANNEL, 4, 16, 1, 0, QMX_RECIPE_TFLITE, 0, 0},
-    {"f16_be", QMX_INT8, QMX_PER_TENSOR, 1, 64, 1, 0, QMX_RECIPE_TFLITE, 0, 1},
-    {"scalar", QMX_FLOAT32, QMX_PER_TENSOR, 1, 1, 1, 0, QMX_RECIPE_AQT, 0, 0},
-    {"empty", QMX_FLOAT32, QMX_PER_TENSOR, 1, 0, 1, 0, QMX_RECIPE_AQT, 0, 0},
+    {"fc1.weight", QMX_INT8, QMX_PER_CHANNEL, 1, 16, 64, 0, QMX_RECIPE_AQT, 0, 0, 0, QMX_MXFP8_E4M3, QMX_MX_FLOOR},
+    {"fc1.bias", QMX_FLOAT32, QMX_PER_TENSOR, 1, 16, 1, 0, QMX_RECIPE_AQT, 0, 0, 0, QMX_MXFP8_E4M3, QMX_MX_FLOOR},
+    {"fc2.weight", QMX_INT4, QMX_PER_BLOCK, 10, 16, 1, 8, QMX_RECIPE_AQT, 0, 0, 0, QMX_MXFP8_E4M3, QMX_MX_FLOOR},
+    {"embed.weight", QMX_FP8_E4M3FN, QMX_PER_TENSOR, 1, 256, 1, 0, QMX_RECIPE_AQT, 0, 0, 0, QMX_MXFP8_E4M3, QMX_MX_FLOOR},
+    {"norm.scale", QMX_UINT8, QMX_PER_TENSOR, 1, 32, 1, 0, QMX_RECIPE_QWIX, 1, 0, 0, QMX_MXFP8_E4M3, QMX_MX_FLOOR},
+    {"f32_le", QMX_INT16, QMX_PER_CHANNEL, 4, 16, 1, 0, QMX_RECIPE_TFLITE, 0, 0, 0, QMX_MXFP8_E4M3, QMX_MX_FLOOR},
+    {"f16_be", QMX_INT8, QMX_PER_TENSOR, 1, 64, 1, 0, QMX_RECIPE_TFLITE, 0, 1, 0, QMX_MXFP8_E4M3, QMX_MX_FLOOR},
+    {"scalar", QMX_FLOAT32, QMX_PER_TENSOR, 1, 1, 1, 0, QMX_RECIPE_AQT, 0, 0, 0, QMX_MXFP8_E4M3, QMX_MX_FLOOR},
+    {"empty", QMX_FLOAT32, QMX_PER_TENSOR, 1, 0, 1, 0, QMX_RECIPE_AQT, 0, 0, 0, QMX_MXFP8_E4M3, QMX_MX_FLOOR},
+    /* block-scaled: elements of the format's dtype, blocks along the axis */
+    {"f32_v2", QMX_FP8_E5M2, QMX_PER_BLOCK, 1, 3, 1, 2, QMX_RECIPE_AQT, 0, 0, 1, QMX_MXFP8_E5M2, QMX_MX_RCEIL},
+    {"f32_be", QMX_FP4_E2M1, QMX_PER_BLOCK, 6, 4, 1, 32, QMX_RECIPE_AQT, 0, 0, 1, QMX_MXFP4, QMX_MX_GGML},
+    {"f32_v3", QMX_FP4_E2M1, QMX_PER_BLOCK, 1, 2, 2, 16, QMX_RECIPE_AQT, 0, 0, 1, QMX_NVFP4, QMX_MX_FLOOR},
 };
 
 static void test_emitted_header(void) {
@@ -451,7 +485,7 @@ static void test_emitted_header(void) {
     memset(&out, 0, sizeof out);
     QMX_TEST_CASE("the converter regenerates tests/data/convert/model_ref.h byte for byte");
     st = qmxc_parse_args(argc, convert_argv, &o, err, sizeof err);
-    CHECK(st == QMX_OK && o.n_inputs == 5 && o.n_rules == 7, "%s", err);
+    CHECK(st == QMX_OK && o.n_inputs == 8 && o.n_rules == 10, "%s", err);
     if (st) return;
     for (i = 0; i < o.n_inputs && st == QMX_OK; i++) st = qmxf_read_file(o.inputs[i], &l, err, sizeof err);
     CHECK(st == QMX_OK, "%s", err);
@@ -494,6 +528,60 @@ static void test_emitted_header(void) {
 #if defined(__GNUC__) || defined(__clang__)
         if (d->data) CHECK(((uintptr_t)d->data & 15u) == 0, "%s: data not 16-byte aligned", w->name);
 #endif
+        CHECK(d->mx == w->mx, "%s: mx flag", w->name);
+        if (w->mx) {
+            /* the header's codes = qmx_mx_quantize with a config built here; its dequantized
+               values within half the block's absmax of numpy's (a sanity bound: the codecs and
+               rules are checked bit for bit against CUDA / torchao / ggml in test_mx.c) */
+            qmx_mx_config mc = QMX_ZERO_INIT;
+            size_t eb = 0, ns = 0;
+            float ts = 0.0f;
+            CHECK(d->mx_format == w->mx_format && d->mx_rule == w->mx_rule && d->scales == NULL &&
+                      d->scale_codes != NULL && d->zero_points == NULL,
+                  "%s: mx descriptor", w->name);
+            if (w->mx_format == QMX_NVFP4) { /* two_level: torchao's amax / (F8E4M3_MAX * F4_E2M1_MAX) */
+                volatile float am = 0.0f, q_;
+                for (j = 0; j < t->count; j++) am = fabs_(t->data[j]) > am ? fabs_(t->data[j]) : am;
+                q_ = am / 2688.0f;
+                ts = q_;
+            }
+            CHECK(d->mx_tensor_scale == ts, "%s: tensor scale %g, want %g", w->name, (double)d->mx_tensor_scale,
+                  (double)ts);
+            mc.format = w->mx_format;
+            mc.rule = w->mx_rule;
+            mc.block_size = w->block;
+            mc.outer = w->outer;
+            mc.axis_len = w->axis_len;
+            mc.inner = w->inner;
+            mc.tensor_scale = ts;
+            CHECK(qmx_mx_storage(&mc, t->count, &eb, &ns) == QMX_OK && eb == d->data_bytes && ns == d->n_scales,
+                  "%s: storage %lu bytes %lu codes", w->name, (unsigned long)d->data_bytes,
+                  (unsigned long)d->n_scales);
+            if (eb != d->data_bytes || ns != d->n_scales) continue;
+            q = (uint8_t *)malloc(eb + ns);
+            y = (float *)malloc(t->count * sizeof(float));
+            CHECK(qmx_mx_quantize(&mc, t->data, t->count, q, eb, q + eb, ns) == QMX_OK &&
+                      memcmp(q, d->data, eb) == 0 && memcmp(q + eb, d->scale_codes, ns) == 0,
+                  "%s: elements / codes differ from qmx_mx_quantize", w->name);
+            CHECK(qmx_mx_dequantize(&mc, (const uint8_t *)d->data, d->data_bytes, d->scale_codes, d->n_scales,
+                                    d->count, y) == QMX_OK,
+                  "%s: dequantize", w->name);
+            for (j = 0; j < t->count; j++) {
+                size_t o_ = j / (w->axis_len * w->inner), a = (j / w->inner) % w->axis_len, in = j % w->inner, e;
+                float am = 0.0f;
+                for (e = a / w->block * w->block; e < a / w->block * w->block + w->block && e < w->axis_len; e++) {
+                    float v = fabs_(t->data[(o_ * w->axis_len + e) * w->inner + in]);
+                    am = v > am ? v : am;
+                }
+                CHECK(fabs_(t->data[j] - y[j]) <= 0.5f * am, "%s[%lu]: x %.9g, dequantized %.9g (block amax %g)",
+                      w->name, (unsigned long)j, (double)t->data[j], (double)y[j], (double)am);
+                if (fabs_(t->data[j] - y[j]) > worst) worst = fabs_(t->data[j] - y[j]);
+            }
+            CHECK(worst > 0, "%s: quantization error is exactly zero everywhere (suspicious)", w->name);
+            free(q);
+            free(y);
+            continue;
+        }
         if (w->dtype == QMX_FLOAT32) {
             CHECK(d->n_scales == 0 && d->scales == NULL && d->data_bytes == 4 * t->count, "%s: float layout",
                   w->name);
@@ -583,6 +671,10 @@ static void test_emitted_header(void) {
             CHECK(qmxc_quantize_tensor(t, &sp, &r, err, sizeof err) == QMX_ERR_NONFINITE &&
                       strstr(err, "NaN"),
                   "int8 NaN: %s", err);
+            qmxc_parse_spec("mxfp4", &sp, err, sizeof err);
+            CHECK(qmxc_quantize_tensor(t, &sp, &r, err, sizeof err) == QMX_ERR_NONFINITE &&
+                      strstr(err, "NaN"),
+                  "mxfp4 NaN (a converter refuses it although qmx_mx_quantize encodes it): %s", err);
             memcpy(&t->data[3], &saved, 4);
             /* uint16 and the torch / ONNX recipes: a zero-point array even when symmetric
              * (the middle of the unsigned range), values as ONNX's QuantizeLinear */
@@ -635,6 +727,13 @@ static void test_emitted_header(void) {
                       r.zp[0] == 128 && r.cfg.recipe == QMX_RECIPE_TORCH,
                   "uint8 torch symmetric: zero point 128: %s", err);
             if (r.q) qmxc_result_free(&r);
+            /* block-scaled: a rule the format's origin does not define is refused by qmx_mx_storage */
+            CHECK(qmxc_parse_spec("mxint8:rule=floor", &sp, err, sizeof err) == QMX_OK &&
+                      qmxc_quantize_tensor(t, &sp, &r, err, sizeof err) == QMX_ERR_UNSUPPORTED && r.q == NULL,
+                  "mxint8 floor: %s", err);
+            CHECK(qmxc_parse_spec("mxfp4:axis=3", &sp, err, sizeof err) == QMX_OK &&
+                      qmxc_quantize_tensor(t, &sp, &r, err, sizeof err) == QMX_ERR_SHAPE && strstr(err, "axis"),
+                  "mxfp4 axis: %s", err);
             qmxc_parse_spec("int8:axis=1", &sp, err, sizeof err);
             CHECK(qmxc_quantize_tensor(t, &sp, &r, err, sizeof err) == QMX_ERR_SHAPE && strstr(err, "axis"),
                   "axis: %s", err);

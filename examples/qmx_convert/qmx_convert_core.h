@@ -12,7 +12,12 @@
  *     SPEC = DTYPE[:OPTION]...
  *       DTYPE   int8 uint8 int16 uint16 int4 uint4 int2 uint2 int3 int5 int6 int7 nf4 |
  *               fp8_e4m3fn (e4m3) fp8_e5m2 (e5m2) fp8_e4m3fnuz
- *               fp8_e5m2fnuz | float (keep float32) | skip (leave the tensor out)
+ *               fp8_e5m2fnuz | float (keep float32) | skip (leave the tensor out) |
+ *               block-scaled (qmx_mx_quantize): mxfp8 (mxfp8_e4m3) mxfp8_e5m2 mxfp6_e2m3
+ *               mxfp6_e3m2 mxfp4 nvfp4 mxint8, OPTIONs per_block=N (default 32, nvfp4 16),
+ *               axis=A (the blocked axis, default the last), rule=floor|ceil|even|rceil|qwix|
+ *               microxcaling|ggml (default floor = OCP MX; mxint8: microxcaling), and for
+ *               nvfp4 two_level (torchao's fp32 tensor scale amax / (448 * 6))
  *       OPTION  per_tensor | per_channel | per_block=N (sub-channel blocks of N) |
  *               axis=A (negative counts from the end) | recipe=aqt|qwix|tflite|torch|onnx |
  *               asym | narrow | preserve_max
@@ -47,6 +52,8 @@
  *     static const float  PREFIX_<ident>_scales[]   qmx_qparams_count scales, qmx's order
  *     static const int32_t PREFIX_<ident>_zp[]      when asym, or recipe torch / onnx (whose
  *                                                   symmetric unsigned zero point is the middle)
+ *     static const uint8_t PREFIX_<ident>_scale_codes[]  block-scaled formats, instead of
+ *                                                   _scales: qmx_mx_quantize's codes (mx = 1)
  *     static const qmx_model_tensor PREFIX_<ident>  the descriptor (struct below)
  *   and the table PREFIX_tensors[PREFIX_TENSOR_COUNT] of pointers to the descriptors.
  *   Arrays carry QMX_WEIGHTS_ATTR (default __attribute__((aligned(16))) on GCC/Clang; define
@@ -63,7 +70,7 @@
 #include "qmx_files.h"
 #include "qmx_calib.h" /* qmx_intmp_parse / qmx_intmp_lookup for --intmp */
 
-#define QMXC_VERSION "1"
+#define QMXC_VERSION "2" /* 2: block-scaled formats, qmx_model_tensor gains mx fields */
 
 /* ---- a growable text buffer ---- */
 typedef struct qmxc_buf {
@@ -189,7 +196,7 @@ QMXF_FN void qmxc_fmt_float_bits(uint32_t bits, char *out /* >= 200 bytes */) {
 }
 
 /* ---- specs and rules ---- */
-typedef enum qmxc_kind { QMXC_QUANT = 0, QMXC_FLOAT = 1, QMXC_SKIP = 2 } qmxc_kind;
+typedef enum qmxc_kind { QMXC_QUANT = 0, QMXC_FLOAT = 1, QMXC_SKIP = 2, QMXC_MX = 3 } qmxc_kind;
 
 typedef struct qmxc_spec {
     qmxc_kind kind;
@@ -199,6 +206,9 @@ typedef struct qmxc_spec {
     int axis, axis_set;
     qmx_recipe recipe;
     int asymmetric, narrow_range, preserve_max_val;
+    qmx_mx_format mx_format; /* QMXC_MX: the block-scaled format, its shared-scale rule */
+    qmx_mx_rule mx_rule;
+    int two_level;           /* QMXC_MX, NVFP4: torchao's fp32 per-tensor scale */
 } qmxc_spec;
 
 typedef struct qmxc_rule {
@@ -232,6 +242,16 @@ static const struct {
                     {"e4m3fnuz", QMX_FP8_E4M3FNUZ},
                     {"fp8_e5m2fnuz", QMX_FP8_E5M2FNUZ},
                     {"e5m2fnuz", QMX_FP8_E5M2FNUZ}};
+
+/* Block-scaled formats (qmx_mx_quantize): elements + one scale code per block. */
+static const struct {
+    const char *name;
+    qmx_mx_format format;
+} qmxc__mx_formats[] = {{"mxfp8", QMX_MXFP8_E4M3},      {"mxfp8_e4m3", QMX_MXFP8_E4M3},
+                        {"mxfp8_e5m2", QMX_MXFP8_E5M2}, {"mxfp6_e2m3", QMX_MXFP6_E2M3},
+                        {"mxfp6_e3m2", QMX_MXFP6_E3M2}, {"mxfp4", QMX_MXFP4},
+                        {"nvfp4", QMX_NVFP4},           {"mxint8", QMX_MXINT8}};
+static const char *const qmxc__mx_rules[] = {"floor", "ceil", "even", "rceil", "qwix", "microxcaling", "ggml"};
 
 /* Parses a decimal int (optionally negative) that must end the string. */
 QMXF_FN int qmxc__parse_int(const char *s, long *v) {
@@ -275,6 +295,15 @@ QMXF_FN qmx_status qmxc_parse_spec(const char *text, qmxc_spec *spec, char *err,
                 s.kind = QMXC_SKIP;
                 continue;
             }
+            for (i = 0; i < sizeof qmxc__mx_formats / sizeof qmxc__mx_formats[0]; i++)
+                if (strcmp(field, qmxc__mx_formats[i].name) == 0) {
+                    s.kind = QMXC_MX;
+                    s.mx_format = qmxc__mx_formats[i].format;
+                    s.mx_rule = s.mx_format == QMX_MXINT8 ? QMX_MX_MICROXCALING : QMX_MX_FLOOR;
+                    s.granularity = QMX_PER_BLOCK;
+                    break;
+                }
+            if (s.kind == QMXC_MX) continue;
             for (i = 0; i < sizeof qmxc__dtypes / sizeof qmxc__dtypes[0]; i++)
                 if (strcmp(field, qmxc__dtypes[i].name) == 0) {
                     s.dtype = qmxc__dtypes[i].dtype;
@@ -283,13 +312,44 @@ QMXF_FN qmx_status qmxc_parse_spec(const char *text, qmxc_spec *spec, char *err,
             if (i == sizeof qmxc__dtypes / sizeof qmxc__dtypes[0])
                 return qmxf__fail(err, err_size, QMX_ERR_PARSE,
                                   "spec '%s': unknown dtype '%s' (int8 uint8 int16 uint16 int4 uint4 int2 uint2 int3..int7 nf4 "
-                                  "fp8_e4m3fn fp8_e5m2 fp8_e4m3fnuz fp8_e5m2fnuz float skip)",
+                                  "fp8_e4m3fn fp8_e5m2 fp8_e4m3fnuz fp8_e5m2fnuz mxfp8 mxfp8_e5m2 mxfp6_e2m3 "
+                                  "mxfp6_e3m2 mxfp4 nvfp4 mxint8 float skip)",
                                   text, field);
             continue;
         }
-        if (s.kind != QMXC_QUANT)
+        if (s.kind == QMXC_FLOAT || s.kind == QMXC_SKIP)
             return qmxf__fail(err, err_size, QMX_ERR_PARSE, "spec '%s': '%s' takes no options", text,
                               s.kind == QMXC_FLOAT ? "float" : "skip");
+        if (s.kind == QMXC_MX) { /* block-scaled: per_block=N, axis=A, rule=R, two_level */
+            long v;
+            if (strncmp(field, "per_block=", 10) == 0) {
+                if (have_gran++ || !qmxc__parse_int(field + 10, &v) || v <= 0 || v > 1024)
+                    return qmxf__fail(err, err_size, QMX_ERR_PARSE,
+                                      "spec '%s': per_block needs one block size in 1..1024", text);
+                s.block_size = (size_t)v;
+            } else if (strncmp(field, "axis=", 5) == 0) {
+                if (s.axis_set++ || !qmxc__parse_int(field + 5, &v) || v < -QMXF_MAX_RANK || v >= QMXF_MAX_RANK)
+                    return qmxf__fail(err, err_size, QMX_ERR_PARSE,
+                                      "spec '%s': axis needs one integer in [-8, 7]", text);
+                s.axis = (int)v;
+            } else if (strncmp(field, "rule=", 5) == 0) {
+                for (i = 0; i < sizeof qmxc__mx_rules / sizeof qmxc__mx_rules[0]; i++)
+                    if (strcmp(field + 5, qmxc__mx_rules[i]) == 0) break;
+                if (i == sizeof qmxc__mx_rules / sizeof qmxc__mx_rules[0])
+                    return qmxf__fail(err, err_size, QMX_ERR_PARSE,
+                                      "spec '%s': unknown rule '%s' (floor ceil even rceil qwix microxcaling ggml)",
+                                      text, field + 5);
+                s.mx_rule = (qmx_mx_rule)i;
+            } else if (strcmp(field, "two_level") == 0 && s.mx_format == QMX_NVFP4) {
+                s.two_level = 1;
+            } else {
+                return qmxf__fail(err, err_size, QMX_ERR_PARSE,
+                                  "spec '%s': unknown option '%s' for a block-scaled format (per_block=N axis=A "
+                                  "rule=floor|ceil|even|rceil|qwix|microxcaling|ggml, nvfp4: two_level)",
+                                  text, field);
+            }
+            continue;
+        }
         if (strcmp(field, "per_tensor") == 0 || strcmp(field, "per_channel") == 0) {
             if (have_gran++)
                 return qmxf__fail(err, err_size, QMX_ERR_PARSE, "spec '%s': more than one granularity", text);
@@ -390,6 +450,8 @@ typedef struct qmxc_result {
     float *scales;
     size_t n_scales;
     int32_t *zp;
+    qmx_mx_config mx;     /* QMXC_MX: the config of qmx_mx_quantize (cfg holds the element dtype) */
+    uint8_t *scale_codes; /* QMXC_MX: n_scales codes (E8M0; NVFP4: E4M3) */
     char ident[QMXF_MAX_NAME + 16];
 } qmxc_result;
 
@@ -397,9 +459,11 @@ QMXF_FN void qmxc_result_free(qmxc_result *r) {
     free(r->q);
     free(r->scales);
     free(r->zp);
+    free(r->scale_codes);
     r->q = NULL;
     r->scales = NULL;
     r->zp = NULL;
+    r->scale_codes = NULL;
 }
 
 /* The spec of tensor name: first matching rule, else def. */
@@ -409,6 +473,78 @@ QMXF_FN const qmxc_spec *qmxc_match(const qmxc_rule *rules, size_t n_rules, cons
     for (i = 0; i < n_rules; i++)
         if (qmxc_glob(rules[i].pattern, name)) return &rules[i].spec;
     return def;
+}
+
+/* The element dtype of a block-scaled format (the descriptor's dtype). */
+QMXF_FN qmx_dtype qmxc__mx_element_dtype(qmx_mx_format f) {
+    switch (f) {
+    case QMX_MXFP8_E4M3: return QMX_FP8_E4M3FN;
+    case QMX_MXFP8_E5M2: return QMX_FP8_E5M2;
+    case QMX_MXFP6_E2M3: return QMX_FP6_E2M3;
+    case QMX_MXFP6_E3M2: return QMX_FP6_E3M2;
+    case QMX_MXINT8: return QMX_INT8;
+    default: return QMX_FP4_E2M1; /* MXFP4, NVFP4 */
+    }
+}
+
+/* A block-scaled tensor: blocks along the axis (default the last), qmx_mx_quantize. NVFP4
+ * two_level: tensor_scale = amax / (448 * 6) in float32, as torchao's per_tensor_amax_to_scale
+ * (an all-zero tensor keeps the single-level form: no scale can be 0). */
+QMXF_FN qmx_status qmxc__quantize_mx(const qmxf_tensor *t, const qmxc_spec *spec, qmxc_result *x, qmxc_result *r,
+                                     char *err, size_t err_size) {
+    size_t i, outer = 1, inner = 1, dims1 = 1;
+    const size_t *dims = t->rank ? t->dims : &dims1;
+    int rank = t->rank ? t->rank : 1, a = spec->axis_set ? spec->axis : rank - 1;
+    qmx_status st;
+    if (a < 0) a += rank;
+    if (a < 0 || a >= rank)
+        return qmxf__fail(err, err_size, QMX_ERR_SHAPE, "tensor '%s': axis %d out of range for rank %d", t->name,
+                          spec->axis, t->rank);
+    for (i = 0; i < (size_t)a; i++) outer *= dims[i];
+    for (i = (size_t)a + 1; i < (size_t)rank; i++) inner *= dims[i];
+    x->axis = a;
+    x->mx.format = spec->mx_format;
+    x->mx.rule = spec->mx_rule;
+    x->mx.block_size = spec->block_size;
+    x->mx.outer = outer;
+    x->mx.axis_len = dims[a];
+    x->mx.inner = inner;
+    { /* finite data only, as for every quantized tensor of the converter */
+        float amax = 0.0f;
+        for (i = 0; i < t->count; i++) {
+            float v = t->data[i] < 0.0f ? -t->data[i] : t->data[i];
+            if (!(v <= 3.4028234663852886e38f))
+                return qmxf__fail(err, err_size, QMX_ERR_NONFINITE,
+                                  "tensor '%s': %s (the tensor holds NaN or Inf)", t->name,
+                                  qmx_status_str(QMX_ERR_NONFINITE));
+            if (v > amax) amax = v;
+        }
+        if (spec->two_level && amax > 0.0f) {
+            volatile float ts = amax / 2688.0f; /* one float32 division, as torchao */
+            x->mx.tensor_scale = ts;
+        }
+    }
+    st = qmx_mx_storage(&x->mx, t->count, &x->q_bytes, &x->n_scales);
+    if (st) return qmxf__fail(err, err_size, st, "tensor '%s': %s for this rule", t->name, qmx_status_str(st));
+    x->cfg.dtype = qmxc__mx_element_dtype(spec->mx_format);
+    x->cfg.granularity = QMX_PER_BLOCK;
+    x->cfg.outer = outer;
+    x->cfg.axis_len = dims[a];
+    x->cfg.inner = inner;
+    x->cfg.block_size = spec->block_size ? spec->block_size : spec->mx_format == QMX_NVFP4 ? 16 : 32;
+    x->q = malloc(x->q_bytes ? x->q_bytes : 1);
+    x->scale_codes = (uint8_t *)malloc(x->n_scales ? x->n_scales : 1);
+    if (!x->q || !x->scale_codes) {
+        qmxc_result_free(x);
+        return qmxf__fail(err, err_size, QMX_ERR_SIZE, "out of memory");
+    }
+    st = qmx_mx_quantize(&x->mx, t->data, t->count, (uint8_t *)x->q, x->q_bytes, x->scale_codes, x->n_scales);
+    if (st) {
+        qmxc_result_free(x);
+        return qmxf__fail(err, err_size, st, "tensor '%s': %s", t->name, qmx_status_str(st));
+    }
+    *r = *x;
+    return QMX_OK;
 }
 
 /* Quantizes t per spec into r (r owns its buffers on success; untouched on error). */
@@ -456,6 +592,7 @@ QMXF_FN qmx_status qmxc_quantize_tensor(const qmxf_tensor *t, const qmxc_spec *s
         *r = x;
         return QMX_OK;
     }
+    if (spec->kind == QMXC_MX) return qmxc__quantize_mx(t, spec, &x, r, err, err_size);
     x.cfg.dtype = spec->dtype;
     x.cfg.granularity = spec->granularity;
     x.cfg.recipe = spec->recipe;
@@ -519,12 +656,25 @@ QMXF_FN const char *qmxc__enum_dtype(qmx_dtype d) {
     case QMX_INT6: return "QMX_INT6";
     case QMX_INT7: return "QMX_INT7";
     case QMX_NF4: return "QMX_NF4";
+    case QMX_FP4_E2M1: return "QMX_FP4_E2M1";
+    case QMX_FP6_E2M3: return "QMX_FP6_E2M3";
+    case QMX_FP6_E3M2: return "QMX_FP6_E3M2";
     case QMX_FP8_E4M3FN: return "QMX_FP8_E4M3FN";
     case QMX_FP8_E5M2: return "QMX_FP8_E5M2";
     case QMX_FP8_E4M3FNUZ: return "QMX_FP8_E4M3FNUZ";
     case QMX_FP8_E5M2FNUZ: return "QMX_FP8_E5M2FNUZ";
     default: return "QMX_FLOAT32";
     }
+}
+QMXF_FN const char *qmxc__mx_enum_format(qmx_mx_format f) {
+    static const char *const n[] = {"QMX_MXFP8_E4M3", "QMX_MXFP8_E5M2", "QMX_MXFP6_E2M3", "QMX_MXFP6_E3M2",
+                                    "QMX_MXFP4",      "QMX_NVFP4",      "QMX_MXINT8"};
+    return (unsigned)f < 7u ? n[f] : "QMX_MXFP8_E4M3";
+}
+QMXF_FN const char *qmxc__mx_enum_rule(qmx_mx_rule r) {
+    static const char *const n[] = {"QMX_MX_FLOOR", "QMX_MX_CEIL", "QMX_MX_EVEN", "QMX_MX_RCEIL",
+                                    "QMX_MX_QWIX",  "QMX_MX_MICROXCALING", "QMX_MX_GGML"};
+    return (unsigned)r < 7u ? n[r] : "QMX_MX_FLOOR";
 }
 QMXF_FN const char *qmxc__enum_gran(qmx_granularity g) {
     return g == QMX_PER_CHANNEL ? "QMX_PER_CHANNEL" : g == QMX_PER_BLOCK ? "QMX_PER_BLOCK" : "QMX_PER_TENSOR";
@@ -783,7 +933,13 @@ QMXF_FN void qmxc__emit_data(qmxc_buf *b, const qmxc_result *r, const char *pfx)
             qmxc_printf(b, "0x%02x,", ((const uint8_t *)r->q)[i]);
     }
     qmxc_puts(b, "\n};\n");
-    if (r->n_scales) {
+    if (r->scale_codes) {
+        qmxc_printf(b, "static const uint8_t %s_%s_scale_codes[%lu] QMX_WEIGHTS_ATTR = {", pfx, r->ident,
+                    (unsigned long)r->n_scales);
+        for (i = 0; i < r->n_scales; i++)
+            qmxc_printf(b, "%s0x%02x,", i % 12 ? " " : "\n    ", r->scale_codes[i]);
+        qmxc_puts(b, "\n};\n");
+    } else if (r->n_scales) {
         qmxc_printf(b, "static const float %s_%s_scales[%lu] QMX_WEIGHTS_ATTR = {", pfx, r->ident,
                     (unsigned long)r->n_scales);
         for (i = 0; i < r->n_scales; i++) {
@@ -883,7 +1039,7 @@ QMXF_FN qmx_status qmxc_convert(const qmxc_options *o, const qmxf_list *in, qmxc
         }
         total_q += res[i].cfg.dtype == QMX_FLOAT32 ? 0 : res[i].q_bytes;
         total_f += res[i].cfg.dtype == QMX_FLOAT32 ? res[i].q_bytes : 0;
-        total_s += res[i].n_scales * (sizeof(float) + (res[i].zp ? 4 : 0));
+        total_s += res[i].n_scales * (res[i].scale_codes ? 1 : sizeof(float) + (res[i].zp ? 4 : 0));
         if (log) {
             fprintf(log, "  %-40s %-9s [", in->t[i].name, qmxf_source_dtype_name(in->t[i].source_dtype));
             for (j = 0; j < (size_t)in->t[i].rank; j++)
@@ -916,7 +1072,10 @@ QMXF_FN qmx_status qmxc_convert(const qmxc_options *o, const qmxf_list *in, qmxc
         " * Dequantize element i of a quantized tensor d: build a qmx_qconfig from d's dtype, granularity,\n"
         " * outer, axis_len, inner, block_size, recipe, asymmetric, narrow_range, preserve_max_val and\n"
         " * call qmx_dequantize(&cfg, d->data, d->data_bytes, d->count, d->scales, d->n_scales,\n"
-        " * d->zero_points, out). dtype QMX_FLOAT32 means the tensor was kept as float (no scales).\n */\n");
+        " * d->zero_points, out). dtype QMX_FLOAT32 means the tensor was kept as float (no scales).\n"
+        " * A block-scaled tensor (d->mx == 1): build a qmx_mx_config {d->mx_format, d->mx_rule,\n"
+        " * d->block_size, d->outer, d->axis_len, d->inner, d->mx_tensor_scale} and call\n"
+        " * qmx_mx_dequantize(&mc, d->data, d->data_bytes, d->scale_codes, d->n_scales, d->count, out).\n */\n");
     qmxc_printf(&b,
                 "#ifndef QMX_MODEL_%s_H\n#define QMX_MODEL_%s_H\n\n#include <stddef.h>\n#include "
                 "<stdint.h>\n#include ",
@@ -944,6 +1103,12 @@ QMXF_FN qmx_status qmxc_convert(const qmxc_options *o, const qmxf_list *in, qmxc
                   "    const float *scales;           /* n_scales, qmx_qparams_count order */\n"
                   "    size_t n_scales;\n"
                   "    const int32_t *zero_points;    /* n_scales, or NULL when symmetric */\n"
+                  "    int mx;                        /* 1: block-scaled (qmx_mx_quantize): dtype is the\n"
+                  "                                      element type, scales NULL, scale_codes set */\n"
+                  "    qmx_mx_format mx_format;\n"
+                  "    qmx_mx_rule mx_rule;\n"
+                  "    float mx_tensor_scale;         /* NVFP4 two-level, else 0 */\n"
+                  "    const uint8_t *scale_codes;    /* n_scales E8M0 (NVFP4: E4M3) codes */\n"
                   "} qmx_model_tensor;\n#endif\n");
     for (i = 0; i < in->n; i++) {
         const qmxc_result *r = &res[i];
@@ -964,8 +1129,12 @@ QMXF_FN qmx_status qmxc_convert(const qmxc_options *o, const qmxf_list *in, qmxc
             if (r->cfg.granularity == QMX_PER_BLOCK)
                 qmxc_printf(&b, ", block %lu", (unsigned long)r->cfg.block_size);
             if (r->axis >= 0) qmxc_puts(&b, ")");
-            qmxc_printf(&b, ", %s%s, %lu scales", qmxc__enum_recipe(r->cfg.recipe) + 11,
-                        r->cfg.asymmetric ? " asymmetric" : "", (unsigned long)r->n_scales);
+            if (r->scale_codes)
+                qmxc_printf(&b, ", %s rule %s, %lu scale codes", qmxc__mx_enum_format(r->mx.format) + 4,
+                            qmxc__mx_enum_rule(r->mx.rule) + 7, (unsigned long)r->n_scales);
+            else
+                qmxc_printf(&b, ", %s%s, %lu scales", qmxc__enum_recipe(r->cfg.recipe) + 11,
+                            r->cfg.asymmetric ? " asymmetric" : "", (unsigned long)r->n_scales);
         }
         qmxc_puts(&b, " */\n");
         if (t->count) qmxc__emit_data(&b, r, pfx);
@@ -983,14 +1152,25 @@ QMXF_FN qmx_status qmxc_convert(const qmxc_options *o, const qmxf_list *in, qmxc
             qmxc_printf(&b, "%s_%s_q, %lu, ", pfx, r->ident, (unsigned long)r->q_bytes);
         else
             qmxc_puts(&b, "NULL, 0, ");
-        if (r->n_scales)
+        if (r->scale_codes)
+            qmxc_printf(&b, "NULL, %lu, ", (unsigned long)r->n_scales); /* the codes come last */
+        else if (r->n_scales)
             qmxc_printf(&b, "%s_%s_scales, %lu, ", pfx, r->ident, (unsigned long)r->n_scales);
         else
             qmxc_puts(&b, "NULL, 0, ");
         if (r->zp)
-            qmxc_printf(&b, "%s_%s_zp\n};\n", pfx, r->ident);
+            qmxc_printf(&b, "%s_%s_zp,\n    ", pfx, r->ident);
         else
-            qmxc_puts(&b, "NULL\n};\n");
+            qmxc_puts(&b, "NULL,\n    ");
+        if (r->scale_codes) {
+            char f[220];
+            uint32_t bits;
+            memcpy(&bits, &r->mx.tensor_scale, 4);
+            qmxc_fmt_float_bits(bits, f);
+            qmxc_printf(&b, "1, %s, %s, %s, %s_%s_scale_codes\n};\n", qmxc__mx_enum_format(r->mx.format),
+                        qmxc__mx_enum_rule(r->mx.rule), f, pfx, r->ident);
+        } else
+            qmxc_puts(&b, "0, QMX_MXFP8_E4M3, QMX_MX_FLOOR, 0.0f, NULL\n};\n");
     }
     qmxc_printf(&b, "\n#define %s_TENSOR_COUNT %lu\n", upper, (unsigned long)n_emit);
     qmxc_printf(&b, "static const qmx_model_tensor *const %s_tensors[%s_TENSOR_COUNT] = {", pfx, upper);
