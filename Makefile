@@ -123,6 +123,10 @@ BENCH_PROGS  := $(if $(BENCH),$(foreach b,$(BENCH),bench/bench_$(b).c),$(sort $(
 
 # Always recompiled (about a second each), so no binary runs with stale flags.
 bench: bench-peers-build | $(BUILD)
+	@awk -F': *' '/^vendor_id/ && !v {v=$$2} /^cpu family/ && !f {f=$$2} /^model\t/ && !m {m=$$2} \
+	    /^model name/ && !n {n=$$2} /^flags/ && !fl {fl=($$0 ~ / avx512_vnni/ ? "avx512_vnni" : ($$0 ~ / avx2/ ? "avx2" : "no avx2"))} \
+	    END {printf "bench: CPU %s family %s model %s (%s), %s; %d logical CPUs\n", v, f, m, n, fl, NR ? c : 0}' \
+	    c=$$(getconf _NPROCESSORS_ONLN) /proc/cpuinfo 2>/dev/null || echo "bench: CPU unknown (no /proc/cpuinfo)"
 	@set -e; for src in $(BENCH_PROGS); do \
 	    name=$$(basename $$src .c); \
 	    echo "== $$name"; \
