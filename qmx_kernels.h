@@ -19,7 +19,9 @@
  *   EINSUM                        qmx_einsum: spec grammar, planning, quantized operands
  *   KV CACHE AND ATTENTION        qmx_kv_*: storage, append, attention decode, prefill
  *   BLOCK-SCALED WEIGHTS          qmx_matmul_blockw_f32 (f32 x MX / NVFP4 / qconfig weights),
- *                                 qmx_matmul_mxfp8_f32 (MXFP8 x MXFP8); private prefix qmx__bw_
+ *                                 qmx_matmul_mxfp8_f32 (MXFP8 x MXFP8), qmx_matmul_blockw_dyn_i8
+ *                                 (int8 activations quantized on the fly x the same weights);
+ *                                 private prefixes qmx__bw_, qmx__bwd_
  *   Tests: tests/test_matmul_{i8,out,packed,lowbit,mx}.c, test_einsum.c, test_kvcache.c,
  *   test_simd_equiv.c. Benchmarks: bench/bench_{matmul,lowbit,einsum,kv}.c (make bench).
  *
@@ -448,18 +450,53 @@
  *     Named labels must have equal sizes wherever they appear (no size-1 broadcast of named
  *     labels, a deviation from numpy: QMX_ERR_SHAPE).
  *
- *   OPERANDS (qmx_einsum_operand, zero-init = float32, no scales, zero point 0)
+ *   OPERANDS (qmx_einsum_operand, zero-init = float32, no scales, zero point 0, mx NULL)
  *     data is a dense row-major tensor of shape[0..rank-1] (rank 0: a scalar), data_bytes the
- *     bytes readable there (>= the storage of the whole tensor; int4: (count + 1) / 2).
+ *     bytes readable there (>= the storage of the whole tensor, qmx_dtype_storage_bytes:
+ *     int4: (count + 1) / 2, int2: (count + 3) / 4). Packing follows the flat index, as qmx.h.
  *       dtype 0 / QMX_FLOAT32  float; scales must be NULL, zero_point 0
  *       QMX_INT8               int8
- *       QMX_INT4, QMX_UINT4    packed two per byte, low nibble first along the flat index (as
- *                              qmx.h); unpacked exactly to int8 in the workspace
- *       fp8 (the four formats) decoded exactly to float in the workspace, then the float path
- *     Combinations: float/fp8 x float/fp8 -> float; int x int (int8/int4/uint4) -> float
- *     (scales, dequant on output) or -> int32 (opts.int32_out: raw, exact, scales must be
- *     NULL). float x int: QMX_ERR_UNSUPPORTED (dequantize first); uint8, int16: QMX_ERR_DTYPE.
- *   SCALES (int and fp8 operands; NULL = one per-tensor scale 1.0). Finite and > 0.
+ *       QMX_INT3, _INT5, _INT6, _INT7  one int8_t per value: read in place as int8 (values
+ *                              outside the dtype's range are not checked, as qmx_dequantize)
+ *       QMX_INT4, QMX_UINT4    packed two per byte, element 2i in the low nibble; unpacked
+ *                              exactly to int8 in the workspace
+ *       QMX_INT2, QMX_UINT2    packed four per byte, element 4i in the lowest two bits;
+ *                              unpacked exactly to int8 in the workspace
+ *       fp8 (the four formats), QMX_FP6_E2M3, QMX_FP6_E3M2 (one code per byte, bits 6-7
+ *                              ignored), QMX_FP4_E2M1 (two per byte, element 2i in the low
+ *                              nibble), QMX_NF4 (codes two per byte like uint4, value = QLoRA
+ *                              table[code] * scale): decoded exactly to float in the workspace,
+ *                              then the float path; their TENSOR / CHANNEL scales apply on
+ *                              output, BLOCK / CHANNEL_BLOCK scales are multiplied in first
+ *                              (see SCALES)
+ *       mx != NULL             a block-scaled operand (MXFP8, MXFP6, MXFP4, NVFP4, MXINT8):
+ *                              below; dequantized by qmx_mx_dequantize, then the float path
+ *     Combinations (the two operands' classes; anything else QMX_ERR_UNSUPPORTED, with
+ *     dtypes uint8, int16, uint16, e8m0 or unknown QMX_ERR_DTYPE):
+ *       float class: float32, fp8, fp6, fp4, nf4, mx    int class: int2..int8, uint2, uint4
+ *       float x float   -> float (the float path)
+ *       int x int       -> float (scales, dequant on output: qmx_matmul_i8_f32)
+ *                       -> int32 (opts.int32_out: raw, exact, scales must be NULL)
+ *       float x int     QMX_ERR_UNSUPPORTED (dequantize first); float with int32_out: ARG
+ *   BLOCK-SCALED (MX / NVFP4) OPERANDS: mx = the qmx_mx_config of qmx_mx_quantize (any format
+ *     and rule, tensor_scale included), data = its elements (data_bytes >= their storage),
+ *     scale_codes = its scale codes (scale_codes_len >= the count qmx_mx_storage gives). The
+ *     blocks run along operand axis block_axis, which must be contracted (else QMX_ERR_ARG).
+ *     The operand is the view [outer][axis_len][inner] with outer = the product of the dims
+ *     before block_axis, axis_len = shape[block_axis], inner = the product of the dims after
+ *     it; mx's own view must be all 0 or exactly that (else QMX_ERR_SHAPE). So the scale code
+ *     of element (o, k, i) is scale_codes[(o * nblk + k / bs) * inner + i] (bs = the config's
+ *     block length: 32, NVFP4 16, at most axis_len; nblk = ceil(axis_len / bs)), and the
+ *     workspace copy is exactly qmx_mx_dequantize's output for that view: weights [N,K]
+ *     ("bsd,fd->bsf") take block_axis 1 (qmx_mx_quantize's [N][K][1] view), weights [K,N]
+ *     ("bsd,df->bsf") block_axis 0 (the view [1][K][N]). The whole operand is dequantized
+ *     on every call (portable C, correctness first). dtype must be the format's
+ *     element dtype (MXFP8: QMX_FP8_E4M3FN / _E5M2, MXFP6: QMX_FP6_*, MXFP4 and NVFP4:
+ *     QMX_FP4_E2M1, MXINT8: QMX_INT8; else QMX_ERR_DTYPE); scales must be NULL, zero_point 0,
+ *     block_size 0 or the config's block length (else QMX_ERR_ARG); scale_codes without mx:
+ *     QMX_ERR_ARG. The config's own errors are qmx_mx_storage's. An element that dequantizes
+ *     to NaN / Inf (a NaN scale code, an fp8 NaN, an overflow) is QMX_ERR_NONFINITE.
+ *   SCALES (int and float-decoded operands; NULL = one per-tensor scale 1.0). Finite, > 0.
  *     QMX_EINSUM_SCALE_TENSOR (0)       scales[0]
  *     QMX_EINSUM_SCALE_CHANNEL          scales[c], c = index along operand axis channel_axis,
  *                                       which must be a batch or free (non-contracted) axis
@@ -467,13 +504,22 @@
  *                                       (block_axis: a contracted axis; a ragged last block)
  *     QMX_EINSUM_SCALE_CHANNEL_BLOCK    scales[c * nblk + j], nblk = ceil(shape[block_axis] /
  *                                       block_size)   (AQT/Qwix sub-channel)
- *     Blocks are int-only (fp8 takes TENSOR/CHANNEL). When both operands have blocks they must
- *     use the same contracted label and block_size. When K has other contracted labels besides
- *     the blocked one, block_size must divide the blocked size (or be >= it), else
- *     QMX_ERR_UNSUPPORTED. A channel axis of size 1 that broadcasts reads scales[0].
- *   ZERO POINT: int operands, per tensor, in [-128, 127]: the operand's real value is
- *     (q - zero_point) * scale. int32 output: both operands may have one. float output: only one
- *     (Qwix's rule; the planner makes that operand the matmul's A), both: UNSUPPORTED.
+ *     Int operands: blocks become K-blocks of the matmul (dequant on output). When both
+ *     operands have blocks they must use the same contracted label and block_size. When K has
+ *     other contracted labels besides the blocked one, block_size must divide the blocked size
+ *     (or be >= it), else QMX_ERR_UNSUPPORTED. A channel axis of size 1 that broadcasts reads
+ *     scales[0].
+ *     Float-decoded operands (fp8, fp6, fp4, nf4 -- nf4 normally has per-block absmax scales):
+ *     BLOCK / CHANNEL_BLOCK scales are multiplied in when the operand is decoded: workspace
+ *     element = f32(value * its scale), one rounding, the bits qmx_dequantize writes for the
+ *     same scales (QMX_PER_BLOCK); the float path then runs without scales for that operand.
+ *     The block axis must still be contracted; the other operand's blocks need not match.
+ *     A product that overflows to Inf is QMX_ERR_NONFINITE.
+ *   ZERO POINT: int operands, per tensor, in the dtype's own range (int8 [-128, 127], int4
+ *     [-8, 7], uint4 [0, 15], int2 [-2, 1], uint2 [0, 3], int3 [-4, 3] ... int7 [-64, 63]; else
+ *     QMX_ERR_ARG): the operand's real value is (q - zero_point) * scale. int32 output: both
+ *     operands may have one. float output: only one (Qwix's rule; the planner makes that
+ *     operand the matmul's A), both: UNSUPPORTED. Float-class operands: 0 (else QMX_ERR_ARG).
  *
  *   NUMERICS (identical bits on every target and with QMX_NO_SIMD)
  *     int -> int32: qmx_matmul_i8, exact (K <= QMX_MATMUL_I8_MAX_K, else QMX_ERR_OVERFLOW).
@@ -484,31 +530,37 @@
  *       tile); the plan is a pure function of spec and shapes, so the bits are the same
  *       everywhere.
  *     float: sum = 0.0f; for k = 0 .. K-1 in increasing order: p = a*b (rounded to float);
- *       sum = sum + p (rounded); then with fp8 scales: sum = (sum * s_lhs) * s_rhs. K runs over
+ *       sum = sum + p (rounded); then with output scales (fp8 / fp6 / fp4 / nf4 operands without
+ *       blocks; 1.0 for the others): sum = (sum * s_lhs) * s_rhs. K runs over
  *       the contracted labels in the order they appear in A (labels of B only appended), the
  *       blocked label (if any) last. FMA contraction is off in this function (as
  *       qmx_matmul_i8_f32). Against exact arithmetic, |err| <= K * 2^-24 * sum |a*b| (+3 ulp
  *       for the scales); integer-valued data whose partial sums stay below 2^24 is exact.
- *     Non-finite float/fp8 input data or scales: QMX_ERR_NONFINITE / QMX_ERR_ARG. An overflow
- *     to Inf inside the sum is IEEE behaviour (not checked).
+ *     a, b are the workspace copies: exact decodes, baked blocks, qmx_mx_dequantize's bits.
+ *     Non-finite float/fp8 input data, baked or MX elements / bad scales: QMX_ERR_NONFINITE /
+ *     QMX_ERR_ARG. An overflow to Inf inside the sum is IEEE behaviour (not checked).
  *
  *   PLAN AND WORKSPACE: qmx_einsum_workspace_size(spec, a, b, opts, &bytes) reads only the
- *     dtypes, ranks, shapes and scale modes (never data): a pure function of those. Regions
- *     (each rounded up to 64 bytes, plus 64 for alignment), only when needed:
- *       int4 -> int8 copy (count bytes) or fp8 -> float copy (4*count) per converted operand;
+ *     dtypes, ranks, shapes, scale modes and mx configs (never data, scales or scale codes): a
+ *     pure function of those. Regions (each rounded up to 64 bytes, plus 64 for alignment),
+ *     only when needed:
+ *       per converted operand: int4 / int2 -> int8 copy (count bytes), or a float copy
+ *       (4*count) of an fp8 / fp6 / fp4 / nf4 (decoded, blocks baked in) or MX operand
+ *       (int8 and int3..int7 are read in place);
  *       A' packed [M,K] when A's labels are not already a row-major [M,K] view with a leading
  *       dimension ("bsd,df->bsf": no copy, M = b*s);
  *       B' packed [N,K] when B is neither an [N,K] nor a [K,N] view;
  *       float: B' packed [K,N] when B is not a [K,N] view and M >= 4 (the row form below
  *       vectorises across outputs; the 4 x 4 tile form does not, about 4x slower);
  *       an [M,N] result tile when the output order is not (batch, M, N), then scattered;
- *       (M + N) * nblk expanded float scales (quantized outputs);
+ *       (M + N) * nblk expanded float scales (int -> float; float path when an operand is
+ *       fp8 / fp6 / fp4 / nf4 without blocks: nblk = 1);
  *       the matmul's own workspace (qmx_matmul_i8 / qmx_matmul_i8_f32 for M, N, K), + 4*r64(K)
  *       for int -> float on a [K,N] view (the portable kernel's 4-column tile of B), and when
  *       M < 16 also 4*r64(N)*(M + 1) (the streamed kernel's sums).
  *     Packs and scales are per batch index (sized for one). No region needed (a float einsum
  *     whose layouts fit): 0 bytes, workspace may be NULL. Any alignment.
- *     Stack (gcc -fstack-usage): about 2.7 KiB on 64-bit hosts, 1.6 KiB on Cortex-M4, plus the
+ *     Stack (gcc -fstack-usage): about 2.8 KiB on 64-bit hosts, 1.7 KiB on Cortex-M4, plus the
  *     int8 kernel's (under 256 bytes) during the product.
  *     Speed (bench/bench_einsum.c, x86-64 AVX-512): the int paths run the qmx_matmul_i8 /
  *     qmx_matmul_i8_f32 kernels; einsum/kernel time is 1.00 +- noise for "bsd,fd->bsf" at
@@ -533,8 +585,10 @@
  *       qmx_einsum_workspace_size("bsd,fd->bsf", &x, &w, NULL, &bytes, &pos);
  *       st = qmx_einsum("bsd,fd->bsf", &x, &w, NULL, y, B*S*F, ws, bytes, &pos);
  *
- *   ERRORS (all checked before the output is written; on error out is untouched)
- *     QMX_ERR_NULL        spec, a, b, out, data, bytes; workspace when the plan needs one
+ *   ERRORS (all checked before anything is written; on error out and the workspace are
+ *   untouched)
+ *     QMX_ERR_NULL        spec, a, b, out, data, bytes; workspace when the plan needs one;
+ *                         scale_codes of an mx operand
  *     QMX_ERR_PARSE       bad character, "..." malformed or twice in a term, '-' without '>',
  *                         '>' without '-', a second "->", ',' in the output, three operands,
  *                         more than 8 labels in a term, an output label not in the inputs, an
@@ -543,12 +597,17 @@
  *     QMX_ERR_SHAPE       rank != labels in the term (no "..." to absorb the rest, or fewer
  *                         dims than labels), a label with two sizes, ellipsis dims that do
  *                         not broadcast, ellipsis dims with an explicit output lacking "...",
- *                         an explicit output of more than 8 dims
+ *                         an explicit output of more than 8 dims; an mx view that is not
+ *                         the operand's [outer][axis_len][inner] (BLOCK-SCALED above)
  *     QMX_ERR_SIZE        a zero dimension; rank outside [0, 8]; block_size 0
  *     QMX_ERR_OVERFLOW    size_t overflow of a count, an extent or the workspace; int K too big
- *     QMX_ERR_DTYPE, QMX_ERR_ARG (axis out of range or on the wrong label class, zero point
- *     out of range or on a float operand, bad scale, scales with int32_out),
- *     QMX_ERR_BUFFER_TOO_SMALL (data_bytes, scales_len, out_len, workspace), QMX_ERR_NONFINITE.
+ *     QMX_ERR_DTYPE (a dtype outside both classes; an mx operand's dtype not its format's
+ *     element), QMX_ERR_ARG (axis out of range or on the wrong label class -- an mx block
+ *     axis that is not contracted too --, zero point outside the dtype's range or on a float
+ *     operand, bad scale, scales with int32_out, scales / block_size on an mx operand,
+ *     scale_codes without mx), the mx config's own errors (qmx_mx_storage: ARG, UNSUPPORTED),
+ *     QMX_ERR_BUFFER_TOO_SMALL (data_bytes, scales_len, scale_codes_len, out_len, workspace),
+ *     QMX_ERR_NONFINITE (NaN / Inf data, or an element that dequantizes to one).
  *     QMX_ERR_UNSUPPORTED also: an implicit output of more than 8 labels (err_pos -1).
  *     err_pos (may be NULL) receives the 0-based character of the spec at fault, else -1:
  *       PARSE: the offending character (for a missing '>' the '-', for a spec too long 256);
@@ -754,7 +813,8 @@
  *   (call per sequence); threads.
  *
  * ============================================================================================
- * BLOCK-SCALED WEIGHTS (qmx_matmul_blockw_f32, qmx_matmul_mxfp8_f32; tests/test_matmul_mx.c)
+ * BLOCK-SCALED WEIGHTS (qmx_matmul_blockw_f32, qmx_matmul_mxfp8_f32, qmx_matmul_blockw_dyn_i8;
+ *   tests/test_matmul_mx.c; private prefixes qmx__bw_, qmx__bwd_)
  *   Correct and portable first (one portable C path on every target; no SIMD yet).
  *
  * WEIGHTS (qmx_blockw): a matrix [rows][K] stored exactly as qmx.h writes it, blocks along K.
@@ -811,15 +871,100 @@
  *   validated but not used: codes are read as OCP MX (Qwix's 0xFF, an Inf scale in
  *   qmx_mx_dequantize, is NaN here). No workspace; integer work, same bits everywhere.
  *
+ * INT8 ACTIVATIONS ON THE FLY: qmx_matmul_blockw_dyn_i8(M, N, K, X, ldx, &w, opts, Y, ldy,
+ *   workspace, bytes) (issue 15 section 4: MXFP4 / NVFP4 / MXFP8 / nf4 / int2 ... weights x int8
+ *   activations, ggml Q8 / XNNPACK qd8 style)
+ *   X [M][K] float, row m at X + m*ldx (ldx >= K); w any weights qmx_matmul_blockw_f32 takes,
+ *   rows = N; Y [M][N] float, row m at Y + m*ldy (ldy >= N; the padding is not written).
+ *   opts (NULL or zero-initialised: the defaults): act_block = 0, one activation scale per
+ *   row; else one per block of act_block along K (the last may be shorter; >= K: per row).
+ *   ACTIVATIONS: every activation block of every row (all K elements when per row) is
+ *     quantized as qmx_matmul_f32_dyn_i8 quantizes a row, with qmx.h (qmx_compute_qparams +
+ *     qmx_quantize: int8, per tensor, TFLite recipe, nearest-even): sx = f32(absmax / 127)
+ *     (1 for an all-zero block), q = clamp(RNE(f32(x / sx)), -127, 127).
+ *   WEIGHTS AS INTEGERS: element k of row n is w = e 2^-U sw: e an integer (exact), U the
+ *     format's unit, sw its block's float scale. e and U (max |e| for the bounds below):
+ *       MXFP4, NVFP4 (E2M1)           2 x value: 0 1 2 3 4 6 8 12, signed    U = 1   12
+ *         rule QMX_MX_GGML            ggml's kvalues (the same integers)     U = 0   12
+ *       MXFP6 E2M3 / E3M2             8 x value / 16 x value                 U = 3/4 60 / 448
+ *       MXFP8 E4M3, qc FP8_E4M3FN     2^9 x value                            U = 9   14 * 2^14
+ *       MXFP8 E5M2, qc FP8_E5M2       2^16 x value                           U = 16  7 * 2^29
+ *       qc FP8_E4M3FNUZ / E5M2FNUZ    2^10 x value / 2^17 x value            U = 10/17  15 * 2^14
+ *                                                                                    / 7 * 2^30
+ *       MXINT8                        the int8 code                          U = 6   128
+ *       qc int2 .. int16, uint2 .. uint16   q - zero point (when qmx_dequantize
+ *                                     applies one; int3 .. int7: the raw int8) U = 0 255, 16-bit:
+ *                                                                                    65535
+ *       qc nf4                        2^27 x table[code] (every value of the U = 27  2^27
+ *                                     table is 0 or >= 2^-4 in magnitude: a multiple of 2^-27)
+ *     (an fp code with E exponent bits, M mantissa bits and bias B: e = m for exponent field
+ *     0, else (2^M + m) << (field - 1), U = B + M - 1; bit for bit the value qmx.h decodes)
+ *     sw, the block's scale exactly as qmx_mx_dequantize / qmx_dequantize use it: E8M0 code c
+ *     2^(c - 127), 0xFF NaN (rules FLOOR, CEIL, EVEN, RCEIL, MICROXCALING); QMX_MX_QWIX (not
+ *     NVFP4): 2^(c - 127), c = 0 -> +0, 0xFF -> +Inf; ggml MXFP4 2^(c - 128) (0xFF: 2^127);
+ *     NVFP4: the E4M3 value of the code (0x7F / 0xFF NaN; negative with the sign bit), then
+ *     f32(tensor_scale * it) when tensor_scale != 0 and it is not NaN; ggml NVFP4 f32(UE4M3
+ *     / 2) (0x00, 0x7F -> 0); qconfig: scales[] of the block (per block), of the row (per
+ *     channel) or scales[0] (per tensor).
+ *     Non-finite elements: E4M3FN 0x7F / 0xFF (NaN), E5M2 exponent 31 (Inf, NaN), FNUZ 0x80.
+ *   FLOAT ORDER, for each m, n. SEGMENTS: K is cut at every multiple of the weight block
+ *     length (K for per-channel / per-tensor qconfig weights) and of the activation block
+ *     length, so each segment lies in one weight block b and one activation block j:
+ *       Y = +0.0f
+ *       for each segment s = [k0, k1), k0 = 0, ..., in increasing order:
+ *         I = sum_{k in s} q[m][k] * e[n][k]     EXACT (integers, bound below)
+ *         p = RN_f32(I * 2^-U)                   one rounding, nearest-even, done in integers
+ *                                                (no target's int -> float conversion); I = 0
+ *                                                gives +0; it never overflows or underflows
+ *         p = p * sw(n, b)
+ *         p = p * sx(m, j)
+ *         Y = Y + p
+ *       Y[m][n] = Y   (a NaN is written as 0x7FC00000)
+ *     every float step one IEEE binary32 operation rounded to nearest even; FMA contraction
+ *     is off in that function (GCC optimize("fp-contract=off"), clang's pragma and an empty
+ *     asm on p after each product), x87 / s390x round each assignment under -std=c99, so Y is
+ *     the same bits on every target and build (not -ffast-math, not x87 -std=gnu99). The
+ *     weight scale comes first: an E8M0 sw is a power of two, so p * sw is exact unless it
+ *     leaves the normal range, and an MX block costs two roundings and one addition.
+ *     A segment holding a non-finite weight element has p = the IEEE value of sum q * w over
+ *     it: NaN if an element is NaN, or an Inf meets q = 0, or +Inf and -Inf products meet;
+ *     else +-Inf (the Inf's sign times q's); the finite elements do not matter. The scale
+ *     steps and the sum then follow IEEE (NaN scales, Qwix's +Inf and +0 scales, negative
+ *     NVFP4 scales included), as qmx_matmul_blockw_f32 lets them propagate.
+ *   EXACTNESS: |q| <= 127 and |e| <= 7 * 2^30 (the table), so |q e| < 2^39.8. Products are
+ *     summed in int64 in chunks of at most 2^20 (|chunk| < 2^59.8 < 2^63) and the chunks in a
+ *     128-bit two's complement accumulator (|I| < 2^39.8 * 2^64 < 2^104 for any K); RN_f32
+ *     then takes the magnitude's top 24 bits, rounded with the rest. (For faster paths: |I| <=
+ *     127 * max|e| * segment length, e.g. MXFP4 x blocks of 32: 48768 < 2^16; MXFP6 E3M2:
+ *     1820672 and MXFP8 E4M3: 932184064, both < 2^31; MXFP8 E5M2 needs more than int32.)
+ *   Accuracy: Y approximates sum_k (q sx)(e 2^-U sw), the dot product of the dequantized
+ *     activations with the exactly dequantized weights: |Y - that| <= (nseg + 3) 2^-24
+ *     sum_s |I_s 2^-U sw sx| (+ underflow; nseg = number of segments), as the tests check.
+ *   WORKSPACE: qmx_matmul_blockw_dyn_i8_workspace_size(M, N, K, opts, &bytes) =
+ *       64 + r64(4 * mb * nab) + r64(8 * K) + r64(mb * K),    mb = min(M, 64),
+ *     nab = ceil(K / act_block) (1 when act_block is 0 or >= K): the activation scales of a
+ *     panel of mb rows, one weight row decoded to int64, the panel's int8 rows. Any alignment.
+ *     How: every activation block's scale is computed and checked first (nothing is written
+ *     on error; X is read again to quantize), then per panel of mb rows: quantize them, and
+ *     per weight row n, decode it once and compute the panel's outputs in column n. Stack
+ *     (GCC -fstack-usage): the entry point 784 bytes with its inlined helpers on x86-64, 480
+ *     on Cortex-M4, plus qmx_quantize's below it (536 on Cortex-M4, 1232 in the AVX-512
+ *     build). One portable C path on every target, no SIMD yet.
+ *
  * ERRORS (checked before anything is written; Y and the workspace untouched on error)
- *   QMX_ERR_NULL              A, w / a / b, Y, workspace, mx / qc, data, scale_codes / scales
- *                             NULL; zero_points NULL with qc->asymmetric
+ *   QMX_ERR_NULL              A / X, w / a / b, Y, workspace, mx / qc, data, scale_codes /
+ *                             scales NULL; zero_points NULL with qc->asymmetric (opts NULL:
+ *                             the defaults)
  *   QMX_ERR_ARG               kind not QMX_BLOCKW_MX / _QCONFIG; a scale 0, negative, NaN, Inf;
- *                             a zero point outside the dtype; the configs' own ARG errors
+ *                             a zero point outside the dtype; the configs' own ARG errors;
+ *                             dyn_i8: an activation block whose absmax / 127 underflows to 0
+ *                             (0 < absmax < ~1.8e-43)
+ *   QMX_ERR_NONFINITE         dyn_i8: a NaN or Inf among the K elements of a row of X (every
+ *                             act_block is valid: 0 and values >= K mean one block per row)
  *   QMX_ERR_SIZE              M, N or K is 0 (and the configs' SIZE errors)
- *   QMX_ERR_OVERFLOW          size_t overflow of (M-1)*lda + K, of the Y extent in bytes, of
- *                             N*K, of the workspace
- *   QMX_ERR_SHAPE             lda < K, ldy < N; a view that is not the matrix (above);
+ *   QMX_ERR_OVERFLOW          size_t overflow of (M-1)*lda + K (ldx), of the Y extent in bytes,
+ *                             of N*K, of the workspace
+ *   QMX_ERR_SHAPE             lda / ldx < K, ldy < N; a view that is not the matrix (above);
  *                             mxfp8: block lengths that differ
  *   QMX_ERR_BUFFER_TOO_SMALL  data_bytes, n_scales or workspace_bytes too small
  *   QMX_ERR_DTYPE, QMX_ERR_UNSUPPORTED  as qmx_mx_storage / qmx_qparams_count for the
@@ -1044,7 +1189,8 @@ typedef enum qmx_einsum_scaling {
 } qmx_einsum_scaling;
 
 typedef struct qmx_einsum_operand {
-    qmx_dtype dtype;                   /* 0 = QMX_FLOAT32; INT8, INT4, UINT4, fp8 */
+    qmx_dtype dtype;                   /* 0 = QMX_FLOAT32; int2..int8, uint2, uint4, fp8, fp6,
+                                          fp4, nf4 (see OPERANDS) */
     int rank;                          /* 0 .. QMX_EINSUM_MAX_RANK */
     size_t shape[QMX_EINSUM_MAX_RANK]; /* dims, all >= 1 */
     const void *data;                  /* dense row-major tensor */
@@ -1056,6 +1202,11 @@ typedef struct qmx_einsum_operand {
     int block_axis;                    /* operand axis of per-block scales (contracted) */
     size_t block_size;                 /* block length along block_axis */
     int32_t zero_point;                /* int operands: real = (q - zero_point) * scale */
+    /* Block-scaled (MX / NVFP4) operand; NULL = none. data = the elements of qmx_mx_quantize,
+     * scale_codes = its scale codes, blocks along the contracted axis block_axis. */
+    const qmx_mx_config *mx;
+    const uint8_t *scale_codes;        /* mx only: the E8M0 / E4M3 scale codes */
+    size_t scale_codes_len;            /* entries at scale_codes */
 } qmx_einsum_operand;
 
 typedef struct qmx_einsum_opts {
@@ -1195,6 +1346,25 @@ QMX_API qmx_status qmx_matmul_blockw_f32(size_t M, size_t N, size_t K, const flo
  * rows = N; exact block dot products, one rounding per block, blocks summed in order. */
 QMX_API qmx_status qmx_matmul_mxfp8_f32(size_t M, size_t N, size_t K, const qmx_blockw *a,
                                         const qmx_blockw *b, float *Y, size_t ldy);
+
+/* Options of qmx_matmul_blockw_dyn_i8; zero-initialised (or opts == NULL) = the defaults. */
+typedef struct qmx_blockw_dyn_opts {
+    size_t act_block;   /* 0 (default): one activation scale per row of X; else one per block of
+                           act_block along K (the last may be shorter; >= K: one per row) */
+} qmx_blockw_dyn_opts;
+
+/* Workspace of qmx_matmul_blockw_dyn_i8: 64 + r64(4*mb*nab) + r64(8*K) + r64(mb*K),
+ * mb = min(M, 64), nab = activation blocks per row (see INT8 ACTIVATIONS ON THE FLY). */
+QMX_API qmx_status qmx_matmul_blockw_dyn_i8_workspace_size(size_t M, size_t N, size_t K,
+                                                           const qmx_blockw_dyn_opts *opts,
+                                                           size_t *bytes);
+/* Y[M][N] = int8(X)[M][K] x W^T: X quantized per row (or per act_block) on the fly, exact
+ * integer dot products per (weight block x activation block) segment, scaled in float in the
+ * documented order; W = *w with rows = N (every weight qmx_matmul_blockw_f32 takes). */
+QMX_API qmx_status qmx_matmul_blockw_dyn_i8(size_t M, size_t N, size_t K, const float *X,
+                                            size_t ldx, const qmx_blockw *w,
+                                            const qmx_blockw_dyn_opts *opts, float *Y,
+                                            size_t ldy, void *workspace, size_t workspace_bytes);
 
 #ifdef __cplusplus
 }
@@ -5712,7 +5882,8 @@ typedef struct qmx__es_plan {
     size_t Bt, M, N, K, count[2], out_count;
     int swap;                  /* lhs = operand swap, rhs = operand 1 - swap */
     int kind;                  /* QMX__ES_F32, _I32, _Q */
-    int conv[2];               /* 0 none, 1 int4 -> int8, 2 fp8 -> float */
+    int conv[2];               /* QMX__ES_CV_*: how the operand reaches the workspace */
+    int fsc;                   /* float kind: scales applied on output (fp8 / fp4 / fp6 / nf4) */
     int a_direct, b_mode;      /* b_mode: 0 NK view, 1 KN view, 2 pack to NK, 3 pack to KN */
     size_t lda, ldb;
     int out_direct;
@@ -5722,6 +5893,14 @@ typedef struct qmx__es_plan {
 } qmx__es_plan;
 
 enum { QMX__ES_F32 = 0, QMX__ES_I32 = 1, QMX__ES_Q = 2 };
+/* Operand conversions into the workspace: none (read in place: float32, int8, int3..int7),
+ * int4 / uint4 and int2 / uint2 unpacked to int8, fp8 / fp4 / fp6 / nf4 decoded to float
+ * (their scales applied on output), the same with per-block scales multiplied in (BAKE), an MX
+ * / NVFP4 operand dequantized by qmx_mx_dequantize. */
+enum {
+    QMX__ES_CV_NONE = 0, QMX__ES_CV_I4 = 1, QMX__ES_CV_F8 = 2, QMX__ES_CV_I2 = 3,
+    QMX__ES_CV_DEC = 4, QMX__ES_CV_BAKE = 5, QMX__ES_CV_MX = 6
+};
 
 static int qmx__es_code(char c) {
     if (c >= 'A' && c <= 'Z') return c - 'A';
@@ -6045,7 +6224,15 @@ static void qmx__es_dense(const qmx__es_plan *pl, size_t *ds, const unsigned cha
     for (i = nr - 1; i >= 0; i--) { ds[r[i]] = s; s *= pl->size[r[i]]; }
 }
 
-static int qmx__es_is_int(qmx_dtype d) { return d == QMX_INT8 || d == QMX_INT4 || d == QMX_UINT4; }
+static int qmx__es_is_int(qmx_dtype d) {
+    return d == QMX_INT8 || d == QMX_INT4 || d == QMX_UINT4 || d == QMX_INT2 || d == QMX_UINT2 ||
+           d == QMX_INT3 || d == QMX_INT5 || d == QMX_INT6 || d == QMX_INT7;
+}
+/* Element-only float formats, decoded exactly to float (scales on output or baked in). */
+static int qmx__es_is_fdec(qmx_dtype d) {
+    return qmx_dtype_is_fp8(d) || d == QMX_FP4_E2M1 || d == QMX_FP6_E2M3 || d == QMX_FP6_E3M2 ||
+           d == QMX_NF4;
+}
 static qmx_dtype qmx__es_dt(const qmx_einsum_operand *op) {
     return op->dtype == QMX_DTYPE_INVALID ? QMX_FLOAT32 : op->dtype;
 }
@@ -6056,6 +6243,102 @@ static int qmx__es_has_block(const qmx_einsum_operand *op) {
 static int qmx__es_has_chan(const qmx_einsum_operand *op) {
     return op->scales && (op->scaling == QMX_EINSUM_SCALE_CHANNEL ||
                           op->scaling == QMX_EINSUM_SCALE_CHANNEL_BLOCK);
+}
+
+/* Element e of a float-decoded operand (qmx__es_is_fdec), exact: fp4 and nf4 nibbles by flat
+ * index (element 2i in the low nibble), fp6 / fp8 one code per byte. */
+static float qmx__es_fdec(qmx_dtype d, const unsigned char *p, size_t e) {
+    if (d == QMX_FP4_E2M1) return qmx_fp4_to_f32((uint8_t)((p[e / 2] >> (4u * (e & 1u))) & 15u));
+    if (d == QMX_NF4) return qmx__nf4_table[(p[e / 2] >> (4u * (e & 1u))) & 15u];
+    if (d == QMX_FP6_E2M3 || d == QMX_FP6_E3M2) return qmx_fp6_to_f32(p[e], d);
+    return qmx_fp8_to_f32(p[e], d);
+}
+
+/* A float-decoded operand with per-block scales (QMX__ES_CV_BAKE): element e times the scale
+ * of its channel and block, one rounding, as qmx_dequantize writes it; into dst, or with dst
+ * NULL only whether every product is finite (1) or not (0). The scales are checked. */
+static int qmx__es_bake(const qmx_einsum_operand *op, size_t count, float *dst) {
+    const unsigned char *p = (const unsigned char *)op->data;
+    qmx_dtype d = op->dtype;
+    size_t len = op->shape[op->block_axis], inner = 1, cin = 1, clen = 1, nb, outer, o, k, i,
+           e = 0, bs = op->block_size;
+    int ax, chan = qmx__es_has_chan(op);
+    for (ax = op->block_axis + 1; ax < op->rank; ax++) inner *= op->shape[ax];
+    outer = count / (len * inner);
+    nb = len / bs + (len % bs != 0);
+    if (chan) {
+        clen = op->shape[op->channel_axis];
+        for (ax = op->channel_axis + 1; ax < op->rank; ax++) cin *= op->shape[ax];
+    }
+    for (o = 0; o < outer; o++)
+        for (k = 0; k < len; k++) {
+            const float *s = op->scales + k / bs;
+            for (i = 0; i < inner; i++, e++) {
+                float v = qmx__es_fdec(d, p, e) * s[chan ? (e / cin) % clen * nb : 0];
+                if (dst) dst[e] = v;
+                else if (!qmx__isfinite(v)) return 0;
+            }
+        }
+    return 1;
+}
+
+/* The element dtype an MX / NVFP4 operand must declare; QMX_DTYPE_INVALID for a bad format. */
+static qmx_dtype qmx__es_mx_elem(qmx_mx_format f) {
+    switch (f) {
+    case QMX_MXFP8_E4M3: return QMX_FP8_E4M3FN;
+    case QMX_MXFP8_E5M2: return QMX_FP8_E5M2;
+    case QMX_MXFP6_E2M3: return QMX_FP6_E2M3;
+    case QMX_MXFP6_E3M2: return QMX_FP6_E3M2;
+    case QMX_MXFP4: case QMX_NVFP4: return QMX_FP4_E2M1;
+    case QMX_MXINT8: return QMX_INT8;
+    }
+    return QMX_DTYPE_INVALID;
+}
+
+/* The operand's MX config with the view [outer][axis_len][inner] around block_axis (the
+ * operand's dims before / at / after it); block_axis must be in range. */
+static qmx_mx_config qmx__es_mx_cfg(const qmx_einsum_operand *op) {
+    qmx_mx_config c = *op->mx;
+    int ax;
+    c.outer = c.inner = 1;
+    c.axis_len = op->shape[op->block_axis];
+    for (ax = 0; ax < op->block_axis; ax++) c.outer *= op->shape[ax];
+    for (ax = op->block_axis + 1; ax < op->rank; ax++) c.inner *= op->shape[ax];
+    return c;
+}
+
+/* Is every element qmx_mx_dequantize gives finite? Reads the data, writes nothing: per block,
+ * a NaN / Inf element code (fp8) makes it non-finite, else the element of largest magnitude
+ * dequantized alone (a one-element view, the same rule, scale code and tensor scale) decides,
+ * since |element * scale| rounded is monotone in |element| (0 * Inf is NaN either way). */
+static int qmx__es_mx_finite(const qmx_mx_config *c, qmx_dtype d, const uint8_t *el,
+                             const uint8_t *codes) {
+    qmx_mx_config one = *c;
+    size_t bs = c->block_size ? c->block_size : (c->format == QMX_NVFP4 ? 16u : 32u), nbk, o, b,
+           i, k;
+    one.outer = one.axis_len = one.inner = 1;
+    if (bs > c->axis_len) bs = c->axis_len;
+    nbk = c->axis_len / bs + (c->axis_len % bs != 0);
+    for (o = 0; o < c->outer; o++)
+        for (b = 0; b < nbk; b++)
+            for (i = 0; i < c->inner; i++) {
+                size_t k1 = (b + 1) * bs < c->axis_len ? (b + 1) * bs : c->axis_len;
+                uint8_t best = 0, sc = codes[(o * nbk + b) * c->inner + i];
+                float bm = -1.0f, y = 0.0f;
+                for (k = b * bs; k < k1; k++) {
+                    size_t e = (o * c->axis_len + k) * c->inner + i;
+                    uint8_t q = d == QMX_FP4_E2M1 ? (uint8_t)((el[e / 2] >> (4u * (e & 1u))) & 15u)
+                                                  : el[e];
+                    float v = d == QMX_INT8 ? (float)(int8_t)q : qmx__es_fdec(d, &q, 0);
+                    if (!qmx__isfinite(v)) return 0;
+                    if (v < 0.0f) v = -v;
+                    if (v > bm) { bm = v; best = q; }
+                }
+                if (qmx_mx_dequantize(&one, &best, 1, &sc, 1, 1, &y) != QMX_OK ||
+                    !qmx__isfinite(y))
+                    return 0;
+            }
+    return 1;
 }
 
 /* Groups and matrix views for the roles sw (lhs = operand sw): whether A' is a view, how B'
@@ -6103,10 +6386,32 @@ static qmx_status qmx__es_plan_all(const char *spec, const qmx_einsum_operand *a
     if (st != QMX_OK) return st;
     /* dtypes -> kind */
     for (o = 0; o < 2; o++) {
-        qmx_dtype d = qmx__es_dt(ops[o]);
-        isf[o] = d == QMX_FLOAT32 || qmx_dtype_is_fp8(d);
+        const qmx_einsum_operand *op = ops[o];
+        qmx_dtype d = qmx__es_dt(op);
+        if (op->mx) { /* block-scaled: the view around a contracted block axis, the config */
+            qmx_mx_config c;
+            size_t eb, ns;
+            if (op->block_axis < 0 || op->block_axis >= op->rank) return QMX_ERR_ARG;
+            if (pl->inout[pl->lab[o][op->block_axis]]) return QMX_ERR_ARG;
+            c = qmx__es_mx_cfg(op);
+            if ((op->mx->outer || op->mx->axis_len || op->mx->inner) &&
+                (op->mx->outer != c.outer || op->mx->axis_len != c.axis_len ||
+                 op->mx->inner != c.inner))
+                return QMX_ERR_SHAPE;
+            st = qmx_mx_storage(&c, pl->count[o], &eb, &ns);
+            if (st != QMX_OK) return st;
+            if (d != qmx__es_mx_elem(op->mx->format)) return QMX_ERR_DTYPE;
+            isf[o] = 1;
+            pl->conv[o] = QMX__ES_CV_MX;
+            continue;
+        }
+        isf[o] = d == QMX_FLOAT32 || qmx__es_is_fdec(d);
         if (!isf[o] && !qmx__es_is_int(d)) return QMX_ERR_DTYPE;
-        pl->conv[o] = (d == QMX_INT4 || d == QMX_UINT4) ? 1 : qmx_dtype_is_fp8(d) ? 2 : 0;
+        pl->conv[o] = (d == QMX_INT4 || d == QMX_UINT4)   ? QMX__ES_CV_I4
+                      : (d == QMX_INT2 || d == QMX_UINT2) ? QMX__ES_CV_I2
+                      : qmx_dtype_is_fp8(d)               ? QMX__ES_CV_F8
+                      : qmx__es_is_fdec(d)                ? QMX__ES_CV_DEC
+                                                          : QMX__ES_CV_NONE;
     }
     if (isf[0] != isf[1]) return QMX_ERR_UNSUPPORTED;
     if (isf[0]) {
@@ -6120,9 +6425,21 @@ static qmx_status qmx__es_plan_all(const char *spec, const qmx_einsum_operand *a
         const qmx_einsum_operand *op = ops[o];
         qmx_dtype d = qmx__es_dt(op);
         if (d == QMX_FLOAT32 && (op->scales || op->zero_point)) return QMX_ERR_ARG;
-        if (qmx_dtype_is_fp8(d) && op->zero_point) return QMX_ERR_ARG;
+        if (isf[o] && op->zero_point) return QMX_ERR_ARG;
+        if (!op->mx && op->scale_codes) return QMX_ERR_ARG;
+        if (op->mx) { /* its scales are the codes; block_size 0 or the config's */
+            if (op->scales || (op->block_size != 0 &&
+                               op->block_size != (op->mx->block_size ? op->mx->block_size
+                                                  : op->mx->format == QMX_NVFP4 ? 16u : 32u)))
+                return QMX_ERR_ARG;
+            continue;
+        }
         if (pl->kind == QMX__ES_I32 && op->scales) return QMX_ERR_ARG;
-        if (op->zero_point < -128 || op->zero_point > 127) return QMX_ERR_ARG;
+        if (!isf[o]) { /* the dtype's own range */
+            int32_t lo = 0, hi = 0;
+            (void)qmx_dtype_int_range(d, &lo, &hi);
+            if (op->zero_point < lo || op->zero_point > hi) return QMX_ERR_ARG;
+        }
         if (!op->scales) continue;
         if ((unsigned)op->scaling > 3u) return QMX_ERR_ARG; /* any enum representation */
         if (qmx__es_has_chan(op)) {
@@ -6131,11 +6448,14 @@ static qmx_status qmx__es_plan_all(const char *spec, const qmx_einsum_operand *a
         }
         if (qmx__es_has_block(op)) {
             int L;
-            if (qmx_dtype_is_fp8(d)) return QMX_ERR_UNSUPPORTED;
             if (op->block_axis < 0 || op->block_axis >= op->rank) return QMX_ERR_ARG;
             L = pl->lab[o][op->block_axis];
             if (pl->inout[L]) return QMX_ERR_ARG;
             if (op->block_size == 0) return QMX_ERR_SIZE;
+            if (isf[o]) { /* float-decoded: dequantized into the workspace, scales and all */
+                pl->conv[o] = QMX__ES_CV_BAKE;
+                continue;
+            }
             if (blk >= 0 && (blk != L || op->block_size != ops[0]->block_size))
                 return QMX_ERR_UNSUPPORTED;
             blk = L;
@@ -6143,6 +6463,10 @@ static qmx_status qmx__es_plan_all(const char *spec, const qmx_einsum_operand *a
         }
     }
     pl->blk_label = blk;
+    /* float kind: an operand decoded without its scales has them applied on output */
+    pl->fsc = 0;
+    for (o = 0; o < 2; o++)
+        if (pl->conv[o] == QMX__ES_CV_F8 || pl->conv[o] == QMX__ES_CV_DEC) pl->fsc = 1;
     /* roles: Qwix's single zero point goes to the matmul's A; else the assignment that copies
      * fewer elements (packs of A and B, the output tile), the first operand as A on a tie */
     if (pl->kind == QMX__ES_Q && a->zero_point && b->zero_point) return QMX_ERR_UNSUPPORTED;
@@ -6173,7 +6497,8 @@ static qmx_status qmx__es_plan_all(const char *spec, const qmx_einsum_operand *a
     for (o = 0; o < 2; o++) {
         pl->off_conv[o] = 0;
         if (pl->conv[o]) {
-            if (!qmx__es_mul(pl->count[o], pl->conv[o] == 2 ? 4 : 1, &x)) return QMX_ERR_OVERFLOW;
+            int i8 = pl->conv[o] == QMX__ES_CV_I4 || pl->conv[o] == QMX__ES_CV_I2;
+            if (!qmx__es_mul(pl->count[o], i8 ? 1 : 4, &x)) return QMX_ERR_OVERFLOW;
             if (!qmx__es_r64add(&pl->total, x, &pl->off_conv[o])) return QMX_ERR_OVERFLOW;
         }
     }
@@ -6191,7 +6516,7 @@ static qmx_status qmx__es_plan_all(const char *spec, const qmx_einsum_operand *a
         if (!qmx__es_mul(pl->M, pl->N, &x) || !qmx__es_mul(x, 4, &x) ||
             !qmx__es_r64add(&pl->total, x, &pl->off_c)) return QMX_ERR_OVERFLOW;
     }
-    if (pl->kind == QMX__ES_Q || pl->conv[0] == 2 || pl->conv[1] == 2) {
+    if (pl->kind == QMX__ES_Q || pl->fsc) {
         if (!qmx__es_mul(pl->M, pl->nblk, &x) || !qmx__es_mul(x, 4, &x) ||
             !qmx__es_r64add(&pl->total, x, &pl->off_sa)) return QMX_ERR_OVERFLOW;
         if (!qmx__es_mul(pl->N, pl->nblk, &x) || !qmx__es_mul(x, 4, &x) ||
@@ -6362,12 +6687,15 @@ static size_t qmx__es_scales_need(const qmx_einsum_operand *op, const qmx__es_pl
 }
 
 /* Expanded scales of one role for one batch index: dst[i*nblk + f] for the R rows of the
- * group g (M or N labels), bidx = the batch labels' indices (by label). */
+ * group g (M or N labels), bidx = the batch labels' indices (by label). 1.0 for an operand
+ * whose scales are already in the workspace copy (baked blocks, MX). */
 static void qmx__es_expand(const qmx__es_plan *pl, const qmx_einsum_operand *op, int o,
                            const unsigned char *g, int ng, size_t R, const size_t *bidx,
                            float *dst) {
     size_t i, f, inner = 1, csz = 1, cidx = 0;
-    int Lc = -1, gi = -1, q, chan = qmx__es_has_chan(op), block = qmx__es_has_block(op);
+    int none = !op->scales || pl->conv[o] == QMX__ES_CV_BAKE || pl->conv[o] == QMX__ES_CV_MX;
+    int Lc = -1, gi = -1, q, chan = !none && qmx__es_has_chan(op);
+    int block = !none && qmx__es_has_block(op);
     if (chan) {
         Lc = pl->lab[o][op->channel_axis];
         csz = op->shape[op->channel_axis];
@@ -6380,7 +6708,7 @@ static void qmx__es_expand(const qmx__es_plan *pl, const qmx_einsum_operand *op,
         if (chan) c = csz == 1 ? 0 : gi >= 0 ? (i / inner) % pl->size[Lc] : cidx;
         for (f = 0; f < pl->nblk; f++) {
             float s;
-            if (!op->scales) s = 1.0f;
+            if (none) s = 1.0f;
             else if (block) s = op->scales[c * pl->nbax + f % pl->nbax];
             else s = op->scales[c];
             dst[i * pl->nblk + f] = s;
@@ -6404,6 +6732,7 @@ QMX_API qmx_status qmx_einsum(const char *spec, const qmx_einsum_operand *a,
     st = qmx__es_plan_all(spec, a, b, opts, &pl, err_pos);
     if (st != QMX_OK) return st;
     if (!out || (!workspace && pl.total) || !a->data || !b->data) return QMX_ERR_NULL;
+    if ((a->mx && !a->scale_codes) || (b->mx && !b->scale_codes)) return QMX_ERR_NULL;
     ops[0] = a; ops[1] = b;
     if (out_len < pl.out_count) return QMX_ERR_BUFFER_TOO_SMALL;
     if (workspace_bytes < pl.total) return QMX_ERR_BUFFER_TOO_SMALL;
@@ -6412,6 +6741,16 @@ QMX_API qmx_status qmx_einsum(const char *spec, const qmx_einsum_operand *a,
         const qmx_einsum_operand *op = ops[o];
         qmx_dtype d = qmx__es_dt(op);
         size_t need, k;
+        if (pl.conv[o] == QMX__ES_CV_MX) { /* elements and codes as qmx_mx_storage counts them */
+            qmx_mx_config c = qmx__es_mx_cfg(op);
+            size_t ns = 0;
+            st = qmx_mx_storage(&c, pl.count[o], &need, &ns);
+            if (st != QMX_OK) return st; /* checked by the plan already */
+            if (op->data_bytes < need || op->scale_codes_len < ns) return QMX_ERR_BUFFER_TOO_SMALL;
+            if (!qmx__es_mx_finite(&c, d, (const uint8_t *)op->data, op->scale_codes))
+                return QMX_ERR_NONFINITE;
+            continue;
+        }
         if (qmx_dtype_storage_bytes(d, pl.count[o], &need) != QMX_OK) return QMX_ERR_OVERFLOW;
         if (d == QMX_FLOAT32 && !qmx__es_mul(pl.count[o], 4, &need)) return QMX_ERR_OVERFLOW;
         if (op->data_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
@@ -6428,10 +6767,12 @@ QMX_API qmx_status qmx_einsum(const char *spec, const qmx_einsum_operand *a,
             const float *p = (const float *)op->data;
             for (k = 0; k < pl.count[o]; k++)
                 if (!qmx__isfinite(p[k])) return QMX_ERR_NONFINITE;
-        } else if (pl.conv[o] == 2) {
+        } else if (pl.conv[o] == QMX__ES_CV_F8) {
             const uint8_t *p = (const uint8_t *)op->data;
             for (k = 0; k < pl.count[o]; k++)
                 if (!qmx__isfinite(qmx_fp8_to_f32(p[k], d))) return QMX_ERR_NONFINITE;
+        } else if (pl.conv[o] == QMX__ES_CV_BAKE) { /* NaN / Inf codes, products that overflow */
+            if (!qmx__es_bake(op, pl.count[o], NULL)) return QMX_ERR_NONFINITE;
         }
     }
     /* from here on nothing can fail */
@@ -6439,17 +6780,26 @@ QMX_API qmx_status qmx_einsum(const char *spec, const qmx_einsum_operand *a,
     if (ws) ws += (64u - ((size_t)((uintptr_t)ws & 63u))) & 63u;
     for (o = 0; o < 2; o++) {
         qmx_dtype d = qmx__es_dt(ops[o]);
+        float *f = pl.conv[o] ? (float *)(void *)(ws + pl.off_conv[o]) : NULL;
         data[o] = (const unsigned char *)ops[o]->data;
-        if (pl.conv[o] == 1) {
+        if (pl.conv[o] == QMX__ES_CV_I4) {
             size_t pb = pl.count[o] / 2 + (pl.count[o] & 1);
             (void)qmx_unpack_int4(d, data[o], pb, pl.count[o], (int8_t *)(void *)(ws + pl.off_conv[o]));
-            data[o] = ws + pl.off_conv[o];
-        } else if (pl.conv[o] == 2) {
+        } else if (pl.conv[o] == QMX__ES_CV_I2) {
+            size_t pb = pl.count[o] / 4 + ((pl.count[o] & 3) != 0);
+            (void)qmx_unpack_int2(d, data[o], pb, pl.count[o], (int8_t *)(void *)f);
+        } else if (pl.conv[o] == QMX__ES_CV_F8 || pl.conv[o] == QMX__ES_CV_DEC) {
             size_t k;
-            float *f = (float *)(void *)(ws + pl.off_conv[o]);
-            for (k = 0; k < pl.count[o]; k++) f[k] = qmx_fp8_to_f32(data[o][k], d);
-            data[o] = ws + pl.off_conv[o];
+            for (k = 0; k < pl.count[o]; k++) f[k] = qmx__es_fdec(d, data[o], k);
+        } else if (pl.conv[o] == QMX__ES_CV_BAKE) {
+            (void)qmx__es_bake(ops[o], pl.count[o], f);
+        } else if (pl.conv[o] == QMX__ES_CV_MX) {
+            qmx_mx_config c = qmx__es_mx_cfg(ops[o]);
+            st = qmx_mx_dequantize(&c, data[o], ops[o]->data_bytes, ops[o]->scale_codes,
+                                   ops[o]->scale_codes_len, pl.count[o], f);
+            QMX_ASSERT(st == QMX_OK);
         }
+        if (pl.conv[o]) data[o] = ws + pl.off_conv[o];
     }
     lhs = pl.swap; rhs = 1 - pl.swap;
     esz = pl.kind == QMX__ES_F32 ? 4 : 1;
@@ -6488,7 +6838,7 @@ QMX_API qmx_status qmx_einsum(const char *spec, const qmx_einsum_operand *a,
             qmx__es_sgemm(pl.M, pl.N, pl.K, (const float *)(const void *)A, pl.lda,
                           (const float *)(const void *)B, pl.ldb, pl.b_mode == 1 || pl.b_mode == 3,
                           (float *)(void *)C, pl.N);
-            if (pl.conv[0] == 2 || pl.conv[1] == 2) {
+            if (pl.fsc) {
                 float *sa = (float *)(void *)(ws + pl.off_sa), *sb = (float *)(void *)(ws + pl.off_sb);
                 qmx__es_expand(&pl, ops[lhs], lhs, pl.gm, pl.nm, pl.M, bidx, sa);
                 qmx__es_expand(&pl, ops[rhs], rhs, pl.gn, pl.nn, pl.N, bidx, sb);
@@ -8295,7 +8645,7 @@ QMX__DEF qmx_status qmx_kv_prefill(qmx_kv_cache *c, const float *k, const float 
 #endif /* QMX_IMPLEMENTATION: KV CACHE AND ATTENTION DECODE */
 
 /* ============================================================================================
- * IMPLEMENTATION: BLOCK-SCALED WEIGHTS (qmx__bw_)
+ * IMPLEMENTATION: BLOCK-SCALED WEIGHTS (qmx__bw_, qmx__bwd_)
  * ============================================================================================ */
 #if defined(QMX_IMPLEMENTATION) && !defined(QMX__BW_IMPLEMENTATION_DONE)
 #define QMX__BW_IMPLEMENTATION_DONE
@@ -8486,7 +8836,8 @@ static uint64_t qmx__bw_shr(uint64_t hi, uint64_t lo, int s) {
 }
 
 /* RN_f32(+-(hi 2^64 + lo) 2^E), nearest-even, subnormals, overflow to Inf; the magnitude is
- * below 2^80. An exact zero is +0. */
+ * below 2^127 (so every shift is 1 .. 127): below 2^80 in qmx__bw_mx8_dot, 2^104 in
+ * qmx__bwd_seg. An exact zero is +0. */
 static float qmx__bw_round(uint64_t hi, uint64_t lo, int E, unsigned neg) {
     int L = 0, x, u, s;
     uint64_t q, t;
@@ -8584,6 +8935,310 @@ QMX_API qmx_status qmx_matmul_mxfp8_f32(size_t M, size_t N, size_t K, const qmx_
                 (const uint8_t *)a->data + m * K, a->scale_codes + m * ba.row_scales,
                 ba.fmt == QMX_MXFP8_E5M2, (const uint8_t *)b->data + n * K,
                 b->scale_codes + n * bb.row_scales, bb.fmt == QMX_MXFP8_E5M2, K, ba.block);
+    return QMX_OK;
+}
+
+/* ---- block-scaled weights x int8 activations quantized on the fly (qmx__bwd_) ---- */
+
+#define QMX__BWD_MB 64                /* rows of X per panel */
+#define QMX__BWD_CHUNK 1048576u       /* products per int64 partial sum (2^20) */
+/* non-finite elements in a decoded row: outside every finite |e| (< 2^33) */
+#define QMX__BWD_PINF ((int64_t)1 << 40)
+#define QMX__BWD_NINF (-((int64_t)1 << 40))
+#define QMX__BWD_NAN ((int64_t)1 << 41)
+
+/* How the elements and block scales of a validated qmx__bw decode (see the table in INT8
+ * ACTIVATIONS ON THE FLY): element e is an integer worth 2^-unit, times its block's scale. */
+enum { QMX__BWD_SINT, QMX__BWD_UINT, QMX__BWD_LOWFP, QMX__BWD_NF4 };          /* ek */
+enum { QMX__BWD_NOSPECIAL, QMX__BWD_E4M3FN, QMX__BWD_E5M2, QMX__BWD_FNUZ };     /* special */
+enum { QMX__BWD_SQC, QMX__BWD_SE8M0, QMX__BWD_SQWIX, QMX__BWD_SGGML8, QMX__BWD_SGGML4,
+       QMX__BWD_SNVFP4 };                                                       /* sk */
+typedef struct qmx__bwd {
+    const qmx__bw *b;     /* the validated weights */
+    int ek;               /* element kind */
+    int bits;             /* code bits read per element: 2, 4, 8, 16 (MXFP6: 8, then & 0x3F) */
+    int nbits, mbits;     /* LOWFP: code width (4, 6, 8) and mantissa bits */
+    int special;          /* LOWFP: which codes are NaN / Inf */
+    int use_zp;           /* QCONFIG integers: subtract zero_points[scale index] */
+    int unit;             /* U */
+    int sk;               /* block scale kind */
+    size_t wblock;        /* weight block length along K (K: one per row) */
+} qmx__bwd;
+
+/* NF4 code c -> table[c] 2^27, an exact integer: every table value is 0 or at least 2^-4 in
+ * magnitude (exponent field >= 123), so t 2^27 = significand << (field - 123) */
+static int64_t qmx__bwd_nf4(uint32_t c) {
+    uint32_t u = qmx__f32_bits(qmx__nf4_table[c & 15u]), ex = (u >> 23) & 0xFFu;
+    int64_t m = ex ? (int64_t)((u & 0x7FFFFFu) | 0x800000u) << (ex - 123u) : 0;
+    return (u >> 31) ? -m : m;
+}
+
+/* Fills d from a validated b (qmx__bw_check passed for [N][K]). */
+static void qmx__bwd_setup(const qmx__bw *b, size_t N, size_t K, qmx__bwd *d) {
+    d->b = b;
+    d->use_zp = 0; d->special = QMX__BWD_NOSPECIAL; d->nbits = d->mbits = 0; d->unit = 0;
+    if (b->mx) {
+        const qmx_mx_config *c = b->w->mx;
+        int ggml = c->rule == QMX_MX_GGML;
+        d->wblock = b->block;
+        d->ek = QMX__BWD_LOWFP; d->bits = 8;
+        switch (c->format) {
+        case QMX_MXFP8_E4M3:
+            d->nbits = 8; d->mbits = 3; d->unit = 9; d->special = QMX__BWD_E4M3FN; break;
+        case QMX_MXFP8_E5M2:
+            d->nbits = 8; d->mbits = 2; d->unit = 16; d->special = QMX__BWD_E5M2; break;
+        case QMX_MXFP6_E2M3: d->nbits = 6; d->mbits = 3; d->unit = 3; break;
+        case QMX_MXFP6_E3M2: d->nbits = 6; d->mbits = 2; d->unit = 4; break;
+        case QMX_MXINT8: d->ek = QMX__BWD_SINT; d->unit = 6; break;
+        default: d->bits = 4; d->nbits = 4; d->mbits = 1; d->unit = ggml ? 0 : 1; break;
+        }
+        if (ggml) d->sk = c->format == QMX_NVFP4 ? QMX__BWD_SGGML4 : QMX__BWD_SGGML8;
+        else if (c->format == QMX_NVFP4) d->sk = QMX__BWD_SNVFP4;
+        else if (c->rule == QMX_MX_QWIX) d->sk = QMX__BWD_SQWIX;
+        else d->sk = QMX__BWD_SE8M0;
+    } else {
+        const qmx_qconfig *c = b->w->qc;
+        qmx__view v;
+        (void)qmx__resolve(c, N * K, &v);   /* cannot fail: qmx__bw_check resolved it */
+        d->sk = QMX__BWD_SQC;
+        d->wblock = c->granularity == QMX_PER_BLOCK ? v.block : K;
+        d->bits = qmx_dtype_bits(v.dtype);
+        if (v.nf4) {
+            d->ek = QMX__BWD_NF4; d->unit = 27;
+        } else if (v.fp8) {
+            d->ek = QMX__BWD_LOWFP; d->nbits = 8; d->mbits = v.f.mbits;
+            d->unit = v.f.bias + v.f.mbits - 1;
+            d->special = v.f.fnuz ? QMX__BWD_FNUZ : v.f.has_inf ? QMX__BWD_E5M2 : QMX__BWD_E4M3FN;
+        } else {
+            d->ek = v.qmin < 0 ? QMX__BWD_SINT : QMX__BWD_UINT;
+            d->use_zp = v.use_zp && b->w->zero_points != NULL;
+        }
+    }
+}
+
+/* code of flat element e (the bits of qmx.h's storage: crumbs and nibbles by flat index) */
+static uint32_t qmx__bwd_code(const qmx__bwd *d, size_t e) {
+    const uint8_t *p = (const uint8_t *)d->b->w->data;
+    switch (d->bits) {
+    case 2: return ((uint32_t)p[e / 4] >> (2u * (unsigned)(e & 3u))) & 3u;
+    case 4: return (uint32_t)qmx__get_nibble(p, e, 0);
+    case 16: return (uint32_t)((const uint16_t *)d->b->w->data)[e];
+    default: return p[e];
+    }
+}
+
+/* Row n's K elements as integers e (units 2^-unit) into w, non-finite ones as the sentinels;
+ * returns 1 when the row holds a non-finite element. Integers only. */
+static int qmx__bwd_row(const qmx__bwd *d, size_t n, size_t K, int64_t *w) {
+    size_t k, e0 = n * K, si0 = n * d->b->scale_step;
+    int nf = 0;
+    for (k = 0; k < K; k++) {
+        uint32_t c = qmx__bwd_code(d, e0 + k);
+        int64_t v;
+        if (d->ek == QMX__BWD_SINT) {          /* sign-extend the code's bits */
+            uint32_t sb = 1u << (d->bits - 1);
+            v = (int64_t)(c ^ sb) - (int64_t)sb;
+        } else if (d->ek == QMX__BWD_UINT) {
+            v = (int64_t)c;
+        } else if (d->ek == QMX__BWD_NF4) {
+            v = qmx__bwd_nf4(c);
+        } else {                               /* sign-magnitude float: integer in 2^-unit */
+            uint32_t sb = 1u << (d->nbits - 1), mag, ex, man;
+            c &= (sb << 1) - 1u;               /* fp6: the low 6 bits of the byte */
+            mag = c & (sb - 1u);
+            ex = mag >> d->mbits;
+            man = mag & ((1u << d->mbits) - 1u);
+            if ((d->special == QMX__BWD_E4M3FN && mag == 0x7Fu) ||
+                (d->special == QMX__BWD_FNUZ && c == 0x80u) ||
+                (d->special == QMX__BWD_E5M2 && ex == 31u && man != 0u)) {
+                w[k] = QMX__BWD_NAN; nf = 1; continue;
+            }
+            if (d->special == QMX__BWD_E5M2 && ex == 31u) {
+                w[k] = (c & sb) ? QMX__BWD_NINF : QMX__BWD_PINF; nf = 1; continue;
+            }
+            v = ex ? (int64_t)((1u << d->mbits) | man) << (ex - 1u) : (int64_t)man;
+            if (c & sb) v = -v;
+        }
+        if (d->use_zp) v -= d->b->w->zero_points[si0 + k / d->wblock];
+        w[k] = v;
+    }
+    return nf;
+}
+
+/* The float scale of the weight block at scale index si, as qmx_mx_dequantize / qmx_dequantize
+ * decode it. */
+static float qmx__bwd_scale(const qmx__bwd *d, size_t si) {
+    uint8_t c;
+    float s;
+    if (d->sk == QMX__BWD_SQC) return d->b->w->scales[si];
+    c = d->b->w->scale_codes[si];
+    switch (d->sk) {
+    case QMX__BWD_SE8M0: return qmx__e8m0_pow2(c);                   /* 0xFF: NaN */
+    case QMX__BWD_SQWIX: return qmx__bits_f32((uint32_t)c << 23);    /* 0: +0, 0xFF: +Inf */
+    case QMX__BWD_SGGML8: return qmx__ggml_e8m0_half(c);
+    case QMX__BWD_SGGML4: return qmx__ggml_ue4m3_half(c);
+    default:
+        s = qmx_fp8_to_f32(c, QMX_FP8_E4M3FN);
+        if (d->b->w->mx->tensor_scale != 0.0f && s == s) s = d->b->w->mx->tensor_scale * s;
+        return s;
+    }
+}
+
+/* The segment's exact sum I = sum q[j] w[j] (finite w), rounded once: RN_f32(I 2^-unit). */
+static float qmx__bwd_seg(const int8_t *q, const int64_t *w, size_t len, int unit) {
+    uint64_t hi = 0, lo = 0;
+    unsigned neg;
+    while (len) {
+        size_t c = len < QMX__BWD_CHUNK ? len : QMX__BWD_CHUNK, j;
+        int64_t s = 0;
+        uint64_t u;
+        /* |q w| <= 127 * 7 * 2^30 < 2^39.8 and c <= 2^20: |s| < 2^59.8, no int64 overflow */
+        for (j = 0; j < c; j++) s += (int64_t)q[j] * w[j];
+        u = (uint64_t)s;                   /* (hi, lo) += s sign-extended to 128 bits */
+        lo += u;
+        hi += (uint64_t)(lo < u) + (s < 0 ? ~(uint64_t)0 : 0u);
+        q += c; w += c; len -= c;
+    }
+    /* |I| < 2^39.8 * len < 2^104: a two's complement 128-bit value; magnitude and sign */
+    neg = (unsigned)(hi >> 63);
+    if (neg) { lo = ~lo + 1u; hi = ~hi + (uint64_t)(lo == 0); }
+    return qmx__bw_round(hi, lo, -unit, neg);
+}
+
+/* The IEEE value of sum q[j] w[j] over a segment that may hold non-finite elements: 0 when
+ * every element is finite, else 1 (+Inf), 2 (-Inf), 3 (NaN). */
+static int qmx__bwd_nonfinite(const int8_t *q, const int64_t *w, size_t len) {
+    size_t j;
+    int pinf = 0, ninf = 0;
+    for (j = 0; j < len; j++) {
+        if (w[j] == QMX__BWD_NAN) return 3;
+        if (w[j] == QMX__BWD_PINF || w[j] == QMX__BWD_NINF) {
+            if (q[j] == 0) return 3;                   /* Inf * 0 */
+            if ((w[j] == QMX__BWD_NINF) != (q[j] < 0)) ninf = 1; else pinf = 1;
+        }
+    }
+    return pinf && ninf ? 3 : pinf ? 1 : ninf ? 2 : 0;
+}
+
+/* One output: Y = +0; per segment in increasing k: p = RN(I 2^-U); p = p * sw; p = p * sx;
+ * Y = Y + p; NaN -> QMX__BW_QNAN. FMA contraction is off here (as qmx__bw_dot). */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("fp-contract=off")))
+#endif
+static float qmx__bwd_dot(const qmx__bwd *d, size_t n, const int8_t *q, const float *sx,
+                          size_t ab, const int64_t *w, int row_nf, size_t K) {
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+    float y = 0.0f;
+    size_t k0 = 0, si0 = n * d->b->scale_step;
+    while (k0 < K) {
+        size_t rw = d->wblock - k0 % d->wblock, ra = ab - k0 % ab, len = K - k0;
+        float p;
+        int nf;
+        if (rw < len) len = rw;
+        if (ra < len) len = ra;
+        nf = row_nf ? qmx__bwd_nonfinite(q + k0, w + k0, len) : 0;
+        if (nf == 0) p = qmx__bwd_seg(q + k0, w + k0, len, d->unit);
+        else p = qmx__bits_f32(nf == 1 ? 0x7F800000u : nf == 2 ? 0xFF800000u : QMX__BW_QNAN);
+        p = p * qmx__bwd_scale(d, si0 + k0 / d->wblock);
+#if defined(__clang__)
+        __asm__("" : "+m"(p));
+#endif
+        p = p * sx[k0 / ab];
+#if defined(__clang__)
+        __asm__("" : "+m"(p));
+#endif
+        y = y + p;
+        k0 += len;
+    }
+    if (y != y) y = qmx__bits_f32(QMX__BW_QNAN);
+    return y;
+}
+
+/* activation block length (K for one per row) and blocks per row */
+static size_t qmx__bwd_ab(size_t K, const qmx_blockw_dyn_opts *opts, size_t *nab) {
+    size_t ab = opts && opts->act_block && opts->act_block < K ? opts->act_block : K;
+    *nab = K / ab + (K % ab != 0);
+    return ab;
+}
+
+QMX_API qmx_status qmx_matmul_blockw_dyn_i8_workspace_size(size_t M, size_t N, size_t K,
+                                                           const qmx_blockw_dyn_opts *opts,
+                                                           size_t *bytes) {
+    size_t mb, nab;
+    if (!bytes) return QMX_ERR_NULL;
+    if (M == 0 || N == 0 || K == 0) return QMX_ERR_SIZE;
+    (void)qmx__bwd_ab(K, opts, &nab);
+    mb = M < QMX__BWD_MB ? M : QMX__BWD_MB;
+    /* nab <= K and mb <= 64: the total is at most 64 + 3 * 63 + (256 + 8 + 64) K */
+    if (K > (SIZE_MAX - 512u) / 328u) return QMX_ERR_OVERFLOW;
+    *bytes = 64u + qmx__k_r64(4u * mb * nab) + qmx__k_r64(8u * K) + qmx__k_r64(mb * K);
+    return QMX_OK;
+}
+
+QMX_API qmx_status qmx_matmul_blockw_dyn_i8(size_t M, size_t N, size_t K, const float *X,
+                                            size_t ldx, const qmx_blockw *w,
+                                            const qmx_blockw_dyn_opts *opts, float *Y,
+                                            size_t ldy, void *workspace, size_t workspace_bytes) {
+    qmx__bw b;
+    qmx__bwd d;
+    qmx_qconfig cfg;
+    size_t need, ext, off, m, m0, n, ab, nab, mb, j;
+    float *sx;
+    int64_t *wrow;
+    int8_t *q;
+    qmx_status st;
+    if (!X || !w || !Y || !workspace) return QMX_ERR_NULL;
+    if (M == 0 || N == 0 || K == 0) return QMX_ERR_SIZE;
+    if (ldx < K || ldy < N) return QMX_ERR_SHAPE;
+    if (!qmx__k_extent(M, K, ldx)) return QMX_ERR_OVERFLOW;
+    ext = qmx__k_extent(M, N, ldy);
+    if (!ext || ext > SIZE_MAX / sizeof(float)) return QMX_ERR_OVERFLOW;
+    st = qmx__bw_check(w, N, K, &b);
+    if (st != QMX_OK) return st;
+    st = qmx_matmul_blockw_dyn_i8_workspace_size(M, N, K, opts, &need);
+    if (st != QMX_OK) return st;
+    if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    ab = qmx__bwd_ab(K, opts, &nab);
+    qmx__k_dyn_cfg(&cfg);   /* int8, per tensor, TFLite, nearest-even: qmx_matmul_f32_dyn_i8's */
+    /* pass 1: every activation block's scale (NaN/Inf, underflow) before anything is written */
+    for (m = 0; m < M; m++)
+        for (j = 0; j < nab; j++) {
+            size_t k0 = j * ab, len = K - k0 < ab ? K - k0 : ab;
+            float s;
+            st = qmx_compute_qparams(&cfg, X + m * ldx + k0, len, &s, 1, NULL);
+            if (st != QMX_OK) return st;
+            if (!qmx__k_scale_ok(s)) return QMX_ERR_ARG;   /* absmax / 127 underflowed to 0 */
+        }
+    qmx__bwd_setup(&b, N, K, &d);
+    mb = M < QMX__BWD_MB ? M : QMX__BWD_MB;
+    off = (size_t)((64u - ((uintptr_t)workspace & 63u)) & 63u);
+    sx = (float *)(void *)((unsigned char *)workspace + off);
+    off += qmx__k_r64(4u * mb * nab);
+    wrow = (int64_t *)(void *)((unsigned char *)workspace + off);
+    off += qmx__k_r64(8u * K);
+    q = (int8_t *)(void *)((unsigned char *)workspace + off);
+    /* pass 2: panels of mb rows: quantize them, then per weight row n (decoded once per panel)
+     * every row's dot */
+    for (m0 = 0; m0 < M; m0 += mb) {
+        size_t rows = M - m0 < mb ? M - m0 : mb, i;
+        for (i = 0; i < rows; i++)
+            for (j = 0; j < nab; j++) {
+                size_t k0 = j * ab, len = K - k0 < ab ? K - k0 : ab;
+                const float *x = X + (m0 + i) * ldx + k0;
+                st = qmx_compute_qparams(&cfg, x, len, sx + i * nab + j, 1, NULL);
+                if (st == QMX_OK)
+                    st = qmx_quantize(&cfg, x, len, sx + i * nab + j, 1, NULL, q + i * K + k0, len);
+                if (st != QMX_OK) return st;   /* not reached: checked in pass 1 */
+            }
+        for (n = 0; n < N; n++) {
+            int nf = qmx__bwd_row(&d, n, K, wrow);
+            for (i = 0; i < rows; i++)
+                Y[(m0 + i) * ldy + n] = qmx__bwd_dot(&d, n, q + i * K, sx + i * nab, ab, wrow,
+                                                     nf, K);
+        }
+    }
     return QMX_OK;
 }
 

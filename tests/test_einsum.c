@@ -1,5 +1,6 @@
 /* test_einsum.c - qmx_einsum (qmx_kernels.h): two-operand einsum on float, fp8, int8 and
- * int4 operands.
+ * int4 operands, and the newer ones: int2 / uint2, int3..int7, fp4, fp6, nf4, per-block scales
+ * on float-decoded operands, MX / NVFP4 block-scaled operands.
  * References, independent of qmx:
  *   - tests/data/einsum_cases.txt: numpy.einsum in float64 / int64 of the (dequantized)
  *     operands (tests/gen/gen_einsum.py), 228 cases over 57 specs. Float results must lie
@@ -12,6 +13,11 @@
  *     random shapes past the matmul's tiles (64 rows, 256 columns) and blocks.
  *   - identical bits in every build: a hash of all golden-case outputs must equal the value
  *     recorded on x86-64 (the same with -DQMX_NO_SIMD, sanitizers, C++ and every target).
+ *   - the newer operand types (test_new_*): models written here (the ml_dtypes fp4 / fp6
+ *     decode tables in tests/data, QLoRA's nf4 values, int2 / int4 unpacking and the MX scale
+ *     layout by hand; MX / fp8 / nf4 blocks also via qmx_mx_dequantize / qmx_dequantize) and
+ *     the documented float order run in volatile floats: bit for bit, plus a hash of those
+ *     outputs recorded on x86-64.
  * Plus the API contract: plans that need no copy use no workspace, the workspace query is a
  * pure function of spec and shapes, every error status with an untouched output. */
 #define QMX_IMPLEMENTATION
@@ -22,6 +28,8 @@
 
 /* The FNV-1a hash of every golden case's output bits, recorded from the x86-64 build. */
 #define GOLDEN_BITS_HASH 0x073cc436u
+/* The same of the new operand types' float outputs (test_new_int_operands, _float_operands). */
+#define NEW_TYPES_BITS_HASH 0x14ea752fu
 
 #define MAXE 4096
 static float fa[MAXE], fb[MAXE], fout[MAXE], fout2[MAXE];
@@ -579,13 +587,24 @@ static void test_errors(void) {
     B.scales = NULL;
     A.scaling = (qmx_einsum_scaling)7; EXPECT(RUN(NULL), QMX_ERR_ARG, "unknown scaling");
     A.scaling = QMX_EINSUM_SCALE_TENSOR;
-    {   /* fp8 blocks are not supported (int only) */
+    {   /* fp8 per-block scales are multiplied in when the operand is decoded (E5M2 0x38 = 0.5;
+         * blocks of 1 along j: 0.5 * {0.5, 2, 0.25}); an element * scale that overflows is
+         * NONFINITE, with the output and the workspace untouched */
         uint8_t codes[6] = {0x38, 0x38, 0x38, 0x38, 0x38, 0x38};
+        static unsigned char wsave[4096];
+        float bsc[3] = {0.5f, 2.0f, 0.25f};
         qmx_einsum_operand F = A;
         F.dtype = QMX_FP8_E5M2; F.data = codes; F.data_bytes = 6; F.scaling = QMX_EINSUM_SCALE_BLOCK;
-        F.block_axis = 1; F.block_size = 1; F.scales_len = 3;
+        F.block_axis = 1; F.block_size = 1; F.scales = bsc; F.scales_len = 3;
         set_f32(&B, 2, s2b, fb, 12);
-        EXPECT(qmx_einsum("ij,jk->ik", &F, &B, NULL, out, 8, wsbuf, sizeof wsbuf, &pos), QMX_ERR_UNSUPPORTED, "fp8 per-block scales");
+        CHECK(qmx_einsum("ij,jk->ik", &F, &B, NULL, out, 8, wsbuf, sizeof wsbuf, &pos) == QMX_OK &&
+              out[0] == 1.25f && out[5] == 2.25f, /* 0.25 * 1 + 1 * 2 + 0.125 * 0 */
+              "fp8 per-block scales baked in: %g %g", out[0], out[5]);
+        codes[3] = 0x7B; bsc[0] = 1e38f; /* 57344 * 1e38 */
+        memcpy(wsave, wsbuf, sizeof wsave);
+        EXPECT(qmx_einsum("ij,jk->ik", &F, &B, NULL, out, 8, wsbuf, sizeof wsave, &pos), QMX_ERR_NONFINITE,
+               "fp8 element * block scale overflows");
+        CHECK(!memcmp(wsave, wsbuf, sizeof wsave), "workspace written on error");
         F.zero_point = 1; F.scaling = QMX_EINSUM_SCALE_TENSOR;
         EXPECT(qmx_einsum("ij,jk->ik", &F, &B, NULL, out, 8, wsbuf, sizeof wsbuf, &pos), QMX_ERR_ARG, "fp8 zero point");
     }
@@ -781,6 +800,615 @@ static void test_kn_weights(void) {
     }
 }
 
+/* ---- the newer operand types: int2 / uint2, int3..int7, fp4, fp6, nf4, blocks baked into a
+ * float-decoded operand, MX / NVFP4 ------------------------------------------------------------
+ * Models written here: fp4 / fp6 values from the ml_dtypes decode tables in tests/data, nf4 from
+ * the 16 float32 values of QLoRA Appendix E, int2 / int4 unpacking by hand, MX scale layout and
+ * E8M0 powers of two by hand; fp8 through qmx_fp8_to_f32 and MX / nf4 / fp8 blocks also through
+ * qmx_mx_dequantize / qmx_dequantize (tested against golden data in their own programs). The
+ * float results are compared BIT FOR BIT with the documented order, run here in a loop of
+ * volatile floats (one rounding per step, no contraction). */
+
+static float t_fp4[16], t_e2m3[64], t_e3m2[64];
+static int t_tables_ok;
+static const float t_nf4[16] = {
+    -1.0f, -0.6961928009986877f, -0.5250730514526367f, -0.39491748809814453f,
+    -0.28444138169288635f, -0.18477343022823334f, -0.09105003625154495f, 0.0f,
+    0.07958029955625534f, 0.16093020141124725f, 0.24611230194568634f, 0.33791524171829224f,
+    0.44070982933044434f, 0.5626170039176941f, 0.7229568362236023f, 1.0f};
+
+static int load_decode(const char *name, float *tab, int n) {
+    qmx_test_table t;
+    char line[256];
+    int rows = 0;
+    if (!qmx_test_table_open(&t, name, "# columns: code(hex) float32_bits(hex) value")) return 0;
+    while (qmx_test_table_next(&t, line, sizeof line)) {
+        unsigned c;
+        unsigned long bits;
+        if (sscanf(line, "%x %lx", &c, &bits) != 2 || c >= (unsigned)n) {
+            CHECK(0, "%s: bad row %s", name, line);
+            continue;
+        }
+        tab[c] = qmx_test_bits_f32((uint32_t)bits);
+        rows++;
+    }
+    qmx_test_table_close(&t, n);
+    return rows == n;
+}
+
+/* Element e of a stored float-decoded tensor, by the tables above. */
+static float t_value(qmx_dtype d, const uint8_t *p, size_t e) {
+    unsigned nib = (p[e / 2] >> (4u * (unsigned)(e % 2))) & 15u;
+    switch (d) {
+    case QMX_FP4_E2M1: return t_fp4[nib];
+    case QMX_NF4: return t_nf4[nib];
+    case QMX_FP6_E2M3: return t_e2m3[p[e] & 63u];
+    case QMX_FP6_E3M2: return t_e3m2[p[e] & 63u];
+    default: return qmx_fp8_to_f32(p[e], d);
+    }
+}
+/* Element e of a stored int tensor, unpacked by hand. */
+static int t_int(qmx_dtype d, const uint8_t *p, size_t e) {
+    int c;
+    switch (d) {
+    case QMX_INT2: c = (p[e / 4] >> (2u * (unsigned)(e % 4))) & 3; return c >= 2 ? c - 4 : c;
+    case QMX_UINT2: return (p[e / 4] >> (2u * (unsigned)(e % 4))) & 3;
+    case QMX_INT4: c = (p[e / 2] >> (4u * (unsigned)(e % 2))) & 15; return c >= 8 ? c - 16 : c;
+    case QMX_UINT4: return (p[e / 2] >> (4u * (unsigned)(e % 2))) & 15;
+    default: return (int8_t)p[e];
+    }
+}
+static size_t t_bytes(qmx_dtype d, size_t count) {
+    if (d == QMX_INT2 || d == QMX_UINT2) return (count + 3) / 4;
+    if (d == QMX_INT4 || d == QMX_UINT4 || d == QMX_FP4_E2M1 || d == QMX_NF4) return (count + 1) / 2;
+    return d == QMX_FLOAT32 ? 4 * count : count;
+}
+static float t_pow2(int e) {
+    double v = 1.0;
+    for (; e > 0; e--) v *= 2.0;
+    for (; e < 0; e++) v *= 0.5;
+    return (float)v;
+}
+static float t_frand(float lo, float hi) {
+    float t = (float)(qmx_test_rand() >> 8) * (1.0f / 16777216.0f), w = hi - lo;
+    volatile float p = t * w;
+    t = lo + p;
+    return t;
+}
+
+/* The documented float order, per output: sum = +0; for k = 0, 1, ...: p = a*b; sum = sum + p;
+ * then sum * sa[m] (when given), then * sb[n] (when given); each step a volatile float. B is
+ * [N][K], or [K][N] when kn. */
+static void ref_float(size_t M, size_t N, size_t K, const float *A, const float *B, int kn,
+                      const float *sa, const float *sb, float *C) {
+    size_t m, n, k;
+    for (m = 0; m < M; m++)
+        for (n = 0; n < N; n++) {
+            volatile float sum = 0.0f, p;
+            for (k = 0; k < K; k++) {
+                p = A[m * K + k] * (kn ? B[k * N + n] : B[n * K + k]);
+                sum = sum + p;
+            }
+            if (sa) sum = sum * sa[m];
+            if (sb) sum = sum * sb[n];
+            C[m * N + n] = sum;
+        }
+}
+
+/* int einsum "mk,nk->mn" / "mk,kn->mn" in int64 over hand-unpacked values */
+static void ref_int(size_t M, size_t N, size_t K, qmx_dtype da, const uint8_t *a, int zpa,
+                    qmx_dtype db, const uint8_t *b, int zpb, int kn, int64_t *C) {
+    size_t m, n, k;
+    for (m = 0; m < M; m++)
+        for (n = 0; n < N; n++) {
+            int64_t s = 0;
+            for (k = 0; k < K; k++)
+                s += (int64_t)(t_int(da, a, m * K + k) - zpa) *
+                     (t_int(db, b, kn ? k * N + n : n * K + k) - zpb);
+            C[m * N + n] = s;
+        }
+}
+
+static uint8_t na_el[4096], nb_el[4096], na_sc[1024], nb_sc[1024];
+static float na_f[4096], nb_f[4096], na_dq[4096], nb_dq[4096], n_ref[4096], n_got[4096];
+static float na_s[1024], nb_s[1024], n_sa[256], n_sb[256];
+
+/* A einsum case of the new-type tests: spec, shapes (A [..., K], B [N][K] or [K][N]). */
+typedef struct nt_case {
+    const char *spec;
+    int ra;
+    size_t a[3];
+    size_t n, k;
+    int kn;
+} nt_case;
+static const nt_case nt_cases[] = {
+    {"mk,nk->mn", 2, {5, 37, 0}, 7, 37, 0},    /* float row form (M >= 4), B packed to [K,N] */
+    {"bsd,fd->bsf", 3, {2, 3, 37}, 11, 37, 0}, /* M = 6 */
+    {"bsd,df->bsf", 3, {1, 3, 37}, 11, 37, 1}, /* [K,N] weights in place, M = 3 */
+    {"mk,nk->mn", 2, {2, 21, 0}, 9, 21, 0},    /* [N,K] in place, 4 x 4 tiles' leftovers */
+    {"bsd,df->bsf", 3, {2, 3, 20}, 13, 20, 1}  /* [K,N], M = 6 */
+};
+
+/* B's type: a dtype with a scale mode (-1 none; blocks of bs), or an MX config. */
+typedef struct nt_type {
+    int dtype, scaling;
+    size_t bs;
+    int mx, format, rule;
+    size_t mbs;
+    float ts;
+    const char *name;
+} nt_type;
+static const nt_type nt_types[] = {
+    {QMX_NF4, 3, 8, 0, 0, 0, 0, 0.0f, "nf4, channel-blocks of 8 (ragged)"},
+    {QMX_NF4, 2, 16, 0, 0, 0, 0, 0.0f, "nf4, blocks of 16"},
+    {QMX_NF4, 1, 0, 0, 0, 0, 0, 0.0f, "nf4, per channel"},
+    {QMX_FP4_E2M1, -1, 0, 0, 0, 0, 0, 0.0f, "fp4 e2m1, no scales"},
+    {QMX_FP4_E2M1, 3, 5, 0, 0, 0, 0, 0.0f, "fp4 e2m1, channel-blocks of 5"},
+    {QMX_FP6_E2M3, 0, 0, 0, 0, 0, 0, 0.0f, "fp6 e2m3, per tensor"},
+    {QMX_FP6_E3M2, 2, 16, 0, 0, 0, 0, 0.0f, "fp6 e3m2, blocks of 16"},
+    {QMX_FP6_E3M2, 1, 0, 0, 0, 0, 0, 0.0f, "fp6 e3m2, per channel"},
+    {QMX_FP8_E4M3FN, 3, 10, 0, 0, 0, 0, 0.0f, "fp8 e4m3fn, channel-blocks of 10"},
+    {QMX_FP8_E5M2, 1, 0, 0, 0, 0, 0, 0.0f, "fp8 e5m2, per channel"},
+    {QMX_FP8_E4M3FN, -1, 0, 1, QMX_MXFP8_E4M3, QMX_MX_FLOOR, 0, 0.0f, "MXFP8 E4M3 (FLOOR)"},
+    {QMX_FP8_E5M2, -1, 0, 1, QMX_MXFP8_E5M2, QMX_MX_RCEIL, 16, 0.0f, "MXFP8 E5M2 (RCEIL, 16)"},
+    {QMX_FP6_E2M3, -1, 0, 1, QMX_MXFP6_E2M3, QMX_MX_CEIL, 0, 0.0f, "MXFP6 E2M3 (CEIL)"},
+    {QMX_FP6_E3M2, -1, 0, 1, QMX_MXFP6_E3M2, QMX_MX_EVEN, 8, 0.0f, "MXFP6 E3M2 (EVEN, 8)"},
+    {QMX_FP4_E2M1, -1, 0, 1, QMX_MXFP4, QMX_MX_FLOOR, 0, 0.0f, "MXFP4 (FLOOR)"},
+    {QMX_FP4_E2M1, -1, 0, 1, QMX_MXFP4, QMX_MX_GGML, 0, 0.0f, "MXFP4 (ggml)"},
+    {QMX_FP4_E2M1, -1, 0, 1, QMX_NVFP4, QMX_MX_FLOOR, 0, 0.0f, "NVFP4"},
+    {QMX_FP4_E2M1, -1, 0, 1, QMX_NVFP4, QMX_MX_FLOOR, 0, 0.0234375f, "NVFP4 two-level"},
+    {QMX_FP4_E2M1, -1, 0, 1, QMX_NVFP4, QMX_MX_QWIX, 0, 0.0f, "NVFP4 (Qwix)"},
+    {QMX_FP8_E4M3FN, -1, 0, 1, QMX_MXFP8_E4M3, QMX_MX_QWIX, 0, 0.0f, "MXFP8 (Qwix)"},
+    {QMX_INT8, -1, 0, 1, QMX_MXINT8, QMX_MX_MICROXCALING, 0, 0.0f, "MXINT8 (microxcaling)"}};
+
+/* Random codes of a float-decoded dtype, NaN / Inf codes replaced by 0x30 (fp8). */
+static void t_codes(qmx_dtype d, uint8_t *p, size_t count) {
+    size_t i, nb = t_bytes(d, count);
+    for (i = 0; i < nb; i++) {
+        p[i] = (uint8_t)qmx_test_rand();
+        if (qmx_dtype_is_fp8(d) && !(qmx_fp8_to_f32(p[i], d) == qmx_fp8_to_f32(p[i], d) &&
+                                     qmx_fp8_to_f32(p[i], d) - qmx_fp8_to_f32(p[i], d) == 0.0f))
+            p[i] = 0x30;
+    }
+}
+
+/* MX operand (elements el, codes sc) of the float tensor x with the view [outer][len][inner];
+ * the dequantized tensor into dq. 0 on failure. */
+static int t_mx(qmx_mx_config *c, const float *x, size_t outer, size_t len, size_t inner,
+                uint8_t *el, uint8_t *sc, float *dq, size_t *eb, size_t *ns) {
+    qmx_mx_config v = *c;
+    v.outer = outer; v.axis_len = len; v.inner = inner;
+    if (qmx_mx_storage(&v, outer * len * inner, eb, ns) != QMX_OK) return 0;
+    if (qmx_mx_quantize(&v, x, outer * len * inner, el, *eb, sc, *ns) != QMX_OK) return 0;
+    return qmx_mx_dequantize(&v, el, *eb, sc, *ns, outer * len * inner, dq) == QMX_OK;
+}
+
+static void test_new_float_operands(void) {
+    size_t ci, ti, i, n_cases = sizeof nt_cases / sizeof nt_cases[0];
+    size_t n_types = sizeof nt_types / sizeof nt_types[0];
+    int runs = 0;
+    QMX_TEST_CASE("fp4 / fp6 / nf4 / fp8-with-blocks / MX operands: the documented float order, bit for bit");
+    t_tables_ok = load_decode("fp4_e2m1fn_decode.txt", t_fp4, 16) &&
+                  load_decode("fp6_e2m3fn_decode.txt", t_e2m3, 64) &&
+                  load_decode("fp6_e3m2fn_decode.txt", t_e3m2, 64);
+    if (!t_tables_ok) return;
+    for (ci = 0; ci < n_cases; ci++)
+        for (ti = 0; ti < n_types; ti++) {
+            const nt_case *cs = &nt_cases[ci];
+            const nt_type *ty = &nt_types[ti];
+            qmx_dtype db = (qmx_dtype)ty->dtype;
+            size_t M = cs->ra == 2 ? cs->a[0] : cs->a[0] * cs->a[1], N = cs->n, K = cs->k;
+            size_t cA = M * K, cB = N * K, nblk = ty->bs ? (K + ty->bs - 1) / ty->bs : 1;
+            size_t ws = 0, eb = 0, ns = 0, n;
+            int atype = (int)((ci + ti) % 4), pos, bad = 0;
+            qmx_einsum_operand A, B;
+            qmx_mx_config acfg, bcfg;
+            const float *sa = NULL, *sb = NULL;
+            qmx_status st;
+            memset(&A, 0, sizeof A); memset(&B, 0, sizeof B);
+            memset(&acfg, 0, sizeof acfg); memset(&bcfg, 0, sizeof bcfg);
+            /* A: float32, fp6 e3m2 per tensor 0.5, MXFP8 E4M3 blocks of 16 along k, or nf4
+             * with a per-row (free axis) power-of-two scale */
+            A.rank = cs->ra;
+            for (i = 0; i < (size_t)cs->ra; i++) A.shape[i] = cs->a[i];
+            for (i = 0; i < cA; i++) na_f[i] = t_frand(-1.5f, 1.5f);
+            if (atype == 0) {
+                A.dtype = QMX_FLOAT32; A.data = na_f; A.data_bytes = 4 * cA;
+                memcpy(na_dq, na_f, 4 * cA);
+            } else if (atype == 1) {
+                A.dtype = QMX_FP6_E3M2; t_codes(A.dtype, na_el, cA);
+                A.data = na_el; A.data_bytes = cA;
+                na_s[0] = 0.5f; A.scales = na_s; A.scales_len = 1;
+                for (i = 0; i < cA; i++) na_dq[i] = t_value(A.dtype, na_el, i);
+                for (i = 0; i < M; i++) n_sa[i] = 0.5f;
+                sa = n_sa;
+            } else if (atype == 2) {
+                acfg.format = QMX_MXFP8_E4M3; acfg.block_size = 16;
+                A.dtype = QMX_FP8_E4M3FN; A.mx = &acfg; A.block_axis = cs->ra - 1;
+                CHECK(t_mx(&acfg, na_f, M, K, 1, na_el, na_sc, na_dq, &eb, &ns), "A mx");
+                A.data = na_el; A.data_bytes = eb; A.scale_codes = na_sc; A.scale_codes_len = ns;
+            } else {
+                size_t rows = cs->a[cs->ra - 2];
+                A.dtype = QMX_NF4; t_codes(A.dtype, na_el, cA);
+                A.data = na_el; A.data_bytes = t_bytes(A.dtype, cA);
+                for (i = 0; i < rows; i++) na_s[i] = (float)(1u << (i % 3)) * 0.125f;
+                A.scales = na_s; A.scales_len = rows; A.scaling = QMX_EINSUM_SCALE_CHANNEL;
+                A.channel_axis = cs->ra - 2;
+                for (i = 0; i < cA; i++) na_dq[i] = t_value(A.dtype, na_el, i);
+                for (i = 0; i < M; i++) n_sa[i] = na_s[i % rows];
+                sa = n_sa;
+            }
+            /* B */
+            B.rank = 2;
+            B.shape[0] = cs->kn ? K : N; B.shape[1] = cs->kn ? N : K;
+            B.dtype = db;
+            if (ty->mx) {
+                bcfg.format = (qmx_mx_format)ty->format; bcfg.rule = (qmx_mx_rule)ty->rule;
+                bcfg.block_size = ty->mbs; bcfg.tensor_scale = ty->ts;
+                for (i = 0; i < cB; i++) nb_f[i] = t_frand(-3.0f, 3.0f) * (float)(1u << (i % 4));
+                B.mx = &bcfg; B.block_axis = cs->kn ? 0 : 1;
+                if (!t_mx(&bcfg, nb_f, cs->kn ? 1 : N, K, cs->kn ? N : 1, nb_el, nb_sc, nb_dq, &eb, &ns)) {
+                    CHECK(0, "%s: quantize", ty->name);
+                    continue;
+                }
+                B.data = nb_el; B.data_bytes = eb; B.scale_codes = nb_sc; B.scale_codes_len = ns;
+                if (ty->rule == QMX_MX_FLOOR && ty->format != QMX_NVFP4) {
+                    /* the scale layout by hand: element (o, k, i) of the view has code
+                     * sc[(o * nblk + k / bs) * inner + i], value elem * 2^(code - 127) */
+                    size_t bs = ty->mbs ? ty->mbs : 32, nbk = (K + bs - 1) / bs, o, k, in;
+                    size_t outer = cs->kn ? 1 : N, inner = cs->kn ? N : 1;
+                    if (bs > K) bs = K;
+                    nbk = (K + bs - 1) / bs;
+                    for (o = 0; o < outer; o++)
+                        for (k = 0; k < K; k++)
+                            for (in = 0; in < inner; in++) {
+                                size_t e = (o * K + k) * inner + in;
+                                float v = t_value(db, nb_el, e) *
+                                          t_pow2((int)nb_sc[(o * nbk + k / bs) * inner + in] - 127);
+                                if (qmx_test_f32_bits(v) != qmx_test_f32_bits(nb_dq[e]) && bad++ < 3)
+                                    CHECK(0, "%s: element %u: %g by hand, %g by qmx_mx_dequantize",
+                                          ty->name, (unsigned)e, v, nb_dq[e]);
+                            }
+                }
+            } else {
+                t_codes(db, nb_el, cB);
+                B.data = nb_el; B.data_bytes = t_bytes(db, cB);
+                for (i = 0; i < cB; i++) nb_dq[i] = t_value(db, nb_el, i);
+                if (ty->scaling >= 0) {
+                    size_t chans = ty->scaling & 1 ? N : 1, nsc = chans * nblk;
+                    for (i = 0; i < nsc; i++) nb_s[i] = t_frand(0.01f, 2.0f);
+                    B.scales = nb_s; B.scales_len = nsc; B.scaling = (qmx_einsum_scaling)ty->scaling;
+                    B.channel_axis = cs->kn ? 1 : 0; B.block_axis = cs->kn ? 0 : 1;
+                    B.block_size = ty->bs;
+                    if (ty->bs) { /* baked: element * scales[c * nblk + k / bs], one rounding */
+                        for (i = 0; i < cB; i++) {
+                            size_t k = cs->kn ? i / N : i % K;
+                            size_t c = ty->scaling & 1 ? (cs->kn ? i % N : i / K) : 0;
+                            volatile float v = nb_dq[i] * nb_s[c * nblk + k / ty->bs];
+                            nb_dq[i] = v;
+                        }
+                        if (!cs->kn && (db == QMX_NF4 || qmx_dtype_is_fp8(db))) {
+                            /* the same bits as qmx_dequantize's per-block view [N][K][1]
+                             * (per tensor broadcast: the scales repeated per row) */
+                            qmx_qconfig qc;
+                            static float qs[1024];
+                            memset(&qc, 0, sizeof qc);
+                            qc.dtype = db; qc.granularity = QMX_PER_BLOCK; qc.block_size = ty->bs;
+                            qc.outer = N; qc.axis_len = K; qc.inner = 1;
+                            for (i = 0; i < N * nblk; i++) qs[i] = nb_s[ty->scaling & 1 ? i : i % nblk];
+                            st = qmx_dequantize(&qc, nb_el, B.data_bytes, cB, qs, N * nblk, NULL, n_ref);
+                            CHECK(st == QMX_OK && !memcmp(n_ref, nb_dq, 4 * cB),
+                                  "%s: the model differs from qmx_dequantize (%d)", ty->name, (int)st);
+                        }
+                    } else {
+                        for (i = 0; i < N; i++) n_sb[i] = nb_s[ty->scaling == 1 ? i : 0];
+                        sb = n_sb;
+                    }
+                }
+            }
+            ref_float(M, N, K, na_dq, nb_dq, cs->kn, sa, sb, n_ref);
+            st = qmx_einsum_workspace_size(cs->spec, &A, &B, NULL, &ws, &pos);
+            CHECK(st == QMX_OK && ws <= sizeof wsbuf, "%s x %s (%s): query %d", qmx_dtype_name(A.dtype),
+                  ty->name, cs->spec, (int)st);
+            if (st != QMX_OK || ws > sizeof wsbuf) continue;
+            for (n = 0; n < M * N + 1; n++) n_got[n] = -7.0f;
+            if (ws > 0)
+                CHECK(qmx_einsum(cs->spec, &A, &B, NULL, n_got, M * N, wsbuf + 3, ws - 1, &pos) ==
+                          QMX_ERR_BUFFER_TOO_SMALL && n_got[0] == -7.0f, "%s: a short workspace", ty->name);
+            st = qmx_einsum(cs->spec, &A, &B, NULL, n_got, M * N, wsbuf + 3, ws, &pos);
+            CHECK(st == QMX_OK && n_got[M * N] == -7.0f, "%s x %s (%s): st %d", qmx_dtype_name(A.dtype),
+                  ty->name, cs->spec, (int)st);
+            for (n = 0; n < M * N; n++)
+                if (qmx_test_f32_bits(n_got[n]) != qmx_test_f32_bits(n_ref[n]) && bad++ < 3)
+                    CHECK(0, "%s x %s (%s): out[%u] = %.9g (0x%08lx), model %.9g (0x%08lx)",
+                          qmx_dtype_name(A.dtype), ty->name, cs->spec, (unsigned)n, n_got[n],
+                          (unsigned long)qmx_test_f32_bits(n_got[n]), n_ref[n],
+                          (unsigned long)qmx_test_f32_bits(n_ref[n]));
+            CHECK(bad == 0, "%s x %s (%s): %d mismatches", qmx_dtype_name(A.dtype), ty->name, cs->spec, bad);
+            hash_words(n_got, M * N);
+            runs++;
+        }
+    CHECK(runs == (int)(n_cases * n_types), "ran %d of %u", runs, (unsigned)(n_cases * n_types));
+    printf("new operand types: %d float runs, output bits hash 0x%08lx\n", runs, (unsigned long)fnv);
+    CHECK(NEW_TYPES_BITS_HASH == 0 || fnv == NEW_TYPES_BITS_HASH,
+          "new-type output bits differ from the x86-64 recording: 0x%08lx", (unsigned long)fnv);
+}
+
+/* int2 / uint2 (packed four per byte), int3..int7 (one per byte): unpacked exactly to int8,
+ * then the int paths; the int32 outputs exact, the float outputs exact (power-of-two scales,
+ * small sums) against int64 / double models. */
+static void test_new_int_operands(void) {
+    static int64_t iref[4096];
+    static int32_t got32[4096];
+    size_t i, n, ws = 0, ws8 = 0;
+    int pos, bad;
+    qmx_einsum_operand A, B;
+    qmx_einsum_opts o32;
+    qmx_status st;
+    QMX_TEST_CASE("int2 / uint2 / int3..int7 operands: unpacked exactly, the int paths");
+    fnv = 2166136261u; /* a hash of its own (the golden one is checked) */
+    qmx_test_seed(0x51ED270Bu); /* data of its own: the sweeps before shrink on small targets */
+    memset(&o32, 0, sizeof o32);
+    o32.int32_out = 1;
+    {   /* "mk,nk->mn" int2 [5][13] (zp -1) x int8 [7][13] (zp 3) -> int32; rows not on a byte */
+        size_t M = 5, N = 7, K = 13;
+        memset(&A, 0, sizeof A); memset(&B, 0, sizeof B);
+        for (i = 0; i < 64; i++) { na_el[i] = (uint8_t)qmx_test_rand(); nb_el[i] = (uint8_t)qmx_test_rand(); }
+        for (i = 0; i < N * K; i++) nb_el[i] = (uint8_t)qmx_test_rand();
+        A.dtype = QMX_INT2; A.rank = 2; A.shape[0] = M; A.shape[1] = K; A.data = na_el;
+        A.data_bytes = (M * K + 3) / 4; A.zero_point = -1;
+        B.dtype = QMX_INT8; B.rank = 2; B.shape[0] = N; B.shape[1] = K; B.data = nb_el;
+        B.data_bytes = N * K; B.zero_point = 3;
+        ref_int(M, N, K, QMX_INT2, na_el, -1, QMX_INT8, nb_el, 3, 0, iref);
+        st = qmx_einsum("mk,nk->mn", &A, &B, &o32, got32, M * N, wsbuf, sizeof wsbuf, &pos);
+        for (bad = 0, n = 0; n < M * N; n++) bad += got32[n] != iref[n];
+        CHECK(st == QMX_OK && bad == 0, "int2 x int8 -> int32: st %d, %d mismatches", (int)st, bad);
+        /* the unused high bits of the last byte are ignored (65 = 16 * 4 + 1: six bits) */
+        na_el[A.data_bytes - 1] |= 0xFC;
+        st = qmx_einsum("mk,nk->mn", &A, &B, &o32, n_got, M * N, wsbuf, sizeof wsbuf, &pos);
+        CHECK(st == QMX_OK && !memcmp(n_got, got32, 4 * M * N), "int2: padding bits read");
+        /* int2 unpacks into the workspace: count bytes more than int8 */
+        A.dtype = QMX_INT8; A.zero_point = 0;
+        CHECK(qmx_einsum_workspace_size("mk,nk->mn", &A, &B, &o32, &ws8, &pos) == QMX_OK, "int8 query");
+        A.dtype = QMX_INT2;
+        CHECK(qmx_einsum_workspace_size("mk,nk->mn", &A, &B, &o32, &ws, &pos) == QMX_OK &&
+              ws == ws8 + r64(M * K), "int2 A: + r64(65) bytes: %u vs %u", (unsigned)ws, (unsigned)ws8);
+        A.dtype = QMX_INT3; A.data_bytes = M * K;
+        CHECK(qmx_einsum_workspace_size("mk,nk->mn", &A, &B, &o32, &ws, &pos) == QMX_OK && ws == ws8,
+              "int3 A is read in place: %u vs %u", (unsigned)ws, (unsigned)ws8);
+        A.dtype = QMX_UINT2; A.data_bytes = (M * K + 3) / 4;
+        ref_int(M, N, K, QMX_UINT2, na_el, 0, QMX_INT8, nb_el, 3, 0, iref);
+        st = qmx_einsum("mk,nk->mn", &A, &B, &o32, got32, M * N, wsbuf, sizeof wsbuf, &pos);
+        for (bad = 0, n = 0; n < M * N; n++) bad += got32[n] != iref[n];
+        CHECK(st == QMX_OK && bad == 0, "uint2 x int8 -> int32: st %d, %d mismatches", (int)st, bad);
+    }
+    {   /* "bsd,fd->bsf": int5 [2][3][19] (zp 7, per-token scales) x uint2 [11][19] (channel-blocks
+         * of 5, ragged 19 = 3 * 5 + 4) -> float; power-of-two scales: every float step exact */
+        size_t S = 3, M = 6, N = 11, K = 19, nblk = 4, m, k, b;
+        memset(&A, 0, sizeof A); memset(&B, 0, sizeof B);
+        for (i = 0; i < M * K; i++) na_el[i] = (uint8_t)(int8_t)((int)(qmx_test_rand() % 32) - 16);
+        for (i = 0; i < (N * K + 3) / 4; i++) nb_el[i] = (uint8_t)qmx_test_rand();
+        for (i = 0; i < S; i++) na_s[i] = t_pow2((int)(qmx_test_rand() % 5) - 2);
+        for (i = 0; i < N * nblk; i++) nb_s[i] = t_pow2((int)(qmx_test_rand() % 5) - 3);
+        A.dtype = QMX_INT5; A.rank = 3; A.shape[0] = 2; A.shape[1] = S; A.shape[2] = K;
+        A.data = na_el; A.data_bytes = M * K; A.zero_point = 7;
+        A.scales = na_s; A.scales_len = S; A.scaling = QMX_EINSUM_SCALE_CHANNEL; A.channel_axis = 1;
+        B.dtype = QMX_UINT2; B.rank = 2; B.shape[0] = N; B.shape[1] = K; B.data = nb_el;
+        B.data_bytes = (N * K + 3) / 4; B.scales = nb_s; B.scales_len = N * nblk;
+        B.scaling = QMX_EINSUM_SCALE_CHANNEL_BLOCK; B.channel_axis = 0; B.block_axis = 1; B.block_size = 5;
+        for (m = 0; m < M; m++)
+            for (n = 0; n < N; n++) {
+                double s = 0.0;
+                for (b = 0; b < nblk; b++) {
+                    int64_t p = 0;
+                    for (k = 5 * b; k < K && k < 5 * b + 5; k++)
+                        p += (int64_t)(t_int(QMX_INT5, na_el, m * K + k) - 7) *
+                             t_int(QMX_UINT2, nb_el, n * K + k);
+                    s += (double)p * na_s[m % S] * nb_s[n * nblk + b];
+                }
+                n_ref[m * N + n] = (float)s;
+            }
+        st = qmx_einsum("bsd,fd->bsf", &A, &B, NULL, n_got, M * N, wsbuf, sizeof wsbuf, &pos);
+        for (bad = 0, n = 0; n < M * N; n++) bad += (double)n_got[n] != (double)n_ref[n];
+        CHECK(st == QMX_OK && bad == 0, "int5 x uint2 channel-blocks -> float: st %d, %d mismatches",
+              (int)st, bad);
+        hash_words(n_got, M * N);
+    }
+    {   /* "bsd,df->bsf": int7 [2][2][23] (zp -60) x int6 [23][9] (zp 31, [K,N] in place) -> int32 */
+        size_t M = 4, N = 9, K = 23;
+        memset(&A, 0, sizeof A); memset(&B, 0, sizeof B);
+        for (i = 0; i < M * K; i++) na_el[i] = (uint8_t)(int8_t)((int)(qmx_test_rand() % 128) - 64);
+        for (i = 0; i < K * N; i++) nb_el[i] = (uint8_t)(int8_t)((int)(qmx_test_rand() % 64) - 32);
+        A.dtype = QMX_INT7; A.rank = 3; A.shape[0] = 2; A.shape[1] = 2; A.shape[2] = K;
+        A.data = na_el; A.data_bytes = M * K; A.zero_point = -60;
+        B.dtype = QMX_INT6; B.rank = 2; B.shape[0] = K; B.shape[1] = N; B.data = nb_el;
+        B.data_bytes = K * N; B.zero_point = 31;
+        ref_int(M, N, K, QMX_INT7, na_el, -60, QMX_INT6, nb_el, 31, 1, iref);
+        st = qmx_einsum("bsd,df->bsf", &A, &B, &o32, got32, M * N, wsbuf, sizeof wsbuf, &pos);
+        for (bad = 0, n = 0; n < M * N; n++) bad += got32[n] != iref[n];
+        CHECK(st == QMX_OK && bad == 0, "int7 x int6 [K,N] -> int32: st %d, %d mismatches", (int)st, bad);
+        /* int3 bytes are int8 bytes: the same bits as an int8 operand (values in range) */
+        for (i = 0; i < M * K; i++) na_el[i] = (uint8_t)(int8_t)((int)(qmx_test_rand() % 8) - 4);
+        A.dtype = QMX_INT3; A.zero_point = 3;
+        B.scales = nb_s; B.scales_len = N; B.scaling = QMX_EINSUM_SCALE_CHANNEL; B.channel_axis = 1;
+        B.zero_point = 0;
+        for (i = 0; i < N; i++) nb_s[i] = t_frand(0.01f, 1.0f);
+        st = qmx_einsum("bsd,df->bsf", &A, &B, NULL, n_got, M * N, wsbuf, sizeof wsbuf, &pos);
+        A.dtype = QMX_INT8; B.dtype = QMX_INT8;
+        CHECK(st == QMX_OK && qmx_einsum("bsd,df->bsf", &A, &B, NULL, n_ref, M * N, wsbuf,
+                                         sizeof wsbuf, &pos) == QMX_OK &&
+              !memcmp(n_got, n_ref, 4 * M * N), "int3 x int6 -> float: the bits of int8 x int8");
+    }
+}
+
+/* Errors of the new operand types: status, the output and the workspace untouched. */
+static void test_new_errors(void) {
+    static unsigned char wsave[16384];
+    qmx_einsum_operand A, B, C;
+    qmx_mx_config cfg, bad_cfg;
+    qmx_einsum_opts o32;
+    size_t M = 3, N = 4, K = 40, eb = 0, ns = 0, ws = 0, i;
+    float out[16];
+    int pos, j;
+    qmx_status st;
+    QMX_TEST_CASE("errors of the new operand types: status, output and workspace untouched");
+    memset(&o32, 0, sizeof o32);
+    o32.int32_out = 1;
+#define NEXPECT(a, b, opts, want, what)                                                       \
+    do {                                                                                      \
+        size_t qws = 99;                                                                      \
+        for (j = 0; j < 16; j++) out[j] = 42.0f;                                              \
+        memset(wsbuf, 0x5A, sizeof wsave);                                                    \
+        memcpy(wsave, wsbuf, sizeof wsave);                                                   \
+        st = qmx_einsum("mk,nk->mn", (a), (b), (opts), out, 16, wsbuf, sizeof wsave, &pos);   \
+        CHECK(st == (want), "%s: got %d (%s) want %d", what, (int)st, qmx_status_str(st), (int)(want)); \
+        for (j = 0; j < 16; j++) CHECK(out[j] == 42.0f, "%s: output written", what);         \
+        CHECK(!memcmp(wsave, wsbuf, sizeof wsave), "%s: workspace written", what);           \
+        (void)qws;                                                                            \
+    } while (0)
+    /* A float32 [3][40], B MXFP4 [4][40] blocks of 32 along k (ragged 40 = 32 + 8) */
+    for (i = 0; i < M * K; i++) na_f[i] = t_frand(-1.0f, 1.0f);
+    for (i = 0; i < N * K; i++) nb_f[i] = t_frand(-4.0f, 4.0f);
+    memset(&cfg, 0, sizeof cfg);
+    cfg.format = QMX_MXFP4;
+    CHECK(t_mx(&cfg, nb_f, N, K, 1, nb_el, nb_sc, nb_dq, &eb, &ns) && ns == 8 && eb == 80, "mxfp4 B");
+    memset(&A, 0, sizeof A); memset(&B, 0, sizeof B);
+    A.rank = 2; A.shape[0] = M; A.shape[1] = K; A.data = na_f; A.data_bytes = 4 * M * K;
+    B.dtype = QMX_FP4_E2M1; B.rank = 2; B.shape[0] = N; B.shape[1] = K; B.mx = &cfg;
+    B.block_axis = 1; B.data = nb_el; B.data_bytes = eb; B.scale_codes = nb_sc; B.scale_codes_len = ns;
+    CHECK(qmx_einsum("mk,nk->mn", &A, &B, NULL, out, 16, wsbuf, sizeof wsbuf, &pos) == QMX_OK,
+          "mx baseline");
+    CHECK(qmx_einsum_workspace_size("mk,nk->mn", &A, &B, NULL, &ws, &pos) == QMX_OK &&
+              ws == 64 + r64(4 * N * K), "M < 4, [N,K] B: only the dequantized copy, got %u", (unsigned)ws);
+    {   /* pure: no data, no codes needed to plan */
+        size_t ws2 = 0;
+        C = B; C.data = NULL; C.scale_codes = NULL; C.scale_codes_len = 0; C.data_bytes = 0;
+        CHECK(qmx_einsum_workspace_size("mk,nk->mn", &A, &C, NULL, &ws2, &pos) == QMX_OK && ws2 == ws,
+              "the mx plan does not read data or scale codes");
+    }
+    C = B; C.block_axis = 0; NEXPECT(&A, &C, NULL, QMX_ERR_ARG, "mx block axis on the free n");
+    CHECK(qmx_einsum_workspace_size("mk,nk->mn", &A, &C, NULL, &ws, &pos) == QMX_ERR_ARG,
+          "the query too: mx block axis not contracted");
+    C = B; C.block_axis = 2; NEXPECT(&A, &C, NULL, QMX_ERR_ARG, "mx block axis out of range");
+    C = B; C.scale_codes_len = ns - 1; NEXPECT(&A, &C, NULL, QMX_ERR_BUFFER_TOO_SMALL, "scale_codes short");
+    C = B; C.data_bytes = eb - 1; NEXPECT(&A, &C, NULL, QMX_ERR_BUFFER_TOO_SMALL, "mx data_bytes short");
+    C = B; C.scale_codes = NULL; NEXPECT(&A, &C, NULL, QMX_ERR_NULL, "mx scale_codes NULL");
+    C = B; C.dtype = QMX_FP8_E4M3FN; NEXPECT(&A, &C, NULL, QMX_ERR_DTYPE, "MXFP4 declared as e4m3");
+    C = B; C.dtype = QMX_FLOAT32; NEXPECT(&A, &C, NULL, QMX_ERR_DTYPE, "MXFP4 declared as float32");
+    C = B; C.scales = nb_s; C.scales_len = 1; nb_s[0] = 1.0f;
+    NEXPECT(&A, &C, NULL, QMX_ERR_ARG, "float scales on an mx operand");
+    C = B; C.block_size = 16; NEXPECT(&A, &C, NULL, QMX_ERR_ARG, "block_size 16 against the config's 32");
+    C = B; C.block_size = 32;
+    CHECK(qmx_einsum("mk,nk->mn", &A, &C, NULL, out, 16, wsbuf, sizeof wsbuf, &pos) == QMX_OK,
+          "block_size 32 is the config's");
+    C = B; NEXPECT(&A, &C, &o32, QMX_ERR_ARG, "int32 output of an mx operand");
+    C = A; C.scale_codes = nb_sc; NEXPECT(&C, &B, NULL, QMX_ERR_ARG, "scale_codes without mx");
+    bad_cfg = cfg; C = B; C.mx = &bad_cfg;
+    bad_cfg.outer = N; bad_cfg.axis_len = K; bad_cfg.inner = 1;
+    CHECK(qmx_einsum("mk,nk->mn", &A, &C, NULL, out, 16, wsbuf, sizeof wsbuf, &pos) == QMX_OK,
+          "an mx view equal to the operand's");
+    bad_cfg.outer = 1; bad_cfg.axis_len = N * K;
+    NEXPECT(&A, &C, NULL, QMX_ERR_SHAPE, "an mx view of another shape");
+    bad_cfg = cfg; bad_cfg.format = QMX_MXINT8; C.dtype = QMX_INT8;
+    NEXPECT(&A, &C, NULL, QMX_ERR_UNSUPPORTED, "MXINT8 with FLOOR (qmx_mx_storage's error)");
+    bad_cfg.format = (qmx_mx_format)99; NEXPECT(&A, &C, NULL, QMX_ERR_ARG, "unknown mx format");
+    bad_cfg = cfg; bad_cfg.tensor_scale = 2.0f; C.dtype = QMX_FP4_E2M1;
+    NEXPECT(&A, &C, NULL, QMX_ERR_ARG, "tensor_scale on MXFP4");
+    {   /* MX x int8: the classes differ */
+        memset(&C, 0, sizeof C);
+        C.dtype = QMX_INT8; C.rank = 2; C.shape[0] = M; C.shape[1] = K; C.data = ia; C.data_bytes = M * K;
+        NEXPECT(&C, &B, NULL, QMX_ERR_UNSUPPORTED, "int8 x MXFP4");
+        C = B; C.zero_point = 1;
+        NEXPECT(&A, &C, NULL, QMX_ERR_ARG, "zero point on an mx operand");
+    }
+    /* non-finite dequantized elements, found without writing anything */
+    C = B; memcpy(nb_sc + 64, nb_sc, ns); C.scale_codes = nb_sc + 64;
+    nb_sc[64 + 5] = 0xFF; NEXPECT(&A, &C, NULL, QMX_ERR_NONFINITE, "E8M0 NaN scale code");
+    {   /* ggml's MXFP4: code 0xFF is 2^127, finite times 1 (K = 1, fp4 code 1), Inf times 2 */
+        bad_cfg = cfg; bad_cfg.rule = QMX_MX_GGML; C.mx = &bad_cfg;
+        memset(nb_el + 256, 0x11, eb); C.data = nb_el + 256;
+        for (i = 0; i < ns; i++) nb_sc[64 + i] = 0x7F;
+        nb_sc[64 + 2] = 0xFF;
+        CHECK(qmx_einsum("mk,nk->mn", &A, &C, NULL, out, 16, wsbuf, sizeof wsbuf, &pos) == QMX_OK,
+              "ggml 2^127 * 1 is finite");
+        nb_el[256 + 27] = 0x21; /* element 55 (high nibble): row 1, block 0 (code 0xFF): fp4 2 */
+        NEXPECT(&A, &C, NULL, QMX_ERR_NONFINITE, "ggml 2^127 * 2 overflows");
+    }
+    {   /* MXFP8 E5M2: 57344 * 2^127 overflows; E4M3 NaN elements */
+        memset(&bad_cfg, 0, sizeof bad_cfg); bad_cfg.format = QMX_MXFP8_E5M2;
+        C = B; C.dtype = QMX_FP8_E5M2; C.mx = &bad_cfg; C.data = nb_el + 256; C.data_bytes = N * K;
+        C.scale_codes = nb_sc + 64;
+        memset(nb_el + 256, 0x3C, N * K);      /* 1.0 */
+        for (i = 0; i < ns; i++) nb_sc[64 + i] = 0xFE;
+        CHECK(qmx_einsum("mk,nk->mn", &A, &C, NULL, out, 16, wsbuf, sizeof wsbuf, &pos) == QMX_OK,
+              "e5m2 1.0 * 2^127 is finite");
+        nb_el[256 + 3 * K + 39] = 0x7B;          /* 57344, in the ragged last block */
+        NEXPECT(&A, &C, NULL, QMX_ERR_NONFINITE, "e5m2 57344 * 2^127 overflows");
+        nb_el[256 + 3 * K + 39] = 0x7C;          /* Inf */
+        for (i = 0; i < ns; i++) nb_sc[64 + i] = 0x7F;
+        NEXPECT(&A, &C, NULL, QMX_ERR_NONFINITE, "e5m2 Inf element");
+        bad_cfg.format = QMX_MXFP8_E4M3; C.dtype = QMX_FP8_E4M3FN; nb_el[256 + 3 * K + 39] = 0x38;
+        CHECK(qmx_einsum("mk,nk->mn", &A, &C, NULL, out, 16, wsbuf, sizeof wsbuf, &pos) == QMX_OK,
+              "e4m3 finite");
+        nb_el[256 + 17] = 0xFF;
+        NEXPECT(&A, &C, NULL, QMX_ERR_NONFINITE, "e4m3 NaN element");
+        bad_cfg.rule = QMX_MX_QWIX; nb_el[256 + 17] = 0x00; nb_sc[64 + 7] = 0xFF;
+        NEXPECT(&A, &C, NULL, QMX_ERR_NONFINITE, "Qwix 0xFF scale (Inf, 0 * Inf in its block)");
+    }
+    /* float-decoded operands */
+    memset(&C, 0, sizeof C);
+    C.dtype = QMX_NF4; C.rank = 2; C.shape[0] = N; C.shape[1] = K; C.data = nb_el; C.data_bytes = N * K / 2;
+    CHECK(qmx_einsum("mk,nk->mn", &A, &C, NULL, out, 16, wsbuf, sizeof wsbuf, &pos) == QMX_OK, "nf4 baseline");
+    C.data_bytes = N * K / 2 - 1; NEXPECT(&A, &C, NULL, QMX_ERR_BUFFER_TOO_SMALL, "nf4 data_bytes short");
+    C.data_bytes = N * K / 2;
+    C.zero_point = 7; NEXPECT(&A, &C, NULL, QMX_ERR_ARG, "nf4 zero point"); C.zero_point = 0;
+    NEXPECT(&A, &C, &o32, QMX_ERR_ARG, "nf4 int32 output");
+    C.scales = nb_s; C.scales_len = 2; C.scaling = QMX_EINSUM_SCALE_BLOCK; C.block_axis = 0;
+    C.block_size = 2; nb_s[0] = nb_s[1] = 1.0f;
+    NEXPECT(&A, &C, NULL, QMX_ERR_ARG, "nf4 blocks along the free n");
+    C.block_axis = 1; C.block_size = 0; NEXPECT(&A, &C, NULL, QMX_ERR_SIZE, "nf4 block size 0");
+    C.block_size = 32;
+    CHECK(qmx_einsum("mk,nk->mn", &A, &C, NULL, out, 16, wsbuf, sizeof wsbuf, &pos) == QMX_OK, "nf4 blocks");
+    C.scales_len = 1; NEXPECT(&A, &C, NULL, QMX_ERR_BUFFER_TOO_SMALL, "nf4 one scale for two blocks");
+    C.scales_len = 2; nb_s[1] = 0.0f; NEXPECT(&A, &C, NULL, QMX_ERR_ARG, "nf4 block scale 0");
+    C.dtype = QMX_FP6_E3M2; C.data_bytes = N * K; memset(nb_el, 0x1F, N * K); /* 28 */
+    nb_s[1] = 1e38f; NEXPECT(&A, &C, NULL, QMX_ERR_NONFINITE, "fp6 e3m2 28 * 1e38 overflows");
+    C.dtype = QMX_E8M0; NEXPECT(&A, &C, NULL, QMX_ERR_DTYPE, "an e8m0 operand");
+    C.dtype = QMX_UINT16; NEXPECT(&A, &C, NULL, QMX_ERR_DTYPE, "a uint16 operand");
+    /* int zero points: the dtype's own range */
+    memset(&C, 0, sizeof C); memset(&B, 0, sizeof B);
+    C.rank = 2; C.shape[0] = M; C.shape[1] = K; C.data = na_el; C.data_bytes = M * K;
+    B.dtype = QMX_INT8; B.rank = 2; B.shape[0] = N; B.shape[1] = K; B.data = nb_el; B.data_bytes = N * K;
+    memset(na_el, 0, M * K);
+    {
+        static const struct { int d, lo, hi; } zr[] = {
+            {QMX_INT3, -4, 3}, {QMX_INT5, -16, 15}, {QMX_INT6, -32, 31}, {QMX_INT7, -64, 63},
+            {QMX_INT2, -2, 1}, {QMX_UINT2, 0, 3}, {QMX_INT4, -8, 7}, {QMX_UINT4, 0, 15},
+            {QMX_INT8, -128, 127}};
+        size_t z;
+        for (z = 0; z < sizeof zr / sizeof zr[0]; z++) {
+            char what[64];
+            C.dtype = (qmx_dtype)zr[z].d;
+            C.zero_point = zr[z].lo;
+            CHECK(qmx_einsum("mk,nk->mn", &C, &B, &o32, out, 16, wsbuf, sizeof wsbuf, &pos) == QMX_OK &&
+                      (C.zero_point = zr[z].hi,
+                       qmx_einsum("mk,nk->mn", &C, &B, NULL, out, 16, wsbuf, sizeof wsbuf, &pos)) == QMX_OK,
+                  "%s zero points %d, %d", qmx_dtype_name(C.dtype), zr[z].lo, zr[z].hi);
+            sprintf(what, "%s zero point %d", qmx_dtype_name(C.dtype), zr[z].hi + 1);
+            C.zero_point = zr[z].hi + 1; NEXPECT(&C, &B, &o32, QMX_ERR_ARG, what);
+            sprintf(what, "%s zero point %d", qmx_dtype_name(C.dtype), zr[z].lo - 1);
+            C.zero_point = zr[z].lo - 1; NEXPECT(&C, &B, NULL, QMX_ERR_ARG, what);
+        }
+    }
+    C.dtype = QMX_INT2; C.zero_point = 0; C.data_bytes = (M * K + 3) / 4 - 1;
+    NEXPECT(&C, &B, &o32, QMX_ERR_BUFFER_TOO_SMALL, "int2 data_bytes short");
+    C.data_bytes = (M * K + 3) / 4;
+    NEXPECT(&C, &A, NULL, QMX_ERR_UNSUPPORTED, "int2 x float32");
+    C.dtype = QMX_INT3; C.data_bytes = M * K - 1;
+    NEXPECT(&C, &B, &o32, QMX_ERR_BUFFER_TOO_SMALL, "int3 data_bytes short");
+#undef NEXPECT
+}
+
 int main(void) {
     qmx_test_seed(0x9E3779B9u); /* this program's data */
     test_kn_weights();
@@ -791,5 +1419,8 @@ int main(void) {
     test_errors();
     test_features();
     test_plan_is_kernel();
+    test_new_int_operands();
+    test_new_float_operands();
+    test_new_errors();
     return QMX_TEST_END();
 }

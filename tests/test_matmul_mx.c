@@ -537,6 +537,650 @@ static void test_mxfp8(void) {
     }
 }
 
+/* ---- qmx_matmul_blockw_dyn_i8: int8 activations quantized on the fly x block-scaled weights.
+ * The reference below is written from the documented contract only (qmx_kernels.h, "INT8
+ * ACTIVATIONS ON THE FLY"), not from the kernel: activations quantized per block by the TFLite
+ * formula (absmax / 127, RNE of x / s, [-127, 127]); weight elements decoded to their VALUE by
+ * qmx.h's public scalar codecs (themselves checked against the CUDA / ml_dtypes tables in
+ * test_lowfloat.c / test_fp8.c), ggml's and QLoRA's tables written out here, and integers
+ * unpacked here; each element times 2^27 is an integer (checked), so a segment's exact sum is
+ * an int64 S and its float value RN(S 2^-27), rounded here in integers; block scales decoded
+ * here from the codes; segments found by walking k and closing one at every weight-block or
+ * activation-block end; then p * sw, p * sx, y + p, each a volatile float. ---- */
+#define DM 70   /* > 64: two panels of rows */
+#define DSENT SENT
+static float DX[DM * (MAXK + PADA)], DY[DM * (MAXN + PADY)], DYsave[DM * (MAXN + PADY)];
+static float DYref[DM * MAXN], Dsx[DM * MAXK];
+static double Dexact[DM * MAXN], Dabs[DM * MAXN];
+static int Dnseg[DM * MAXN];
+static int8_t Dq[DM * MAXK];
+static unsigned char dws[70000], dwssave[70000];
+static uint32_t dyn_hash = 2166136261u;
+static long dyn_not_integral;
+
+static const float t_nf4[16] = {   /* QLoRA Appendix E (the float32 values) */
+    -1.0f, -0.6961928009986877f, -0.5250730514526367f, -0.39491748809814453f,
+    -0.28444138169288635f, -0.18477343022823334f, -0.09105003625154495f, 0.0f,
+    0.07958029955625534f, 0.16093020141124725f, 0.24611230194568634f, 0.33791524171829224f,
+    0.44070982933044434f, 0.5626170039176941f, 0.7229568362236023f, 1.0f};
+static const int t_ggml_kv[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
+static void dyn_hash_out(float y) {
+    uint32_t u = fb(y), i;
+    for (i = 0; i < 4; i++) { dyn_hash ^= (u >> (8 * i)) & 0xFFu; dyn_hash *= 16777619u; }
+}
+/* 2^e exactly (a decimal float constant such as 3e30f is evaluated in wider precision where
+ * FLT_EVAL_METHOD is 1 or 2: the test data would differ by target) */
+static float p2f(int e) { return (float)ldexp(1.0, e); }
+/* RNE of a float t (|t| < 2^31) */
+static int32_t t_rne(float t) {
+    double d = (double)t, f = floor(d), r = d - f;
+    int32_t i = (int32_t)f;
+    if (r > 0.5 || (r == 0.5 && (i & 1))) i++;
+    return i;
+}
+/* the TFLite int8 row quantization of one activation block */
+static void t_quant(const float *x, size_t len, float *s, int8_t *q) {
+    size_t k;
+    float am = 0.0f;
+    for (k = 0; k < len; k++) if (fabsf(x[k]) > am) am = fabsf(x[k]);
+    if (am == 0.0f) *s = 1.0f;
+    else { volatile float t = am / 127.0f; *s = t; }
+    for (k = 0; k < len; k++) {
+        volatile float t = x[k] / *s;
+        int32_t r = t_rne(t);
+        q[k] = (int8_t)(r > 127 ? 127 : r < -127 ? -127 : r);
+    }
+}
+/* RN_f32(S 2^-27), nearest-even, in integers (the result is 0 or >= 2^-27: normal) */
+static float t_rn27(int64_t S) {
+    uint64_t a = S < 0 ? 0u - (uint64_t)S : (uint64_t)S, q, rem, half;
+    int L = 0, d;
+    float r;
+    for (q = a; q; q >>= 1) L++;
+    if (L <= 24) {
+        r = (float)ldexp((double)a, -27);
+    } else {
+        d = L - 24;
+        q = a >> d; rem = a & (((uint64_t)1 << d) - 1u); half = (uint64_t)1 << (d - 1);
+        if (rem > half || (rem == half && (q & 1u))) q++;
+        r = (float)ldexp((double)q, d - 27);
+    }
+    return S < 0 ? -r : r;
+}
+/* the weight block length along K and the scale index of element (n, k) */
+static size_t t_wblock(size_t K) {
+    size_t bs;
+    if (W.kind == QMX_BLOCKW_MX)
+        bs = mcfg.block_size ? mcfg.block_size : (mcfg.format == QMX_NVFP4 ? 16u : 32u);
+    else
+        bs = qcfg.granularity == QMX_PER_BLOCK ? qcfg.block_size : K;
+    return bs < K ? bs : K;
+}
+static size_t t_sindex(size_t n, size_t k, size_t K) {
+    size_t bs = t_wblock(K), nb = (K + bs - 1) / bs;
+    if (W.kind == QMX_BLOCKW_QCONFIG && qcfg.granularity != QMX_PER_BLOCK)
+        return qcfg.granularity == QMX_PER_CHANNEL ? n : 0;
+    return n * nb + k / bs;
+}
+/* the value of element (n, k) without its block scale (may be NaN / Inf) */
+static double t_wvalue(size_t n, size_t k, size_t K) {
+    const uint8_t *p = (const uint8_t *)W.data;
+    size_t e = n * K + k;
+    qmx_dtype d;
+    double v;
+    if (W.kind == QMX_BLOCKW_MX) {
+        switch (mcfg.format) {
+        case QMX_MXFP4: case QMX_NVFP4: {
+            unsigned c = (p[e / 2] >> (4 * (e & 1))) & 15u;
+            return mcfg.rule == QMX_MX_GGML ? (double)t_ggml_kv[c]
+                                            : (double)qmx_fp4_to_f32((uint8_t)c);
+        }
+        case QMX_MXFP6_E2M3: return qmx_fp6_to_f32(p[e], QMX_FP6_E2M3);
+        case QMX_MXFP6_E3M2: return qmx_fp6_to_f32(p[e], QMX_FP6_E3M2);
+        case QMX_MXFP8_E4M3: return qmx_fp8_to_f32(p[e], QMX_FP8_E4M3FN);
+        case QMX_MXFP8_E5M2: return qmx_fp8_to_f32(p[e], QMX_FP8_E5M2);
+        default: return (double)(p[e] >= 128 ? (int)p[e] - 256 : (int)p[e]) / 64.0;   /* MXINT8 */
+        }
+    }
+    d = qcfg.dtype ? qcfg.dtype : QMX_INT8;
+    if (qmx_dtype_is_fp8(d)) return qmx_fp8_to_f32(p[e], d);
+    switch (d) {
+    case QMX_NF4: return t_nf4[(p[e / 2] >> (4 * (e & 1))) & 15u];
+    case QMX_INT2: case QMX_UINT2: {
+        int c = (p[e / 4] >> (2 * (e & 3))) & 3;
+        v = d == QMX_INT2 && c >= 2 ? c - 4 : c;
+        break;
+    }
+    case QMX_INT4: case QMX_UINT4: {
+        int c = (p[e / 2] >> (4 * (e & 1))) & 15;
+        v = d == QMX_INT4 && c >= 8 ? c - 16 : c;
+        break;
+    }
+    case QMX_UINT8: v = p[e]; break;
+    case QMX_INT16: { int16_t t; memcpy(&t, p + 2 * e, 2); v = t; break; }
+    case QMX_UINT16: { uint16_t t; memcpy(&t, p + 2 * e, 2); v = t; break; }
+    default: v = p[e] >= 128 ? (int)p[e] - 256 : (int)p[e]; break;   /* int8, int3 .. int7 */
+    }
+    if (W.zero_points && (qcfg.asymmetric || qcfg.recipe == QMX_RECIPE_TORCH ||
+                          qcfg.recipe == QMX_RECIPE_ONNX))
+        v -= W.zero_points[t_sindex(n, k, K)];
+    return v;
+}
+/* the block scale at scale index si, from the documented decoding of its code */
+static float t_scale(size_t si) {
+    unsigned c;
+    if (W.kind == QMX_BLOCKW_QCONFIG) return W.scales[si];
+    c = W.scale_codes[si];
+    if (mcfg.rule == QMX_MX_GGML) {
+        if (mcfg.format == QMX_NVFP4) {   /* UE4M3 / 2, bit 7 ignored, 0x00 and 0x7F -> 0 */
+            unsigned ex = (c >> 3) & 15u, m = c & 7u;
+            if (c == 0 || c == 0x7F) return 0.0f;
+            return ex ? (float)ldexp(8.0 + m, (int)ex - 11) : (float)ldexp((double)m, -10);
+        }
+        return (float)ldexp(1.0, (int)c - 128);
+    }
+    if (mcfg.format == QMX_NVFP4) {
+        float s = qmx_fp8_to_f32((uint8_t)c, QMX_FP8_E4M3FN);
+        if (mcfg.tensor_scale != 0.0f && s == s) {
+            volatile float t = mcfg.tensor_scale * s;
+            s = t;
+        }
+        return s;
+    }
+    if (mcfg.rule == QMX_MX_QWIX)
+        return c == 0 ? 0.0f : c == 255 ? qmx_test_bits_f32(0x7F800000u)
+                                        : (float)ldexp(1.0, (int)c - 127);
+    return c == 255 ? qmx_test_bits_f32(0x7FC00000u) : (float)ldexp(1.0, (int)c - 127);
+}
+
+/* The documented order for Y [M][N] (DYref), with the double data of the tolerance check. */
+static void t_model(size_t M, size_t N, size_t K, size_t ldx, size_t act_block) {
+    size_t ab = act_block && act_block < K ? act_block : K, wbs = t_wblock(K), m, n, k, j;
+    for (m = 0; m < M; m++)
+        for (j = 0; j * ab < K; j++) {
+            size_t k0 = j * ab, len = K - k0 < ab ? K - k0 : ab;
+            t_quant(DX + m * ldx + k0, len, &Dsx[m * MAXK + j], Dq + m * MAXK + k0);
+        }
+    for (m = 0; m < M; m++)
+        for (n = 0; n < N; n++) {
+            volatile float y = 0.0f;
+            int64_t S = 0;
+            double nfsum = 0.0, ex = 0.0, ab_sum = 0.0;
+            int nf = 0, nseg = 0;
+            for (k = 0; k < K; k++) {
+                double v = t_wvalue(n, k, K);
+                int q = Dq[m * MAXK + k];
+                if (v != v || v - v != 0.0) {
+                    nf = 1;
+                } else {
+                    double e27 = ldexp(v, 27);
+                    if (e27 != floor(e27)) dyn_not_integral++;
+                    S += (int64_t)q * (int64_t)e27;
+                }
+                nfsum += (double)q * v;
+                if (k + 1 == K || (k + 1) % wbs == 0 || (k + 1) % ab == 0) {   /* segment end */
+                    float sw = t_scale(t_sindex(n, k, K)), s = Dsx[m * MAXK + k / ab];
+                    volatile float p = nf ? (float)nfsum : t_rn27(S);
+                    double xv = ldexp((double)S, -27) * (double)sw * (double)s;
+                    p = p * sw;
+                    p = p * s;
+                    y = y + p;
+                    ex += xv; ab_sum += fabs(xv); nseg++;
+                    S = 0; nfsum = 0.0; nf = 0;
+                }
+            }
+            DYref[m * N + n] = y != y ? qmx_test_bits_f32(0x7FC00000u) : y;
+            Dexact[m * N + n] = ex; Dabs[m * N + n] = ab_sum; Dnseg[m * N + n] = nseg;
+        }
+}
+
+/* X [M][K] (row stride ldx; the padding holds NaN): per row by mode: random of varied
+ * magnitude, all zero (+0 / -0), ties (every block's absmax 127 so sx = 1 and x / sx = x, with
+ * x = i + 1/2 and -0), random with zeros and -0, huge, tiny; xmode 1: x[1][3] = 0 (an Inf
+ * weight there meets q = 0) */
+static void fill_x(size_t M, size_t K, size_t ldx, size_t act_block, int xmode) {
+    size_t ab = act_block && act_block < K ? act_block : K, m, k;
+    for (m = 0; m < M; m++) {
+        float *x = DX + m * ldx;
+        int mode = (int)(m % 7);
+        for (k = K; k < ldx; k++) x[k] = qmx_test_bits_f32(0x7FC01234u);
+        for (k = 0; k < K; k++) {
+            float v;
+            switch (mode) {
+            case 1: v = (k & 1) ? -0.0f : 0.0f; break;
+            case 2:
+                if (k % ab == 0) v = (k / ab) & 1 ? -127.0f : 127.0f;
+                else if (k % 5 == 4) v = -0.0f;
+                else v = (float)((int)(k % 13) - 6) + ((k & 2) ? 0.5f : -0.5f);
+                break;
+            case 3:
+                v = qmx_test_rand() % 4 == 0 ? ((k & 1) ? -0.0f : 0.0f) : frand(-3.0f, 3.0f);
+                break;
+            case 4: v = frand(-1.0f, 1.0f) * p2f(100); break;
+            case 5: v = frand(-1.0f, 1.0f) * p2f(-100); break;
+            default: v = frand(-1.5f, 1.5f) * (float)(1u << (m % 9)) * 0.0625f; break;
+            }
+            x[k] = v;
+        }
+    }
+    if (xmode == 1 && M > 1 && K > 3) DX[1 * ldx + 3] = 0.0f;
+}
+
+/* Runs the kernel (padded ldx / ldy, workspace at an odd offset) against t_model. */
+static void dyn_run(const char *what, size_t M, size_t N, size_t K, size_t act_block, int xmode) {
+    size_t ldx = K + PADA, ldy = N + PADY, need = 0, i, m, n;
+    size_t off = 1 + (size_t)(qmx_test_rand() % 63);
+    qmx_blockw_dyn_opts o;
+    qmx_status st;
+    long bad_bits = 0, bad_tol = 0, bad_pad = 0;
+    o.act_block = act_block;
+    fill_x(M, K, ldx, act_block, xmode);
+    t_model(M, N, K, ldx, act_block);
+    for (i = 0; i < M * ldy; i++) DY[i] = qmx_test_bits_f32(DSENT);
+    CHECK(qmx_matmul_blockw_dyn_i8_workspace_size(M, N, K, &o, &need) == QMX_OK, "%s query", what);
+    CHECK(need + off <= sizeof dws, "%s workspace %zu", what, need);
+    if (need + off > sizeof dws) return;
+    memset(dws, 0xA5, sizeof dws);
+    st = qmx_matmul_blockw_dyn_i8(M, N, K, DX, ldx, &W, act_block || (M & 1) ? &o : NULL, DY,
+                                  ldy, dws + off, need);
+    CHECK(st == QMX_OK, "%s (M %zu, act_block %zu): status %d", what, M, act_block, (int)st);
+    for (i = 0; i < off; i++) if (dws[i] != 0xA5) bad_pad++;
+    for (i = off + need; i < sizeof dws; i++) if (dws[i] != 0xA5) bad_pad++;
+    for (m = 0; m < M; m++) {
+        for (n = N; n < ldy; n++) if (fb(DY[m * ldy + n]) != DSENT) bad_pad++;
+        for (n = 0; n < N; n++) {
+            float y = DY[m * ldy + n], r = DYref[m * N + n];
+            double ex = Dexact[m * N + n];
+            dyn_hash_out(y);
+            if (fb(y) != fb(r) && bad_bits++ < 3)
+                printf("  %s (M %zu ab %zu) m %zu n %zu got %08x want %08x\n", what, M, act_block,
+                       m, n, (unsigned)fb(y), (unsigned)fb(r));
+            if (y != y || y - y != 0.0f || ex != ex || ex - ex != 0.0) continue;
+            if (fabs((double)y - ex) > (double)(Dnseg[m * N + n] + 3) * ldexp(1.0, -24) *
+                                           Dabs[m * N + n] + Dnseg[m * N + n] * ldexp(1.0, -146))
+                bad_tol++;
+        }
+    }
+    CHECK(bad_bits == 0, "%s (M %zu, act_block %zu): %ld outputs differ from the documented order",
+          what, M, act_block, bad_bits);
+    CHECK(bad_tol == 0, "%s (M %zu, act_block %zu): %ld outputs outside the tolerance", what, M,
+          act_block, bad_tol);
+    CHECK(bad_pad == 0, "%s: %ld padding / workspace sentinels written", what, bad_pad);
+}
+
+/* the activation modes on the current weights: per row and per block (32, odd 7, 1, >= K),
+ * M = 1 .. 70 (two panels) */
+static void dyn_sweep(const char *what, size_t N, size_t K, int xmode) {
+    dyn_run(what, 1, N, K, 0, xmode);
+    dyn_run(what, 7, N, K, 32, xmode);
+    dyn_run(what, 9, N, K, 7, xmode);
+    dyn_run(what, 3, N, K, K + 5, xmode);
+    dyn_run(what, DM, N, K, 0, xmode);
+    dyn_run(what, DM - 3, N, K, 1, xmode);
+}
+
+/* raw element codes (every code of the format but the non-finite ones, which `plant` adds)
+ * and scale codes (E8M0 mostly 2^-17 .. 2^13; extremes 0, 1, 254 when `extreme`) */
+static void raw_codes(int extreme) {
+    size_t i;
+    uint8_t *d = wel;
+    for (i = 0; i < W.data_bytes; i++) {
+        uint8_t c = (uint8_t)qmx_test_rand();
+        if (W.kind == QMX_BLOCKW_QCONFIG && qmx_dtype_bits(qcfg.dtype) == 16) {
+            if (i & 1) continue;   /* 16-bit values (native-endian storage: the same values) */
+            {
+                uint16_t u = (uint16_t)(qmx_test_rand() >> 7);
+                memcpy(d + i, &u, 2);
+            }
+            continue;
+        }
+        if (W.kind == QMX_BLOCKW_MX && mcfg.format == QMX_MXFP8_E4M3 && (c & 0x7F) == 0x7F) c ^= 1;
+        if (W.kind == QMX_BLOCKW_MX && mcfg.format == QMX_MXFP8_E5M2 && ((c >> 2) & 31) == 31)
+            c &= 0xBF;
+        if (W.kind == QMX_BLOCKW_QCONFIG) {
+            qmx_dtype t = qcfg.dtype;
+            if ((t == QMX_FP8_E4M3FNUZ || t == QMX_FP8_E5M2FNUZ) && c == 0x80) c = 0;
+            if (t == QMX_FP8_E4M3FN && (c & 0x7F) == 0x7F) c ^= 1;
+            if (t == QMX_FP8_E5M2 && ((c >> 2) & 31) == 31) c &= 0xBF;
+        }
+        d[i] = c;
+    }
+    if (W.kind == QMX_BLOCKW_QCONFIG) {
+        for (i = 0; i < W.n_scales; i++) {
+            wscf[i] = frand(0.25f, 2.0f) * (float)(1u << (i % 5)) * 0.125f;
+            if (W.zero_points) {
+                int32_t lo = 0, hi = 0;
+                qmx_dtype_int_range(qcfg.dtype, &lo, &hi);
+                wzp[i] = lo + (int32_t)(qmx_test_rand() % (uint32_t)(hi - lo + 1));
+            }
+        }
+        return;
+    }
+    for (i = 0; i < W.n_scales; i++) {
+        uint8_t c = (uint8_t)(110 + qmx_test_rand() % 31);
+        if (mcfg.format == QMX_NVFP4 && mcfg.rule != QMX_MX_GGML) {   /* any E4M3 but NaN */
+            c = (uint8_t)qmx_test_rand();
+            if ((c & 0x7F) == 0x7F) c ^= 1;
+        } else if (mcfg.format == QMX_NVFP4) {
+            c = (uint8_t)qmx_test_rand();
+        }
+        if (extreme && mcfg.format != QMX_NVFP4 && i % 3 == 0)
+            c = (uint8_t)(i % 2 ? 254 : (i / 3) % 2 ? 1 : 0);
+        wsc8[i] = c;
+    }
+}
+/* non-finite weights: NaN / Inf scale codes and elements where the format has them */
+static void plant(size_t N, size_t K) {
+    size_t nb = (K + t_wblock(K) - 1) / t_wblock(K);
+    uint8_t *d = wel;
+    if (W.kind == QMX_BLOCKW_MX) {
+        if (mcfg.rule == QMX_MX_QWIX && mcfg.format != QMX_NVFP4) {
+            wsc8[0] = 0;                        /* row 0 block 0: scale +0 */
+            if (N > 1) wsc8[nb] = 0xFF;         /* row 1 block 0: scale +Inf */
+        } else if (mcfg.format == QMX_NVFP4 && mcfg.rule != QMX_MX_GGML) {
+            wsc8[0] = 0x7F;                     /* NaN */
+            if (nb > 1) wsc8[1] = 0x80;         /* -0 */
+            if (N > 1) wsc8[nb] = 0xB8;         /* -1 */
+        } else if (mcfg.rule != QMX_MX_GGML) {
+            if (nb > 1) wsc8[1] = 0xFF;         /* row 0 block 1: NaN */
+            else wsc8[0] = 0xFF;
+        }
+        if (mcfg.format == QMX_MXFP8_E4M3 && N > 2) {
+            d[1 * K + 2] = 0x7F;
+            d[2 * K + 9 % K] = 0xFF;
+        }
+        if (mcfg.format == QMX_MXFP8_E5M2 && N > 3) {
+            d[1 * K + 3] = 0x7C;                /* +Inf; x[1][3] = 0 gives NaN at m = 1 */
+            d[2 * K + 5 % K] = 0xFC; d[2 * K + 6 % K] = 0x7C;   /* -Inf and +Inf */
+            d[3 * K] = 0x7E;                    /* NaN */
+        }
+    } else if (N > 2) {
+        qmx_dtype t = qcfg.dtype;
+        if (t == QMX_FP8_E4M3FNUZ || t == QMX_FP8_E5M2FNUZ) d[1 * K + 4] = 0x80;
+        if (t == QMX_FP8_E4M3FN) d[2 * K + 1] = 0xFF;
+        if (t == QMX_FP8_E5M2) { d[1 * K + 3] = 0x7C; d[2 * K] = 0xFD; }
+    }
+}
+
+static void dyn_mx(const char *what, qmx_mx_format f, qmx_mx_rule r, size_t bs, float ts,
+                   size_t N, size_t K) {
+    char name[96];
+    fill_w(N, K);
+    if (!mk_mx(f, r, bs, ts, N, K)) { CHECK(0, "%s: making the weights", what); return; }
+    snprintf(name, sizeof name, "%s quantized", what);
+    dyn_sweep(name, N, K, 0);
+    raw_codes(0);
+    snprintf(name, sizeof name, "%s raw codes", what);
+    dyn_sweep(name, N, K, 0);
+    raw_codes(1);
+    plant(N, K);
+    snprintf(name, sizeof name, "%s extreme / non-finite", what);
+    dyn_run(name, 6, N, K, 0, 1);
+    dyn_run(name, 5, N, K, 9, 1);
+}
+static void dyn_qc(const char *what, qmx_dtype d, qmx_granularity g, size_t bs, int asym,
+                   qmx_recipe rc, size_t N, size_t K) {
+    char name[96];
+    fill_w(N, K);
+    if (!mk_qc(d, g, bs, asym, rc, N, K)) { CHECK(0, "%s: making the weights", what); return; }
+    snprintf(name, sizeof name, "%s quantized", what);
+    dyn_sweep(name, N, K, 0);
+    raw_codes(0);
+    plant(N, K);
+    snprintf(name, sizeof name, "%s raw codes", what);
+    dyn_sweep(name, N, K, 1);
+}
+
+static void test_dyn_formats(void) {
+    size_t i;
+    QMX_TEST_CASE("blockw dyn_i8: the nf4 table");
+    CHECK(mk_qc(QMX_NF4, QMX_PER_TENSOR, 0, 0, QMX_RECIPE_AQT, 1, 2), "nf4 config");
+    for (i = 0; i < 16; i++) {   /* the table written here is qmx.h's (scale 1) */
+        uint8_t c = (uint8_t)(i | (i << 4));
+        float s = 1.0f, y[2];
+        CHECK(qmx_dequantize(&qcfg, &c, 1, 2, &s, 1, NULL, y) == QMX_OK &&
+              fb(y[0]) == fb(t_nf4[i]) && fb(y[1]) == fb(t_nf4[i]), "nf4 code %zu", i);
+    }
+    QMX_TEST_CASE("blockw dyn_i8 MX / NVFP4 formats");
+    dyn_mx("mxfp4 floor", QMX_MXFP4, QMX_MX_FLOOR, 0, 0.0f, 5, 96);
+    dyn_mx("mxfp4 floor ragged odd K", QMX_MXFP4, QMX_MX_FLOOR, 32, 0.0f, 7, 99);
+    dyn_mx("mxfp4 ggml", QMX_MXFP4, QMX_MX_GGML, 0, 0.0f, 3, 64);
+    dyn_mx("mxfp4 ggml ragged", QMX_MXFP4, QMX_MX_GGML, 0, 0.0f, 4, 77);
+    dyn_mx("mxfp4 qwix", QMX_MXFP4, QMX_MX_QWIX, 0, 0.0f, 5, 64);
+    dyn_mx("nvfp4 torchao", QMX_NVFP4, QMX_MX_FLOOR, 0, 0.0f, 5, 64);
+    dyn_mx("nvfp4 two-level", QMX_NVFP4, QMX_MX_FLOOR, 0, 2.0f / 2688.0f, 5, 80);
+    dyn_mx("nvfp4 ragged odd K", QMX_NVFP4, QMX_MX_FLOOR, 16, 0.0f, 5, 41);
+    dyn_mx("nvfp4 ggml", QMX_NVFP4, QMX_MX_GGML, 0, 0.0f, 5, 64);
+    dyn_mx("nvfp4 qwix", QMX_NVFP4, QMX_MX_QWIX, 0, 0.0f, 3, 48);
+    dyn_mx("mxfp8 e4m3 floor", QMX_MXFP8_E4M3, QMX_MX_FLOOR, 32, 0.0f, 5, 96);
+    dyn_mx("mxfp8 e4m3 rceil ragged", QMX_MXFP8_E4M3, QMX_MX_RCEIL, 32, 0.0f, 4, 100);
+    dyn_mx("mxfp8 e4m3 qwix 16", QMX_MXFP8_E4M3, QMX_MX_QWIX, 16, 0.0f, 5, 48);
+    dyn_mx("mxfp8 e5m2 ceil", QMX_MXFP8_E5M2, QMX_MX_CEIL, 32, 0.0f, 5, 64);
+    dyn_mx("mxfp8 e5m2 block 24 ragged", QMX_MXFP8_E5M2, QMX_MX_FLOOR, 24, 0.0f, 6, 61);
+    dyn_mx("mxfp6 e2m3 even", QMX_MXFP6_E2M3, QMX_MX_EVEN, 32, 0.0f, 5, 64);
+    dyn_mx("mxfp6 e3m2 floor ragged", QMX_MXFP6_E3M2, QMX_MX_FLOOR, 32, 0.0f, 5, 70);
+    dyn_mx("mxfp6 e2m3 microxcaling", QMX_MXFP6_E2M3, QMX_MX_MICROXCALING, 32, 0.0f, 3, 64);
+    dyn_mx("mxint8 microxcaling", QMX_MXINT8, QMX_MX_MICROXCALING, 32, 0.0f, 5, 96);
+    dyn_mx("mxint8 microxcaling ragged", QMX_MXINT8, QMX_MX_MICROXCALING, 32, 0.0f, 4, 45);
+    dyn_mx("mxfp4 one row one block", QMX_MXFP4, QMX_MX_FLOOR, 32, 0.0f, 1, 32);
+    dyn_mx("mxfp8 e4m3 K 1", QMX_MXFP8_E4M3, QMX_MX_FLOOR, 32, 0.0f, 5, 1);
+    dyn_mx("mxfp4 N 12 K 200", QMX_MXFP4, QMX_MX_FLOOR, 0, 0.0f, MAXN, MAXK);
+    QMX_TEST_CASE("blockw dyn_i8 qconfig formats");
+    dyn_qc("nf4 block 32", QMX_NF4, QMX_PER_BLOCK, 32, 0, QMX_RECIPE_AQT, 5, 96);
+    dyn_qc("nf4 ragged odd K", QMX_NF4, QMX_PER_BLOCK, 8, 0, QMX_RECIPE_QWIX, 7, 33);
+    dyn_qc("nf4 per channel odd K", QMX_NF4, QMX_PER_CHANNEL, 0, 0, QMX_RECIPE_AQT, 5, 45);
+    dyn_qc("int2 block 16", QMX_INT2, QMX_PER_BLOCK, 16, 0, QMX_RECIPE_AQT, 5, 64);
+    dyn_qc("int2 ragged K 35", QMX_INT2, QMX_PER_BLOCK, 8, 0, QMX_RECIPE_QWIX, 7, 35);
+    dyn_qc("uint2 zero points K 37", QMX_UINT2, QMX_PER_BLOCK, 10, 1, QMX_RECIPE_QWIX, 5, 37);
+    dyn_qc("int4 per channel K 33", QMX_INT4, QMX_PER_CHANNEL, 0, 0, QMX_RECIPE_AQT, 5, 33);
+    dyn_qc("uint4 zero points", QMX_UINT4, QMX_PER_BLOCK, 16, 1, QMX_RECIPE_TFLITE, 5, 50);
+    dyn_qc("int3 block 8", QMX_INT3, QMX_PER_BLOCK, 8, 0, QMX_RECIPE_QWIX, 5, 40);
+    dyn_qc("int5 block 32", QMX_INT5, QMX_PER_BLOCK, 32, 0, QMX_RECIPE_AQT, 4, 70);
+    dyn_qc("int6 per channel", QMX_INT6, QMX_PER_CHANNEL, 0, 0, QMX_RECIPE_AQT, 4, 50);
+    dyn_qc("int7 block 20", QMX_INT7, QMX_PER_BLOCK, 20, 0, QMX_RECIPE_QWIX, 4, 61);
+    dyn_qc("int8 per tensor", QMX_INT8, QMX_PER_TENSOR, 0, 0, QMX_RECIPE_AQT, 5, 40);
+    dyn_qc("int8 block 32", QMX_INT8, QMX_PER_BLOCK, 32, 0, QMX_RECIPE_AQT, 5, 200);
+    dyn_qc("uint8 per channel zp", QMX_UINT8, QMX_PER_CHANNEL, 0, 1, QMX_RECIPE_QWIX, 5, 40);
+    dyn_qc("int16 block 24", QMX_INT16, QMX_PER_BLOCK, 24, 0, QMX_RECIPE_AQT, 5, 60);
+    dyn_qc("uint16 zero points", QMX_UINT16, QMX_PER_BLOCK, 32, 1, QMX_RECIPE_QWIX, 3, 64);
+    dyn_qc("fp8 e4m3fn block 32", QMX_FP8_E4M3FN, QMX_PER_BLOCK, 32, 0, QMX_RECIPE_AQT, 5, 64);
+    dyn_qc("fp8 e5m2 per channel", QMX_FP8_E5M2, QMX_PER_CHANNEL, 0, 0, QMX_RECIPE_AQT, 5, 50);
+    dyn_qc("fp8 e4m3fnuz block 16", QMX_FP8_E4M3FNUZ, QMX_PER_BLOCK, 16, 0, QMX_RECIPE_AQT, 4, 40);
+    dyn_qc("fp8 e5m2fnuz per tensor", QMX_FP8_E5M2FNUZ, QMX_PER_TENSOR, 0, 0, QMX_RECIPE_AQT, 4,
+           40);
+    CHECK(dyn_not_integral == 0, "%ld weight elements are not multiples of 2^-27",
+          dyn_not_integral);
+}
+
+/* Hand-made values: known bits, independent of any reference code. */
+static void dyn_hand(const char *what, size_t K, const float *x, size_t act_block,
+                     uint32_t want) {
+    qmx_blockw_dyn_opts o;
+    size_t need = 0;
+    qmx_status st;
+    o.act_block = act_block;
+    memcpy(DX, x, K * sizeof *x);
+    DY[0] = qmx_test_bits_f32(DSENT);
+    qmx_matmul_blockw_dyn_i8_workspace_size(1, 1, K, &o, &need);
+    st = qmx_matmul_blockw_dyn_i8(1, 1, K, DX, K, &W, &o, DY, 1, dws, need);
+    CHECK(st == QMX_OK && fb(DY[0]) == want, "%s: status %d got %08x (%g) want %08x", what,
+          (int)st, (unsigned)fb(DY[0]), (double)DY[0], (unsigned)want);
+}
+static void test_dyn_hand(void) {
+    /* MXFP4 FLOOR [1][4], block 32: elements 6, -0.5, 1, 0 (codes 7, 9, 2, 0), scale 2^0 */
+    static const float x1[4] = {127.0f, 2.5f, -3.5f, 64.0f};        /* sx 1: q 127 2 -4 64 */
+    static const float xz[4] = {-0.0f, 0.0f, -0.0f, 0.0f};
+    static const float xt[4] = {-2.5f, 0.5f, -127.0f, 1.5f};
+    QMX_TEST_CASE("blockw dyn_i8 hand-made");
+    fill_w(1, 4);
+    CHECK(mk_mx(QMX_MXFP4, QMX_MX_FLOOR, 32, 0.0f, 1, 4), "weights");
+    wel[0] = 0x97; wel[1] = 0x02; wsc8[0] = 127;
+    /* 127*6 + 2*(-0.5) + (-4)*1 + 64*0 = 757 (ties 2.5 -> 2, -3.5 -> -4) */
+    dyn_hand("ties to even", 4, x1, 0, fb(757.0f));
+    dyn_hand("all-zero row (-0): +0", 4, xz, 0, 0x00000000u);
+    /* -2*6 + 0*(-0.5) + (-127)*1 + 2*0 = -139 */
+    dyn_hand("negative ties", 4, xt, 0, fb(-139.0f));
+    /* per block of 2: [127, 2.5] sx 1 -> 762 - 1; [-3.5, 64] sx 64/127: q = RNE(-3.5 * 127
+     * / 64) = -7, 127: -7 * 1 * sx */
+    {
+        volatile float s = 64.0f / 127.0f, p = -7.0f * s, y = 761.0f + p;
+        dyn_hand("act_block 2", 4, x1, 2, fb(y));
+    }
+    wsc8[0] = 254;                                   /* 2^127: 757 2^127 overflows */
+    dyn_hand("overflow to +Inf", 4, x1, 0, 0x7F800000u);
+    wsc8[0] = 0;                                     /* 2^-127: 757 2^-127 is subnormal */
+    dyn_hand("subnormal", 4, x1, 0, fb((float)ldexp(757.0, -127)));
+    wsc8[0] = 0xFF;
+    dyn_hand("NaN scale code", 4, x1, 0, 0x7FC00000u);
+    /* MXFP8 E5M2 [1][3] blocks of 32: 57344, +2^-16, -57344 with q 127, 127, 127: the exact
+     * sum is 127 2^-16, a float sum in k order would give 0 */
+    {
+        static const float x3[3] = {1.0f, 1.0f, 1.0f};
+        fill_w(1, 3);
+        CHECK(mk_mx(QMX_MXFP8_E5M2, QMX_MX_FLOOR, 32, 0.0f, 1, 3), "e5m2 weights");
+        volatile float sx = 1.0f / 127.0f, p = (float)ldexp(127.0, -16);   /* q = 127 */
+        wel[0] = 0x7B; wel[1] = 0x01; wel[2] = 0xFB; wsc8[0] = 127;
+        p = p * sx;
+        dyn_hand("e5m2 exact cancellation", 3, x3, 0, fb(p));
+        wel[1] = 0x7C;                               /* +Inf */
+        dyn_hand("e5m2 Inf", 3, x3, 0, 0x7F800000u);
+        wel[1] = 0xFC; wel[0] = 0x7C;                /* +Inf and -Inf in one block */
+        dyn_hand("e5m2 +Inf - Inf", 3, x3, 0, 0x7FC00000u);
+    }
+    {   /* E5M2 blocks of 1: RN(I) where I needs 31 bits: 57344 * 127 + ... one rounding */
+        static const float x2[2] = {127.0f, 1.0f};   /* q 127, 1 */
+        fill_w(1, 2);
+        CHECK(mk_mx(QMX_MXFP8_E5M2, QMX_MX_FLOOR, 32, 0.0f, 1, 2), "e5m2 weights 2");
+        wel[0] = 0x7B; wel[1] = 0x01; wsc8[0] = 127;   /* 57344 * 127 + 2^-16: RN -> 7282688 */
+        dyn_hand("e5m2 one rounding", 2, x2, 0, fb(7282688.0f));
+    }
+}
+
+#define DERRCASE(call, want, what)                                                         \
+    do {                                                                                   \
+        qmx_status st_;                                                                    \
+        for (i = 0; i < sizeof DY / sizeof DY[0]; i++) DY[i] = qmx_test_bits_f32(SENT);    \
+        memset(dws, 0xA5, sizeof dws);                                                     \
+        memcpy(DYsave, DY, sizeof DY); memcpy(dwssave, dws, sizeof dws);                   \
+        st_ = (call);                                                                      \
+        CHECK(st_ == (want), "%s: status %d want %d", what, (int)st_, (int)(want));        \
+        CHECK(!memcmp(DY, DYsave, sizeof DY) && !memcmp(dws, dwssave, sizeof dws),         \
+              "%s: output or workspace written", what);                                    \
+    } while (0)
+
+static void test_dyn_errors(void) {
+    size_t M = 3, N = 5, K = 96, ldx = K, ldy = N, need = 0, need7 = 0, i, big = SIZE_MAX / 2;
+    qmx_blockw_dyn_opts o7;
+    qmx_blockw w2;
+    qmx_mx_config m2;
+    o7.act_block = 7;
+    QMX_TEST_CASE("blockw dyn_i8 workspace query");
+    CHECK(qmx_matmul_blockw_dyn_i8_workspace_size(1, 1, 1, NULL, &need) == QMX_OK &&
+              need == 64 + 64 + 64 + 64, "1x1x1: %zu", need);
+    CHECK(qmx_matmul_blockw_dyn_i8_workspace_size(3, 9, 96, NULL, &need) == QMX_OK &&
+              need == 64 + 64 + 768 + 320, "3x9x96: %zu", need);
+    CHECK(qmx_matmul_blockw_dyn_i8_workspace_size(70, 1, 96, &o7, &need) == QMX_OK &&
+              need == 64 + 3584 + 768 + 6144, "70x1x96 act_block 7: %zu", need);
+    o7.act_block = 200;
+    CHECK(qmx_matmul_blockw_dyn_i8_workspace_size(70, 1, 96, &o7, &need) == QMX_OK &&
+              need == 64 + 256 + 768 + 6144, "act_block >= K: %zu", need);
+    o7.act_block = 7;
+    CHECK(qmx_matmul_blockw_dyn_i8_workspace_size(1, 1, 1, NULL, NULL) == QMX_ERR_NULL, "NULL");
+    CHECK(qmx_matmul_blockw_dyn_i8_workspace_size(0, 1, 1, NULL, &need) == QMX_ERR_SIZE, "M 0");
+    CHECK(qmx_matmul_blockw_dyn_i8_workspace_size(1, 0, 1, NULL, &need) == QMX_ERR_SIZE, "N 0");
+    CHECK(qmx_matmul_blockw_dyn_i8_workspace_size(1, 1, 0, NULL, &need) == QMX_ERR_SIZE, "K 0");
+    CHECK(qmx_matmul_blockw_dyn_i8_workspace_size(1, 1, SIZE_MAX / 8, NULL, &need) ==
+              QMX_ERR_OVERFLOW, "K huge");
+
+    QMX_TEST_CASE("blockw dyn_i8 errors");
+    fill_w(N, K);
+    fill_x(M, K, ldx, 0, 0);
+    CHECK(mk_mx(QMX_MXFP4, QMX_MX_FLOOR, 32, 0.0f, N, K), "weights");
+    qmx_matmul_blockw_dyn_i8_workspace_size(M, N, K, NULL, &need);
+    qmx_matmul_blockw_dyn_i8_workspace_size(M, N, K, &o7, &need7);
+#define DCALL(Mx, Nx, Kx, Xx, ldxx, wx, ox, Yx, ldyx, wsx, wsb) \
+    qmx_matmul_blockw_dyn_i8(Mx, Nx, Kx, Xx, ldxx, wx, ox, Yx, ldyx, wsx, wsb)
+    CHECK(DCALL(M, N, K, DX, ldx, &W, NULL, DY, ldy, dws, need) == QMX_OK, "valid (control)");
+    CHECK(DCALL(M, N, K, DX, ldx, &W, &o7, DY, ldy, dws, need7) == QMX_OK, "valid act_block 7");
+    DERRCASE(DCALL(M, N, K, NULL, ldx, &W, NULL, DY, ldy, dws, need), QMX_ERR_NULL, "X NULL");
+    DERRCASE(DCALL(M, N, K, DX, ldx, NULL, NULL, DY, ldy, dws, need), QMX_ERR_NULL, "w NULL");
+    DERRCASE(DCALL(M, N, K, DX, ldx, &W, NULL, NULL, ldy, dws, need), QMX_ERR_NULL, "Y NULL");
+    DERRCASE(DCALL(M, N, K, DX, ldx, &W, NULL, DY, ldy, NULL, need), QMX_ERR_NULL, "ws NULL");
+    DERRCASE(DCALL(0, N, K, DX, ldx, &W, NULL, DY, ldy, dws, need), QMX_ERR_SIZE, "M 0");
+    DERRCASE(DCALL(M, 0, K, DX, ldx, &W, NULL, DY, ldy, dws, need), QMX_ERR_SIZE, "N 0");
+    DERRCASE(DCALL(M, N, 0, DX, ldx, &W, NULL, DY, ldy, dws, need), QMX_ERR_SIZE, "K 0");
+    DERRCASE(DCALL(M, N, K, DX, K - 1, &W, NULL, DY, ldy, dws, need), QMX_ERR_SHAPE, "ldx < K");
+    DERRCASE(DCALL(M, N, K, DX, ldx, &W, NULL, DY, N - 1, dws, need), QMX_ERR_SHAPE, "ldy < N");
+    DERRCASE(DCALL(3, N, K, DX, big, &W, NULL, DY, ldy, dws, need), QMX_ERR_OVERFLOW,
+             "X extent");
+    DERRCASE(DCALL(M, N, K, DX, ldx, &W, NULL, DY, big / 2, dws, need), QMX_ERR_OVERFLOW,
+             "Y bytes");
+    DERRCASE(DCALL(1, SIZE_MAX / 64, K, DX, ldx, &W, NULL, DY, SIZE_MAX / 64, dws, need),
+             QMX_ERR_OVERFLOW, "N * K");
+    DERRCASE(DCALL(M, N, K, DX, ldx, &W, NULL, DY, ldy, dws, need - 1),
+             QMX_ERR_BUFFER_TOO_SMALL, "workspace short");
+    DERRCASE(DCALL(M, N, K, DX, ldx, &W, &o7, DY, ldy, dws, need7 - 1),
+             QMX_ERR_BUFFER_TOO_SMALL, "workspace short, act_block 7");
+    w2 = W; w2.kind = (qmx_blockw_kind)0;
+    DERRCASE(DCALL(M, N, K, DX, ldx, &w2, NULL, DY, ldy, dws, need), QMX_ERR_ARG, "kind 0");
+    w2 = W; w2.mx = NULL;
+    DERRCASE(DCALL(M, N, K, DX, ldx, &w2, NULL, DY, ldy, dws, need), QMX_ERR_NULL, "mx NULL");
+    w2 = W; w2.data_bytes = W.data_bytes - 1;
+    DERRCASE(DCALL(M, N, K, DX, ldx, &w2, NULL, DY, ldy, dws, need), QMX_ERR_BUFFER_TOO_SMALL,
+             "data short");
+    w2 = W; w2.n_scales = W.n_scales - 1;
+    DERRCASE(DCALL(M, N, K, DX, ldx, &w2, NULL, DY, ldy, dws, need), QMX_ERR_BUFFER_TOO_SMALL,
+             "scales short");
+    m2 = mcfg; m2.outer = 1; m2.axis_len = N * K; w2 = W; w2.mx = &m2;
+    DERRCASE(DCALL(M, N, K, DX, ldx, &w2, NULL, DY, ldy, dws, need), QMX_ERR_SHAPE,
+             "view [1][N*K][1]");
+    m2 = mcfg; m2.rule = QMX_MX_MICROXCALING; m2.format = QMX_NVFP4; w2 = W; w2.mx = &m2;
+    DERRCASE(DCALL(M, N, K, DX, ldx, &w2, NULL, DY, ldy, dws, need), QMX_ERR_UNSUPPORTED,
+             "nvfp4 microxcaling");
+    /* activations: NaN / Inf anywhere in the K elements of any row, a scale that underflows */
+    DX[(M - 1) * ldx + K - 1] = qmx_test_bits_f32(0x7FC00000u);
+    DERRCASE(DCALL(M, N, K, DX, ldx, &W, NULL, DY, ldy, dws, need), QMX_ERR_NONFINITE,
+             "NaN in the last row");
+    DERRCASE(DCALL(M, N, K, DX, ldx, &W, &o7, DY, ldy, dws, need7), QMX_ERR_NONFINITE,
+             "NaN in the last row, act_block 7");
+    DX[(M - 1) * ldx + K - 1] = qmx_test_bits_f32(0xFF800000u);
+    DERRCASE(DCALL(M, N, K, DX, ldx, &W, NULL, DY, ldy, dws, need), QMX_ERR_NONFINITE, "-Inf");
+    DX[(M - 1) * ldx + K - 1] = 0.5f;
+    for (i = 0; i < K; i++) DX[1 * ldx + i] = i == 40 ? 1e-44f : 0.0f;   /* absmax / 127 -> 0 */
+    DERRCASE(DCALL(M, N, K, DX, ldx, &W, NULL, DY, ldy, dws, need), QMX_ERR_ARG,
+             "row scale underflow");
+    DERRCASE(DCALL(M, N, K, DX, ldx, &W, &o7, DY, ldy, dws, need7), QMX_ERR_ARG,
+             "block scale underflow");
+    DX[1 * ldx + 40] = p2f(-100);
+    CHECK(DCALL(M, N, K, DX, ldx, &W, &o7, DY, ldy, dws, need7) == QMX_OK,
+          "tiny but representable scale");
+    /* the padding of X is not read: NaN there is no error */
+    fill_x(M, K, K + 2, 0, 0);   /* (fill_x puts NaN in the padding) */
+    CHECK(DCALL(M, N, K, DX, K + 2, &W, NULL, DY, ldy, dws, need) == QMX_OK, "NaN padding");
+    /* qconfig weights */
+    CHECK(mk_qc(QMX_UINT4, QMX_PER_BLOCK, 16, 1, QMX_RECIPE_QWIX, N, K), "qc weights");
+    CHECK(DCALL(M, N, K, DX, K + 2, &W, NULL, DY, ldy, dws, need) == QMX_OK, "qc control");
+    w2 = W; w2.zero_points = NULL;
+    DERRCASE(DCALL(M, N, K, DX, K + 2, &w2, NULL, DY, ldy, dws, need), QMX_ERR_NULL, "zp NULL");
+    wscf[W.n_scales - 1] = -1.0f;
+    DERRCASE(DCALL(M, N, K, DX, K + 2, &W, NULL, DY, ldy, dws, need), QMX_ERR_ARG, "scale < 0");
+    wscf[W.n_scales - 1] = 1.0f; wzp[0] = 16;
+    DERRCASE(DCALL(M, N, K, DX, K + 2, &W, NULL, DY, ldy, dws, need), QMX_ERR_ARG, "zp 16");
+    wzp[0] = 3;
+#undef DCALL
+}
+
+static void test_dyn(void) {
+    test_dyn_errors();
+    test_dyn_hand();
+    test_dyn_formats();
+    QMX_TEST_CASE("blockw dyn_i8: same bits on every target");
+    printf("dyn_i8 output hash %08x\n", (unsigned)dyn_hash);
+    CHECK(dyn_hash == 0x8a6bef96u, "dyn_i8 output hash %08x differs from x86-64's",
+          (unsigned)dyn_hash);
+}
+
 int main(void) {
     qmx_test_seed(20261127u);
     test_workspace_query();
@@ -544,6 +1188,7 @@ int main(void) {
     test_nan_weights();
     test_errors();
     test_mxfp8();
+    test_dyn();
     QMX_TEST_CASE("same bits on every target");
     printf("output hash %08x\n", (unsigned)out_hash);
     CHECK(out_hash == 0x235f4569u, "output hash %08x differs from x86-64's", (unsigned)out_hash);

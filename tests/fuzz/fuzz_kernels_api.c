@@ -12,6 +12,10 @@
  *   4 qmx_matmul_f32_dyn_i8   5 qmx_matmul_i4, qmx_matmul_i4_f32, qmx_fully_connected_i4
  *   6 qmx_matmul_fp8_f32      7 qmx_einsum on fixed specs with random label sizes and dtypes
  *   8 KV cache: init (any layer), append, read, attention decode, prefill, reset; ring mode
+ *   first byte 251..255: qmx_matmul_blockw_dyn_i8 (MX / NVFP4 / qconfig weights of raw codes,
+ *     any format, rule, dtype, granularity, block and activation block; against the documented
+ *     order: element values from the weights dequantized with unit scales, exact segment sums
+ *     in int64 units of 2^-27 rounded once, then * sw, * sx, + in order)
  * Buffers are malloc'ed at exactly their extent ((rows-1)*ld + cols elements); workspaces at
  * exactly the size the library's *_workspace_size / *_storage_size query returns, or one byte
  * less (then QMX_ERR_BUFFER_TOO_SMALL with nothing written is required), and like packed
@@ -1085,13 +1089,242 @@ static void fk_kv(fz_rd *r) {
     }
 }
 
+/* ---- 9 (first byte 251..255): qmx_matmul_blockw_dyn_i8 ---- */
+/* 2^e as a float, by exact halvings / doublings (e >= -149) */
+static float fk_bwd_pow2(int e) {
+    float s = 1.0f;
+    for (; e > 0; e--) s = s * 2.0f;
+    for (; e < 0; e++) s = s * 0.5f;
+    return s;
+}
+/* the block scale at scale index si as the docs decode it */
+static float fk_bwd_scale(const qmx_blockw *w, size_t si) {
+    unsigned c;
+    if (w->kind == QMX_BLOCKW_QCONFIG) return w->scales[si];
+    c = w->scale_codes[si];
+    if (w->mx->rule == QMX_MX_GGML && w->mx->format == QMX_NVFP4) {   /* UE4M3 / 2 */
+        unsigned e = (c >> 3) & 15u, m = c & 7u;
+        if (c == 0 || c == 0x7F) return 0.0f;
+        return (float)(e ? 8u + m : m) * fk_bwd_pow2(e ? (int)e - 11 : -10);
+    }
+    if (w->mx->rule == QMX_MX_GGML) return fk_bwd_pow2((int)c - 128);
+    if (w->mx->format == QMX_NVFP4) {
+        float s = qmx_fp8_to_f32((uint8_t)c, QMX_FP8_E4M3FN);
+        if (w->mx->tensor_scale != 0.0f && s == s) {
+            volatile float t = w->mx->tensor_scale * s;
+            s = t;
+        }
+        return s;
+    }
+    if (w->mx->rule == QMX_MX_QWIX)
+        return c == 0 ? 0.0f : c == 255 ? fz_bits(0x7F800000u) : fk_bwd_pow2((int)c - 127);
+    return c == 255 ? fz_bits(0x7FC00000u) : fk_bwd_pow2((int)c - 127);
+}
+/* RN_f32(S 2^-27) in integers */
+static float fk_bwd_rn27(int64_t S) {
+    uint64_t a = S < 0 ? 0u - (uint64_t)S : (uint64_t)S, q, rem, half;
+    int L = 0, d = 0;
+    float v;
+    for (q = a; q; q >>= 1) L++;
+    q = a;
+    if (L > 24) {
+        d = L - 24;
+        q = a >> d; rem = a & (((uint64_t)1 << d) - 1u); half = (uint64_t)1 << (d - 1);
+        if (rem > half || (rem == half && (q & 1u))) q++;
+    }
+    v = (float)q * fk_bwd_pow2(d - 27);   /* q <= 2^24: exact, and so is the product */
+    return S < 0 ? -v : v;
+}
+static void fk_bwd(fz_rd *r) {
+    static const qmx_dtype dts[17] = {QMX_INT2, QMX_UINT2, QMX_INT3, QMX_INT4, QMX_UINT4,
+                                      QMX_INT5, QMX_INT6, QMX_INT7, QMX_INT8, QMX_UINT8,
+                                      QMX_INT16, QMX_UINT16, QMX_NF4, QMX_FP8_E4M3FN,
+                                      QMX_FP8_E5M2, QMX_FP8_E4M3FNUZ, QMX_FP8_E5M2FNUZ};
+    size_t M = fk_dim(r), N = fk_dim(r), K = fk_dim(r), ldx, ldy, ex, ey, need = 0, wsb, nel = 0,
+           ns = 0, i, m, n, k, ab, wbs;
+    unsigned how = fz_u8(r);
+    qmx_mx_config mc, mc1;
+    qmx_qconfig qc;
+    qmx_blockw w;
+    qmx_blockw_dyn_opts o, *op = NULL;
+    uint8_t *data, *codes = NULL, *ones;
+    float *scales = NULL, *X, *Y, *ev, *sx, *ref;
+    int32_t *zps = NULL;
+    int8_t *q;
+    int short_ws;
+    void *ws, *snap, *wsnap;
+    qmx_status st;
+    if ((size_t)N * K > 4096) return;
+    memset(&w, 0, sizeof w);
+    memset(&mc, 0, sizeof mc);
+    memset(&qc, 0, sizeof qc);
+    if (how & 1) {   /* MX / NVFP4: any format and rule, raw element and scale codes */
+        mc.format = (qmx_mx_format)fz_enum(r, 7);
+        mc.rule = (qmx_mx_rule)fz_enum(r, 7);
+        mc.block_size = fz_u8(r) % 40;
+        if (how & 2) mc.tensor_scale = fk_scale(r);
+        if (!(how & 4)) { mc.outer = N; mc.axis_len = K; mc.inner = 1; }   /* else flat */
+        st = qmx_mx_storage(&mc, N * K, &nel, &ns);
+        fz_check(st);
+        if (st != QMX_OK) { nel = 1 + how % 7; ns = 1 + how % 5; }
+        if ((how & 8) && nel) nel--;
+        if ((how & 16) && ns) ns--;
+        data = (uint8_t *)fz_alloc(nel);
+        codes = (uint8_t *)fz_alloc(ns);
+        for (i = 0; i < nel; i++) data[i] = (uint8_t)fz_u8(r);
+        for (i = 0; i < ns; i++) codes[i] = (uint8_t)fz_u8(r);
+        w.kind = QMX_BLOCKW_MX; w.mx = &mc; w.scale_codes = codes;
+    } else {         /* qconfig: every integer dtype, nf4, fp8; raw codes, scales, zero points */
+        size_t np = 0;
+        int32_t lo = 0, hi = 0;
+        qc.dtype = dts[fz_u8(r) % 17];
+        qc.granularity = (qmx_granularity)fz_enum(r, 3);
+        qc.block_size = fz_u8(r) % 40;
+        qc.recipe = (qmx_recipe)fz_enum(r, 5);
+        qc.asymmetric = (how & 2) != 0;
+        if (qc.granularity == QMX_PER_BLOCK) { qc.outer = N; qc.axis_len = K; qc.inner = 1; }
+        else if (qc.granularity == QMX_PER_CHANNEL) { qc.outer = 1; qc.axis_len = N; qc.inner = K; }
+        if ((how & 4) && qc.granularity != QMX_PER_TENSOR) {   /* the other granularity's view */
+            qc.outer = N; qc.axis_len = K; qc.inner = 1;
+            if (qc.granularity == QMX_PER_BLOCK) { qc.outer = 1; qc.axis_len = N; qc.inner = K; }
+        }
+        st = qmx_qparams_count(&qc, N * K, &np);
+        fz_check(st);
+        if (st != QMX_OK) np = 1 + how % 5;
+        if (qmx_dtype_storage_bytes(qc.dtype, N * K, &nel) != QMX_OK) __builtin_trap();
+        if ((how & 8) && nel) nel--;
+        if ((how & 16) && np > 1) np--;
+        data = (uint8_t *)fz_alloc(nel);
+        for (i = 0; i < nel; i++) data[i] = (uint8_t)fz_u8(r);
+        scales = fk_scales(r, np);
+        if (qc.asymmetric || (how & 32)) {
+            zps = (int32_t *)fz_alloc(np * 4);
+            if (qmx_dtype_int_range(qc.dtype, &lo, &hi) != QMX_OK) { lo = 0; hi = 0; }
+            for (i = 0; i < np; i++) zps[i] = fk_zp(r, lo, hi);
+        }
+        ns = np;
+        w.kind = QMX_BLOCKW_QCONFIG; w.qc = &qc; w.scales = scales; w.zero_points = zps;
+    }
+    w.data = data; w.data_bytes = nel; w.n_scales = ns;
+    if (how & 64) { o.act_block = fz_u8(r) % 40; op = &o; }
+    ldx = fk_ld(r, K); ldy = fk_ld(r, N);
+    ex = fk_ext(M, K, ldx); ey = fk_ext(M, N, ldy);
+    if (fk_toobig) return;
+    X = fk_floats(r, ex, NULL);
+    st = qmx_matmul_blockw_dyn_i8_workspace_size(M, N, K, op, &need);
+    fz_check(st);
+    if (st != QMX_OK) need = 64;
+    ws = fk_ws(r, need, &wsb, &short_ws);
+    Y = (float *)fk_buf(ey, 4);
+    snap = fz_snap(Y, ey > FK_BIG ? 1 : ey * 4);
+    wsnap = fz_snap(ws, wsb);
+    st = qmx_matmul_blockw_dyn_i8(M, N, K, X, ldx, (how & 128) && !(how & 64) ? NULL : &w, op, Y,
+                                  ldy, ws, wsb);
+    fz_check(st);
+    if (st != QMX_OK) {
+        fz_same(Y, snap, ey > FK_BIG ? 1 : ey * 4);
+        fz_same(ws, wsnap, wsb);
+        return;
+    }
+    if (short_ws) __builtin_trap();
+    /* reference. Element values without their block scale: the weights dequantized with unit
+     * scales (scale codes of 1.0, scales 1.0f, the same zero points): exact values */
+    ev = (float *)fz_alloc(N * K * 4);
+    if (w.kind == QMX_BLOCKW_MX) {
+        uint8_t one = mc.rule == QMX_MX_GGML ? (mc.format == QMX_NVFP4 ? 0x40 : 128)
+                    : mc.format == QMX_NVFP4 ? 0x38 : 127;
+        ones = (uint8_t *)fz_alloc(ns);
+        memset(ones, one, ns);
+        mc1 = mc; mc1.tensor_scale = 0.0f;
+        if (qmx_mx_dequantize(&mc1, data, nel, ones, ns, N * K, ev) != QMX_OK) __builtin_trap();
+        wbs = mc.block_size ? mc.block_size : (mc.format == QMX_NVFP4 ? 16u : 32u);
+    } else {
+        float *u = (float *)fz_alloc(ns * 4);
+        for (i = 0; i < ns; i++) u[i] = 1.0f;
+        if (qmx_dequantize(&qc, data, nel, N * K, u, ns, zps, ev) != QMX_OK) __builtin_trap();
+        wbs = qc.granularity == QMX_PER_BLOCK ? qc.block_size : K;
+    }
+    if (wbs > K) wbs = K;
+    ab = op && o.act_block && o.act_block < K ? o.act_block : K;
+    q = (int8_t *)fz_alloc(M * K);
+    sx = (float *)fz_alloc(M * K * 4);
+    for (m = 0; m < M; m++)   /* TFLite int8 per activation block: absmax / 127, RNE(x / sx) */
+        for (k = 0; k < K; k += ab) {
+            size_t len = K - k < ab ? K - k : ab, j;
+            float am = 0.0f, s;
+            for (j = 0; j < len; j++) {
+                float a = fz_bits(fz_fbits(X[m * ldx + k + j]) & 0x7FFFFFFFu);
+                if (!fz_finite(a)) __builtin_trap();   /* NaN/Inf must have been refused */
+                if (a > am) am = a;
+            }
+            s = am == 0.0f ? 1.0f : am / 127.0f;
+            if (!(s > 0.0f)) __builtin_trap();         /* an underflow must have been refused */
+            sx[m * K + k / ab] = s;
+            for (j = 0; j < len; j++) {
+                float t = X[m * ldx + k + j] / s, fr;
+                int32_t ti;
+                if (t > 127.0f) t = 127.0f;
+                if (t < -127.0f) t = -127.0f;
+                ti = (int32_t)t;
+                fr = t - (float)ti;
+                if (fr > 0.5f || (fr == 0.5f && (ti & 1))) ti++;
+                else if (fr < -0.5f || (fr == -0.5f && (ti & 1))) ti--;
+                q[m * K + k + j] = (int8_t)ti;
+            }
+        }
+    ref = (float *)fz_alloc(M * N * 4);
+    for (m = 0; m < M; m++)
+        for (n = 0; n < N; n++) {
+            volatile float y = 0.0f;
+            int64_t S = 0;
+            double nfs = 0.0;
+            int nf = 0;
+            for (k = 0; k < K; k++) {   /* segments end at weight-block and act-block ends */
+                double v = ev[n * K + k], qk = q[m * K + k];
+                if (!fz_finite(ev[n * K + k])) {
+                    nf = 1;
+                } else {
+                    double e27 = v * 134217728.0;   /* exact; an integer (docs: 2^-27 steps) */
+                    if ((double)(int64_t)e27 != e27) __builtin_trap();
+                    S += (int64_t)q[m * K + k] * (int64_t)e27;
+                }
+                nfs += qk * v;
+                if (k + 1 == K || (k + 1) % wbs == 0 || (k + 1) % ab == 0) {
+                    size_t si;
+                    volatile float p = nf ? (float)nfs : fk_bwd_rn27(S);
+                    if (w.kind == QMX_BLOCKW_QCONFIG && qc.granularity != QMX_PER_BLOCK)
+                        si = qc.granularity == QMX_PER_CHANNEL ? n : 0;
+                    else
+                        si = n * ((K + wbs - 1) / wbs) + k / wbs;
+                    p = p * fk_bwd_scale(&w, si);
+                    p = p * sx[m * K + k / ab];
+                    y = y + p;
+                    S = 0; nfs = 0.0; nf = 0;
+                }
+            }
+            ref[m * N + n] = y;
+        }
+    fk_cmp_f(Y, ldy, ref, M, N, snap);
+    for (m = 0; m < M; m++)   /* NaN outputs are the canonical quiet NaN */
+        for (n = 0; n < N; n++)
+            if (Y[m * ldy + n] != Y[m * ldy + n] && fz_fbits(Y[m * ldy + n]) != 0x7FC00000u)
+                __builtin_trap();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fz_rd r;
+    unsigned op;
     r.p = data;
     r.n = size;
     fk_toobig = 0;
-    switch (fz_u8(&r) % 9) {
+    op = fz_u8(&r);
+    if (op >= 251) {   /* (no stored corpus input starts with 251..255) */
+        fk_bwd(&r);
+        fz_free_all();
+        return 0;
+    }
+    switch (op % 9) {
     case 0: fk_matmul(&r); break;
     case 1: fk_packed(&r); break;
     case 2: fk_fc(&r); break;
