@@ -144,6 +144,7 @@ typedef struct fmt {
     qmx_dtype fp8;     /* F_FP8: the format of weights and activations */
     float clip;        /* weight clipping scale (intmp w_scale); 0 = 1 */
     qmx_mx_format mx;  /* F_MX: the block-scaled format (OCP FLOOR rule, blocks along k) */
+    size_t act_i8;     /* F_MX / F_NF4: 0 = float32 activations, else int8 per block of it */
 } fmt;
 
 typedef struct qlayer {
@@ -236,9 +237,17 @@ static void layer_forward(const qlayer *L, const float *X, int M, float *Y, int 
             w.scales = L->ws;
         }
         w.n_scales = L->nscales;
-        TRY(qmx_matmul_blockw_f32_workspace_size(Mz, n, k, &need));
-        if (need > sizeof g_ws) die("workspace", QMX_ERR_BUFFER_TOO_SMALL);
-        TRY(qmx_matmul_blockw_f32(Mz, n, k, X, k, &w, Y, n, g_ws, sizeof g_ws));
+        if (L->f.act_i8) {    /* activations quantized to int8 on the fly, one scale per block */
+            qmx_blockw_dyn_opts o = QMX_ZERO_INIT;
+            o.act_block = L->f.act_i8;
+            TRY(qmx_matmul_blockw_dyn_i8_workspace_size(Mz, n, k, &o, &need));
+            if (need > sizeof g_ws) die("workspace", QMX_ERR_BUFFER_TOO_SMALL);
+            TRY(qmx_matmul_blockw_dyn_i8(Mz, n, k, X, k, &w, &o, Y, n, g_ws, sizeof g_ws));
+        } else {
+            TRY(qmx_matmul_blockw_f32_workspace_size(Mz, n, k, &need));
+            if (need > sizeof g_ws) die("workspace", QMX_ERR_BUFFER_TOO_SMALL);
+            TRY(qmx_matmul_blockw_f32(Mz, n, k, X, k, &w, Y, n, g_ws, sizeof g_ws));
+        }
     } else if (L->f.kind == F_FP8) {
         qmx_matmul_fp8_params p = QMX_ZERO_INIT;   /* activations: one fp8 scale per tensor */
         c.dtype = L->f.fp8;
@@ -485,18 +494,22 @@ int main(int argc, char **argv) {
     qmx_intmp_rule rules[8];
     char names[256];
     qmx_intmp_config mp;
-    const fmt f32 = { F_F32, 0, QMX_INT8, 0, QMX_MXFP8_E4M3 };
+    const fmt f32 = { F_F32, 0, QMX_INT8, 0, QMX_MXFP8_E4M3, 0 };
     const struct { const char *name; fmt f; } fmts[] = {
-        { "int8 per-channel       (qmx_matmul_i8_f32)", { F_I8, 0, QMX_INT8, 0, QMX_MXFP8_E4M3 } },
-        { "int8 per-block 16      (qmx_matmul_i8_f32)", { F_I8, 16, QMX_INT8, 0, QMX_MXFP8_E4M3 } },
-        { "int4 per-channel       (qmx_matmul_i4_f32)", { F_I4, 0, QMX_INT8, 0, QMX_MXFP8_E4M3 } },
-        { "int4 per-block 16      (qmx_matmul_i4_f32)", { F_I4, 16, QMX_INT8, 0, QMX_MXFP8_E4M3 } },
-        { "fp8 E4M3 per-channel  (qmx_matmul_fp8_f32)", { F_FP8, 0, QMX_FP8_E4M3FN, 0, QMX_MXFP8_E4M3 } },
-        { "fp8 E5M2 per-channel  (qmx_matmul_fp8_f32)", { F_FP8, 0, QMX_FP8_E5M2, 0, QMX_MXFP8_E4M3 } },
-        { "MXFP8 E4M3 x f32   (qmx_matmul_blockw_f32)", { F_MX, 32, QMX_INT8, 0, QMX_MXFP8_E4M3 } },
-        { "MXFP4 x f32        (qmx_matmul_blockw_f32)", { F_MX, 32, QMX_INT8, 0, QMX_MXFP4 } },
-        { "NVFP4 x f32        (qmx_matmul_blockw_f32)", { F_MX, 16, QMX_INT8, 0, QMX_NVFP4 } },
-        { "nf4 per-block 32 x f32 (qmx_matmul_blockw)", { F_NF4, 32, QMX_INT8, 0, QMX_MXFP8_E4M3 } },
+        { "int8 per-channel       (qmx_matmul_i8_f32)", { F_I8, 0, QMX_INT8, 0, QMX_MXFP8_E4M3, 0 } },
+        { "int8 per-block 16      (qmx_matmul_i8_f32)", { F_I8, 16, QMX_INT8, 0, QMX_MXFP8_E4M3, 0 } },
+        { "int4 per-channel       (qmx_matmul_i4_f32)", { F_I4, 0, QMX_INT8, 0, QMX_MXFP8_E4M3, 0 } },
+        { "int4 per-block 16      (qmx_matmul_i4_f32)", { F_I4, 16, QMX_INT8, 0, QMX_MXFP8_E4M3, 0 } },
+        { "fp8 E4M3 per-channel  (qmx_matmul_fp8_f32)", { F_FP8, 0, QMX_FP8_E4M3FN, 0, QMX_MXFP8_E4M3, 0 } },
+        { "fp8 E5M2 per-channel  (qmx_matmul_fp8_f32)", { F_FP8, 0, QMX_FP8_E5M2, 0, QMX_MXFP8_E4M3, 0 } },
+        { "MXFP8 E4M3 x f32   (qmx_matmul_blockw_f32)", { F_MX, 32, QMX_INT8, 0, QMX_MXFP8_E4M3, 0 } },
+        { "MXFP4 x f32        (qmx_matmul_blockw_f32)", { F_MX, 32, QMX_INT8, 0, QMX_MXFP4, 0 } },
+        { "NVFP4 x f32        (qmx_matmul_blockw_f32)", { F_MX, 16, QMX_INT8, 0, QMX_NVFP4, 0 } },
+        { "nf4 per-block 32 x f32 (qmx_matmul_blockw)", { F_NF4, 32, QMX_INT8, 0, QMX_MXFP8_E4M3, 0 } },
+        { "MXFP8 E4M3 x int8/32   (blockw_dyn_i8)", { F_MX, 32, QMX_INT8, 0, QMX_MXFP8_E4M3, 32 } },
+        { "MXFP4 x int8/32        (blockw_dyn_i8)", { F_MX, 32, QMX_INT8, 0, QMX_MXFP4, 32 } },
+        { "NVFP4 x int8/32        (blockw_dyn_i8)", { F_MX, 16, QMX_INT8, 0, QMX_NVFP4, 32 } },
+        { "nf4 per-block 32 x int8/32 (blockw_dyn_i8)", { F_NF4, 32, QMX_INT8, 0, QMX_MXFP8_E4M3, 32 } },
     };
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--export") && i + 1 < argc) export_path = argv[++i];
@@ -557,6 +570,7 @@ int main(int argc, char **argv) {
     printf("\nweight bytes include the scales (and integer-only: biases, multipliers, shifts).\n"
            "The float rows run the whole held-out set as one batch per layer (single thread);\n"
            "the integer-only rows classify one image at a time, as firmware does.\n"
+           "The block-scaled rows (MX, NVFP4, nf4) run qmx's portable kernels, no SIMD yet.\n"
            "integer-only calibration chosen on the training images: %s (train accuracy %.2f%%);\n"
            "its predictions digest: %08lx\n", calib_name[best], train_acc[best],
            (unsigned long)fnv1a(pred, NTEST));
