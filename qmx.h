@@ -186,6 +186,21 @@
  *   17 ggml block byte strings; measured: 0 mismatches; one case, a two-level NVFP4 tensor
  *   scale of 0, is refused). Matmul on these weights (f32 activations) and MXFP8 x MXFP8:
  *   qmx_kernels.h, BLOCK-SCALED WEIGHTS (portable code; fast paths are a later step).
+ *   Speed, same bits: blocks contiguous along the last axis (inner = 1) of 16 x 2^k elements
+ *   (AVX-512; AVX2 8 x 2^k, NEON 4 x 2^k; k <= 6) go through vector kernels for MXFP4, NVFP4,
+ *   MXFP8 E4M3 / E5M2 quantize (every rule but microxcaling and ggml) and dequantize (every
+ *   rule): per group of 16 (8, 4) blocks, amax on the bits, every scale at once lane by lane,
+ *   elements x * 2^(127 - c) (Qwix: x / s, which is that product; NVFP4 Qwix divides) encoded
+ *   with an explicitly rounded operation. A block whose amax is NaN or Inf, or whose multiplier
+ *   is NaN, 0 or Inf (0xFF codes, zero NVFP4 scales), is redone by the scalar code; every other
+ *   block has no NaN in its scaled elements, where the vector and scalar arithmetic agree. Other
+ *   blocks take specialised scalar loops (the same test), else the per-element reference.
+ *   tests/test_simd_equiv.c compares all three paths in one binary (random, tie, threshold,
+ *   NaN / Inf, denormal, FLT_MAX, ragged and strided blocks, every format and rule).
+ *   Private names: qmx__mx* (qmx__mx_ scalar and walk, qmx__mxc_ microxcaling, qmx__mxq /
+ *   qmx__mxblk / qmx__mxs per-call, per-block and scale state, qmx__mx512_ / qmx__mx256_ /
+ *   qmx__mxn_ the AVX-512 / AVX2 / NEON kernels), qmx__ggml_, qmx__fp4_ (E2M1 codec), and the
+ *   macros QMX__MX_* (paths), QMX__MXE_* / QMX__MXS_* (element / scale kinds), QMX__MXL, QMX__MXV.
  *
  * INTEGER QUANTIZATION (qmx_qconfig; qmx_compute_qparams, qmx_quantize, qmx_dequantize)
  *   dequant:  x' = (q - zero_point) * scale    (scale multiplies, as in AQT/Qwix/TFLite)
@@ -307,7 +322,8 @@
  *
  * SECTIONS: 1 config  2 status  3 dtypes  4 fp8  4b fp4/fp6/e8m0  5 rng  6 quantize
  *           6b block-scaled formats (MX, NVFP4)  7 requantize  8 interop  9 implementation
- *           (scalar reference, then SIMD paths that give the same bits)
+ *           (scalar reference, then SIMD paths that give the same bits; the MX / NVFP4 vector
+ *           kernels sit in 6b, beside their scalar reference)
  * ============================================================================================ */
 #ifndef QMX_H
 #define QMX_H
@@ -598,7 +614,9 @@ typedef struct qmx_mx_config {
 QMX_API qmx_status qmx_mx_storage(const qmx_mx_config *cfg, size_t count, size_t *element_bytes,
                                   size_t *n_scales);
 /* Scales and elements of x by the config's rule. Writes nothing on error. NaN / Inf in x is not
- * an error: each rule writes what its origin writes (documented at the top). */
+ * an error: each rule writes what its origin writes (documented at the top). Stack: under 512
+ * bytes scalar; the vector kernels about 1.7 KiB (AVX-512: 16 block maxima and the constants in
+ * 64-byte registers), 1.1 KiB (AVX2). */
 QMX_API qmx_status qmx_mx_quantize(const qmx_mx_config *cfg, const float *x, size_t count,
                                    uint8_t *elements, size_t element_bytes, uint8_t *scales,
                                    size_t n_scales);
@@ -1120,15 +1138,49 @@ static uint32_t qmx__lowfp_decode_bits(uint32_t c, const qmx__lowfp *f) {
     return sign | ((e + 127u - (uint32_t)f->bias) << 23) | (m << (23 - f->mbits));
 }
 
+/* Helpers forced inline (the fp4 codec's and the MX paths' per-element and per-vector code). */
+#if defined(__GNUC__) || defined(__clang__)
+#  define QMX__MXV static __inline__ __attribute__((always_inline))
+#elif defined(_MSC_VER)
+#  define QMX__MXV static __forceinline
+#else
+#  define QMX__MXV static
+#endif
+/* E2M1 codes of a = |x| (f32 bits, not NaN), the same as qmx__lowfp_encode's (verified for all
+ * 2^32 inputs when written; tests/test_simd_equiv.c compares the two on every 16-bit-aligned
+ * pattern and around each threshold). Nearest-even: every decision point (the midpoints 0.25
+ * 0.75 1.25 1.75 2.5 3.5 5, a tie staying on the even code) has at most two mantissa bits, so the
+ * code is constant on each 2^21-wide step of the bits (exponent and top two mantissa bits,
+ * a >> 21) but at the step's first value: a table of both codes (inside | first << 4) for the
+ * steps from 0.234375 (below: 0) to 8 (above: 7, +Inf included); branch-free. Toward zero: the
+ * number of the values 0.5 1 1.5 2 3 4 6 that a reaches. */
+static const uint8_t qmx__fp4_rne_steps[22] = {
+    0x00, 0x01, 0x11, 0x11, 0x11, 0x11, 0x11, 0x22, 0x22, 0x22, 0x23, 0x33, 0x44, 0x44, 0x45,
+    0x55, 0x66, 0x66, 0x67, 0x77, 0x77, 0x77};
+QMX__MXV uint32_t qmx__fp4_rne_mag(uint32_t a) {
+    uint32_t i = a >> 21, e;
+    i = i < 499u ? 499u : i > 520u ? 520u : i;
+    e = qmx__fp4_rne_steps[i - 499u];
+    return (a & 0x1FFFFFu) ? e & 15u : e >> 4;
+}
+static uint32_t qmx__fp4_rtz_mag(uint32_t a) {
+    return (uint32_t)((a >= 0x3F000000u) + (a >= 0x3F800000u) + (a >= 0x3FC00000u) +
+                      (a >= 0x40000000u) + (a >= 0x40400000u) + (a >= 0x40800000u) +
+                      (a >= 0x40C00000u));
+}
+/* The 16 E2M1 values as float32 bits, by code (decoding is a lookup) */
+static const uint32_t qmx__fp4_bits[16] = {
+    0x00000000u, 0x3F000000u, 0x3F800000u, 0x3FC00000u, 0x40000000u, 0x40400000u, 0x40800000u,
+    0x40C00000u, 0x80000000u, 0xBF000000u, 0xBF800000u, 0xBFC00000u, 0xC0000000u, 0xC0400000u,
+    0xC0800000u, 0xC0C00000u};
 QMX__DEF uint8_t qmx_fp4_from_f32(float x, int round_toward_zero) {
-    qmx__lowfp f;
-    qmx__lowfp_format(QMX_FP4_E2M1, &f);
-    return qmx__lowfp_encode(qmx__f32_bits(x), &f, round_toward_zero != 0);
+    uint32_t b = qmx__f32_bits(x), a = b & 0x7FFFFFFFu;
+    if (a > 0x7F800000u) return 0x7u;                       /* NaN: +max (CUDA) */
+    return (uint8_t)(((b >> 28) & 8u) | (round_toward_zero ? qmx__fp4_rtz_mag(a)
+                                                           : qmx__fp4_rne_mag(a)));
 }
 QMX__DEF float qmx_fp4_to_f32(uint8_t code) {
-    qmx__lowfp f;
-    qmx__lowfp_format(QMX_FP4_E2M1, &f);
-    return qmx__bits_f32(qmx__lowfp_decode_bits(code & 0xFu, &f));
+    return qmx__bits_f32(qmx__fp4_bits[code & 0xFu]);
 }
 QMX__DEF uint8_t qmx_fp6_from_f32(float x, qmx_dtype fmt, int round_toward_zero) {
     qmx__lowfp f;
@@ -2340,102 +2392,1510 @@ static uint8_t qmx__mx_get(const qmx__mxv *v, const uint8_t *el, size_t e) {
     return v->fp4 ? (uint8_t)qmx__get_nibble(el, e, 0) : el[e];
 }
 
-QMX__DEF qmx_status qmx_mx_quantize(const qmx_mx_config *c, const float *x, size_t count,
-                                    uint8_t *el, size_t element_bytes, uint8_t *scales,
-                                    size_t n_scales) {
+/* ---- one walk for quantize and dequantize, the per-call constants, the scalar blocks ---- */
+/* The walk visits the blocks in the order of their scales: scales[si] for si = 0, 1, ...,
+ * block (o, b, i) = si in [outer][nblocks][inner] order; its n elements are e0 + j * inner. */
+typedef struct qmx__mxblk { size_t o, b, i, si, e0, n; } qmx__mxblk;
+static void qmx__mx_place(const qmx__mxv *v, qmx__mxblk *k) {
+    size_t k0 = k->b * v->block;
+    k->n = v->len - k0 < v->block ? v->len - k0 : v->block;
+    k->e0 = (k->o * v->len + k0) * v->inner + k->i;
+}
+static void qmx__mx_seek(const qmx__mxv *v, size_t si, qmx__mxblk *k) {
+    size_t ob = si / v->inner;
+    k->si = si; k->i = si % v->inner; k->o = ob / v->nblocks; k->b = ob % v->nblocks;
+    qmx__mx_place(v, k);
+}
+/* the next block (0 past the last one) */
+static int qmx__mx_next(const qmx__mxv *v, qmx__mxblk *k) {
+    if (++k->si >= v->n_scales) return 0;
+    if (++k->i == v->inner) {
+        k->i = 0;
+        if (++k->b == v->nblocks) { k->b = 0; k->o++; }
+    }
+    qmx__mx_place(v, k);
+    return 1;
+}
+
+/* Paths through qmx__mx_quant / qmx__mx_dequant. The public calls take QMX__MX_VEC; tests
+ * compare every path with QMX__MX_REF on the same data, the bench times QMX__MX_SCALES.
+ *   REF     every block by the per-element reference code (qmx__mx_qblock_ref, and the last
+ *           loop of qmx__mx_dqblock)
+ *   FAST    a block with a finite amax and a finite, nonzero multiplier (dequantize: a finite,
+ *           nonzero scale) by the specialised scalar loops; any other block by the reference
+ *   VEC     FAST, and blocks contiguous along the last axis by the vector kernels
+ *   SCALES  (quantize, with FAST or VEC) amax and the scale codes only; elements untouched */
+#define QMX__MX_REF 0
+#define QMX__MX_FAST 1
+#define QMX__MX_VEC 3
+#define QMX__MX_SCALES 4
+
+/* Element codecs of the fast paths */
+#define QMX__MXE_FP4 0
+#define QMX__MXE_FP6 1
+#define QMX__MXE_FP8 2
+#define QMX__MXE_INT8 3
+
+/* What a call resolves once. fast: the rule's scale is one qmx__mx_fast_scale computes (all but
+ * microxcaling and ggml); maxb: the bits of the largest element value. */
+typedef struct qmx__mxq {
+    const qmx_mx_config *c;
     qmx__mxv v;
-    size_t o, b, i, k;
+    int kind, fast;
+    uint32_t maxb;
+    qmx__fp8fmt f8;
+    qmx__lowfp lf;
+} qmx__mxq;
+static void qmx__mxq_init(const qmx_mx_config *c, const qmx__mxv *v, qmx__mxq *q) {
+    q->c = c; q->v = *v;
+    q->kind = v->fp4 ? QMX__MXE_FP4 : qmx_dtype_is_fp8(v->m.elem) ? QMX__MXE_FP8
+              : v->m.elem == QMX_INT8 ? QMX__MXE_INT8 : QMX__MXE_FP6;
+    q->fast = c->rule != QMX_MX_MICROXCALING && c->rule != QMX_MX_GGML;
+    q->maxb = qmx__f32_bits(v->m.maxv);
+    if (!qmx__fp8_format(v->m.elem, &q->f8)) qmx__fp8_format(QMX_FP8_E4M3FN, &q->f8);
+    if (!qmx__lowfp_format(v->m.elem, &q->lf)) qmx__lowfp_format(QMX_FP4_E2M1, &q->lf);
+}
+
+/* The scale of a block whose amax (bits m) is finite, by qmx__mx_block_scale, in the form of
+ * the fast paths: elements x * mul, or x / mul (div: NVFP4 Qwix, an E4M3 scale). Qwix's MX
+ * scales are powers of two, for which x / s equals x * (1 / s) exactly (the same real number,
+ * rounded once), so they become a multiplier. 0: the block takes the reference path, because its
+ * multiplier is NaN, 0 or Inf (the 0xFF code, a zero NVFP4 scale, an infinite 1 / P), with
+ * which x * mul could be NaN; else no scaled element of the block is NaN. */
+static int qmx__mx_fast_scale(const qmx__mxq *q, uint32_t m, qmx__mxs *s) {
+    qmx__mx_block_scale(q->c, &q->v, qmx__bits_f32(m), s);
+    if (s->div && !q->v.nvfp4) {
+        if (s->code == 0 || s->code == 0xFF) return 0;
+        s->mul = qmx__e8m0_pow2((uint8_t)(254 - s->code));
+        s->div = 0;
+    }
+    return qmx__f32_bits(s->mul) - 1u < 0x7F7FFFFFu;
+}
+
+/* The reference: amax with a NaN flag, the rule's scale, and each element through
+ * qmx__mx_scaled and qmx__mx_encode (or microxcaling's / ggml's element code). */
+static void qmx__mx_qblock_ref(const qmx__mxq *q, const float *x, size_t stride, size_t n,
+                               uint8_t *el, size_t e0, uint8_t *sc, int mode) {
+    const qmx_mx_config *c = q->c;
+    const qmx__mxv *v = &q->v;
+    float amax = 0.0f;
+    int nan = 0;
+    size_t k;
+    qmx__mxs s;
+    for (k = 0; k < n; k++) {                               /* max |x|, NaN if any is NaN */
+        float a = qmx__fabs(x[k * stride]);
+        if (a != a) nan = 1;
+        else if (a > amax) amax = a;
+    }
+    if (c->rule == QMX_MX_MICROXCALING || c->rule == QMX_MX_GGML) {
+        /* microxcaling: amax NaN if any is NaN; ggml: a NaN never enters amax */
+        uint8_t code;
+        float d = 0.0f;
+        if (c->rule == QMX_MX_GGML) {
+            float b6 = amax / 6.0f;
+            code = v->nvfp4 ? qmx__ggml_ue4m3(b6) : qmx__ggml_e8m0(amax);
+            d = v->nvfp4 ? qmx__ggml_ue4m3_half(code) : qmx__ggml_e8m0_half(code);
+        } else {
+            code = qmx__mxc_code(&v->m, nan ? qmx__bits_f32(0x7FC00000u) : amax);
+        }
+        *sc = code;
+        if (mode & QMX__MX_SCALES) return;
+        for (k = 0; k < n; k++) {                           /* a 0xFF microxcaling block: codes 0 */
+            float xe = x[k * stride];
+            uint8_t e = c->rule == QMX_MX_GGML ? qmx__ggml_best(xe, d)
+                        : code == 0xFF ? 0 : qmx__mxc_elem(&v->m, xe, (int)code - 127);
+            qmx__mx_put(v, el, e0 + k * stride, e);
+        }
+        return;
+    }
+    if (nan) amax = qmx__bits_f32(0x7FC00000u);
+    qmx__mx_block_scale(c, v, amax, &s);
+    *sc = s.code;
+    if (mode & QMX__MX_SCALES) return;
+    for (k = 0; k < n; k++) {
+        float t = qmx__mx_scaled(c, v, &s, x[k * stride]);
+        qmx__mx_put(v, el, e0 + k * stride, qmx__mx_encode(&v->m, t, c->rule == QMX_MX_QWIX));
+    }
+}
+
+/* A fast block's elements: t = x * mul (or x / mul) is finite or +-Inf, never NaN; |t| clipped
+ * to the largest element (the fp4 / Qwix clip and the saturating casts agree on it), encoded
+ * nearest-even, the sign of t added. One loop per element format and operation, so that the
+ * per-element work has no branch on them (fp4: the branch-free qmx__fp4_rne_mag). */
+QMX__MXV uint8_t qmx__mx_fast_fp4(float t) {   /* (the step table saturates by itself) */
+    uint32_t tb = qmx__f32_bits(t);
+    return (uint8_t)(((tb >> 28) & 8u) | qmx__fp4_rne_mag(tb & 0x7FFFFFFFu));
+}
+/* fp8 / fp6: a magnitude a <= max of a format of mbits and bias, nearest-even: a normal element
+ * rounds the f32 significand at bit 23 - mbits (qmx__fp8_encode's arithmetic); below, a counts
+ * quanta 2^(emin - mbits): a * 2^(mbits - emin) is exact and below 2^mbits, rounded by
+ * qmx__round_rne (qmx__fp8_encode's shift-and-round of the significand gives that integer). */
+QMX__MXV uint8_t qmx__mx_fast_lowfp(float t, uint32_t maxb, int mbits, int bias, int sbit) {
+    uint32_t tb = qmx__f32_bits(t), a = tb & 0x7FFFFFFFu, drop = (uint32_t)(23 - mbits), c;
+    if (a > maxb) a = maxb;
+    if (a >= (uint32_t)(128 - bias) << 23)
+        c = ((a + (1u << (drop - 1)) - 1u + ((a >> drop) & 1u)) >> drop) - ((uint32_t)(127 - bias) << mbits);
+    else
+        c = (uint32_t)qmx__round_rne(qmx__bits_f32(a) * qmx__bits_f32((uint32_t)(126 + bias + mbits) << 23));
+    return (uint8_t)(((tb >> 31) << sbit) | c);
+}
+static void qmx__mx_fast_elems(const qmx__mxq *q, const qmx__mxs *s, const float *x,
+                               size_t stride, size_t n, uint8_t *el, size_t e0) {
+    const float mul = s->mul;
+    size_t k = 0;
+    if (q->kind != QMX__MXE_FP4) {
+        int fp8 = q->kind == QMX__MXE_FP8, mb = fp8 ? q->f8.mbits : q->lf.mbits;
+        int bias = fp8 ? q->f8.bias : q->lf.bias, sbit = fp8 ? 7 : 5;
+        QMX_ASSERT(!s->div);      /* Qwix divides for NVFP4 only */
+        for (; k < n; k++)
+            el[e0 + k * stride] = qmx__mx_fast_lowfp(x[k * stride] * mul, q->maxb, mb, bias, sbit);
+        return;
+    }
+    if (stride == 1 && !(e0 & 1)) {                         /* whole bytes */
+        uint8_t *o = el + e0 / 2;
+        if (s->div)
+            for (; k + 1 < n; k += 2)
+                o[k / 2] = (uint8_t)(qmx__mx_fast_fp4(x[k] / mul) | qmx__mx_fast_fp4(x[k + 1] / mul) << 4);
+        else
+            for (; k + 1 < n; k += 2)
+                o[k / 2] = (uint8_t)(qmx__mx_fast_fp4(x[k] * mul) | qmx__mx_fast_fp4(x[k + 1] * mul) << 4);
+    }
+    for (; k < n; k++) {
+        float xe = x[k * stride];
+        qmx__set_nibble(el, e0 + k * stride, qmx__mx_fast_fp4(s->div ? xe / mul : xe * mul));
+    }
+}
+/* One block: the fast path when it applies, else the reference. */
+static void qmx__mx_qblock(const qmx__mxq *q, const float *x, size_t stride, size_t n,
+                           uint8_t *el, size_t e0, uint8_t *sc, int mode) {
+    uint32_t m = 0;
+    size_t k;
+    qmx__mxs s;
+    if (!(mode & QMX__MX_FAST) || !q->fast || q->kind == QMX__MXE_INT8) {
+        qmx__mx_qblock_ref(q, x, stride, n, el, e0, sc, mode);
+        return;
+    }
+    for (k = 0; k < n; k++) {                               /* max |x| on the bits; NaN is above */
+        uint32_t a = qmx__f32_bits(x[k * stride]) & 0x7FFFFFFFu;
+        if (a > m) m = a;
+    }
+    if (m >= 0x7F800000u || !qmx__mx_fast_scale(q, m, &s)) {
+        qmx__mx_qblock_ref(q, x, stride, n, el, e0, sc, mode);
+        return;
+    }
+    *sc = s.code;
+    if (!(mode & QMX__MX_SCALES)) qmx__mx_fast_elems(q, &s, x, stride, n, el, e0);
+}
+
+/* A block's scale as the rule's origin dequantizes with it */
+static float qmx__mx_dq_scale(const qmx__mxq *q, uint8_t code) {
+    const qmx_mx_config *c = q->c;
+    float s;
+    if (c->rule == QMX_MX_GGML)                             /* y = f32(K[code] * d) */
+        return q->v.nvfp4 ? qmx__ggml_ue4m3_half(code) : qmx__ggml_e8m0_half(code);
+    if (q->v.nvfp4) {
+        s = qmx_fp8_to_f32(code, QMX_FP8_E4M3FN);
+        if (c->tensor_scale != 0.0f && s == s) s = c->tensor_scale * s;
+        return s;
+    }
+    if (c->rule == QMX_MX_QWIX) return qmx__bits_f32((uint32_t)code << 23);   /* 0xFF = Inf */
+    return qmx__e8m0_pow2(code);
+}
+/* One block of dequantize. Reference: a NaN element keeps its own bits, a NaN product is +NaN:
+ * the same on every target (RISC-V arithmetic would return the canonical NaN). Fast (a finite,
+ * nonzero scale): y = d * s is NaN only when the element d is (fp8), whose bits it keeps. */
+static void qmx__mx_dqblock(const qmx__mxq *q, const uint8_t *el, size_t e0, size_t stride,
+                            size_t n, uint8_t code, float *y, int mode) {
+    float s = qmx__mx_dq_scale(q, code);
+    size_t k;
+    if (q->c->rule == QMX_MX_GGML) {
+        for (k = 0; k < n; k++)
+            y[k * stride] = (float)qmx__ggml_kv[qmx__mx_get(&q->v, el, e0 + k * stride)] * s;
+        return;
+    }
+    if ((mode & QMX__MX_FAST) && (qmx__f32_bits(s) & 0x7FFFFFFFu) - 1u < 0x7F7FFFFFu) {
+        /* the decoders of qmx__mx_decode, the format resolved once per block */
+        if (q->kind == QMX__MXE_FP4) {
+            for (k = 0; k < n; k++) {
+                size_t e = e0 + k * stride;
+                y[k * stride] = qmx__bits_f32(qmx__fp4_bits[(el[e / 2] >> ((e & 1) * 4)) & 0xFu]) * s;
+            }
+        } else if (q->kind == QMX__MXE_FP8) {
+            for (k = 0; k < n; k++) {       /* NaN only for a NaN element: it keeps its bits */
+                float d = qmx__bits_f32(qmx__fp8_decode_bits(el[e0 + k * stride], &q->f8)), r = d * s;
+                y[k * stride] = d != d ? d : r;
+            }
+        } else if (q->kind == QMX__MXE_FP6) {
+            for (k = 0; k < n; k++)
+                y[k * stride] =
+                    qmx__bits_f32(qmx__lowfp_decode_bits(el[e0 + k * stride] & 0x3Fu, &q->lf)) * s;
+        } else {
+            for (k = 0; k < n; k++) {
+                uint8_t c = el[e0 + k * stride];
+                y[k * stride] = (float)((int32_t)c - (c & 0x80 ? 256 : 0)) * 0.015625f * s;
+            }
+        }
+        return;
+    }
+    for (k = 0; k < n; k++) {
+        float d = qmx__mx_decode(&q->v.m, qmx__mx_get(&q->v, el, e0 + k * stride)), r;
+        if (d != d) r = d;
+        else { r = d * s; if (r != r) r = qmx__bits_f32(0x7FC00000u); }
+        y[k * stride] = r;
+    }
+}
+
+/* Vector kernels (below, per instruction set): the number of blocks from walk position k that
+ * one kernel call may take (0: none), and the calls; each returns the blocks it did. */
+static size_t qmx__mx_vec_run(const qmx__mxq *q, const qmx__mxblk *k, int dq);
+static size_t qmx__mx_quant_vec(const qmx__mxq *q, const float *x, size_t nblk, uint8_t *el,
+                                size_t e0, uint8_t *sc, int mode);
+static size_t qmx__mx_dequant_vec(const qmx__mxq *q, const uint8_t *el, size_t e0, size_t nblk,
+                                  const uint8_t *sc, float *y);
+
+/* ---- vector kernels ----
+ * They take runs of whole blocks along the last axis (inner == 1; fp4 runs start on a byte) of
+ * 16 * 2^k elements (AVX-512; AVX2 8 * 2^k, NEON 4 * 2^k), k <= 6, in groups of 16 (8, 4) blocks:
+ *  1. amax of each block on the bits (|x| as an integer: the order of the non-negative floats,
+ *     NaN above +Inf) and a transposed reduction that leaves block j's amax in lane j;
+ *  2. the scale codes and multipliers of all the group's blocks at once, lane by lane the
+ *     scalar formulas (qmx__mx_block_scale: the same IEEE operations, the same integer code
+ *     arithmetic), and a mask of the blocks the fast path cannot take: a NaN or Inf amax, or a
+ *     multiplier (divisor) that is NaN, 0 or Inf, as in qmx__mx_fast_scale;
+ *  3. every element t = x * mul (x / s for NVFP4 Qwix), |t| clipped to the largest element and
+ *     encoded nearest-even with an explicitly rounded operation (never the MXCSR / FPCR mode);
+ *  4. the masked blocks again through qmx__mx_qblock (which hands them to the reference), which
+ *     rewrites their scale and elements.
+ * No scaled element of a block that stays is NaN, so the result is the scalar path's bit for
+ * bit. Dequantize: the group's scales lane by lane as qmx__mx_dq_scale; elements decoded exactly
+ * and multiplied; blocks whose scale is NaN, 0 or Inf go to qmx__mx_dqblock. */
+#define QMX__MXS_E8M0 0      /* FLOOR, CEIL, EVEN, RCEIL on an MX format */
+#define QMX__MXS_QWIX 1      /* Qwix MXFP4 / MXFP8: a power of two from a bfloat16 */
+#define QMX__MXS_NV 2        /* NVFP4 torchao (with or without tensor_scale) */
+#define QMX__MXS_NVQ 3       /* NVFP4 Qwix: an E4M3 divisor */
+#if defined(QMX__AVX512) || defined(QMX__AVX2) || defined(QMX__NEON64)
+#if defined(QMX__AVX512)
+#  define QMX__MXL 16        /* elements per vector */
+#elif defined(QMX__AVX2)
+#  define QMX__MXL 8
+#else
+#  define QMX__MXL 4
+#endif
+/* A compiler barrier after each block of a group's first pass, so that its loads stay in address
+ * order: GCC otherwise interleaves the unrolled blocks' vectors (all even vectors of the group,
+ * then the odd ones), which at DRAM sizes defeats the hardware prefetchers (measured on Zen 4:
+ * the 64 MiB scale pass of blocks of 32 at 0.8x the read stream instead of 1.1x). It orders the
+ * loads, never changes a value. */
+#if defined(__GNUC__) || defined(__clang__)
+#  define QMX__MX_ORDER() __asm__ __volatile__("" ::: "memory")
+#else
+#  define QMX__MX_ORDER() ((void)0)
+#endif
+static int qmx__mx_srule(const qmx__mxq *q) {
+    if (q->c->rule == QMX_MX_QWIX) return q->v.nvfp4 ? QMX__MXS_NVQ : QMX__MXS_QWIX;
+    return q->v.nvfp4 ? QMX__MXS_NV : QMX__MXS_E8M0;
+}
+/* log2 of the vectors per block, or -1 when the block is not QMX__MXL * 2^k, k <= 6 */
+static int qmx__mx_vec_lg(size_t block) {
+    int lg;
+    for (lg = 0; lg <= 6; lg++)
+        if (block == (size_t)QMX__MXL << lg) return lg;
+    return -1;
+}
+static size_t qmx__mx_vec_run(const qmx__mxq *q, const qmx__mxblk *k, int dq) {
+    const qmx__mxv *v = &q->v;
+    size_t nfull;
+    if (v->inner != 1 || qmx__mx_vec_lg(v->block) < 0 || (v->fp4 && (k->e0 & 1))) return 0;
+    if (q->kind != QMX__MXE_FP4 && q->kind != QMX__MXE_FP8) return 0;
+    if (!dq && !q->fast) return 0;                          /* microxcaling, ggml quantize */
+    if (v->len % v->block == 0) return v->n_scales - k->si; /* the rest of the tensor */
+    nfull = v->len / v->block;                              /* the row's whole blocks */
+    return k->b < nfull ? nfull - k->b : 0;
+}
+#endif
+
+#if defined(QMX__AVX512)
+/* ---- AVX-512: groups of 16 blocks, a block's amax in lane j ---- */
+#if defined(__GNUC__) && !defined(__clang__)
+#  pragma GCC diagnostic push
+#  pragma GCC diagnostic ignored "-Wuninitialized"
+#  pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+/* Element encoder (the fp8 encoder of the SIMD section, for fp4 too): a = min(|t|, max),
+ * E = max(exponent(a), emin) and M = 2^E (1 + ((E - emin) << mbits) 2^-23) from a 32-entry
+ * table by biased E mod 32; the {rn-sae} FMA a 2^-(23 - mbits) + M (one rounding, the product
+ * exact) stays in M's binade, whose ulp is the element quantum at a times 2^-(23 - mbits), so
+ * its bits are bits(M) + k, k the quanta of a nearest-even (M's mantissa is even), and its low
+ * byte is the element code without the sign: k + ((E - emin) << mbits) <= 0x7E. */
+typedef struct qmx__mx512 {
+    __m512i tlo, thi, thr, absm, maxb;
+    __m512 sdrop;
+    int srule, rule, lg, emax, mbits, hasts;
+    float inv, num, ts, qd, qk;
+} qmx__mx512;
+
+static void qmx__mx512_init(const qmx__mxq *q, qmx__mx512 *k) {
+    int32_t tab[32];
+    int i, mbits = q->v.m.mbits, eminb = 128 - (q->kind == QMX__MXE_FP8 ? q->f8.bias : q->lf.bias);
+    for (i = 0; i < 32; i++) {
+        int eb = eminb + ((i - eminb) & 31);
+        tab[i] = (int32_t)(((uint32_t)eb << 23) | ((uint32_t)(eb - eminb) << mbits));
+    }
+    k->tlo = _mm512_loadu_si512((const void *)tab);
+    k->thi = _mm512_loadu_si512((const void *)(tab + 16));
+    k->thr = _mm512_set1_epi32(eminb << 23);
+    k->absm = _mm512_set1_epi32(0x7FFFFFFF);
+    k->maxb = _mm512_set1_epi32((int32_t)q->maxb);
+    k->sdrop = _mm512_set1_ps(qmx__bits_f32((uint32_t)(104 + mbits) << 23));   /* 2^(mbits - 23) */
+    k->srule = qmx__mx_srule(q);
+    k->rule = (int)q->c->rule;
+    k->lg = qmx__mx_vec_lg(q->v.block);
+    k->emax = q->v.m.emax;
+    k->mbits = mbits;
+    k->inv = 1.0f / q->v.m.maxv;                            /* RCEIL: as qmx__mx_torchao_code */
+    k->hasts = q->c->tensor_scale != 0.0f;
+    k->ts = q->c->tensor_scale;
+    k->num = k->hasts ? 1.0f / q->c->tensor_scale : 1.0f;   /* NVFP4: as qmx__mx_block_scale */
+    k->qd = q->v.fp4 ? 6.0f : 448.0f;                       /* Qwix */
+    k->qk = q->v.fp4 ? 1.71428573131561279296875f : 1.93548381328582763671875f;
+}
+
+QMX__MXV __m512i qmx__mx512_enc(__m512 t, const qmx__mx512 *k) {
+    __m512i a, eb;
+#if defined(__AVX512DQ__)
+    a = _mm512_castps_si512(_mm512_range_ps(t, _mm512_castsi512_ps(k->maxb), 0x0A));
+#else
+    a = _mm512_min_epu32(_mm512_and_si512(_mm512_castps_si512(t), k->absm), k->maxb);
+#endif
+    eb = _mm512_srli_epi32(_mm512_max_epi32(a, k->thr), 23);
+    eb = _mm512_permutex2var_epi32(k->tlo, eb, k->thi);
+    return _mm512_castps_si512(_mm512_fmadd_round_ps(_mm512_castsi512_ps(a), k->sdrop,
+                                                     _mm512_castsi512_ps(eb),
+                                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
+/* r[s] (16 lanes each) -> lane L = the max of r[s] for s = 4 (L & 3) + (L >> 2): pairs of
+ * halves, quarters, then within the 128-bit lanes (45 operations for 16 blocks) */
+#define QMX__MX512_SHUFPS(a, b, imm) \
+    _mm512_castps_si512(_mm512_shuffle_ps(_mm512_castsi512_ps(a), _mm512_castsi512_ps(b), imm))
+QMX__MXV __m512i qmx__mx512_hmax(__m512i *r) {
+    int p;
+    for (p = 0; p < 8; p++)
+        r[p] = _mm512_max_epu32(_mm512_shuffle_i64x2(r[2 * p], r[2 * p + 1], 0x44),
+                                _mm512_shuffle_i64x2(r[2 * p], r[2 * p + 1], 0xEE));
+    for (p = 0; p < 4; p++)
+        r[p] = _mm512_max_epu32(_mm512_shuffle_i64x2(r[2 * p], r[2 * p + 1], 0x88),
+                                _mm512_shuffle_i64x2(r[2 * p], r[2 * p + 1], 0xDD));
+    for (p = 0; p < 2; p++)
+        r[p] = _mm512_max_epu32(QMX__MX512_SHUFPS(r[2 * p], r[2 * p + 1], 0x44),
+                                QMX__MX512_SHUFPS(r[2 * p], r[2 * p + 1], 0xEE));
+    return _mm512_max_epu32(QMX__MX512_SHUFPS(r[0], r[1], 0x88), QMX__MX512_SHUFPS(r[0], r[1], 0xDD));
+}
+
+/* The scale codes and multipliers (NVQ: divisors) of 16 blocks from their amax bits m, lane by
+ * lane qmx__mx_block_scale + qmx__mx_fast_scale; *bad: the lanes the fast path cannot take. */
+QMX__MXV __m512 qmx__mx512_scales(const qmx__mx512 *k, __m512i m, __m512i *code, __mmask16 *bad) {
+    const __m512i one = _mm512_set1_epi32(1), zero = _mm512_setzero_si512();
+    __mmask16 b = _mm512_cmpge_epu32_mask(m, _mm512_set1_epi32(0x7F800000));
+    __m512 mf = _mm512_castsi512_ps(m), mul;
+    __m512i c, e;
+    if (k->srule == QMX__MXS_E8M0 || k->srule == QMX__MXS_QWIX) {
+        if (k->srule == QMX__MXS_QWIX) {        /* s = amax / Q (tiny -> 1) * K, bf16, 2^e */
+            __m512 sc = _mm512_div_ps(mf, _mm512_set1_ps(k->qd));
+            sc = _mm512_mask_mov_ps(sc, _mm512_cmp_ps_mask(sc, _mm512_set1_ps(1.0842021724855044e-19f), _CMP_LT_OQ),
+                                    _mm512_set1_ps(1.0f));
+            e = _mm512_castps_si512(_mm512_mul_ps(sc, _mm512_set1_ps(k->qk)));
+            e = _mm512_add_epi32(_mm512_add_epi32(e, _mm512_set1_epi32(0x7FFF)),
+                                 _mm512_and_si512(_mm512_srli_epi32(e, 16), one));
+            c = _mm512_srli_epi32(_mm512_and_si512(e, _mm512_set1_epi32(0x7F800000)), 23);
+            b |= _mm512_cmpeq_epi32_mask(c, zero) | _mm512_cmpeq_epi32_mask(c, _mm512_set1_epi32(255));
+        } else if (k->rule == QMX_MX_RCEIL) {    /* the E8M0 of f32(amax * f32(1 / max)), up */
+            __m512i db = _mm512_castps_si512(_mm512_mul_ps(mf, _mm512_set1_ps(k->inv)));
+            __m512i man = _mm512_and_si512(db, _mm512_set1_epi32(0x7FFFFF));
+            e = _mm512_srli_epi32(db, 23);
+            c = _mm512_add_epi32(e, _mm512_min_epu32(man, one));
+            c = _mm512_mask_mov_epi32(c, _mm512_cmpeq_epi32_mask(e, zero),   /* d subnormal */
+                                      _mm512_maskz_mov_epi32(
+                                          _mm512_cmpgt_epu32_mask(man, _mm512_set1_epi32(0x400000)), one));
+            b |= _mm512_cmpgt_epu32_mask(c, _mm512_set1_epi32(254));
+        } else {                                 /* FLOOR, CEIL, EVEN: exp(amax) - emax */
+            e = m;
+            if (k->rule == QMX_MX_EVEN) {
+                e = _mm512_and_si512(_mm512_add_epi32(m, _mm512_set1_epi32(1 << (22 - k->mbits))),
+                                     _mm512_set1_epi32((int32_t)0xFF800000u));
+                b |= _mm512_cmpge_epu32_mask(e, _mm512_set1_epi32(0x7F800000));
+            }
+            c = _mm512_sub_epi32(_mm512_srli_epi32(e, 23), _mm512_set1_epi32(k->emax));
+            if (k->rule == QMX_MX_CEIL)
+                c = _mm512_add_epi32(c, _mm512_min_epu32(_mm512_and_si512(e, _mm512_set1_epi32(0x7FFFFF)), one));
+            c = _mm512_max_epi32(c, zero);
+        }
+        /* 2^(127 - c), 2^-127 for c = 254 */
+        mul = _mm512_castsi512_ps(_mm512_max_epi32(_mm512_slli_epi32(_mm512_sub_epi32(_mm512_set1_epi32(254), c), 23),
+                                                   _mm512_set1_epi32(0x00400000)));
+    } else if (k->srule == QMX__MXS_NV) {        /* E4M3(clamp(amax / 6 [/ P], 2^-6, 448)) */
+        __m512 t = _mm512_div_ps(mf, _mm512_set1_ps(6.0f));
+        if (k->hasts) t = _mm512_div_ps(t, _mm512_set1_ps(k->ts));
+        t = _mm512_min_ps(_mm512_max_ps(t, _mm512_set1_ps(0.015625f)), _mm512_set1_ps(448.0f));
+        e = _mm512_castps_si512(t);              /* normal E4M3, nearest-even: code + 960 */
+        e = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(e, _mm512_set1_epi32(0x7FFFF)),
+                                               _mm512_and_si512(_mm512_srli_epi32(e, 20), one)), 20);
+        c = _mm512_sub_epi32(e, _mm512_set1_epi32(960));
+        mul = _mm512_div_ps(_mm512_set1_ps(k->num), _mm512_castsi512_ps(_mm512_slli_epi32(e, 20)));
+        b |= _mm512_cmpge_epu32_mask(_mm512_sub_epi32(_mm512_castps_si512(mul), one),
+                                     _mm512_set1_epi32(0x7F7FFFFF));
+    } else {                                     /* NVQ: E4M3(amax / 6, tiny -> 1), subnormals */
+        __m512 sc = _mm512_div_ps(mf, _mm512_set1_ps(6.0f));
+        __m512i cs;
+        sc = _mm512_mask_mov_ps(sc, _mm512_cmp_ps_mask(sc, _mm512_set1_ps(1.0842021724855044e-19f), _CMP_LT_OQ),
+                                _mm512_set1_ps(1.0f));
+        e = _mm512_castps_si512(_mm512_min_ps(sc, _mm512_set1_ps(448.0f)));
+        c = _mm512_sub_epi32(_mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(e, _mm512_set1_epi32(0x7FFFF)),
+                                                                _mm512_and_si512(_mm512_srli_epi32(e, 20), one)), 20),
+                             _mm512_set1_epi32(960));
+        cs = _mm512_cvt_roundps_epi32(_mm512_mul_ps(_mm512_castsi512_ps(e), _mm512_set1_ps(512.0f)),
+                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        c = _mm512_mask_mov_epi32(c, _mm512_cmplt_epu32_mask(e, _mm512_set1_epi32(0x3C800000)), cs);
+        mul = _mm512_castsi512_ps(_mm512_add_epi32(_mm512_slli_epi32(c, 20), _mm512_set1_epi32(120 << 23)));
+        mul = _mm512_mask_mul_ps(mul, _mm512_cmplt_epu32_mask(c, _mm512_set1_epi32(8)),
+                                 _mm512_cvtepi32_ps(c), _mm512_set1_ps(0.001953125f));
+        b |= _mm512_cmpeq_epi32_mask(c, zero);
+    }
+    *code = c;
+    *bad = b;
+    return mul;
+}
+
+/* 4 scaled vectors t and their codes y -> the output bytes (32 fp4, 64 fp8) in v */
+QMX__MXV __m512i qmx__mx512_pack(const __m512i *y, const __m512 *t, int fp8) {
+#if defined(__AVX512VBMI__)
+    /* byte 0 of y (the codes) and byte 3 of t (the signs) across the registers (vpermt2b) */
+    const __m512i bidx = _mm512_set_epi32(0x7C787470, 0x6C686460, 0x5C585450, 0x4C484440, 0x3C383430,
+        0x2C282420, 0x1C181410, 0x0C080400, 0x7C787470, 0x6C686460, 0x5C585450, 0x4C484440,
+        0x3C383430, 0x2C282420, 0x1C181410, 0x0C080400);
+    const __m512i sidx = _mm512_add_epi8(bidx, _mm512_set1_epi8(3));
+    __m512i c = _mm512_mask_blend_epi64(0xF0, _mm512_permutex2var_epi8(y[0], bidx, y[1]),
+                                        _mm512_permutex2var_epi8(y[2], bidx, y[3]));
+    __m512i s = _mm512_mask_blend_epi64(
+        0xF0, _mm512_permutex2var_epi8(_mm512_castps_si512(t[0]), sidx, _mm512_castps_si512(t[1])),
+        _mm512_permutex2var_epi8(_mm512_castps_si512(t[2]), sidx, _mm512_castps_si512(t[3])));
+    if (fp8) return _mm512_ternarylogic_epi32(c, s, _mm512_set1_epi8(0x7F), 0xF4);   /* c | s & 0x80 */
+    /* fp4: c | (sign >> 4) per byte, then byte pairs lo + 16 hi (vpmaddubsw), the low bytes */
+    c = _mm512_ternarylogic_epi32(c, _mm512_srli_epi16(s, 4), _mm512_set1_epi8(8), 0xF8);
+    c = _mm512_maddubs_epi16(c, _mm512_set1_epi16(0x1001));
+    return _mm512_permutexvar_epi8(_mm512_set_epi32(0, 0, 0, 0, 0, 0, 0, 0, 0x3E3C3A38, 0x36343230,
+        0x2E2C2A28, 0x26242220, 0x1E1C1A18, 0x16141210, 0x0E0C0A08, 0x06040200), c);
+#else
+    __m512i r[4];
+    int j;
+    if (fp8) {
+        for (j = 0; j < 4; j++)   /* code | sign (0..255), packed with exact unsigned saturation */
+            r[j] = _mm512_ternarylogic_epi32(y[j], _mm512_srli_epi32(_mm512_castps_si512(t[j]), 24),
+                                             _mm512_set1_epi32(0x7F), 0xE4);
+        return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15),
+                                        _mm512_packus_epi16(_mm512_packus_epi32(r[0], r[1]),
+                                                            _mm512_packus_epi32(r[2], r[3])));
+    }
+    for (j = 0; j < 4; j++) {   /* nibble = code | sign << 3; a qword's two nibbles in byte 0 */
+        r[j] = _mm512_ternarylogic_epi32(y[j], _mm512_srli_epi32(_mm512_castps_si512(t[j]), 28),
+                                         _mm512_set1_epi32(7), 0xE4);
+        r[j] = _mm512_or_si512(r[j], _mm512_srli_epi64(r[j], 28));
+    }
+    return _mm512_castsi256_si512(_mm256_setr_m128i(
+        _mm_unpacklo_epi64(_mm512_cvtepi64_epi8(r[0]), _mm512_cvtepi64_epi8(r[1])),
+        _mm_unpacklo_epi64(_mm512_cvtepi64_epi8(r[2]), _mm512_cvtepi64_epi8(r[3]))));
+#endif
+}
+
+/* Vectors u .. u + cnt - 1 (cnt <= 4) of a group: scaled by their block's multiplier (ms[] by
+ * vector >> lg), encoded, stored (8 bytes a vector for fp4, 16 for fp8) */
+QMX__MXV void qmx__mx512_unit(const float *x, const float *ms, int u, int cnt, uint8_t *o, int lg,
+                              const qmx__mx512 *k, int fp8, int div) {
+    __m512 t[4];
+    __m512i y[4], v;
+    int r;
+    for (r = 0; r < 4; r++) {
+        if (r < cnt) {
+            __m512 s = _mm512_set1_ps(ms[(u + r) >> lg]), xv = _mm512_loadu_ps(x + 16 * (u + r));
+            t[r] = div ? _mm512_div_ps(xv, s) : _mm512_mul_ps(xv, s);
+        } else {
+            t[r] = _mm512_setzero_ps();
+        }
+        y[r] = qmx__mx512_enc(t[r], k);
+    }
+    v = qmx__mx512_pack(y, t, fp8);
+    if (cnt == 4 && !fp8) _mm256_storeu_si256((__m256i *)(void *)(o + 8 * u), _mm512_castsi512_si256(v));
+    else if (cnt == 4) _mm512_storeu_si512((void *)(o + 16 * u), v);
+    else _mm512_mask_storeu_epi8(o + (fp8 ? 16 : 8) * u, ((__mmask64)1 << ((fp8 ? 16 : 8) * cnt)) - 1u, v);
+}
+
+/* One group of nb <= 16 blocks at x: scale codes to sc, elements to o; returns the blocks the
+ * scalar path must redo */
+/* The amax bits of nb <= 16 blocks of 16 << lg elements at x, block j in lane j: each block's
+ * vectors max-ed lane-wise (|x| as an integer), then qmx__mx512_hmax across the blocks (block
+ * s in slot s, in address order), and its lane order undone with one permute */
+QMX__MXV __m512i qmx__mx512_amax(const float *x, int nb, int lg, __m512i absm) {
+    __m512i r[16];
+    int s, j;
+    for (s = 0; s < 16; s++) {
+        __m512i acc = _mm512_setzero_si512();
+        if (nb == 16 || s < nb) {
+            const float *p = x + ((size_t)s << (lg + 4));
+            acc = _mm512_and_si512(_mm512_loadu_si512((const void *)p), absm);
+            for (j = 1; j < (1 << lg); j++)   /* (not vrangeps: it drops a quiet NaN) */
+                acc = _mm512_max_epu32(acc, _mm512_and_si512(_mm512_loadu_si512((const void *)(p + 16 * j)), absm));
+        }
+        r[s] = acc;
+        QMX__MX_ORDER();
+    }
+    return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15),
+                                    qmx__mx512_hmax(r));
+}
+QMX__MXV __mmask16 qmx__mx512_qgroup(const qmx__mx512 *k, const float *x, int nb, uint8_t *o,
+                                     uint8_t *sc, int lg, int fp8, int div, int scales_only) {
+    __m512i code;
+    __m512 mul;
+    float ms[16];
+    __mmask16 bad, valid = (__mmask16)((1u << nb) - 1u);
+    int nvec = nb << lg, u;
+    mul = nb == 16 ? qmx__mx512_scales(k, qmx__mx512_amax(x, 16, lg, k->absm), &code, &bad)
+                   : qmx__mx512_scales(k, qmx__mx512_amax(x, nb, lg, k->absm), &code, &bad);
+    /* (a register vpmovdb and a byte-masked store: the memory form is microcoded on Zen 4) */
+    _mm_mask_storeu_epi8(sc, valid, _mm512_cvtepi32_epi8(code));
+    if (scales_only) return bad & valid;
+    _mm512_storeu_ps(ms, mul);
+    for (u = 0; u + 4 <= nvec; u += 4) qmx__mx512_unit(x, ms, u, 4, o, lg, k, fp8, div);
+    if (u < nvec) qmx__mx512_unit(x, ms, u, nvec - u, o, lg, k, fp8, div);
+    return bad & valid;
+}
+
+/* lgc: the block's log2 vectors as a constant (blocks of 16 and 32 elements), -1: k->lg */
+QMX__MXV void qmx__mx512_qloop(const qmx__mxq *q, const qmx__mx512 *k, const float *x, size_t nblk,
+                               uint8_t *el, size_t e0, uint8_t *sc, int mode, int lgc, int fp8,
+                               int div, int scales_only) {
+    /* a local copy: byte stores may alias *k, and the constants should stay in registers */
+    qmx__mx512 kl = *k;
+    size_t g, B = q->v.block, per = fp8 ? B : B / 2;
+    int lg = lgc >= 0 ? lgc : k->lg, gmax = lg <= 2 ? 16 : 16 >> (lg - 2);   /* <= 4 KiB a group */
+    uint8_t *o = el + (fp8 ? e0 : e0 / 2);
+    for (g = 0; g < nblk; g += (size_t)gmax) {
+        int nb = nblk - g < (size_t)gmax ? (int)(nblk - g) : gmax, b;
+        unsigned bad = qmx__mx512_qgroup(&kl, x + g * B, nb, o + g * per, sc + g, lg, fp8, div, scales_only);
+        for (b = 0; bad; b++, bad >>= 1)
+            if (bad & 1u)
+                qmx__mx_qblock(q, x + (g + (size_t)b) * B, 1, B, el, e0 + (g + (size_t)b) * B,
+                               sc + g + (size_t)b, mode);
+    }
+}
+/* the instances: element kind x divide x block of 16 / 32 / other, and the scale-only pass */
+#define QMX__MX512_Q(name, lgc, fp8, div, so)                                                   \
+    static void name(const qmx__mxq *q, const qmx__mx512 *k, const float *x, size_t nblk,    \
+                     uint8_t *el, size_t e0, uint8_t *sc, int mode) {                         \
+        qmx__mx512_qloop(q, k, x, nblk, el, e0, sc, mode, lgc, fp8, div, so);                \
+    }
+QMX__MX512_Q(qmx__mx512_q_fp4_16, 0, 0, 0, 0)
+QMX__MX512_Q(qmx__mx512_q_fp4_32, 1, 0, 0, 0)
+QMX__MX512_Q(qmx__mx512_q_fp4_n, -1, 0, 0, 0)
+QMX__MX512_Q(qmx__mx512_q_fp4d_16, 0, 0, 1, 0)
+QMX__MX512_Q(qmx__mx512_q_fp4d_n, -1, 0, 1, 0)
+QMX__MX512_Q(qmx__mx512_q_fp8_16, 0, 1, 0, 0)
+QMX__MX512_Q(qmx__mx512_q_fp8_32, 1, 1, 0, 0)
+QMX__MX512_Q(qmx__mx512_q_fp8_n, -1, 1, 0, 0)
+QMX__MX512_Q(qmx__mx512_q_sc_16, 0, 0, 0, 1)
+QMX__MX512_Q(qmx__mx512_q_sc_32, 1, 0, 0, 1)
+QMX__MX512_Q(qmx__mx512_q_sc_n, -1, 0, 0, 1)
+static size_t qmx__mx_quant_vec(const qmx__mxq *q, const float *x, size_t nblk, uint8_t *el,
+                                size_t e0, uint8_t *sc, int mode) {
+    qmx__mx512 k;
+    void (*f)(const qmx__mxq *, const qmx__mx512 *, const float *, size_t, uint8_t *, size_t,
+              uint8_t *, int);
+    qmx__mx512_init(q, &k);
+    if (mode & QMX__MX_SCALES)
+        f = k.lg == 0 ? qmx__mx512_q_sc_16 : k.lg == 1 ? qmx__mx512_q_sc_32 : qmx__mx512_q_sc_n;
+    else if (q->kind == QMX__MXE_FP8)
+        f = k.lg == 0 ? qmx__mx512_q_fp8_16 : k.lg == 1 ? qmx__mx512_q_fp8_32 : qmx__mx512_q_fp8_n;
+    else if (k.srule == QMX__MXS_NVQ)
+        f = k.lg == 0 ? qmx__mx512_q_fp4d_16 : qmx__mx512_q_fp4d_n;
+    else
+        f = k.lg == 0 ? qmx__mx512_q_fp4_16 : k.lg == 1 ? qmx__mx512_q_fp4_32 : qmx__mx512_q_fp4_n;
+    f(q, &k, x, nblk, el, e0, sc, mode);
+    return nblk;
+}
+
+/* Dequantize. Scales of a group lane by lane as qmx__mx_dq_scale: E8M0 2^(c - 127) (0x00:
+ * 2^-127; 0xFF: NaN, a bad lane), Qwix c << 23 as float bits, NVFP4 the E4M3 value times P
+ * when not NaN; ggml's through qmx__mx_dq_scale itself. A block whose scale is NaN, 0 or Inf
+ * goes to qmx__mx_dqblock; with the others d * s is NaN only for a NaN element d (fp8), which
+ * keeps its own bits as in the scalar code. */
+QMX__MXV __m512 qmx__mx512_e4m3_dec(__m512i c, int e5) {
+    /* exact: normal codes as float bits (mag << (23 - mbits)) + ((127 - bias) << 23); subnormal
+     * codes mag * 2^(1 - bias - mbits); NaN (E4M3FN 0x7F; E5M2 above 0x7C) and Inf (E5M2 0x7C);
+     * then the sign. The bits of qmx__fp8_decode_bits. */
+    __m512i mag = _mm512_and_si512(c, _mm512_set1_epi32(0x7F));
+    __m512 d = _mm512_castsi512_ps(_mm512_add_epi32(_mm512_slli_epi32(mag, e5 ? 21 : 20),
+                                                    _mm512_set1_epi32(e5 ? 112 << 23 : 120 << 23)));
+    d = _mm512_mask_mul_ps(d, _mm512_cmplt_epu32_mask(mag, _mm512_set1_epi32(e5 ? 4 : 8)),
+                           _mm512_cvtepi32_ps(mag), _mm512_set1_ps(e5 ? 1.52587890625e-05f : 0.001953125f));
+    if (e5) {
+        d = _mm512_mask_mov_ps(d, _mm512_cmpgt_epu32_mask(mag, _mm512_set1_epi32(0x7C)),
+                               _mm512_castsi512_ps(_mm512_set1_epi32(0x7FC00000)));
+        d = _mm512_mask_mov_ps(d, _mm512_cmpeq_epi32_mask(mag, _mm512_set1_epi32(0x7C)),
+                               _mm512_castsi512_ps(_mm512_set1_epi32(0x7F800000)));
+    } else {
+        d = _mm512_mask_mov_ps(d, _mm512_cmpeq_epi32_mask(mag, _mm512_set1_epi32(0x7F)),
+                               _mm512_castsi512_ps(_mm512_set1_epi32(0x7FC00000)));
+    }
+    return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(_mm512_castps_si512(d), _mm512_slli_epi32(c, 24),
+                                                         _mm512_set1_epi32((int32_t)0x80000000u), 0xF8));
+}
+QMX__MXV __mmask16 qmx__mx512_dqgroup(const qmx__mxq *q, int lg, const uint8_t *el, int nb,
+                                      const uint8_t *sc, float *y, __m512 lut, int fp8, int e5) {
+    const qmx_mx_config *c = q->c;
+    __mmask16 valid = (__mmask16)((1u << nb) - 1u), bad;
+    __m512i code = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(valid, sc)), sb;
+    __m512 s;
+    float ms[16];
+    int vi, nvec = nb << lg;
+    if (c->rule == QMX_MX_GGML) {
+        int b;
+        for (b = 0; b < nb; b++) ms[b] = qmx__mx_dq_scale(q, sc[b]);
+        bad = 0;
+    } else {
+        if (q->v.nvfp4) {
+            s = qmx__mx512_e4m3_dec(code, 0);
+            if (c->tensor_scale != 0.0f)
+                s = _mm512_mask_mul_ps(s, _mm512_cmp_ps_mask(s, s, _CMP_ORD_Q), _mm512_set1_ps(c->tensor_scale), s);
+        } else if (c->rule == QMX_MX_QWIX) {
+            s = _mm512_castsi512_ps(_mm512_slli_epi32(code, 23));
+        } else {
+            s = _mm512_castsi512_ps(_mm512_mask_mov_epi32(_mm512_slli_epi32(code, 23),
+                                                          _mm512_cmpeq_epi32_mask(code, _mm512_setzero_si512()),
+                                                          _mm512_set1_epi32(0x00400000)));
+        }
+        sb = _mm512_and_si512(_mm512_castps_si512(s), _mm512_set1_epi32(0x7FFFFFFF));
+        bad = _mm512_cmpge_epu32_mask(_mm512_sub_epi32(sb, _mm512_set1_epi32(1)),
+                                      _mm512_set1_epi32(0x7F7FFFFF)) & valid;
+        _mm512_storeu_ps(ms, s);
+    }
+    for (vi = 0; vi < nvec; vi++) {
+        __m512 sv = _mm512_set1_ps(ms[vi >> lg]), d, r;
+        if (fp8) {
+            __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(el + 16 * vi));
+            d = qmx__mx512_e4m3_dec(_mm512_cvtepu8_epi32(b), e5);
+            r = _mm512_mul_ps(d, sv);
+            r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(d, d, _CMP_UNORD_Q), d);
+        } else {   /* 8 bytes -> 16 nibble indices (a qword's low dword: the low nibble, high: high) */
+            __m512i b = _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(const void *)(el + 8 * vi)));
+            d = _mm512_permutexvar_ps(_mm512_or_si512(b, _mm512_slli_epi64(b, 28)), lut);
+            r = _mm512_mul_ps(d, sv);
+        }
+        _mm512_storeu_ps(y + 16 * vi, r);
+    }
+    return bad;
+}
+QMX__MXV void qmx__mx512_dqloop(const qmx__mxq *q, const uint8_t *el, size_t e0, size_t nblk,
+                                const uint8_t *sc, float *y, int fp8, int e5) {
+    size_t g, B = q->v.block, per = fp8 ? B : B / 2;
+    int lg = qmx__mx_vec_lg(B), gmax = lg <= 2 ? 16 : 16 >> (lg - 2);
+    const uint8_t *o = el + (fp8 ? e0 : e0 / 2);
+    __m512 lut;
+    if (q->c->rule == QMX_MX_GGML) {
+        float kv[16];
+        int i;
+        for (i = 0; i < 16; i++) kv[i] = (float)qmx__ggml_kv[i];
+        lut = _mm512_loadu_ps(kv);
+    } else {
+        lut = _mm512_castsi512_ps(_mm512_loadu_si512((const void *)qmx__fp4_bits));
+    }
+    for (g = 0; g < nblk; g += (size_t)gmax) {
+        int nb = nblk - g < (size_t)gmax ? (int)(nblk - g) : gmax, b;
+        unsigned bad = qmx__mx512_dqgroup(q, lg, o + g * per, nb, sc + g, y + g * B, lut, fp8, e5);
+        for (b = 0; bad; b++, bad >>= 1)
+            if (bad & 1u)
+                qmx__mx_dqblock(q, el, e0 + (g + (size_t)b) * B, 1, B, sc[g + (size_t)b],
+                                y + (g + (size_t)b) * B, QMX__MX_FAST);
+    }
+}
+static size_t qmx__mx_dequant_vec(const qmx__mxq *q, const uint8_t *el, size_t e0, size_t nblk,
+                                  const uint8_t *sc, float *y) {
+    if (q->kind == QMX__MXE_FP4) qmx__mx512_dqloop(q, el, e0, nblk, sc, y, 0, 0);
+    else if (q->v.m.elem == QMX_FP8_E5M2) qmx__mx512_dqloop(q, el, e0, nblk, sc, y, 1, 1);
+    else qmx__mx512_dqloop(q, el, e0, nblk, sc, y, 1, 0);
+    return nblk;
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#  pragma GCC diagnostic pop
+#endif
+#elif defined(QMX__AVX2)
+/* ---- AVX2: groups of 8 blocks, a block's amax in lane j ---- */
+/* Element encoder with an explicit rounding (AVX2 has no embedded one): for a = min(|t|, max)
+ * and E = max(exponent(a), emin), the code is ((E - emin) << mbits) + RNE(a 2^(mbits - E)); the
+ * product is exact (a power of two times a, at most 2^(mbits + 1)), vroundps rounds it to
+ * nearest-even whatever the MXCSR mode, and a carry to 2^(mbits + 1) is the next binade's first
+ * code, as in qmx__lowfp_encode / qmx__fp8_encode. */
+typedef struct qmx__mx256 {
+    __m256i absm, maxb, thr, kexp, off;
+    __m128i mb;
+    int srule, rule, lg, emax, mbits, hasts;
+    float inv, num, ts, qd, qk;
+} qmx__mx256;
+
+static void qmx__mx256_init(const qmx__mxq *q, qmx__mx256 *k) {
+    int mbits = q->v.m.mbits, eminb = 128 - (q->kind == QMX__MXE_FP8 ? q->f8.bias : q->lf.bias);
+    k->absm = _mm256_set1_epi32(0x7FFFFFFF);
+    k->maxb = _mm256_set1_epi32((int32_t)q->maxb);
+    k->thr = _mm256_set1_epi32(eminb << 23);
+    k->kexp = _mm256_set1_epi32(254 + mbits);               /* biased exponent of 2^(mbits - E) */
+    k->off = _mm256_set1_epi32(eminb << mbits);
+    k->mb = _mm_cvtsi32_si128(mbits);
+    k->srule = qmx__mx_srule(q);
+    k->rule = (int)q->c->rule;
+    k->lg = qmx__mx_vec_lg(q->v.block);
+    k->emax = q->v.m.emax;
+    k->mbits = mbits;
+    k->inv = 1.0f / q->v.m.maxv;
+    k->hasts = q->c->tensor_scale != 0.0f;
+    k->ts = q->c->tensor_scale;
+    k->num = k->hasts ? 1.0f / q->c->tensor_scale : 1.0f;
+    k->qd = q->v.fp4 ? 6.0f : 448.0f;
+    k->qk = q->v.fp4 ? 1.71428573131561279296875f : 1.93548381328582763671875f;
+}
+
+QMX__MXV __m256i qmx__mx256_enc(__m256 t, const qmx__mx256 *k) {
+    __m256i a = _mm256_min_epu32(_mm256_and_si256(_mm256_castps_si256(t), k->absm), k->maxb);
+    __m256i eb = _mm256_srli_epi32(_mm256_max_epi32(a, k->thr), 23);
+    __m256 m = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_sub_epi32(k->kexp, eb), 23));
+    __m256i r = _mm256_cvttps_epi32(_mm256_round_ps(_mm256_mul_ps(_mm256_castsi256_ps(a), m),
+                                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    return _mm256_add_epi32(r, _mm256_sub_epi32(_mm256_sll_epi32(eb, k->mb), k->off));
+}
+
+/* r[s] -> lane L = the max of r[s] for s = 2 (L & 3) + (L >> 2) */
+#define QMX__MX256_SHUFPS(a, b, imm) \
+    _mm256_castps_si256(_mm256_shuffle_ps(_mm256_castsi256_ps(a), _mm256_castsi256_ps(b), imm))
+QMX__MXV __m256i qmx__mx256_hmax(__m256i *r) {
+    int p;
+    for (p = 0; p < 4; p++)
+        r[p] = _mm256_max_epu32(_mm256_permute2x128_si256(r[2 * p], r[2 * p + 1], 0x20),
+                                _mm256_permute2x128_si256(r[2 * p], r[2 * p + 1], 0x31));
+    for (p = 0; p < 2; p++)
+        r[p] = _mm256_max_epu32(QMX__MX256_SHUFPS(r[2 * p], r[2 * p + 1], 0x44),
+                                QMX__MX256_SHUFPS(r[2 * p], r[2 * p + 1], 0xEE));
+    return _mm256_max_epu32(QMX__MX256_SHUFPS(r[0], r[1], 0x88), QMX__MX256_SHUFPS(r[0], r[1], 0xDD));
+}
+
+/* x >= c as unsigned 32-bit lanes (all ones / zero) */
+QMX__MXV __m256i qmx__mx256_geu(__m256i x, __m256i c) {
+    return _mm256_cmpeq_epi32(_mm256_max_epu32(x, c), x);
+}
+
+/* As qmx__mx512_scales: 8 blocks; *bad: all-ones lanes the fast path cannot take */
+QMX__MXV __m256 qmx__mx256_scales(const qmx__mx256 *k, __m256i m, __m256i *code, __m256i *bad) {
+    const __m256i one = _mm256_set1_epi32(1), zero = _mm256_setzero_si256();
+    __m256i b = _mm256_cmpgt_epi32(m, _mm256_set1_epi32(0x7F7FFFFF)), c, e;
+    __m256 mf = _mm256_castsi256_ps(m), mul;
+    const __m256 tiny = _mm256_set1_ps(1.0842021724855044e-19f);
+    if (k->srule == QMX__MXS_E8M0 || k->srule == QMX__MXS_QWIX) {
+        if (k->srule == QMX__MXS_QWIX) {
+            __m256 sc = _mm256_div_ps(mf, _mm256_set1_ps(k->qd));
+            sc = _mm256_blendv_ps(sc, _mm256_set1_ps(1.0f), _mm256_cmp_ps(sc, tiny, _CMP_LT_OQ));
+            e = _mm256_castps_si256(_mm256_mul_ps(sc, _mm256_set1_ps(k->qk)));
+            e = _mm256_add_epi32(_mm256_add_epi32(e, _mm256_set1_epi32(0x7FFF)),
+                                 _mm256_and_si256(_mm256_srli_epi32(e, 16), one));
+            c = _mm256_srli_epi32(_mm256_and_si256(e, _mm256_set1_epi32(0x7F800000)), 23);
+            b = _mm256_or_si256(b, _mm256_or_si256(_mm256_cmpeq_epi32(c, zero),
+                                                   _mm256_cmpeq_epi32(c, _mm256_set1_epi32(255))));
+        } else if (k->rule == QMX_MX_RCEIL) {
+            __m256i db = _mm256_castps_si256(_mm256_mul_ps(mf, _mm256_set1_ps(k->inv)));
+            __m256i man = _mm256_and_si256(db, _mm256_set1_epi32(0x7FFFFF));
+            e = _mm256_srli_epi32(db, 23);
+            c = _mm256_blendv_epi8(_mm256_add_epi32(e, _mm256_min_epu32(man, one)),
+                                   _mm256_and_si256(_mm256_cmpgt_epi32(man, _mm256_set1_epi32(0x400000)), one),
+                                   _mm256_cmpeq_epi32(e, zero));
+            b = _mm256_or_si256(b, _mm256_cmpgt_epi32(c, _mm256_set1_epi32(254)));
+        } else {
+            e = m;
+            if (k->rule == QMX_MX_EVEN) {
+                e = _mm256_and_si256(_mm256_add_epi32(m, _mm256_set1_epi32(1 << (22 - k->mbits))),
+                                     _mm256_set1_epi32((int32_t)0xFF800000u));
+                b = _mm256_or_si256(b, _mm256_cmpgt_epi32(e, _mm256_set1_epi32(0x7F7FFFFF)));
+            }
+            c = _mm256_sub_epi32(_mm256_srli_epi32(e, 23), _mm256_set1_epi32(k->emax));
+            if (k->rule == QMX_MX_CEIL)
+                c = _mm256_add_epi32(c, _mm256_min_epu32(_mm256_and_si256(e, _mm256_set1_epi32(0x7FFFFF)), one));
+            c = _mm256_max_epi32(c, zero);
+        }
+        mul = _mm256_castsi256_ps(_mm256_max_epi32(_mm256_slli_epi32(_mm256_sub_epi32(_mm256_set1_epi32(254), c), 23),
+                                                   _mm256_set1_epi32(0x00400000)));
+    } else if (k->srule == QMX__MXS_NV) {
+        __m256 t = _mm256_div_ps(mf, _mm256_set1_ps(6.0f));
+        if (k->hasts) t = _mm256_div_ps(t, _mm256_set1_ps(k->ts));
+        t = _mm256_min_ps(_mm256_max_ps(t, _mm256_set1_ps(0.015625f)), _mm256_set1_ps(448.0f));
+        e = _mm256_castps_si256(t);
+        e = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(e, _mm256_set1_epi32(0x7FFFF)),
+                                               _mm256_and_si256(_mm256_srli_epi32(e, 20), one)), 20);
+        c = _mm256_sub_epi32(e, _mm256_set1_epi32(960));
+        mul = _mm256_div_ps(_mm256_set1_ps(k->num), _mm256_castsi256_ps(_mm256_slli_epi32(e, 20)));
+        b = _mm256_or_si256(b, qmx__mx256_geu(_mm256_sub_epi32(_mm256_castps_si256(mul), one),
+                                              _mm256_set1_epi32(0x7F7FFFFF)));
+    } else {
+        __m256 sc = _mm256_div_ps(mf, _mm256_set1_ps(6.0f));
+        __m256i cs;
+        sc = _mm256_blendv_ps(sc, _mm256_set1_ps(1.0f), _mm256_cmp_ps(sc, tiny, _CMP_LT_OQ));
+        e = _mm256_castps_si256(_mm256_min_ps(sc, _mm256_set1_ps(448.0f)));
+        c = _mm256_sub_epi32(_mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(e, _mm256_set1_epi32(0x7FFFF)),
+                                                                _mm256_and_si256(_mm256_srli_epi32(e, 20), one)), 20),
+                             _mm256_set1_epi32(960));
+        cs = _mm256_cvttps_epi32(_mm256_round_ps(_mm256_mul_ps(_mm256_castsi256_ps(e), _mm256_set1_ps(512.0f)),
+                                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        c = _mm256_blendv_epi8(c, cs, _mm256_cmpgt_epi32(_mm256_set1_epi32(0x3C800000), e));
+        mul = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_slli_epi32(c, 20), _mm256_set1_epi32(120 << 23)));
+        mul = _mm256_blendv_ps(mul, _mm256_mul_ps(_mm256_cvtepi32_ps(c), _mm256_set1_ps(0.001953125f)),
+                               _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(8), c)));
+        b = _mm256_or_si256(b, _mm256_cmpeq_epi32(c, zero));
+    }
+    *code = c;
+    *bad = b;
+    return mul;
+}
+
+/* 4 vectors: codes y (no sign) and scaled values t -> 16 fp4 bytes / 32 fp8 bytes (low lanes) */
+QMX__MXV __m256i qmx__mx256_pack(const __m256i *y, const __m256 *t, int fp8) {
+    __m256i r[4], p;
+    int j;
+    for (j = 0; j < 4; j++)   /* code | sign (fp4 bit 3, fp8 bit 7) */
+        r[j] = _mm256_or_si256(y[j], _mm256_and_si256(_mm256_srli_epi32(_mm256_castps_si256(t[j]), fp8 ? 24 : 28),
+                                                      _mm256_set1_epi32(fp8 ? 0x80 : 0x08)));
+    p = _mm256_packus_epi16(_mm256_packus_epi32(r[0], r[1]), _mm256_packus_epi32(r[2], r[3]));
+    if (fp8) return _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    /* fp4: byte pairs lo + 16 hi, to bytes; the two 128-bit lanes hold elements 0-3 / 4-7 of
+     * each vector: interleave their 2-byte units */
+    p = _mm256_maddubs_epi16(p, _mm256_set1_epi16(0x1001));
+    p = _mm256_packus_epi16(p, p);
+    return _mm256_castsi128_si256(_mm_unpacklo_epi16(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1)));
+}
+
+QMX__MXV void qmx__mx256_unit(const float *x, const float *ms, int u, int cnt, uint8_t *o, int lg,
+                              const qmx__mx256 *k, int fp8, int div) {
+    __m256 t[4];
+    __m256i y[4], v;
+    int r;
+    for (r = 0; r < 4; r++) {
+        if (r < cnt) {
+            __m256 s = _mm256_broadcast_ss(ms + ((u + r) >> lg)), xv = _mm256_loadu_ps(x + 8 * (u + r));
+            t[r] = div ? _mm256_div_ps(xv, s) : _mm256_mul_ps(xv, s);
+        } else {
+            t[r] = _mm256_setzero_ps();
+        }
+        y[r] = qmx__mx256_enc(t[r], k);
+    }
+    v = qmx__mx256_pack(y, t, fp8);
+    if (cnt == 4 && fp8) {
+        _mm256_storeu_si256((__m256i *)(void *)(o + 8 * u), v);
+    } else if (cnt == 4) {
+        _mm_storeu_si128((__m128i *)(void *)(o + 4 * u), _mm256_castsi256_si128(v));
+    } else {   /* a group's last 1..3 vectors */
+        uint8_t tmp[32];
+        int i, per = fp8 ? 8 : 4;
+        _mm256_storeu_si256((__m256i *)(void *)tmp, v);
+        for (i = 0; i < per * cnt && i < 32; i++) o[per * u + i] = tmp[i];
+    }
+}
+
+QMX__MXV unsigned qmx__mx256_qgroup(const qmx__mx256 *k, const float *x, int nb, uint8_t *o,
+                                    uint8_t *sc, int lg, int fp8, int div, int scales_only) {
+    __m256i r[8], code, bad;
+    __m256 mul;
+    float ms[8];
+    int32_t cs[8];
+    int s, j, nvec = nb << lg, u;
+    for (s = 0; s < 8; s++) {    /* block s, in address order, into slot 2 (s & 3) + (s >> 2) */
+        __m256i acc = _mm256_setzero_si256();
+        if (s < nb) {
+            const float *p = x + ((size_t)s << (lg + 3));
+            acc = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)p), k->absm);
+            for (j = 1; j < (1 << lg); j++)
+                acc = _mm256_max_epu32(acc, _mm256_and_si256(
+                                                _mm256_loadu_si256((const __m256i *)(const void *)(p + 8 * j)), k->absm));
+        }
+        r[2 * (s & 3) + (s >> 2)] = acc;
+        QMX__MX_ORDER();
+    }
+    mul = qmx__mx256_scales(k, qmx__mx256_hmax(r), &code, &bad);
+    _mm256_storeu_si256((__m256i *)(void *)cs, code);
+    for (s = 0; s < nb; s++) sc[s] = (uint8_t)cs[s];
+    if (!scales_only) {
+        _mm256_storeu_ps(ms, mul);
+        for (u = 0; u + 4 <= nvec; u += 4) qmx__mx256_unit(x, ms, u, 4, o, lg, k, fp8, div);
+        if (u < nvec) qmx__mx256_unit(x, ms, u, nvec - u, o, lg, k, fp8, div);
+    }
+    return (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(bad)) & ((1u << nb) - 1u);
+}
+
+QMX__MXV void qmx__mx256_qloop(const qmx__mxq *q, const qmx__mx256 *k, const float *x, size_t nblk,
+                               uint8_t *el, size_t e0, uint8_t *sc, int mode, int lgc, int fp8,
+                               int div, int scales_only) {
+    qmx__mx256 kl = *k;   /* a local copy: byte stores may alias *k */
+    size_t g, B = q->v.block, per = fp8 ? B : B / 2;
+    int lg = lgc >= 0 ? lgc : k->lg, gmax = lg <= 3 ? 8 : 8 >> (lg - 3);   /* <= 2 KiB a group */
+    uint8_t *o = el + (fp8 ? e0 : e0 / 2);
+    for (g = 0; g < nblk; g += (size_t)gmax) {
+        int nb = nblk - g < (size_t)gmax ? (int)(nblk - g) : gmax, b;
+        unsigned bad = qmx__mx256_qgroup(&kl, x + g * B, nb, o + g * per, sc + g, lg, fp8, div, scales_only);
+        for (b = 0; bad; b++, bad >>= 1)
+            if (bad & 1u)
+                qmx__mx_qblock(q, x + (g + (size_t)b) * B, 1, B, el, e0 + (g + (size_t)b) * B,
+                               sc + g + (size_t)b, mode);
+    }
+}
+#define QMX__MX256_Q(name, lgc, fp8, div, so)                                                   \
+    static void name(const qmx__mxq *q, const qmx__mx256 *k, const float *x, size_t nblk,    \
+                     uint8_t *el, size_t e0, uint8_t *sc, int mode) {                         \
+        qmx__mx256_qloop(q, k, x, nblk, el, e0, sc, mode, lgc, fp8, div, so);                \
+    }
+QMX__MX256_Q(qmx__mx256_q_fp4_16, 1, 0, 0, 0)
+QMX__MX256_Q(qmx__mx256_q_fp4_32, 2, 0, 0, 0)
+QMX__MX256_Q(qmx__mx256_q_fp4_n, -1, 0, 0, 0)
+QMX__MX256_Q(qmx__mx256_q_fp4d_16, 1, 0, 1, 0)
+QMX__MX256_Q(qmx__mx256_q_fp4d_n, -1, 0, 1, 0)
+QMX__MX256_Q(qmx__mx256_q_fp8_32, 2, 1, 0, 0)
+QMX__MX256_Q(qmx__mx256_q_fp8_n, -1, 1, 0, 0)
+QMX__MX256_Q(qmx__mx256_q_sc_n, -1, 0, 0, 1)
+static size_t qmx__mx_quant_vec(const qmx__mxq *q, const float *x, size_t nblk, uint8_t *el,
+                                size_t e0, uint8_t *sc, int mode) {
+    qmx__mx256 k;
+    void (*f)(const qmx__mxq *, const qmx__mx256 *, const float *, size_t, uint8_t *, size_t,
+              uint8_t *, int);
+    qmx__mx256_init(q, &k);
+    if (mode & QMX__MX_SCALES) f = qmx__mx256_q_sc_n;
+    else if (q->kind == QMX__MXE_FP8) f = k.lg == 2 ? qmx__mx256_q_fp8_32 : qmx__mx256_q_fp8_n;
+    else if (k.srule == QMX__MXS_NVQ) f = k.lg == 1 ? qmx__mx256_q_fp4d_16 : qmx__mx256_q_fp4d_n;
+    else f = k.lg == 1 ? qmx__mx256_q_fp4_16 : k.lg == 2 ? qmx__mx256_q_fp4_32 : qmx__mx256_q_fp4_n;
+    f(q, &k, x, nblk, el, e0, sc, mode);
+    return nblk;
+}
+
+/* Dequantize, as the AVX-512 kernel: 8 blocks a group */
+QMX__MXV __m256 qmx__mx256_e4m3_dec(__m256i c, int e5) {
+    __m256i mag = _mm256_and_si256(c, _mm256_set1_epi32(0x7F));
+    __m256 d = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_slli_epi32(mag, e5 ? 21 : 20),
+                                                    _mm256_set1_epi32(e5 ? 112 << 23 : 120 << 23)));
+    d = _mm256_blendv_ps(d, _mm256_mul_ps(_mm256_cvtepi32_ps(mag),
+                                          _mm256_set1_ps(e5 ? 1.52587890625e-05f : 0.001953125f)),
+                         _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(e5 ? 4 : 8), mag)));
+    if (e5) {
+        d = _mm256_blendv_ps(d, _mm256_castsi256_ps(_mm256_set1_epi32(0x7FC00000)),
+                             _mm256_castsi256_ps(_mm256_cmpgt_epi32(mag, _mm256_set1_epi32(0x7C))));
+        d = _mm256_blendv_ps(d, _mm256_castsi256_ps(_mm256_set1_epi32(0x7F800000)),
+                             _mm256_castsi256_ps(_mm256_cmpeq_epi32(mag, _mm256_set1_epi32(0x7C))));
+    } else {
+        d = _mm256_blendv_ps(d, _mm256_castsi256_ps(_mm256_set1_epi32(0x7FC00000)),
+                             _mm256_castsi256_ps(_mm256_cmpeq_epi32(mag, _mm256_set1_epi32(0x7F))));
+    }
+    return _mm256_or_ps(d, _mm256_castsi256_ps(_mm256_and_si256(_mm256_slli_epi32(c, 24),
+                                                                _mm256_set1_epi32((int32_t)0x80000000u))));
+}
+QMX__MXV unsigned qmx__mx256_dqgroup(const qmx__mxq *q, int lg, const uint8_t *el, int nb,
+                                     const uint8_t *sc, float *y, __m256 lpos, __m256 lneg,
+                                     int fp8, int e5) {
+    const qmx_mx_config *c = q->c;
+    float ms[8];
+    unsigned bad = 0;
+    int vi, nvec = nb << lg;
+    if (c->rule == QMX_MX_GGML) {
+        int b;
+        for (b = 0; b < nb; b++) ms[b] = qmx__mx_dq_scale(q, sc[b]);
+    } else {
+        int32_t cb[8];
+        int b;
+        __m256i code, sb;
+        __m256 s;
+        for (b = 0; b < 8; b++) cb[b] = b < nb ? sc[b] : 0x7F;
+        code = _mm256_loadu_si256((const __m256i *)(const void *)cb);
+        if (q->v.nvfp4) {
+            s = qmx__mx256_e4m3_dec(code, 0);
+            if (c->tensor_scale != 0.0f)
+                s = _mm256_blendv_ps(s, _mm256_mul_ps(_mm256_set1_ps(c->tensor_scale), s),
+                                     _mm256_cmp_ps(s, s, _CMP_ORD_Q));
+        } else if (c->rule == QMX_MX_QWIX) {
+            s = _mm256_castsi256_ps(_mm256_slli_epi32(code, 23));
+        } else {
+            s = _mm256_castsi256_ps(_mm256_blendv_epi8(_mm256_slli_epi32(code, 23), _mm256_set1_epi32(0x00400000),
+                                                       _mm256_cmpeq_epi32(code, _mm256_setzero_si256())));
+        }
+        sb = _mm256_and_si256(_mm256_castps_si256(s), _mm256_set1_epi32(0x7FFFFFFF));
+        bad = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(
+                  qmx__mx256_geu(_mm256_sub_epi32(sb, _mm256_set1_epi32(1)), _mm256_set1_epi32(0x7F7FFFFF)))) &
+              ((1u << nb) - 1u);
+        _mm256_storeu_ps(ms, s);
+    }
+    for (vi = 0; vi < nvec; vi++) {
+        __m256 sv = _mm256_broadcast_ss(ms + (vi >> lg)), d, r;
+        if (fp8) {
+            __m128i b = _mm_loadl_epi64((const __m128i *)(const void *)(el + 8 * vi));
+            d = qmx__mx256_e4m3_dec(_mm256_cvtepu8_epi32(b), e5);
+            r = _mm256_mul_ps(d, sv);
+            r = _mm256_blendv_ps(r, d, _mm256_cmp_ps(d, d, _CMP_UNORD_Q));
+        } else {   /* 4 bytes -> 8 nibbles; bit 3 (the sign) picks the table */
+            uint32_t w = (uint32_t)el[4 * vi] | (uint32_t)el[4 * vi + 1] << 8 |
+                         (uint32_t)el[4 * vi + 2] << 16 | (uint32_t)el[4 * vi + 3] << 24;
+            __m256i ix = _mm256_srlv_epi32(_mm256_set1_epi32((int32_t)w),
+                                           _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28));
+            d = _mm256_blendv_ps(_mm256_permutevar8x32_ps(lpos, ix), _mm256_permutevar8x32_ps(lneg, ix),
+                                 _mm256_castsi256_ps(_mm256_slli_epi32(ix, 28)));
+            r = _mm256_mul_ps(d, sv);
+        }
+        _mm256_storeu_ps(y + 8 * vi, r);
+    }
+    return bad;
+}
+QMX__MXV void qmx__mx256_dqloop(const qmx__mxq *q, const uint8_t *el, size_t e0, size_t nblk,
+                                const uint8_t *sc, float *y, int fp8, int e5) {
+    size_t g, B = q->v.block, per = fp8 ? B : B / 2;
+    int lg = qmx__mx_vec_lg(B), gmax = lg <= 3 ? 8 : 8 >> (lg - 3), i;
+    const uint8_t *o = el + (fp8 ? e0 : e0 / 2);
+    float kv[16];
+    __m256 lpos, lneg;
+    for (i = 0; i < 16; i++)
+        kv[i] = q->c->rule == QMX_MX_GGML ? (float)qmx__ggml_kv[i] : qmx__bits_f32(qmx__fp4_bits[i]);
+    lpos = _mm256_loadu_ps(kv);
+    lneg = _mm256_loadu_ps(kv + 8);
+    for (g = 0; g < nblk; g += (size_t)gmax) {
+        int nb = nblk - g < (size_t)gmax ? (int)(nblk - g) : gmax, b;
+        unsigned bad = qmx__mx256_dqgroup(q, lg, o + g * per, nb, sc + g, y + g * B, lpos, lneg, fp8, e5);
+        for (b = 0; bad; b++, bad >>= 1)
+            if (bad & 1u)
+                qmx__mx_dqblock(q, el, e0 + (g + (size_t)b) * B, 1, B, sc[g + (size_t)b],
+                                y + (g + (size_t)b) * B, QMX__MX_FAST);
+    }
+}
+static size_t qmx__mx_dequant_vec(const qmx__mxq *q, const uint8_t *el, size_t e0, size_t nblk,
+                                  const uint8_t *sc, float *y) {
+    if (q->kind == QMX__MXE_FP4) qmx__mx256_dqloop(q, el, e0, nblk, sc, y, 0, 0);
+    else if (q->v.m.elem == QMX_FP8_E5M2) qmx__mx256_dqloop(q, el, e0, nblk, sc, y, 1, 1);
+    else qmx__mx256_dqloop(q, el, e0, nblk, sc, y, 1, 0);
+    return nblk;
+}
+#elif defined(QMX__NEON64)
+/* ---- NEON (AArch64): groups of 4 blocks, a block's amax in lane j ---- */
+/* Element encoder as the AVX2 one: ((E - emin) << mbits) + RNE(a 2^(mbits - E)), the
+ * product exact, rounded by fcvtns (nearest-even whatever the FPCR mode). */
+typedef struct qmx__mxn {
+    uint32x4_t absm, maxb, thr, kexp, off;
+    int32x4_t mb;
+    int srule, rule, lg, emax, mbits, hasts;
+    float inv, num, ts, qd, qk;
+} qmx__mxn;
+
+static void qmx__mxn_init(const qmx__mxq *q, qmx__mxn *k) {
+    int mbits = q->v.m.mbits, eminb = 128 - (q->kind == QMX__MXE_FP8 ? q->f8.bias : q->lf.bias);
+    k->absm = vdupq_n_u32(0x7FFFFFFFu);
+    k->maxb = vdupq_n_u32(q->maxb);
+    k->thr = vdupq_n_u32((uint32_t)eminb << 23);
+    k->kexp = vdupq_n_u32((uint32_t)(254 + mbits));
+    k->off = vdupq_n_u32((uint32_t)eminb << mbits);
+    k->mb = vdupq_n_s32(mbits);
+    k->srule = qmx__mx_srule(q);
+    k->rule = (int)q->c->rule;
+    k->lg = qmx__mx_vec_lg(q->v.block);
+    k->emax = q->v.m.emax;
+    k->mbits = mbits;
+    k->inv = 1.0f / q->v.m.maxv;
+    k->hasts = q->c->tensor_scale != 0.0f;
+    k->ts = q->c->tensor_scale;
+    k->num = k->hasts ? 1.0f / q->c->tensor_scale : 1.0f;
+    k->qd = q->v.fp4 ? 6.0f : 448.0f;
+    k->qk = q->v.fp4 ? 1.71428573131561279296875f : 1.93548381328582763671875f;
+}
+
+QMX__MXV uint32x4_t qmx__mxn_enc(float32x4_t t, const qmx__mxn *k) {
+    uint32x4_t a = vminq_u32(vandq_u32(vreinterpretq_u32_f32(t), k->absm), k->maxb);
+    uint32x4_t eb = vshrq_n_u32(vmaxq_u32(a, k->thr), 23);
+    float32x4_t m = vreinterpretq_f32_u32(vshlq_n_u32(vsubq_u32(k->kexp, eb), 23));
+    uint32x4_t r = vreinterpretq_u32_s32(vcvtnq_s32_f32(vmulq_f32(vreinterpretq_f32_u32(a), m)));
+    return vaddq_u32(r, vsubq_u32(vshlq_u32(eb, k->mb), k->off));
+}
+
+/* As qmx__mx512_scales: 4 blocks; *bad: all-ones lanes the fast path cannot take */
+QMX__MXV float32x4_t qmx__mxn_scales(const qmx__mxn *k, uint32x4_t m, uint32x4_t *code, uint32x4_t *bad) {
+    const uint32x4_t one = vdupq_n_u32(1), zero = vdupq_n_u32(0);
+    const float32x4_t tiny = vdupq_n_f32(1.0842021724855044e-19f), onef = vdupq_n_f32(1.0f);
+    uint32x4_t b = vcgeq_u32(m, vdupq_n_u32(0x7F800000u)), c, e;
+    float32x4_t mf = vreinterpretq_f32_u32(m), mul;
+    if (k->srule == QMX__MXS_E8M0 || k->srule == QMX__MXS_QWIX) {
+        if (k->srule == QMX__MXS_QWIX) {
+            float32x4_t sc = vdivq_f32(mf, vdupq_n_f32(k->qd));
+            sc = vbslq_f32(vcltq_f32(sc, tiny), onef, sc);
+            e = vreinterpretq_u32_f32(vmulq_f32(sc, vdupq_n_f32(k->qk)));
+            e = vaddq_u32(vaddq_u32(e, vdupq_n_u32(0x7FFFu)), vandq_u32(vshrq_n_u32(e, 16), one));
+            c = vshrq_n_u32(vandq_u32(e, vdupq_n_u32(0x7F800000u)), 23);
+            b = vorrq_u32(b, vorrq_u32(vceqq_u32(c, zero), vceqq_u32(c, vdupq_n_u32(255))));
+        } else if (k->rule == QMX_MX_RCEIL) {
+            uint32x4_t db = vreinterpretq_u32_f32(vmulq_f32(mf, vdupq_n_f32(k->inv)));
+            uint32x4_t man = vandq_u32(db, vdupq_n_u32(0x7FFFFFu));
+            e = vshrq_n_u32(db, 23);
+            c = vbslq_u32(vceqq_u32(e, zero), vandq_u32(vcgtq_u32(man, vdupq_n_u32(0x400000u)), one),
+                          vaddq_u32(e, vminq_u32(man, one)));
+            b = vorrq_u32(b, vcgtq_u32(c, vdupq_n_u32(254)));
+        } else {
+            int32x4_t ci;
+            e = m;
+            if (k->rule == QMX_MX_EVEN) {
+                e = vandq_u32(vaddq_u32(m, vdupq_n_u32(1u << (22 - k->mbits))), vdupq_n_u32(0xFF800000u));
+                b = vorrq_u32(b, vcgeq_u32(e, vdupq_n_u32(0x7F800000u)));
+            }
+            ci = vsubq_s32(vreinterpretq_s32_u32(vshrq_n_u32(e, 23)), vdupq_n_s32(k->emax));
+            if (k->rule == QMX_MX_CEIL)
+                ci = vaddq_s32(ci, vreinterpretq_s32_u32(vminq_u32(vandq_u32(e, vdupq_n_u32(0x7FFFFFu)), one)));
+            c = vreinterpretq_u32_s32(vmaxq_s32(ci, vdupq_n_s32(0)));
+        }
+        mul = vreinterpretq_f32_u32(vmaxq_u32(vshlq_n_u32(vsubq_u32(vdupq_n_u32(254), c), 23),
+                                              vdupq_n_u32(0x00400000u)));
+    } else if (k->srule == QMX__MXS_NV) {
+        float32x4_t t = vdivq_f32(mf, vdupq_n_f32(6.0f));
+        if (k->hasts) t = vdivq_f32(t, vdupq_n_f32(k->ts));
+        t = vminq_f32(vmaxq_f32(t, vdupq_n_f32(0.015625f)), vdupq_n_f32(448.0f));
+        e = vreinterpretq_u32_f32(t);
+        e = vshrq_n_u32(vaddq_u32(vaddq_u32(e, vdupq_n_u32(0x7FFFFu)), vandq_u32(vshrq_n_u32(e, 20), one)), 20);
+        c = vsubq_u32(e, vdupq_n_u32(960));
+        mul = vdivq_f32(vdupq_n_f32(k->num), vreinterpretq_f32_u32(vshlq_n_u32(e, 20)));
+        b = vorrq_u32(b, vcgeq_u32(vsubq_u32(vreinterpretq_u32_f32(mul), one), vdupq_n_u32(0x7F7FFFFFu)));
+    } else {
+        float32x4_t sc = vdivq_f32(mf, vdupq_n_f32(6.0f));
+        uint32x4_t cs;
+        sc = vbslq_f32(vcltq_f32(sc, tiny), onef, sc);
+        e = vreinterpretq_u32_f32(vminq_f32(sc, vdupq_n_f32(448.0f)));
+        c = vshrq_n_u32(vaddq_u32(vaddq_u32(e, vdupq_n_u32(0x7FFFFu)), vandq_u32(vshrq_n_u32(e, 20), one)), 20);
+        c = vsubq_u32(c, vdupq_n_u32(960));
+        cs = vreinterpretq_u32_s32(vcvtnq_s32_f32(vmulq_f32(vreinterpretq_f32_u32(e), vdupq_n_f32(512.0f))));
+        c = vbslq_u32(vcltq_u32(e, vdupq_n_u32(0x3C800000u)), cs, c);
+        mul = vbslq_f32(vcltq_u32(c, vdupq_n_u32(8)),
+                        vmulq_f32(vcvtq_f32_u32(c), vdupq_n_f32(0.001953125f)),
+                        vreinterpretq_f32_u32(vaddq_u32(vshlq_n_u32(c, 20), vdupq_n_u32(120u << 23))));
+        b = vorrq_u32(b, vceqq_u32(c, zero));
+    }
+    *code = c;
+    *bad = b;
+    return mul;
+}
+
+/* 4 vectors: codes y (no sign) and scaled values t -> 8 fp4 bytes / 16 fp8 bytes */
+QMX__MXV uint8x16_t qmx__mxn_pack(const uint32x4_t *y, const float32x4_t *t, int fp8) {
+    uint32x4_t r[4];
+    uint8x16_t c;
+    int j;
+    for (j = 0; j < 4; j++)   /* code | sign (fp4 bit 3, fp8 bit 7) */
+        r[j] = vbslq_u32(vdupq_n_u32(fp8 ? 0x80u : 0x08u),
+                         vshrq_n_u32(vreinterpretq_u32_f32(t[j]), fp8 ? 24 : 28), y[j]);
+    c = vuzp1q_u8(vreinterpretq_u8_u16(vuzp1q_u16(vreinterpretq_u16_u32(r[0]), vreinterpretq_u16_u32(r[1]))),
+                  vreinterpretq_u8_u16(vuzp1q_u16(vreinterpretq_u16_u32(r[2]), vreinterpretq_u16_u32(r[3]))));
+    if (fp8) return c;
+    /* fp4: byte pairs lo | hi << 4 in the low byte of each halfword */
+    return vcombine_u8(vmovn_u16(vsraq_n_u16(vreinterpretq_u16_u8(c), vreinterpretq_u16_u8(c), 4)),
+                       vdup_n_u8(0));
+}
+
+QMX__MXV void qmx__mxn_unit(const float *x, const float *ms, int u, int cnt, uint8_t *o, int lg,
+                            const qmx__mxn *k, int fp8, int div) {
+    float32x4_t t[4];
+    uint32x4_t y[4];
+    uint8x16_t v;
+    int r;
+    for (r = 0; r < 4; r++) {
+        if (r < cnt) {
+            float32x4_t s = vdupq_n_f32(ms[(u + r) >> lg]), xv = vld1q_f32(x + 4 * (u + r));
+            t[r] = div ? vdivq_f32(xv, s) : vmulq_f32(xv, s);
+        } else {
+            t[r] = vdupq_n_f32(0.0f);
+        }
+        y[r] = qmx__mxn_enc(t[r], k);
+    }
+    v = qmx__mxn_pack(y, t, fp8);
+    if (cnt == 4 && fp8) {
+        vst1q_u8(o + 4 * u, v);
+    } else if (cnt == 4) {
+        vst1_u8(o + 2 * u, vget_low_u8(v));
+    } else {
+        uint8_t tmp[16];
+        int i, per = fp8 ? 4 : 2;
+        vst1q_u8(tmp, v);
+        for (i = 0; i < per * cnt && i < 16; i++) o[per * u + i] = tmp[i];
+    }
+}
+
+QMX__MXV unsigned qmx__mxn_qgroup(const qmx__mxn *k, const float *x, int nb, uint8_t *o,
+                                  uint8_t *sc, int lg, int fp8, int div, int scales_only) {
+    uint32x4_t r[4], code, bad;
+    float32x4_t mul;
+    float ms[4];
+    uint32_t cs[4], bd[4];
+    int s, j, nvec = nb << lg, u;
+    for (s = 0; s < 4; s++) {
+        uint32x4_t acc = vdupq_n_u32(0);
+        if (s < nb) {
+            const float *p = x + ((size_t)s << (lg + 2));
+            acc = vandq_u32(vreinterpretq_u32_f32(vld1q_f32(p)), k->absm);
+            for (j = 1; j < (1 << lg); j++)
+                acc = vmaxq_u32(acc, vandq_u32(vreinterpretq_u32_f32(vld1q_f32(p + 4 * j)), k->absm));
+        }
+        r[s] = acc;
+        QMX__MX_ORDER();
+    }
+    /* pairwise maxima: lane j = block j */
+    mul = qmx__mxn_scales(k, vpmaxq_u32(vpmaxq_u32(r[0], r[1]), vpmaxq_u32(r[2], r[3])), &code, &bad);
+    vst1q_u32(cs, code);
+    vst1q_u32(bd, bad);
+    for (s = 0; s < nb; s++) sc[s] = (uint8_t)cs[s];
+    if (!scales_only) {
+        vst1q_f32(ms, mul);
+        for (u = 0; u + 4 <= nvec; u += 4) qmx__mxn_unit(x, ms, u, 4, o, lg, k, fp8, div);
+        if (u < nvec) qmx__mxn_unit(x, ms, u, nvec - u, o, lg, k, fp8, div);
+    }
+    return ((bd[0] & 1u) | (bd[1] & 2u) | (bd[2] & 4u) | (bd[3] & 8u)) & ((1u << nb) - 1u);
+}
+
+QMX__MXV void qmx__mxn_qloop(const qmx__mxq *q, const qmx__mxn *k, const float *x, size_t nblk,
+                             uint8_t *el, size_t e0, uint8_t *sc, int mode, int lgc, int fp8,
+                             int div, int scales_only) {
+    qmx__mxn kl = *k;   /* a local copy: byte stores may alias *k */
+    size_t g, B = q->v.block, per = fp8 ? B : B / 2;
+    int lg = lgc >= 0 ? lgc : k->lg;
+    uint8_t *o = el + (fp8 ? e0 : e0 / 2);
+    for (g = 0; g < nblk; g += 4) {
+        int nb = nblk - g < 4 ? (int)(nblk - g) : 4, b;
+        unsigned bad = qmx__mxn_qgroup(&kl, x + g * B, nb, o + g * per, sc + g, lg, fp8, div, scales_only);
+        for (b = 0; bad; b++, bad >>= 1)
+            if (bad & 1u)
+                qmx__mx_qblock(q, x + (g + (size_t)b) * B, 1, B, el, e0 + (g + (size_t)b) * B,
+                               sc + g + (size_t)b, mode);
+    }
+}
+#define QMX__MXN_Q(name, lgc, fp8, div, so)                                                     \
+    static void name(const qmx__mxq *q, const qmx__mxn *k, const float *x, size_t nblk,      \
+                     uint8_t *el, size_t e0, uint8_t *sc, int mode) {                         \
+        qmx__mxn_qloop(q, k, x, nblk, el, e0, sc, mode, lgc, fp8, div, so);                  \
+    }
+QMX__MXN_Q(qmx__mxn_q_fp4_16, 2, 0, 0, 0)
+QMX__MXN_Q(qmx__mxn_q_fp4_32, 3, 0, 0, 0)
+QMX__MXN_Q(qmx__mxn_q_fp4_n, -1, 0, 0, 0)
+QMX__MXN_Q(qmx__mxn_q_fp4d_n, -1, 0, 1, 0)
+QMX__MXN_Q(qmx__mxn_q_fp8_32, 3, 1, 0, 0)
+QMX__MXN_Q(qmx__mxn_q_fp8_n, -1, 1, 0, 0)
+QMX__MXN_Q(qmx__mxn_q_sc_n, -1, 0, 0, 1)
+static size_t qmx__mx_quant_vec(const qmx__mxq *q, const float *x, size_t nblk, uint8_t *el,
+                                size_t e0, uint8_t *sc, int mode) {
+    qmx__mxn k;
+    void (*f)(const qmx__mxq *, const qmx__mxn *, const float *, size_t, uint8_t *, size_t,
+              uint8_t *, int);
+    qmx__mxn_init(q, &k);
+    if (mode & QMX__MX_SCALES) f = qmx__mxn_q_sc_n;
+    else if (q->kind == QMX__MXE_FP8) f = k.lg == 3 ? qmx__mxn_q_fp8_32 : qmx__mxn_q_fp8_n;
+    else if (k.srule == QMX__MXS_NVQ) f = qmx__mxn_q_fp4d_n;
+    else f = k.lg == 2 ? qmx__mxn_q_fp4_16 : k.lg == 3 ? qmx__mxn_q_fp4_32 : qmx__mxn_q_fp4_n;
+    f(q, &k, x, nblk, el, e0, sc, mode);
+    return nblk;
+}
+
+/* Dequantize, as the AVX-512 kernel: 4 blocks a group */
+QMX__MXV float32x4_t qmx__mxn_e4m3_dec(uint32x4_t c, int e5) {
+    uint32x4_t mag = vandq_u32(c, vdupq_n_u32(0x7F));
+    float32x4_t d = vreinterpretq_f32_u32(vaddq_u32(e5 ? vshlq_n_u32(mag, 21) : vshlq_n_u32(mag, 20),
+                                                    vdupq_n_u32(e5 ? 112u << 23 : 120u << 23)));
+    d = vbslq_f32(vcltq_u32(mag, vdupq_n_u32(e5 ? 4 : 8)),
+                  vmulq_f32(vcvtq_f32_u32(mag), vdupq_n_f32(e5 ? 1.52587890625e-05f : 0.001953125f)), d);
+    if (e5) {
+        d = vbslq_f32(vcgtq_u32(mag, vdupq_n_u32(0x7C)), vreinterpretq_f32_u32(vdupq_n_u32(0x7FC00000u)), d);
+        d = vbslq_f32(vceqq_u32(mag, vdupq_n_u32(0x7C)), vreinterpretq_f32_u32(vdupq_n_u32(0x7F800000u)), d);
+    } else {
+        d = vbslq_f32(vceqq_u32(mag, vdupq_n_u32(0x7F)), vreinterpretq_f32_u32(vdupq_n_u32(0x7FC00000u)), d);
+    }
+    return vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(d),
+                                           vandq_u32(vshlq_n_u32(c, 24), vdupq_n_u32(0x80000000u))));
+}
+QMX__MXV unsigned qmx__mxn_dqgroup(const qmx__mxq *q, int lg, const uint8_t *el, int nb,
+                                   const uint8_t *sc, float *y, const float *lut, uint8x16_t t2,
+                                   uint8x16_t t3, int fp8, int e5) {
+    const qmx_mx_config *c = q->c;
+    float ms[4];
+    unsigned bad = 0;
+    int vi, j, nvec = nb << lg;
+    if (c->rule == QMX_MX_GGML) {
+        int b;
+        for (b = 0; b < nb; b++) ms[b] = qmx__mx_dq_scale(q, sc[b]);
+    } else {
+        uint32_t cb[4], bd[4];
+        int b;
+        uint32x4_t code, sb;
+        float32x4_t s;
+        for (b = 0; b < 4; b++) cb[b] = b < nb ? sc[b] : 0x7F;
+        code = vld1q_u32(cb);
+        if (q->v.nvfp4) {
+            s = qmx__mxn_e4m3_dec(code, 0);
+            if (c->tensor_scale != 0.0f)
+                s = vbslq_f32(vceqq_f32(s, s), vmulq_f32(vdupq_n_f32(c->tensor_scale), s), s);
+        } else if (c->rule == QMX_MX_QWIX) {
+            s = vreinterpretq_f32_u32(vshlq_n_u32(code, 23));
+        } else {
+            s = vreinterpretq_f32_u32(vbslq_u32(vceqq_u32(code, vdupq_n_u32(0)), vdupq_n_u32(0x00400000u),
+                                                vshlq_n_u32(code, 23)));
+        }
+        sb = vandq_u32(vreinterpretq_u32_f32(s), vdupq_n_u32(0x7FFFFFFFu));
+        vst1q_u32(bd, vcgeq_u32(vsubq_u32(sb, vdupq_n_u32(1)), vdupq_n_u32(0x7F7FFFFFu)));
+        bad = ((bd[0] & 1u) | (bd[1] & 2u) | (bd[2] & 4u) | (bd[3] & 8u)) & ((1u << nb) - 1u);
+        vst1q_f32(ms, s);
+    }
+    for (vi = 0; vi + 4 <= nvec; vi += 4) {
+        float32x4_t d[4];
+        if (fp8) {                            /* 16 codes */
+            uint8x16_t b16 = vld1q_u8(el + 4 * vi);
+            uint16x8_t lo = vmovl_u8(vget_low_u8(b16)), hi = vmovl_high_u8(b16);
+            d[0] = qmx__mxn_e4m3_dec(vmovl_u16(vget_low_u16(lo)), e5);
+            d[1] = qmx__mxn_e4m3_dec(vmovl_high_u16(lo), e5);
+            d[2] = qmx__mxn_e4m3_dec(vmovl_u16(vget_low_u16(hi)), e5);
+            d[3] = qmx__mxn_e4m3_dec(vmovl_high_u16(hi), e5);
+            for (j = 0; j < 4; j++) {         /* a NaN element keeps its bits */
+                float32x4_t r = vmulq_f32(d[j], vdupq_n_f32(ms[(vi + j) >> lg]));
+                vst1q_f32(y + 4 * (vi + j), vbslq_f32(vceqq_f32(d[j], d[j]), r, d[j]));
+            }
+        } else {   /* 8 bytes -> 16 nibbles -> the top two bytes of each value (the rest are 0) */
+            uint8x8_t b8 = vld1_u8(el + 2 * vi), l8 = vand_u8(b8, vdup_n_u8(15)), h8 = vshr_n_u8(b8, 4);
+            uint8x16_t n = vcombine_u8(vzip1_u8(l8, h8), vzip2_u8(l8, h8));
+            uint8x16_t h2 = vqtbl1q_u8(t2, n), h3 = vqtbl1q_u8(t3, n);
+            uint16x8_t lo = vreinterpretq_u16_u8(vzip1q_u8(h2, h3));
+            uint16x8_t hi = vreinterpretq_u16_u8(vzip2q_u8(h2, h3));
+            d[0] = vreinterpretq_f32_u32(vshll_n_u16(vget_low_u16(lo), 16));
+            d[1] = vreinterpretq_f32_u32(vshll_high_n_u16(lo, 16));
+            d[2] = vreinterpretq_f32_u32(vshll_n_u16(vget_low_u16(hi), 16));
+            d[3] = vreinterpretq_f32_u32(vshll_high_n_u16(hi, 16));
+            for (j = 0; j < 4; j++)
+                vst1q_f32(y + 4 * (vi + j), vmulq_f32(d[j], vdupq_n_f32(ms[(vi + j) >> lg])));
+        }
+    }
+    for (j = 4 * vi; j < 4 * nvec; j++) {     /* the last 1..3 vectors (blocks of 4) */
+        float s = ms[(j / 4) >> lg], d, r;
+        if (fp8) {
+            d = qmx__bits_f32(qmx__fp8_decode_bits(el[j], &q->f8));
+            r = d * s;
+            y[j] = d != d ? d : r;
+        } else {
+            y[j] = lut[(el[j / 2] >> ((j & 1) * 4)) & 15] * s;
+        }
+    }
+    return bad;
+}
+QMX__MXV void qmx__mxn_dqloop(const qmx__mxq *q, const uint8_t *el, size_t e0, size_t nblk,
+                              const uint8_t *sc, float *y, int fp8, int e5) {
+    size_t g, B = q->v.block, per = fp8 ? B : B / 2;
+    int lg = qmx__mx_vec_lg(B), i;
+    const uint8_t *o = el + (fp8 ? e0 : e0 / 2);
+    float lut[16];
+    uint8_t b2[16], b3[16];
+    uint8x16_t t2, t3;
+    for (i = 0; i < 16; i++) {   /* the values' bits have only their top two bytes set */
+        uint32_t u;
+        lut[i] = q->c->rule == QMX_MX_GGML ? (float)qmx__ggml_kv[i] : qmx__bits_f32(qmx__fp4_bits[i]);
+        u = qmx__f32_bits(lut[i]);
+        b2[i] = (uint8_t)(u >> 16);
+        b3[i] = (uint8_t)(u >> 24);
+    }
+    t2 = vld1q_u8(b2);
+    t3 = vld1q_u8(b3);
+    for (g = 0; g < nblk; g += 4) {
+        int nb = nblk - g < 4 ? (int)(nblk - g) : 4, b;
+        unsigned bad = qmx__mxn_dqgroup(q, lg, o + g * per, nb, sc + g, y + g * B, lut, t2, t3, fp8, e5);
+        for (b = 0; bad; b++, bad >>= 1)
+            if (bad & 1u)
+                qmx__mx_dqblock(q, el, e0 + (g + (size_t)b) * B, 1, B, sc[g + (size_t)b],
+                                y + (g + (size_t)b) * B, QMX__MX_FAST);
+    }
+}
+static size_t qmx__mx_dequant_vec(const qmx__mxq *q, const uint8_t *el, size_t e0, size_t nblk,
+                                  const uint8_t *sc, float *y) {
+    if (q->kind == QMX__MXE_FP4) qmx__mxn_dqloop(q, el, e0, nblk, sc, y, 0, 0);
+    else if (q->v.m.elem == QMX_FP8_E5M2) qmx__mxn_dqloop(q, el, e0, nblk, sc, y, 1, 1);
+    else qmx__mxn_dqloop(q, el, e0, nblk, sc, y, 1, 0);
+    return nblk;
+}
+#else
+/* ---- vector kernels: none on this target ---- */
+static size_t qmx__mx_vec_run(const qmx__mxq *q, const qmx__mxblk *k, int dq) {
+    (void)q; (void)k; (void)dq;
+    return 0;
+}
+static size_t qmx__mx_quant_vec(const qmx__mxq *q, const float *x, size_t nblk, uint8_t *el,
+                                size_t e0, uint8_t *sc, int mode) {
+    (void)q; (void)x; (void)nblk; (void)el; (void)e0; (void)sc; (void)mode;
+    return 0;
+}
+static size_t qmx__mx_dequant_vec(const qmx__mxq *q, const uint8_t *el, size_t e0, size_t nblk,
+                                  const uint8_t *sc, float *y) {
+    (void)q; (void)el; (void)e0; (void)nblk; (void)sc; (void)y;
+    return 0;
+}
+#endif
+
+static qmx_status qmx__mx_quant(const qmx_mx_config *c, const float *x, size_t count,
+                                uint8_t *el, size_t element_bytes, uint8_t *scales,
+                                size_t n_scales, int mode) {
+    qmx__mxv v;
+    qmx__mxq q;
+    qmx__mxblk k;
     qmx_status st = qmx__mx_resolve(c, count, &v);
     if (st != QMX_OK) return st;
     if (!x || !el || !scales) return QMX_ERR_NULL;
     if (element_bytes < v.elem_bytes || n_scales < v.n_scales) return QMX_ERR_BUFFER_TOO_SMALL;
-    for (o = 0; o < v.outer; o++)
-        for (b = 0; b < v.nblocks; b++)
-            for (i = 0; i < v.inner; i++) {
-                size_t k0 = b * v.block, k1 = k0 + v.block < v.len ? k0 + v.block : v.len;
-                float amax = 0.0f;
-                int nan = 0;
-                qmx__mxs s;
-                for (k = k0; k < k1; k++) {                 /* max |x|, NaN if any is NaN */
-                    float a = qmx__fabs(x[(o * v.len + k) * v.inner + i]);
-                    if (a != a) nan = 1;
-                    else if (a > amax) amax = a;
-                }
-                if (c->rule == QMX_MX_MICROXCALING || c->rule == QMX_MX_GGML) {
-                    /* microxcaling: amax NaN if any is NaN; ggml: a NaN never enters amax */
-                    uint8_t code;
-                    float d = 0.0f;
-                    if (c->rule == QMX_MX_GGML) {
-                        float b6 = amax / 6.0f;
-                        code = v.nvfp4 ? qmx__ggml_ue4m3(b6) : qmx__ggml_e8m0(amax);
-                        d = v.nvfp4 ? qmx__ggml_ue4m3_half(code) : qmx__ggml_e8m0_half(code);
-                    } else {
-                        code = qmx__mxc_code(&v.m, nan ? qmx__bits_f32(0x7FC00000u) : amax);
-                    }
-                    scales[(o * v.nblocks + b) * v.inner + i] = code;
-                    for (k = k0; k < k1; k++) {     /* a 0xFF microxcaling block: codes 0 */
-                        size_t e = (o * v.len + k) * v.inner + i;
-                        uint8_t q = c->rule == QMX_MX_GGML ? qmx__ggml_best(x[e], d)
-                                    : code == 0xFF ? 0 : qmx__mxc_elem(&v.m, x[e], (int)code - 127);
-                        qmx__mx_put(&v, el, e, q);
-                    }
-                    continue;
-                }
-                if (nan) amax = qmx__bits_f32(0x7FC00000u);
-                qmx__mx_block_scale(c, &v, amax, &s);
-                scales[(o * v.nblocks + b) * v.inner + i] = s.code;
-                for (k = k0; k < k1; k++) {
-                    size_t e = (o * v.len + k) * v.inner + i;
-                    float t = qmx__mx_scaled(c, &v, &s, x[e]);
-                    qmx__mx_put(&v, el, e, qmx__mx_encode(&v.m, t, c->rule == QMX_MX_QWIX));
-                }
-            }
-    if (v.fp4 && (count & 1)) qmx__set_nibble(el, count, 0);   /* the unused high nibble */
+    qmx__mxq_init(c, &v, &q);
+    qmx__mx_seek(&v, 0, &k);
+    for (;;) {
+        size_t run = (mode & QMX__MX_VEC) == QMX__MX_VEC ? qmx__mx_vec_run(&q, &k, 0) : 0;
+        if (run) run = qmx__mx_quant_vec(&q, x + k.e0, run, el, k.e0, scales + k.si, mode);
+        if (run) {                                          /* 0: the kernel declined */
+            if (k.si + run >= v.n_scales) break;
+            qmx__mx_seek(&v, k.si + run, &k);
+            continue;
+        }
+        qmx__mx_qblock(&q, x + k.e0, v.inner, k.n, el, k.e0, scales + k.si, mode);
+        if (!qmx__mx_next(&v, &k)) break;
+    }
+    if (v.fp4 && (count & 1) && !(mode & QMX__MX_SCALES))
+        qmx__set_nibble(el, count, 0);                      /* the unused high nibble */
     return QMX_OK;
 }
+QMX__DEF qmx_status qmx_mx_quantize(const qmx_mx_config *c, const float *x, size_t count,
+                                    uint8_t *el, size_t element_bytes, uint8_t *scales,
+                                    size_t n_scales) {
+    return qmx__mx_quant(c, x, count, el, element_bytes, scales, n_scales, QMX__MX_VEC);
+}
 
-QMX__DEF qmx_status qmx_mx_dequantize(const qmx_mx_config *c, const uint8_t *el,
-                                      size_t element_bytes, const uint8_t *scales,
-                                      size_t n_scales, size_t count, float *y) {
+static qmx_status qmx__mx_dequant(const qmx_mx_config *c, const uint8_t *el,
+                                  size_t element_bytes, const uint8_t *scales, size_t n_scales,
+                                  size_t count, float *y, int mode) {
     qmx__mxv v;
-    size_t o, b, i, k;
+    qmx__mxq q;
+    qmx__mxblk k;
     qmx_status st = qmx__mx_resolve(c, count, &v);
     if (st != QMX_OK) return st;
     if (!el || !scales || !y) return QMX_ERR_NULL;
     if (element_bytes < v.elem_bytes || n_scales < v.n_scales) return QMX_ERR_BUFFER_TOO_SMALL;
-    for (o = 0; o < v.outer; o++)
-        for (b = 0; b < v.nblocks; b++)
-            for (i = 0; i < v.inner; i++) {
-                size_t k0 = b * v.block, k1 = k0 + v.block < v.len ? k0 + v.block : v.len;
-                uint8_t code = scales[(o * v.nblocks + b) * v.inner + i];
-                float s;
-                if (c->rule == QMX_MX_GGML) {                  /* y = f32(K[code] * d) */
-                    s = v.nvfp4 ? qmx__ggml_ue4m3_half(code) : qmx__ggml_e8m0_half(code);
-                    for (k = k0; k < k1; k++) {
-                        size_t e = (o * v.len + k) * v.inner + i;
-                        y[e] = (float)qmx__ggml_kv[qmx__mx_get(&v, el, e)] * s;
-                    }
-                    continue;
-                }
-                if (v.nvfp4) {
-                    s = qmx_fp8_to_f32(code, QMX_FP8_E4M3FN);
-                    if (c->tensor_scale != 0.0f && s == s) s = c->tensor_scale * s;
-                } else if (c->rule == QMX_MX_QWIX) {
-                    s = qmx__bits_f32((uint32_t)code << 23);   /* Qwix's float scale: 0xFF = Inf */
-                } else {
-                    s = qmx__e8m0_pow2(code);
-                }
-                for (k = k0; k < k1; k++) {
-                    size_t e = (o * v.len + k) * v.inner + i;
-                    float d = qmx__mx_decode(&v.m, qmx__mx_get(&v, el, e)), r;
-                    /* a NaN element keeps its own bits, a NaN scale gives +NaN: the same on
-                     * every target (RISC-V arithmetic would return the canonical NaN) */
-                    if (d != d) r = d;
-                    else { r = d * s; if (r != r) r = qmx__bits_f32(0x7FC00000u); }
-                    y[e] = r;
-                }
-            }
+    qmx__mxq_init(c, &v, &q);
+    qmx__mx_seek(&v, 0, &k);
+    for (;;) {
+        size_t run = (mode & QMX__MX_VEC) == QMX__MX_VEC ? qmx__mx_vec_run(&q, &k, 1) : 0;
+        if (run) run = qmx__mx_dequant_vec(&q, el, k.e0, run, scales + k.si, y + k.e0);
+        if (run) {                                          /* 0: the kernel declined */
+            if (k.si + run >= v.n_scales) break;
+            qmx__mx_seek(&v, k.si + run, &k);
+            continue;
+        }
+        qmx__mx_dqblock(&q, el, k.e0, v.inner, k.n, scales[k.si], y + k.e0, mode);
+        if (!qmx__mx_next(&v, &k)) break;
+    }
     return QMX_OK;
+}
+QMX__DEF qmx_status qmx_mx_dequantize(const qmx_mx_config *c, const uint8_t *el,
+                                      size_t element_bytes, const uint8_t *scales,
+                                      size_t n_scales, size_t count, float *y) {
+    return qmx__mx_dequant(c, el, element_bytes, scales, n_scales, count, y, QMX__MX_VEC);
 }
 
 /* ggml block layouts: the config must be MXFP4 blocks of 32 / NVFP4 blocks of 16 along a last

@@ -15,8 +15,10 @@
  *            dequantize of [4096][K] weights, int8 per-block (block 32) quantize / dequantize,
  *            fp8 E4M3FN per-block (block 128) quantize / dequantize, and the block-scaled
  *            formats MXFP4 (OCP FLOOR), NVFP4 (torchao) and MXFP8 E4M3 (RCEIL) through
- *            qmx_mx_quantize / qmx_mx_dequantize (scale codes computed inside the timed call;
- *            their bits are tested in tests/test_mx.c, not re-checked here)
+ *            qmx_mx_quantize / qmx_mx_dequantize (scale codes computed inside the timed call),
+ *            plus, per format, the scale computation alone: amax and the E8M0 (NVFP4: E4M3)
+ *            code of every block and nothing else, through qmx.h's internal entry
+ *            qmx__mx_quant(..., QMX__MX_VEC | QMX__MX_SCALES), the same kernels' first half
  *   limits   for the int8 aims: a pass with int8 quantize's memory traffic and no arithmetic
  *            (read the floats, write a byte each); for the fp8 x / s call: its divisions alone
  * GB/s are float32 bytes: read for quantize, written for dequantize. Scales come from
@@ -25,6 +27,9 @@
  * Before anything is timed, every job's output is compared, on the full timed array and on an
  * array of edge cases (ties, clipping, +-0, +-Inf, NaN, f32 subnormals, every fp8 midpoint),
  * with a plain C reference written here from qmx.h's documented contract (not from its code).
+ * The MX jobs instead are compared with qmx.h's own per-element reference path
+ * (qmx__mx_quant / qmx__mx_dequant with QMX__MX_REF; its bits against torchao, Qwix,
+ * microxcaling and ggml are tests/test_mx.c's) on the timed array and the edge cases.
  * A mismatch aborts the program, so the bench never times wrong code.
  *
  * Environment: QMX_BENCH_REPS (default 7, at least 5), QMX_BENCH_REP_MS (default 60).
@@ -139,7 +144,8 @@ static uint8_t fp8_ref_encode(const fp8_ref *r, float t) {
 /* ============================================================================================
  * Jobs
  * ============================================================================================ */
-enum kind { K_READ, K_MEMCPY, K_QUANT, K_DEQUANT, K_FP8_ARR_Q, K_FP8_ARR_DQ, K_MX_Q, K_MX_DQ };
+enum kind { K_READ, K_MEMCPY, K_QUANT, K_DEQUANT, K_FP8_ARR_Q, K_FP8_ARR_DQ, K_MX_Q, K_MX_DQ,
+            K_MX_SC };
 
 typedef struct job {
     enum kind kind;
@@ -319,6 +325,10 @@ static void run_job(void *p) {
         check_status(qmx_mx_dequantize(&j->mx, (const uint8_t *)j->q, j->mx_elem_bytes,
                                        j->mx_scales, j->mx_n_scales, j->n, j->y), j);
         break;
+    case K_MX_SC:   /* amax + scale code of every block: qmx_mx_quantize's first half */
+        check_status(qmx__mx_quant(&j->mx, j->x, j->n, (uint8_t *)j->q, j->mx_elem_bytes,
+                                   j->mx_scales, j->mx_n_scales, QMX__MX_VEC | QMX__MX_SCALES), j);
+        break;
     }
     __asm__ volatile("" : : : "memory");
 }
@@ -352,6 +362,26 @@ static void expect_floats(const char *what, const float *got, const float *want,
             exit(1);
         }
     }
+}
+
+/* An MX job (quantize, with the scales in j->mx_scales) against qmx.h's per-element reference
+ * path on the same data, then dequantize of those codes likewise; want_q, want_s, want_y are
+ * scratch of the job's sizes. Leaves the job's codes in j->q / j->mx_scales. */
+static void verify_mx(const job *j, uint8_t *want_q, uint8_t *want_s, float *want_y, const char *what) {
+    char buf[160];
+    uint8_t *q = (uint8_t *)j->q;
+    snprintf(buf, sizeof buf, "%s (%s), against QMX__MX_REF", j->name, what);
+    check_status(qmx__mx_quant(&j->mx, j->x, j->n, want_q, j->mx_elem_bytes, want_s, j->mx_n_scales,
+                               QMX__MX_REF), j);
+    check_status(qmx_mx_quantize(&j->mx, j->x, j->n, q, j->mx_elem_bytes, j->mx_scales,
+                                 j->mx_n_scales), j);
+    expect_bytes(buf, j->mx_scales, want_s, j->mx_n_scales, NULL, 0);
+    expect_bytes(buf, q, want_q, j->mx_elem_bytes, j->x, j->mx.format == QMX_MXFP4 || j->mx.format == QMX_NVFP4);
+    check_status(qmx__mx_dequant(&j->mx, q, j->mx_elem_bytes, j->mx_scales, j->mx_n_scales, j->n,
+                                 want_y, QMX__MX_REF), j);
+    check_status(qmx_mx_dequantize(&j->mx, q, j->mx_elem_bytes, j->mx_scales, j->mx_n_scales, j->n,
+                                   j->y), j);
+    expect_floats(buf, j->y, want_y, j->n);
 }
 
 static float absmax_of(const float *x, size_t n) {
@@ -567,6 +597,10 @@ typedef struct size_results {
     bqu_stats p_rw41_read;  /* / the read-only stream's */
     double dram;            /* that stream alone, GB/s */
     double fp8_arr_gbs[4];  /* qmx_fp8_quantize_array table medians, GB/s */
+    /* MX jobs (MXFP4, NVFP4, MXFP8): table GB/s, and paired ratios: GB/s over the read
+     * stream's (t_read / t_job), time over int8 AQT quantize's, scale pass time over quantize's */
+    double mx_q_gbs[3], mx_dq_gbs[3], mx_sc_gbs[3];
+    bqu_stats p_mx_q_read[3], p_mx_dq_read[3], p_mx_q_int8[3], p_mx_dq_int8[3], p_mx_sc[3];
 } size_results;
 
 static void run_size(const char *size, size_t n, const fp8_ref *f8s, const float *edge,
@@ -580,12 +614,15 @@ static void run_size(const char *size, size_t n, const fp8_ref *f8s, const float
     uint8_t *eq = bqu_alloc(n_edge), *ewant = bqu_alloc(n_edge);
     float *ey = bqu_alloc(n_edge * sizeof(float)), *ewant_y = bqu_alloc(n_edge * sizeof(float));
     float sc[16], sc_f8[4], sc_int8;
-    job j_read, j_memcpy, j_int8, j_f8q[4], j_f8a[4];
+    job j_read, j_memcpy, j_int8, j_f8q[4], j_f8a[4], j_mxq[3], j_mxsc[3], j_mxdq[3];
+    uint8_t *mxs[3], *mxq[3], *mxs_ref = bqu_alloc(n / 16 + 1), *mxs_edge = bqu_alloc(n_edge / 16 + 1);
     unsigned seed = 12345u;
     size_t i;
     int f;
     row r;
     job j;
+
+    for (f = 0; f < 3; f++) { mxs[f] = bqu_alloc(n / 16 + 1); mxq[f] = bqu_alloc(n); }
 
     /* x: uniform in [-g, g) on a 2^-24 grid; the gain g is one of {0.25, 0.5, ..., 4} per 16
      * elements times one of {1/4, 2/4, 3/4, 1} per 4096, so that every channel and every block
@@ -748,30 +785,49 @@ static void run_size(const char *size, size_t n, const fp8_ref *f8s, const float
     r = time_job(&j, size);
     print_row(&r);
 
-    /* ---- MX / NVFP4 block formats (qmx_mx_*; scalar code today): quantize computes each
-     *      block's scale and encodes its elements, dequantize decodes them ---- */
+    /* ---- MX / NVFP4 block formats (qmx_mx_*): quantize computes each block's scale and
+     *      encodes its elements, dequantize decodes them; and the scale pass alone ---- */
     {
         static const struct { qmx_mx_format f; qmx_mx_rule r; const char *name; } mxj[] = {
             {QMX_MXFP4, QMX_MX_FLOOR, "MXFP4 (OCP FLOOR)"}, {QMX_NVFP4, QMX_MX_FLOOR, "NVFP4 (torchao)"},
             {QMX_MXFP8_E4M3, QMX_MX_RCEIL, "MXFP8 E4M3 (RCEIL)"}};
-        uint8_t *mxs = bqu_alloc(n / 16 + 1);   /* the scale codes: one per 16 or 32 */
         size_t m;
         for (m = 0; m < 3; m++) {
+            job e;
             memset(&j, 0, sizeof j);
             j.mx.format = mxj[m].f; j.mx.rule = mxj[m].r;
-            j.x = x; j.n = n; j.q = q; j.y = y; j.mx_scales = mxs;
+            j.x = x; j.n = n; j.q = q; j.y = y; j.mx_scales = mxs[m];
             if (qmx_mx_storage(&j.mx, n, &j.mx_elem_bytes, &j.mx_n_scales) != QMX_OK)
                 die("%s: %s", mxj[m].name, "qmx_mx_storage failed");
             j.kind = K_MX_Q;
             snprintf(j.name, sizeof j.name, "%s quantize", mxj[m].name);
+            verify_mx(&j, want_q, mxs_ref, want_y, "timed data");
+            e = j;
+            e.x = edge; e.n = n_edge; e.q = eq; e.y = ey; e.mx_scales = mxs_edge;
+            if (qmx_mx_storage(&e.mx, n_edge, &e.mx_elem_bytes, &e.mx_n_scales) != QMX_OK)
+                die("%s: %s", mxj[m].name, "qmx_mx_storage failed");
+            verify_mx(&e, ewant, mxs_ref, ewant_y, "edge cases");
             r = time_job(&j, size);
             print_row(&r);
+            out->mx_q_gbs[m] = r.gbs;
+            j_mxq[m] = j;
+            j.kind = K_MX_SC;
+            snprintf(j.name, sizeof j.name, "%s scales only (amax+code)", mxj[m].name);
+            r = time_job(&j, size);
+            print_row(&r);
+            out->mx_sc_gbs[m] = r.gbs;
+            j_mxsc[m] = j;
+            j.kind = K_MX_Q;   /* the codes again, for dequantize */
+            run_job(&j);
             j.kind = K_MX_DQ;
             snprintf(j.name, sizeof j.name, "%s dequantize", mxj[m].name);
+            j.q = mxq[m];   /* its own copy: later jobs overwrite q */
+            memcpy(mxq[m], q, j.mx_elem_bytes);
             r = time_job(&j, size);
             print_row(&r);
+            out->mx_dq_gbs[m] = r.gbs;
+            j_mxdq[m] = j;
         }
-        free(mxs);
     }
 
     /* ---- paired ratios for the aims ---- */
@@ -790,6 +846,13 @@ static void run_size(const char *size, size_t n, const fp8_ref *f8s, const float
 #if defined(__AVX512F__)
         out->p_divs = bqu_measure_ratio(run_divs, &j_read, run_job, &j_int8);
 #endif
+        for (f = 0; f < 3; f++) {   /* t_read / t_mx = the fraction of the read stream */
+            out->p_mx_q_read[f] = bqu_measure_ratio(run_job, &j_read, run_job, &j_mxq[f]);
+            out->p_mx_q_int8[f] = bqu_measure_ratio(run_job, &j_mxq[f], run_job, &j_int8);
+            out->p_mx_dq_read[f] = bqu_measure_ratio(run_job, &j_read, run_job, &j_mxdq[f]);
+            out->p_mx_dq_int8[f] = bqu_measure_ratio(run_job, &j_mxdq[f], run_job, &j_int8);
+            out->p_mx_sc[f] = bqu_measure_ratio(run_job, &j_mxsc[f], run_job, &j_mxq[f]);
+        }
         out->p_dram.med = out->p_dram.min = out->p_dram.max = 0.0;
         out->dram = 0.0;
         if (n >= ((size_t)16 << 20)) {
@@ -812,7 +875,8 @@ static void run_size(const char *size, size_t n, const fp8_ref *f8s, const float
     }
 
     free(x); free(y); free(want_y); free(q); free(want_q); free(sc_ch); free(sc_blk);
-    free(eq); free(ewant); free(ey); free(ewant_y);
+    free(eq); free(ewant); free(ey); free(ewant_y); free(mxs_ref); free(mxs_edge);
+    for (f = 0; f < 3; f++) { free(mxs[f]); free(mxq[f]); }
 }
 
 /* The 1-minute load average (Linux), to flag runs that shared the cores with other work. */
@@ -946,6 +1010,38 @@ int main(void) {
             }
         }
         printf("  fp8 encode aim overall (every format, both sizes, both calls): %s\n", all3 ? "met" : "NOT met");
+    }
+    {
+        static const char *mxn[3] = {"MXFP4", "NVFP4", "MXFP8 E4M3"};
+        int s, m;
+        printf("  MX / NVFP4 (qmx_mx_quantize / _dequantize; median (min-max) of alternating reps): xread =\n"
+               "  GB/s over the read-only stream's, xint8 = time over int8 AQT quantize's time on the same\n"
+               "  data; scales = the scale pass alone (amax + E8M0 / E4M3 code per block) over quantize's time\n");
+        for (s = 0; s < 2; s++) {
+            const size_results *R = s == 0 ? &big : &small;
+            for (m = 0; m < 3; m++)
+                printf("    %-7s %-10s quantize %6.2f GB/s %5.2fx read (%.2f-%.2f) %5.2fx int8 (%.2f-%.2f) | "
+                       "dequantize %6.2f GB/s %5.2fx read (%.2f-%.2f) %5.2fx int8 (%.2f-%.2f) | scales %4.1f %% (%.1f-%.1f)\n",
+                       s == 0 ? "64 MiB" : "256 KiB", mxn[m], R->mx_q_gbs[m], R->p_mx_q_read[m].med,
+                       R->p_mx_q_read[m].min, R->p_mx_q_read[m].max, R->p_mx_q_int8[m].med,
+                       R->p_mx_q_int8[m].min, R->p_mx_q_int8[m].max, R->mx_dq_gbs[m],
+                       R->p_mx_dq_read[m].med, R->p_mx_dq_read[m].min, R->p_mx_dq_read[m].max,
+                       R->p_mx_dq_int8[m].med, R->p_mx_dq_int8[m].min, R->p_mx_dq_int8[m].max,
+                       100.0 * R->p_mx_sc[m].med, 100.0 * R->p_mx_sc[m].min, 100.0 * R->p_mx_sc[m].max);
+        }
+        printf("  [%s] 64 MiB MXFP4 quantize >= 0.7x read-only stream: %.2fx (%.2f-%.2f); table %.2fx (%.2f / %.2f GB/s)\n",
+               verdict(big.p_mx_q_read[0].med >= 0.7), big.p_mx_q_read[0].med, big.p_mx_q_read[0].min,
+               big.p_mx_q_read[0].max, big.mx_q_gbs[0] / big.read, big.mx_q_gbs[0], big.read);
+        for (s = 0; s < 2; s++) {
+            const size_results *R = s == 0 ? &big : &small;
+            double worst = 0.0;
+            for (m = 0; m < 3; m++) if (R->p_mx_sc[m].med > worst) worst = R->p_mx_sc[m].med;
+            printf("  [%s] %-7s scale computation <= 10 %% of quantize time: MXFP4 %.1f %%, NVFP4 %.1f %%, "
+                   "MXFP8 %.1f %% (worst %.1f %%)\n", verdict(worst <= 0.10), s == 0 ? "64 MiB" : "256 KiB",
+                   100.0 * R->p_mx_sc[0].med, 100.0 * R->p_mx_sc[1].med, 100.0 * R->p_mx_sc[2].med, 100.0 * worst);
+        }
+        printf("            (the scale pass reads every float too: where quantize is bound by memory,\n"
+               "             as at 64 MiB, it costs about the read itself; 256 KiB shows its arithmetic)\n");
     }
     printf("\n");
     print_load("at end");

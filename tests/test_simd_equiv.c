@@ -16,6 +16,15 @@
  * asymmetric (random zero points), narrow range, int8 / int4 / uint8 outputs, per-tensor and
  * per-channel runs; all four fp8 formats with and without saturation, including a sweep of
  * every upper 16-bit float pattern. Bytes past each output must stay untouched.
+ * The MX / NVFP4 block formats (qmx_mx_quantize / _dequantize) are held to qmx.h's own
+ * per-element reference path in the same binary (qmx__mx_quant / qmx__mx_dequant with
+ * QMX__MX_REF, golden-tested by test_mx.c): the fast scalar blocks and the vector kernels must
+ * give its scale codes, element bytes and dequantized bits for every format, rule, block size
+ * and NVFP4 tensor scale, on random blocks, ties of every element value and midpoint at the
+ * block's own scale, amax at each rule's thresholds, zeros and denormals, values near FLT_MAX,
+ * NaN / Inf in blocks, ragged last blocks, odd fp4 rows, strided (inner axis) views, unaligned
+ * pointers; and random element bytes and scale codes (0x00, 0xFF included) for dequantize.
+ * The E2M1 encoder is checked against the generic integer encoder it replaced.
  * The Makefile runs this program with SIMD (-march=native) and with -DQMX_NO_SIMD, so both
  * builds are held to the same model. */
 #define QMX_IMPLEMENTATION
@@ -707,6 +716,337 @@ static void fp8_short_runs(void) {
             }
 }
 
+/* ---- the E2M1 encoder (qmx_fp4_from_f32, the MX fast paths: a step table) against the
+ * generic integer encoder qmx__lowfp_encode it replaced: every 16-bit-aligned pattern (both
+ * signs, NaN and Inf included) and +-64 ulps around each E2M1 value and midpoint, both roundings */
+static void fp4_encoder_vs_generic(void) {
+    static const uint32_t pts[] = { 0x3E800000u, 0x3F000000u, 0x3F400000u, 0x3F800000u, 0x3FA00000u,
+        0x3FC00000u, 0x3FE00000u, 0x40000000u, 0x40200000u, 0x40400000u, 0x40600000u, 0x40800000u,
+        0x40A00000u, 0x40C00000u, 0x40E00000u, 0x41000000u, 0x3E700000u, 0x00800000u, 0x00000000u };
+    qmx__lowfp f;
+    uint32_t u, i, bad = 0, n = 0;
+    int r, k;
+    QMX_TEST_CASE("fp4 E2M1 encoder == the generic integer encoder");
+    qmx__lowfp_format(QMX_FP4_E2M1, &f);
+    for (u = 0; u < 0x10000u; u++)
+        for (r = 0; r < 2; r++, n++)
+            bad += qmx_fp4_from_f32(fb(u << 16), r) != qmx__lowfp_encode(u << 16, &f, r);
+    for (i = 0; i < sizeof pts / sizeof pts[0]; i++)
+        for (k = -64; k <= 64; k++)
+            for (r = 0; r < 4; r++, n++) {
+                uint32_t b = (pts[i] + (uint32_t)k) | ((uint32_t)(r >> 1) << 31);
+                bad += qmx_fp4_from_f32(fb(b), r & 1) != qmx__lowfp_encode(b, &f, r & 1);
+            }
+    CHECK(bad == 0, "%u of %u encodes differ", (unsigned)bad, (unsigned)n);
+    printf("  fp4 encoder: %u encodes equal the generic encoder's\n", (unsigned)n);
+}
+
+/* ---- MX / NVFP4 block formats: every path against the reference in this binary ----
+ * qmx__mx_quant / qmx__mx_dequant with QMX__MX_REF (each element through the documented
+ * per-element code: qmx__mx_scaled, qmx__mx_encode; the path golden-tested by test_mx.c), with
+ * QMX__MX_FAST (the specialised scalar blocks) and with QMX__MX_VEC (the public calls: the
+ * vector kernels where the target has them): the same scale codes, element bytes and
+ * dequantized bits (NaN payloads included), and nothing written past the outputs. */
+#define MXN 4608
+static float mx_x[MXN + 8];
+static uint8_t mx_el[3][MXN + 64], mx_sc[3][MXN / 4 + 64];
+static float mx_y[3][MXN + 8];
+static long mx_blocks, mx_elems, mx_dq_elems, mx_cfgs;
+
+/* a random float of exponent e (biased 0 .. 254; 0: subnormal), random mantissa and sign */
+static float mx_rand_exp(int e) {
+    uint32_t s = (qmx_test_rand() & 1u) << 31;
+    return fb(s | ((uint32_t)e << 23) | (qmx_test_rand() & 0x7FFFFFu));
+}
+/* the element values of a format (positive), for ties: each value and each midpoint */
+static int mx_grid(qmx_mx_format f, float *g) {
+    int n = 0, c;
+    for (c = 0; c < 128; c++) {
+        float v;
+        switch (f) {
+        case QMX_MXFP4: case QMX_NVFP4: if (c >= 8) return n; v = qmx_fp4_to_f32((uint8_t)c); break;
+        case QMX_MXFP6_E2M3: if (c >= 32) return n; v = qmx_fp6_to_f32((uint8_t)c, QMX_FP6_E2M3); break;
+        case QMX_MXFP6_E3M2: if (c >= 32) return n; v = qmx_fp6_to_f32((uint8_t)c, QMX_FP6_E3M2); break;
+        case QMX_MXFP8_E5M2: if (c > 0x7B) return n; v = qmx_fp8_to_f32((uint8_t)c, QMX_FP8_E5M2); break;
+        case QMX_MXINT8: v = (float)c * 0.015625f; break;
+        default: if (c > 0x7E) return n; v = qmx_fp8_to_f32((uint8_t)c, QMX_FP8_E4M3FN); break;
+        }
+        if (n) { g[n] = add_f(g[n - 1], mul_f(add_f(v, -g[n - 1]), 0.5f)); n++; }   /* midpoint */
+        g[n++] = v;
+    }
+    return n;
+}
+/* amax values where a scale rule changes its result: around powers of two, 1.5 2^e (EVEN's
+ * rounding), max 2^e (RCEIL: also where amax * f32(1 / max) is 2^-127, the subnormal tie of
+ * its E8M0), Qwix's bfloat16 ties whose carry changes the exponent, 6 P (E4M3 values and
+ * midpoints) for NVFP4 (P the tensor scale or 1; subnormal E4M3 and half the smallest one for
+ * Qwix, and Qwix's 2^-63 guard), the ends 2^-6 * 6 and 448 * 6, FLT_MAX, subnormals, zero;
+ * each -2 .. +2 ulps, or up to 100 ulps below a power of two (microxcaling's log2f) */
+static float mx_threshold_amax(const qmx_mx_config *c) {
+    qmx_mx_format f = c->format;
+    float base, P = c->tensor_scale > 0.0f ? c->tensor_scale : 1.0f;
+    float mx = f == QMX_MXFP4 || f == QMX_NVFP4 ? 6.0f : f == QMX_MXFP8_E5M2 ? 57344.0f
+             : f == QMX_MXFP6_E2M3 ? 7.5f : f == QMX_MXFP6_E3M2 ? 28.0f
+             : f == QMX_MXINT8 ? 1.984375f : 448.0f;
+    int e = (int)(qmx_test_rand() % 300) - 150, k;
+    uint32_t u, sel = qmx_test_rand() % 14;
+    switch (sel) {
+    case 0: base = 1.0f; break;
+    case 1: base = 1.5f; break;
+    case 2: base = mx; break;
+    case 3: case 4: {   /* 6 P E4M3 (value or midpoint) */
+        uint8_t cd = (uint8_t)(qmx_test_rand() % 0x7E);
+        float v = qmx_fp8_to_f32(cd, QMX_FP8_E4M3FN);
+        if (sel == 4) v = add_f(v, mul_f(add_f(qmx_fp8_to_f32((uint8_t)(cd + 1), QMX_FP8_E4M3FN), -v), 0.5f));
+        base = mul_f(mul_f(v, 6.0f), P); e = 0;
+        break;
+    }
+    case 5: base = mul_f(qmx_test_rand() & 1 ? 0.09375f : 2688.0f, P); e = 0; break;
+    case 6: return fb(0x7F7FFFFFu - qmx_test_rand() % 64);
+    case 7: return fb(qmx_test_rand() % 0x01000000u);       /* subnormals, 0, the smallest normals */
+    case 8:   /* RCEIL: amax * f32(1 / max) at 2^-127 or 2^-126 */
+        base = div_f(fb(qmx_test_rand() & 1 ? 0x00400000u : 0x00800000u), div_f(1.0f, mx)); e = 0;
+        break;
+    case 9: {   /* Qwix: f32(f32(amax / Q) * K) = 2^E (2 - 2^-8) (+- ulps), a bf16 tie with a carry */
+        float Q = f == QMX_MXFP4 ? 6.0f : 448.0f;
+        float K = f == QMX_MXFP4 ? 1.71428573131561279296875f : 1.93548381328582763671875f;
+        float V = fb(((uint32_t)(60 + qmx_test_rand() % 120) << 23) | 0x7F8000u);
+        base = mul_f(div_f(V, K), Q);
+        for (k = 0; k < 64; k++) {   /* walk toward the amax whose product is V */
+            float g = mul_f(div_f(base, Q), K);
+            if (bf(g) == bf(V)) break;
+            base = fb(bf(base) + (bf(g) < bf(V) ? 1u : (uint32_t)-1));
+        }
+        e = 0;
+        break;
+    }
+    case 10: base = mul_f(f == QMX_MXFP4 || f == QMX_NVFP4 ? 6.0f : 448.0f, fb(0x20000000u)); e = 0; break;   /* Q 2^-63 */
+    case 12: base = mul_f(6.0f, fb(0x3A800000u)); e = 0; break;   /* 6 2^-10 */
+    case 11: base = 1.0f; e = (int)(qmx_test_rand() % 260) - 130;
+        for (; e > 0; e--) base = mul_f(base, 2.0f);
+        for (; e < 0 && bf(base) > 0x00800000u; e++) base = mul_f(base, 0.5f);
+        return fb(bf(base) - qmx_test_rand() % 100);
+    default: base = 1.0f + (float)(qmx_test_rand() % 8) * 0.125f; break;
+    }
+    while (e > 0 && bf(base) < 0x7F000000u) { base = mul_f(base, 2.0f); e--; }
+    while (e < 0 && bf(base) > 0x01000000u) { base = mul_f(base, 0.5f); e++; }
+    u = bf(base) + (qmx_test_rand() % 5) - 2u;
+    if ((u & 0x7F800000u) == 0x7F800000u) u = 0x7F7FFFFFu;
+    return fb(u & 0x7FFFFFFFu);
+}
+/* n values of one block: a mode per block (random magnitudes, ties of the element grid at the
+ * block's own scale, amax at a scale threshold, zeros / denormals, near FLT_MAX), then NaN / Inf
+ * sprinkled into some blocks */
+static void mx_fill_block(const qmx_mx_config *c, float *x, size_t n) {
+    static float grid[300];
+    size_t j;
+    int ng, mode = (int)(qmx_test_rand() % 8), e = (int)(qmx_test_rand() % 255);
+    float amax;
+    for (j = 0; j < n; j++) {
+        int ej = e - (int)(qmx_test_rand() % 24);
+        x[j] = mx_rand_exp(ej < 0 ? 0 : ej);
+    }
+    if (mode == 1 || mode == 2 || mode == 3) {               /* a chosen amax, then ties under it */
+        qmx__mxv v;
+        qmx__mxq q;
+        qmx__mxs s;
+        qmx_mx_config flat = *c;                              /* the block's scale, as the */
+        flat.outer = flat.axis_len = flat.inner = 0;          /* library computes it */
+        amax = mode == 1 ? fb(bf(mx_rand_exp(e)) & 0x7FFFFFFFu) : mx_threshold_amax(c);
+        j = qmx_test_rand() % n;
+        x[j] = qmx_test_rand() & 1 ? amax : -amax;
+        if (qmx__mx_resolve(&flat, n, &v) == QMX_OK) {
+            qmx__mxq_init(&flat, &v, &q);
+            if (qmx__mx_fast_scale(&q, bf(amax) & 0x7FFFFFFFu, &s) && mode != 3) {
+                ng = mx_grid(c->format, grid);
+                for (j = 0; j < n; j++) {
+                    float t = grid[qmx_test_rand() % (uint32_t)ng], xv;
+                    uint32_t u;
+                    if (bf(x[j]) == bf(amax) || bf(x[j]) == (bf(amax) | 0x80000000u)) continue;
+                    xv = s.div ? mul_f(t, s.mul) : div_f(t, s.mul);
+                    u = bf(xv);
+                    if ((u & 0x7F800000u) != 0x7F800000u && u > 1u) u += (qmx_test_rand() % 3) - 1u;
+                    if ((u & 0x7FFFFFFFu) > (bf(amax) & 0x7FFFFFFFu)) u = bf(amax) & 0x7FFFFFFFu;
+                    x[j] = fb(u | ((qmx_test_rand() & 1u) << 31));
+                }
+            }
+        }
+    } else if (mode == 4) {
+        for (j = 0; j < n; j++) x[j] = fb(qmx_test_rand() % 5 == 0 ? qmx_test_rand() & 0x807FFFFFu : (qmx_test_rand() & 1u) << 31);
+    } else if (mode == 5) {
+        for (j = 0; j < n; j++) x[j] = fb((qmx_test_rand() & 0x807FFFFFu) | 0x7F000000u);
+    } else if (mode == 6) {
+        for (j = 0; j < n; j++) x[j] = fb(qmx_test_rand());   /* any bits: NaN, Inf, everything */
+    }
+    if (qmx_test_rand() % 6 == 0) {                           /* NaN / Inf in the block */
+        j = qmx_test_rand() % n;
+        x[j] = fb(specials[qmx_test_rand() % 8]);
+        if (qmx_test_rand() & 1) { j = qmx_test_rand() % n; x[j] = fb(specials[qmx_test_rand() % 8]); }
+    }
+}
+
+static int mx_same_f(const float *a, const float *b, size_t n) {
+    return memcmp(a, b, n * sizeof(float)) == 0;
+}
+static const int mx_modes[3] = { QMX__MX_REF, QMX__MX_FAST, QMX__MX_VEC };
+
+/* One case: x (count elements at xoff), quantized and dequantized by the three paths */
+static void mx_case(const qmx_mx_config *c, size_t count, size_t xoff, size_t eoff, const char *what) {
+    size_t eb, ns, i;
+    int p;
+    float *x = mx_x + xoff;
+    if (qmx_mx_storage(c, count, &eb, &ns) != QMX_OK) return;
+    for (p = 0; p < 3; p++) {
+        fill_sentinel(mx_el[p], sizeof mx_el[p]);
+        fill_sentinel(mx_sc[p], sizeof mx_sc[p]);
+        CHECK_EQ_INT(qmx__mx_quant(c, x, count, mx_el[p] + eoff, eb, mx_sc[p], ns, mx_modes[p]), QMX_OK,
+                     "%s: quantize f%d r%d path %d", what, (int)c->format, (int)c->rule, p);
+    }
+    for (p = 1; p < 3; p++) {
+        int sc_ok = memcmp(mx_sc[p], mx_sc[0], sizeof mx_sc[0]) == 0;
+        int el_ok = memcmp(mx_el[p], mx_el[0], sizeof mx_el[0]) == 0;
+        CHECK(sc_ok && el_ok, "%s: format %d rule %d block %u count %u ts %g: path %d differs from the "
+              "reference (scales %s, elements %s)", what, (int)c->format, (int)c->rule, (unsigned)c->block_size,
+              (unsigned)count, (double)c->tensor_scale, p, sc_ok ? "equal" : "DIFFER", el_ok ? "equal" : "DIFFER");
+        if (!sc_ok || !el_ok) {
+            for (i = 0; i < ns; i++)
+                if (mx_sc[p][i] != mx_sc[0][i]) {
+                    printf("    first scale difference: block %u got %02x want %02x\n", (unsigned)i, mx_sc[p][i], mx_sc[0][i]);
+                    break;
+                }
+            for (i = 0; i < eb + eoff; i++)
+                if (mx_el[p][i] != mx_el[0][i]) {
+                    printf("    first element byte difference: byte %u got %02x want %02x\n", (unsigned)i, mx_el[p][i], mx_el[0][i]);
+                    break;
+                }
+        }
+    }
+    CHECK(sentinel_ok(mx_sc[0] + ns, 64) && sentinel_ok(mx_el[0] + eoff + eb, 64) && sentinel_ok(mx_el[0], eoff),
+          "%s: reference wrote past its outputs", what);
+    mx_blocks += (long)ns; mx_elems += (long)count;
+    /* dequantize: the codes just made, then random element bytes and random scale codes */
+    for (i = 0; i < 2; i++) {
+        if (i == 1) {
+            size_t j;
+            for (j = 0; j < eb; j++) mx_el[0][eoff + j] = (uint8_t)qmx_test_rand();
+            for (j = 0; j < ns; j++) mx_sc[0][j] = (uint8_t)(qmx_test_rand() % 4 == 0 ? 0xFF - qmx_test_rand() % 3
+                                                            : qmx_test_rand() % 4 == 0 ? qmx_test_rand() % 3 : qmx_test_rand());
+        }
+        for (p = 0; p < 3; p++) {
+            memset(mx_y[p], 0x5A, sizeof mx_y[p]);
+            CHECK_EQ_INT(qmx__mx_dequant(c, mx_el[0] + eoff, eb, mx_sc[0], ns, count, mx_y[p], mx_modes[p]), QMX_OK,
+                         "%s: dequantize", what);
+        }
+        for (p = 1; p < 3; p++)
+            CHECK(mx_same_f(mx_y[p], mx_y[0], count + 8), "%s: dequantize format %d rule %d block %u count %u: "
+                  "path %d differs from the reference", what, (int)c->format, (int)c->rule,
+                  (unsigned)c->block_size, (unsigned)count, p);
+        mx_dq_elems += (long)count;
+    }
+}
+
+/* Every format x rule the library takes, several block sizes (the vector kernels' 16, 32, 64 and
+ * others the scalar path keeps), NVFP4 tensor scales; whole-tensor runs, rows with a ragged last
+ * block, odd fp4 rows (rows starting mid-byte), views along an inner axis, unaligned pointers. */
+static void mx_paths(void) {
+    static const size_t blocks[] = { 0, 16, 32, 64, 4, 8, 24, 128, 1024 };
+    static const float tss[] = { 0.0f, 1.0f, 0.37f, 1.0e-30f, 3.0e30f, 1.0e-45f, 3.0e38f };
+    int f, r, it, iters = QMX_TEST_SMALL_TARGET ? 1 : 4;
+    size_t bi;
+    QMX_TEST_CASE("MX / NVFP4: vector and fast scalar paths equal the reference bit for bit");
+    qmx_test_seed(0x4D58u);   /* this section's data: the same on every target and compiler */
+    for (f = 0; f <= (int)QMX_MXINT8; f++)
+        for (r = 0; r <= (int)QMX_MX_GGML; r++)
+            for (bi = 0; bi < sizeof blocks / sizeof blocks[0]; bi++) {
+                size_t ti, nts = f == (int)QMX_NVFP4 && r == (int)QMX_MX_FLOOR ? sizeof tss / sizeof tss[0] : 1;
+                for (ti = 0; ti < nts; ti++) {
+                    qmx_mx_config c = QMX_ZERO_INIT;
+                    size_t eb, ns, B;
+                    c.format = (qmx_mx_format)f; c.rule = (qmx_mx_rule)r; c.block_size = blocks[bi];
+                    c.tensor_scale = tss[ti];
+                    if (qmx_mx_storage(&c, 4096, &eb, &ns) != QMX_OK) continue;
+                    B = blocks[bi] ? blocks[bi] : (f == (int)QMX_NVFP4 ? 16 : 32);
+                    mx_cfgs++;
+                    for (it = 0; it < iters; it++) {
+                        size_t n, j, rows, len, xoff = qmx_test_rand() % 4, eoff = qmx_test_rand() % 3;
+                        /* whole blocks, flat */
+                        n = B * (1 + qmx_test_rand() % (MXN / B < 40 ? MXN / B : 40));
+                        if (n > MXN) n = B;
+                        for (j = 0; j < n; j += B) mx_fill_block(&c, mx_x + xoff + j, B);
+                        mx_case(&c, n, xoff, eoff, "flat");
+                        /* rows with a ragged last block (odd lengths: fp4 rows start mid-byte) */
+                        len = B * (1 + qmx_test_rand() % 5) + 1;
+                        len += qmx_test_rand() % (B > 1 ? B - 1 : 1);
+                        rows = 1 + qmx_test_rand() % 4;
+                        if (rows * len > MXN) rows = 1;
+                        if (len > MXN) len = MXN;
+                        c.outer = rows; c.axis_len = len; c.inner = 1;
+                        for (j = 0; j < rows * len; j += B) mx_fill_block(&c, mx_x + xoff + j, rows * len - j < B ? rows * len - j : B);
+                        mx_case(&c, rows * len, xoff, eoff, "ragged rows");
+                        /* even rows of whole blocks, and rows of an odd count of blocks when B is */
+                        c.outer = 2 + qmx_test_rand() % 3; c.axis_len = B * (1 + qmx_test_rand() % 3); c.inner = 1;
+                        if (c.outer * c.axis_len <= MXN) {
+                            for (j = 0; j < c.outer * c.axis_len; j += B) mx_fill_block(&c, mx_x + xoff + j, B);
+                            mx_case(&c, c.outer * c.axis_len, xoff, eoff, "rows");
+                        }
+                        /* along an inner axis (blocks strided: the scalar walk) */
+                        c.outer = 2; c.axis_len = B + 3; c.inner = 3;
+                        if (c.outer * c.axis_len * c.inner <= MXN) {
+                            for (j = 0; j < c.outer * c.axis_len * c.inner; j += B)
+                                mx_fill_block(&c, mx_x + xoff + j, c.outer * c.axis_len * c.inner - j < B ? c.outer * c.axis_len * c.inner - j : B);
+                            mx_case(&c, c.outer * c.axis_len * c.inner, xoff, eoff, "inner axis");
+                        }
+                    }
+                }
+            }
+    printf("  MX / NVFP4 paths: %ld configurations, %ld blocks (%ld elements) quantized and %ld elements "
+           "dequantized by each of the reference, the fast scalar and the vector path\n",
+           mx_cfgs, mx_blocks, mx_elems, mx_dq_elems);
+}
+
+/* amax at every exponent and at the rules' thresholds, one block at a time in long runs: the
+ * scale codes of the vector kernels' lane-wise formulas against the reference's, all rules */
+static void mx_scale_sweep(void) {
+    static const float tss[] = { 0.0f, 0.37f, 3.0e-30f };
+    int f, r, e, ti, round, rounds = QMX_TEST_SMALL_TARGET ? 2 : 8;
+    long n = 0;
+    QMX_TEST_CASE("MX / NVFP4: scale codes of every amax exponent and threshold");
+    for (f = 0; f <= (int)QMX_NVFP4; f++)
+        for (r = 0; r <= (int)QMX_MX_QWIX; r++)
+          for (ti = 0; ti < (f == (int)QMX_NVFP4 && r == (int)QMX_MX_FLOOR ? 3 : 1); ti++)
+            for (round = 0; round < rounds; round++) {
+            qmx_mx_config c = QMX_ZERO_INIT;
+            size_t eb, ns, B, j, nb = 0;
+            int p;
+            c.format = (qmx_mx_format)f; c.rule = (qmx_mx_rule)r; c.tensor_scale = tss[ti];
+            if (qmx_mx_storage(&c, 4096, &eb, &ns) != QMX_OK) continue;
+            B = f == (int)QMX_NVFP4 ? 16 : 32;
+            for (e = 0; round == 0 && e < 256 && (nb + 1) * B <= MXN; e++, nb++) {   /* every exponent */
+                float *x = mx_x + nb * B;
+                for (j = 0; j < B; j++) x[j] = fb(qmx_test_rand() % 0x00800000u);
+                j = qmx_test_rand() % B;
+                x[j] = fb(e == 255 ? 0x7F7FFFFFu - qmx_test_rand() % 4
+                                           : ((uint32_t)e << 23) + (qmx_test_rand() % 3 == 0 ? qmx_test_rand() % 0x800000u : qmx_test_rand() % 5));
+            }
+            for (; (nb + 1) * B <= MXN; nb++) {                   /* then the thresholds */
+                float *x = mx_x + nb * B;
+                for (j = 0; j < B; j++) x[j] = 0.0f;
+                j = qmx_test_rand() % B;
+                x[j] = mx_threshold_amax(&c);
+            }
+            qmx_mx_storage(&c, nb * B, &eb, &ns);
+            for (p = 0; p < 3; p++) {
+                fill_sentinel(mx_sc[p], sizeof mx_sc[p]);
+                CHECK_EQ_INT(qmx__mx_quant(&c, mx_x, nb * B, mx_el[p], eb, mx_sc[p], ns, mx_modes[p]), QMX_OK, "sweep");
+            }
+            CHECK(memcmp(mx_sc[1], mx_sc[0], nb) == 0 && memcmp(mx_sc[2], mx_sc[0], nb) == 0 &&
+                  memcmp(mx_el[1], mx_el[0], eb) == 0 && memcmp(mx_el[2], mx_el[0], eb) == 0,
+                  "format %d rule %d ts %g: scale sweep differs", f, r, (double)c.tensor_scale);
+            n += (long)nb;
+        }
+    printf("  MX / NVFP4 scale sweep: %ld blocks\n", n);
+}
+
 int main(void) {
     qmx_test_seed(0x2545F491u); /* this program's data */
     int_quantize_lengths();
@@ -720,5 +1060,8 @@ int main(void) {
     fp8_dequantize_lengths();
     fp8_through_qconfig();
     fp8_short_runs();
+    fp4_encoder_vs_generic();
+    mx_paths();
+    mx_scale_sweep();
     return QMX_TEST_END();
 }
