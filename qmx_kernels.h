@@ -15,6 +15,8 @@
  *   DEQUANT-ON-OUTPUT             qmx_matmul_i8_f32: per-tensor/channel/block float scales
  *   PACKED WEIGHTS                qmx_matmul_i8_pack_weights + *_packed variants (fast path)
  *   DYNAMIC                       qmx_matmul_f32_dyn_i8: float rows quantized on the fly
+ *   16x8                          qmx_fully_connected_i16 (+ _packed), qmx_batch_matmul_i16:
+ *                                 int16 activations, TFLite 16x8; private prefix qmx__s16_
  *   LOW-BIT MATMUL                qmx_matmul_i4*, qmx_fully_connected_i4, qmx_matmul_fp8_f32
  *   EINSUM                        qmx_einsum: spec grammar, planning, quantized operands
  *   KV CACHE AND ATTENTION        qmx_kv_*: storage, append, attention decode, prefill
@@ -152,6 +154,13 @@
  *   act_min/act_max (both 0: the dtype's range). The result is bit-identical to qmx_matmul_i8
  *   (opts a_zp) followed by qmx_requantize_array (tests/test_matmul_out.c checks both that and
  *   the scalar qmx_requantize* + clamp on int64 dot products), on every path and target.
+ *   Output zero point: any int32 (as TFLite and CMSIS-NN, which add it to the requantized int32
+ *   unchecked: e.g. 128 with int8 out, then clamped); out = clamp(v + output_zero_point,
+ *   act_min, act_max) computed exactly (never an int32 overflow; TFLite's own int32 addition
+ *   agrees wherever it does not overflow). qmx_requantize_array still takes only zero points
+ *   inside the out dtype, so the equality above is for those; the same holds for
+ *   qmx_fully_connected_i8_packed and qmx_fully_connected_i4 (tests/test_matmul_out.c
+ *   fc_zero_points: every SIMD stage, constant-output clamps, INT32_MIN / INT32_MAX).
  *   How: the int32 accumulators of a tile of at most 64 rows x QMX_MATMUL_TILE_N (256) columns
  *   are computed by the qmx_matmul_i8 kernels into the workspace, and the output stage is
  *   applied to that tile at once, while it is in cache; no [M,N] int32 buffer exists. With
@@ -213,7 +222,7 @@
  *                             rounding with a negative multiplier), checked for every channel
  *                             used; a float requant scale or an a/b scale that is 0, negative,
  *                             -0, NaN or Inf; act_min > act_max, or either outside the out
- *                             dtype; output_zero_point outside the out dtype
+ *                             dtype (output_zero_point: any int32, see FULLY-CONNECTED)
  *   QMX_ERR_DTYPE             rq->out_dtype other than 0, QMX_INT8, QMX_INT16
  *   QMX_ERR_SIZE              M, N or K is 0; block_size is 0
  *   QMX_ERR_OVERFLOW          K > QMX_MATMUL_I8_MAX_K; size_t overflow of an extent
@@ -288,6 +297,75 @@
  *   underflows to 0 (absmax < ~1.8e-43) or a weight scale that is not finite and > 0 ->
  *   QMX_ERR_ARG; 1 < w_scales_len < N -> QMX_ERR_BUFFER_TOO_SMALL. All checked before Y is
  *   written (X is read twice: scales first, then the quantization per block of 64 rows).
+ *
+ * ============================================================================================
+ * 16x8: INT16 ACTIVATIONS x INT8 WEIGHTS -> INT16 (TFLite 16x8, CMSIS-NN s16; private prefix
+ *   qmx__s16_; tests/test_matmul_i16.c with golden data from tests/gen/gen_fc16.py)
+ *   qmx_fully_connected_i16(M, N, K, A, lda, W, ldw, w_zp, rq, out, ldo, ws, wsb)
+ *     acc[m][n] = sum_k A[m][k] * (W[n*ldw + k] - w_zp)          exact (int64)
+ *     out[m][n] = clamp(MBQM64(acc[m][n] + bias[n], mult[c], shift[c]), act_min, act_max)
+ *   A [M,K] int16, symmetric (zero point 0: TFLite 16x8 requires it), row m at m*lda (lda >=
+ *   K); W [N,K] int8 (ldw >= K), w_zp in [-128, 127] (TFLite's filter offset is -w_zp; 16x8
+ *   weights are symmetric, w_zp = 0); out [M,N] int16, row m at m*ldo (ldo >= N, padding not
+ *   written), output zero point 0. rq is a qmx_requant64_config: int64 bias (optional, [N],
+ *   |bias| <= 2^46), c = n when per_channel else 0, multipliers >= 0 and shifts in [-31, 7]
+ *   (TFLite's ranges for int64 accumulators; qmx_quantize_multiplier gives them for real
+ *   multipliers below 128), act_min/act_max in int16 (both 0: the int16 range).
+ *   MBQM64 = qmx_requantize64 = TFLite's MultiplyByQuantizedMultiplier(int64 x, m, shift),
+ *   the one TFLite's reference_integer_ops::FullyConnected / FullyConnectedPerChannel and
+ *   reference_ops::BatchMatMul use for int16 inputs (TFLite's int64 overload in
+ *   kernels/internal/common.h):
+ *     rm = m < 0x7FFF0000 ? (m + 2^15) >> 16 : 0x7FFF      (the multiplier rounded to 15 bits)
+ *     r  = (x * rm + 2^(14 - shift)) >> (15 - shift)       (int64; arithmetic shift: floor)
+ *     result = r modulo 2^32 as int32 (TFLite's int64 -> int32 conversion on GCC / Clang; only
+ *     reached when r is outside int32, which needs a real multiplier far above 1)
+ *   so the rounding is one round-half-up of x * rm / 2^(15 - shift), NOT gemmlowp's double
+ *   rounding of the int32 path, and the multiplier keeps 15 bits, not 31.
+ *   K bounds: |A * (W - w_zp)| <= 2^15 * 255, so K <= QMX_FC_I16_MAX_K = 2^23 keeps |acc| <
+ *   2^46 and, with |bias| <= 2^46, |acc + bias| < 2^47: TFLite's precondition of MBQM64, and
+ *   x * rm < 2^62 (no int64 overflow anywhere). Accumulation: int32 over runs of 256 k (exact
+ *   for any w_zp: 256 * 2^15 * 255 < 2^31; with w_zp = 0 exact up to 511), the runs added in
+ *   int64; the sum is the exact integer TFLite's int64 loop computes.
+ *   qmx_fully_connected_i16_packed(M, N, K, A, lda, blob, bytes, w_zp, rq, out, ldo, ws,
+ *   wsb): the same on the int8 blob of qmx_matmul_i8_pack_weights (PACKED WEIGHTS: pack W
+ *   once, serve both the int8 and the 16x8 kernels; its K limit QMX_MATMUL_I8_MAX_K holds;
+ *   the blob's weight sums are not used). The same bits as the plain call.
+ *   qmx_batch_matmul_i16(batch, M, N, K, X, ldx, xbs, adj_x, Y, ldy, ybs, adj_y, rq, out, ldo,
+ *   obs, ws, wsb): TFLite's BatchMatMul for int16 (int16 x int16 -> int16, zero points 0,
+ *   int64 accumulator; CMSIS-NN arm_batch_matmul_s16):
+ *     out_b[i][j] = clamp(MBQM64(sum_k X_b(i,k) * Y_b(k,j) + bias[j], mult[c], shift[c]))
+ *     X_b(i,k) = X[b*xbs + i*ldx + k] (ldx >= K), adj_x: X[b*xbs + k*ldx + i] (ldx >= M)
+ *     Y_b(k,j) = Y[b*ybs + k*ldy + j] (ldy >= N), adj_y: Y[b*ybs + j*ldy + k] (ldy >= K)
+ *     out_b[i][j] at out[b*obs + i*ldo + j] (ldo >= N; obs >= (M-1)*ldo + N when batch > 1)
+ *   A batch stride of 0 repeats one matrix for every batch (TFLite's broadcasting of batch
+ *   dimensions of size 1; flatten the batch dimensions into batch and strides). rq as above,
+ *   c = j (TFLite is per tensor: per_channel 0, no bias, no activation). K <=
+ *   QMX_BATCH_MATMUL_I16_MAX_K = 2^16: |X * Y| <= 2^30, |acc| <= 2^46; int64 accumulation.
+ *   Workspace (both kernels; qmx_fully_connected_i16_workspace_size, qmx_batch_matmul_i16_
+ *   workspace_size, the same pure function of the shapes):
+ *       64 + r64(32 * min(K, 512)) + r64(128 * min(M, 64))  bytes, any alignment
+ *   (16 weight rows, or columns of op(Y), widened to int16 W - w_zp per K block of 512; the
+ *   int64 accumulators of a tile of 64 rows x 16 columns). Loop order: panel of 64 rows >
+ *   strip of 16 output columns > K block. Portable C on every target for now (no SIMD path
+ *   yet); the result is a pure function of the inputs. Stack: a few words.
+ *   Activations: qmx_quantize with QMX_RECIPE_TFLITE, symmetric, QMX_INT16 gives TFLite's
+ *   scale absmax / 32767, zero point 0, x / s in float rounded half away (TFLite's QUANTIZE op,
+ *   AffineQuantize) for every value inside the calibrated range; it clamps to the narrow
+ *   [-32767, 32767] (the recipe's symmetric rule) where the QUANTIZE op clamps to the full
+ *   [-32768, 32767], so the two differ only for values whose x / s rounds below -32767 (beyond
+ *   the calibrated minimum), which qmx gives as -32767 and TFLite as -32768.
+ *   Errors (checked before anything is written; out and the workspace untouched on error):
+ *     QMX_ERR_NULL              A / X, W / blob / Y, out, rq, workspace, rq->multipliers or
+ *                               rq->shifts NULL
+ *     QMX_ERR_ARG               w_zp outside [-128, 127]; a multiplier < 0 or a shift outside
+ *                               [-31, 7] (every channel used); a bias outside [-2^46, 2^46];
+ *                               act_min > act_max or either outside int16
+ *     QMX_ERR_SIZE              batch, M, N or K is 0
+ *     QMX_ERR_OVERFLOW          K above the kernel's bound; size_t overflow of an extent
+ *     QMX_ERR_SHAPE             a leading dimension too small (above), obs too small; a blob
+ *                               packed for another (N, K)
+ *     QMX_ERR_PARSE             not a blob (magic); QMX_ERR_BUFFER_TOO_SMALL: blob bytes or
+ *                               workspace_bytes below the size
  *
  * ============================================================================================
  * LOW-BIT MATMUL: PACKED INT4 WEIGHTS (x INT8 / x INT4 ACTIVATIONS) AND FP8 x FP8
@@ -1366,6 +1444,63 @@ QMX_API qmx_status qmx_matmul_blockw_dyn_i8(size_t M, size_t N, size_t K, const 
                                             const qmx_blockw_dyn_opts *opts, float *Y,
                                             size_t ldy, void *workspace, size_t workspace_bytes);
 
+/* ---- 16x8: int16 activations x int8 weights -> int16 (see 16x8) ----------------------------- */
+/* K bounds of the 16x8 kernels (the int64 accumulator plus the bias then stays inside TFLite's
+ * |x| < 2^47 precondition of its int64 requantization; see 16x8). */
+#define QMX_FC_I16_MAX_K 8388608          /* 2^23 */
+#define QMX_BATCH_MATMUL_I16_MAX_K 65536  /* 2^16 */
+/* Largest |bias| of qmx_requant64_config (2^46). */
+#define QMX_REQUANT64_MAX_BIAS 70368744177664LL
+
+/* Output stage of the 16x8 kernels: out = clamp(MBQM64(acc + bias[n], mult, shift), act_min,
+ * act_max), MBQM64 = qmx_requantize64; output zero point 0 (TFLite 16x8). Per channel: one
+ * (multiplier, shift) per output column n, else element 0. */
+typedef struct qmx_requant64_config {
+    int per_channel;
+    const int32_t *multipliers;   /* each in [0, 2^31 - 1] (qmx_quantize_multiplier) */
+    const int *shifts;            /* each in [-31, 7] */
+    const int64_t *bias;          /* optional, [N], each in [-2^46, 2^46] */
+    int32_t act_min, act_max;     /* both 0: [-32768, 32767] */
+} qmx_requant64_config;
+
+/* TFLite's MultiplyByQuantizedMultiplier for int64 accumulators (16x8 kernels): the multiplier
+ * rounded to 15 bits, one rounding shift (see 16x8). Exact for multiplier >= 0, shift in
+ * [-31, 7], acc in [-2^47, 2^47); total: a negative multiplier is taken as 0, the shift and
+ * acc are clamped into those ranges. The int64 result is converted to int32 modulo 2^32. */
+QMX_API int32_t qmx_requantize64(int64_t acc, int32_t multiplier, int shift);
+/* QMX_OK when multiplier >= 0 and shift in [-31, 7], else QMX_ERR_ARG. */
+QMX_API qmx_status qmx_requantize64_check(int32_t multiplier, int shift);
+/* Workspace bytes of qmx_fully_connected_i16 and _i16_packed:
+ * 64 + r64(32 * min(K, 512)) + r64(128 * min(M, 64)). */
+QMX_API qmx_status qmx_fully_connected_i16_workspace_size(size_t M, size_t N, size_t K,
+                                                          size_t *bytes);
+/* TFLite 16x8 fully-connected: out[m][n] = stage(sum_k A[m][k] * (W[n*ldw + k] - w_zp)). */
+QMX_API qmx_status qmx_fully_connected_i16(size_t M, size_t N, size_t K, const int16_t *A,
+                                           size_t lda, const int8_t *W, size_t ldw,
+                                           int32_t w_zp, const qmx_requant64_config *rq,
+                                           int16_t *out, size_t ldo, void *workspace,
+                                           size_t workspace_bytes);
+/* The same on weights packed by qmx_matmul_i8_pack_weights (the int8 blob; K <= 33025). */
+QMX_API qmx_status qmx_fully_connected_i16_packed(size_t M, size_t N, size_t K,
+                                                  const int16_t *A, size_t lda,
+                                                  const void *packed, size_t packed_bytes,
+                                                  int32_t w_zp, const qmx_requant64_config *rq,
+                                                  int16_t *out, size_t ldo, void *workspace,
+                                                  size_t workspace_bytes);
+/* Workspace bytes of qmx_batch_matmul_i16 (the same formula as the fully-connected's). */
+QMX_API qmx_status qmx_batch_matmul_i16_workspace_size(size_t M, size_t N, size_t K,
+                                                       size_t *bytes);
+/* TFLite BatchMatMul, int16 x int16 -> int16: out_b = stage(op(X_b) x op(Y_b)), op the
+ * transpose when adj_x / adj_y; batch b of each operand at b * its batch stride (0 repeats
+ * one matrix: broadcasting). See 16x8 for layouts. */
+QMX_API qmx_status qmx_batch_matmul_i16(size_t batch, size_t M, size_t N, size_t K,
+                                        const int16_t *X, size_t ldx, size_t x_batch_stride,
+                                        int adj_x, const int16_t *Y, size_t ldy,
+                                        size_t y_batch_stride, int adj_y,
+                                        const qmx_requant64_config *rq, int16_t *out,
+                                        size_t ldo, size_t out_batch_stride, void *workspace,
+                                        size_t workspace_bytes);
+
 #ifdef __cplusplus
 }
 #endif
@@ -2433,7 +2568,8 @@ typedef struct qmx__k_fc_ctx {
     const qmx_requant_config *rq;
     void *out;
     size_t ldo;
-    int32_t amin, amax, ozp;
+    int32_t amin, amax, ozp;   /* ozp: the effective output zero point (see qmx__k_fc_prep) */
+    int32_t lov, hiv;          /* v + ozp clamps to amin iff v < lov, to amax iff v > hiv */
     int i16;
 } qmx__k_fc_ctx;
 
@@ -2493,7 +2629,7 @@ QMX__VINLINE void qmx__k_fc_stage16(const qmx__k_fc_ctx *x, size_t m0, size_t mb
                                     size_t nb, const int32_t *tile, int mode) {
     const qmx_requant_config *c = x->rq;
     const int pc = c->per_channel != 0, i16 = x->i16;
-    const __m512i lo = _mm512_set1_epi32(x->amin - x->ozp), hi = _mm512_set1_epi32(x->amax - x->ozp);
+    const __m512i lo = _mm512_set1_epi32(x->lov), hi = _mm512_set1_epi32(x->hiv);
     const __m512i ozp = _mm512_set1_epi32(x->ozp);
     __m512i mu = _mm512_setzero_si512(), sh = mu;
     __m512 sc = _mm512_setzero_ps();
@@ -2578,7 +2714,7 @@ static void qmx__k_fc_stage_avx2(const qmx__k_fc_ctx *x, size_t m0, size_t mb, s
                                  size_t nb, const int32_t *tile, int mode) {
     const qmx_requant_config *c = x->rq;
     const int pc = c->per_channel != 0, i16 = x->i16;
-    const __m256i lo = _mm256_set1_epi32(x->amin - x->ozp), hi = _mm256_set1_epi32(x->amax - x->ozp);
+    const __m256i lo = _mm256_set1_epi32(x->lov), hi = _mm256_set1_epi32(x->hiv);
     const __m256i ozp = _mm256_set1_epi32(x->ozp);
     size_t i, j, nv = nb & ~(size_t)7;
     for (i = 0; i < mb; i++) {
@@ -2636,7 +2772,7 @@ static inline void qmx__k_fc_stage_neon(const qmx__k_fc_ctx *x, size_t m0, size_
                                         size_t nb, const int32_t *tile, int mode) {
     const qmx_requant_config *c = x->rq;
     const int pc = c->per_channel != 0, i16 = x->i16;
-    const int32x4_t lo = vdupq_n_s32(x->amin - x->ozp), hi = vdupq_n_s32(x->amax - x->ozp);
+    const int32x4_t lo = vdupq_n_s32(x->lov), hi = vdupq_n_s32(x->hiv);
     const int32x4_t ozp = vdupq_n_s32(x->ozp);
     size_t i, j, nv = nb & ~(size_t)7;
     for (i = 0; i < mb; i++) {
@@ -2682,7 +2818,7 @@ static void qmx__k_fc_stage(void *vctx, size_t m0, size_t mb, size_t n0, size_t 
     const int pc = c->per_channel != 0, i16 = x->i16;
     const int32_t *bias = c->bias ? c->bias + n0 : NULL;
     const int32_t *mu = c->multipliers, amin = x->amin, amax = x->amax, ozp = x->ozp;
-    const int32_t lo = amin - ozp, hi = amax - ozp; /* v + ozp < amin  <=>  v < amin - ozp */
+    const int32_t lo = x->lov, hi = x->hiv; /* v + ozp < amin  <=>  v < amin - ozp */
     const int *sh = c->shifts;
     const float *sc = c->scales;
     const size_t p0 = pc ? n0 : 0;
@@ -2760,7 +2896,20 @@ static qmx_status qmx__k_fc_prep(size_t M, size_t N, size_t ldo, const qmx_requa
     x.amin = rq->act_min; x.amax = rq->act_max;
     if (x.amin == 0 && x.amax == 0) { x.amin = lo; x.amax = hi; }
     if (x.amin < lo || x.amax > hi || x.amin > x.amax) return QMX_ERR_ARG;
-    if (rq->output_zero_point < lo || rq->output_zero_point > hi) return QMX_ERR_ARG;
+    /* any int32 output zero point (TFLite / CMSIS-NN add it unchecked; e.g. 128 with int8
+     * out): out = clamp(v + zp, amin, amax) in exact arithmetic. One that puts every v + zp
+     * above amax (below amin) is replaced by the least (greatest) that does the same, so that
+     * amin - zp and amax - zp, saturated to int32, bound v and v + zp never overflows. */
+    {
+        int64_t z = rq->output_zero_point, l, h;
+        if (z > (int64_t)x.amax - INT32_MIN) z = (int64_t)x.amax - INT32_MIN;
+        if (z < (int64_t)x.amin - INT32_MAX) z = (int64_t)x.amin - INT32_MAX;
+        l = (int64_t)x.amin - z;
+        h = (int64_t)x.amax - z;
+        x.lov = l < INT32_MIN ? INT32_MIN : (int32_t)l;
+        x.hiv = h > INT32_MAX ? INT32_MAX : (int32_t)h;
+        x.ozp = (int32_t)z;
+    }
     np = rq->per_channel ? N : 1;
     if (rq->mode == QMX_REQUANT_FLOAT) {
         if (!rq->scales) return QMX_ERR_NULL;
@@ -2772,7 +2921,7 @@ static qmx_status qmx__k_fc_prep(size_t M, size_t N, size_t ldo, const qmx_requa
             if (qmx_requantize_check(rq->mode, rq->multipliers[ch], rq->shifts[ch]) != QMX_OK)
                 return QMX_ERR_ARG;
     }
-    x.rq = rq; x.out = out; x.ldo = ldo; x.ozp = rq->output_zero_point; x.i16 = od == QMX_INT16;
+    x.rq = rq; x.out = out; x.ldo = ldo; x.i16 = od == QMX_INT16;
     *xp = x;
     return QMX_OK;
 }
@@ -5447,7 +5596,7 @@ static void qmx__lb_fc_stage(void *vctx, size_t m, size_t nm, size_t n, size_t n
             else
                 v = qmx_requantize_float(a, c->scales[ch]);
             /* v + ozp, clamped, without overflowing int32 */
-            v = v < x->amin - x->ozp ? x->amin : (v > x->amax - x->ozp ? x->amax : v + x->ozp);
+            v = v < x->lov ? x->amin : (v > x->hiv ? x->amax : v + x->ozp);
             if (x->i16) ((int16_t *)x->out)[o] = (int16_t)v;
             else ((int8_t *)x->out)[o] = (int8_t)v;
         }
@@ -9246,3 +9395,295 @@ QMX_API qmx_status qmx_matmul_blockw_dyn_i8(size_t M, size_t N, size_t K, const 
 }
 #endif
 #endif /* QMX_IMPLEMENTATION: BLOCK-SCALED WEIGHTS */
+
+/* ============================================================================================
+ * IMPLEMENTATION: 16x8 (qmx__s16_): int16 x int8 fully-connected, int16 batch matmul
+ * ============================================================================================ */
+#if defined(QMX_IMPLEMENTATION) && !defined(QMX__S16_IMPLEMENTATION_DONE)
+#define QMX__S16_IMPLEMENTATION_DONE
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define QMX__S16_STRIP 16     /* weight rows / output columns widened into the workspace at once */
+#define QMX__S16_CHUNK 256    /* K run whose int16 x [-255, 255] products sum exactly in int32 */
+#define QMX__S16_KB 512       /* K block of the widened strip */
+#define QMX__S16_MB 64        /* rows of the int64 accumulator tile */
+
+/* Arithmetic shift right of an int64 (C leaves >> of negatives to the implementation). */
+static int64_t qmx__s16_asr64(int64_t x, int s) {
+    return x >= 0 ? (int64_t)((uint64_t)x >> s) : -(int64_t)(((uint64_t)(-(x + 1)) >> s)) - 1;
+}
+
+/* TFLite's int64 MultiplyByQuantizedMultiplier on checked arguments (m >= 0, shift in
+ * [-31, 7], |x| < 2^47): |x * rm| < 2^62, no int64 overflow. */
+static int32_t qmx__s16_mbqm(int64_t x, int32_t m, int shift) {
+    int64_t rm = m < 0x7FFF0000 ? ((int64_t)m + 32768) / 65536 : 0x7FFF, r;
+    int ts = 15 - shift;                                   /* 8 .. 46 */
+    r = x * rm + ((int64_t)1 << (ts - 1));
+    r = qmx__s16_asr64(r, ts);
+    return qmx__k_u2i((uint32_t)((uint64_t)r & 0xFFFFFFFFu));  /* modulo 2^32, as TFLite */
+}
+
+QMX_API int32_t qmx_requantize64(int64_t acc, int32_t multiplier, int shift) {
+    const int64_t lim = (int64_t)1 << 47;
+    if (multiplier < 0) multiplier = 0;
+    if (shift < -31) shift = -31;
+    if (shift > 7) shift = 7;
+    if (acc < -lim) acc = -lim;
+    if (acc > lim - 1) acc = lim - 1;
+    return qmx__s16_mbqm(acc, multiplier, shift);
+}
+
+QMX_API qmx_status qmx_requantize64_check(int32_t multiplier, int shift) {
+    return multiplier >= 0 && shift >= -31 && shift <= 7 ? QMX_OK : QMX_ERR_ARG;
+}
+
+static qmx_status qmx__s16_ws(size_t M, size_t N, size_t K, size_t maxk, size_t *bytes) {
+    if (!bytes) return QMX_ERR_NULL;
+    if (M == 0 || N == 0 || K == 0) return QMX_ERR_SIZE;
+    if (K > maxk) return QMX_ERR_OVERFLOW;
+    *bytes = 64 + qmx__k_r64(2u * QMX__S16_STRIP * (K < QMX__S16_KB ? K : QMX__S16_KB)) +
+             qmx__k_r64(8u * QMX__S16_STRIP * (M < QMX__S16_MB ? M : QMX__S16_MB));
+    return QMX_OK;
+}
+QMX_API qmx_status qmx_fully_connected_i16_workspace_size(size_t M, size_t N, size_t K,
+                                                          size_t *bytes) {
+    return qmx__s16_ws(M, N, K, QMX_FC_I16_MAX_K, bytes);
+}
+QMX_API qmx_status qmx_batch_matmul_i16_workspace_size(size_t M, size_t N, size_t K,
+                                                       size_t *bytes) {
+    return qmx__s16_ws(M, N, K, QMX_BATCH_MATMUL_I16_MAX_K, bytes);
+}
+
+/* Checks rq for N output columns (every channel used, every bias); gives the clamp range. */
+static qmx_status qmx__s16_rq_check(const qmx_requant64_config *rq, size_t N, int32_t *amin,
+                                    int32_t *amax) {
+    size_t np = rq->per_channel ? N : 1, ch;
+    if (!rq->multipliers || !rq->shifts) return QMX_ERR_NULL;
+    for (ch = 0; ch < np; ch++)
+        if (qmx_requantize64_check(rq->multipliers[ch], rq->shifts[ch]) != QMX_OK)
+            return QMX_ERR_ARG;
+    if (rq->bias)
+        for (ch = 0; ch < N; ch++)
+            if (rq->bias[ch] < -QMX_REQUANT64_MAX_BIAS || rq->bias[ch] > QMX_REQUANT64_MAX_BIAS)
+                return QMX_ERR_ARG;
+    *amin = rq->act_min; *amax = rq->act_max;
+    if (*amin == 0 && *amax == 0) { *amin = -32768; *amax = 32767; }
+    if (*amin < -32768 || *amax > 32767 || *amin > *amax) return QMX_ERR_ARG;
+    return QMX_OK;
+}
+
+/* The output stage of one accumulator of column n. */
+static int16_t qmx__s16_stage(int64_t acc, size_t n, const qmx_requant64_config *rq,
+                              int32_t amin, int32_t amax) {
+    size_t pi = rq->per_channel ? n : 0;
+    int32_t v;
+    if (rq->bias) acc += rq->bias[n];
+    v = qmx__s16_mbqm(acc, rq->multipliers[pi], rq->shifts[pi]);
+    if (v < amin) v = amin;
+    if (v > amax) v = amax;
+    return (int16_t)v;
+}
+
+/* sum_k a[k] * w[k] with |w[k]| <= 255: int32 runs of QMX__S16_CHUNK (exact: 256 * 2^15 * 255
+ * < 2^31), added in int64. */
+static int64_t qmx__s16_dot(const int16_t *a, const int16_t *w, size_t K) {
+    int64_t s = 0;
+    size_t k0, k;
+    for (k0 = 0; k0 < K; k0 += QMX__S16_CHUNK) {
+        size_t k1 = K - k0 < QMX__S16_CHUNK ? K : k0 + QMX__S16_CHUNK;
+        int32_t p = 0;
+        for (k = k0; k < k1; k++) p += (int32_t)a[k] * (int32_t)w[k];
+        s += p;
+    }
+    return s;
+}
+
+/* Rows n0 .. n0+nb-1, k in [k0, k0 + kl), of W - w_zp (plain [N,K] with stride ldw, or the
+ * int8 blob) as int16 [nb][kl] into wt. */
+static void qmx__s16_widen(const int8_t *W, size_t ldw, const uint8_t *panels, size_t kp,
+                           size_t n0, size_t nb, size_t k0, size_t kl, int32_t w_zp,
+                           int16_t *wt) {
+    size_t j, k;
+    for (j = 0; j < nb; j++) {
+        size_t n = n0 + j;
+        for (k = k0; k < k0 + kl; k++) {
+            int32_t w;
+            if (panels) {
+                const uint8_t *g = panels + (n / 16) * 16 * kp + (k / 4) * 64;
+                w = (int32_t)g[4 * (n % 16) + k % 4];
+                if (w > 127) w -= 256;
+            } else {
+                w = W[n * ldw + k];
+            }
+            wt[j * kl + k - k0] = (int16_t)(w - w_zp);
+        }
+    }
+}
+
+static qmx_status qmx__s16_fc(size_t M, size_t N, size_t K, const int16_t *A, size_t lda,
+                              const int8_t *W, size_t ldw, const void *packed,
+                              size_t packed_bytes, int32_t w_zp,
+                              const qmx_requant64_config *rq, int16_t *out, size_t ldo,
+                              void *workspace, size_t workspace_bytes) {
+    size_t need, m, m0, n0, k0, j, kp = 0;
+    int32_t amin, amax;
+    int16_t *wt;
+    int64_t *acc;
+    const uint8_t *panels = NULL;
+    qmx_status st;
+    if (!A || (!W && !packed) || !out || !rq || !workspace) return QMX_ERR_NULL;
+    if (w_zp < -128 || w_zp > 127) return QMX_ERR_ARG;
+    if (M == 0 || N == 0 || K == 0) return QMX_ERR_SIZE;
+    if (K > QMX_FC_I16_MAX_K) return QMX_ERR_OVERFLOW;
+    if (packed) {
+        st = qmx__k_pk_check(packed, packed_bytes, N, K);
+        if (st != QMX_OK) return st;
+        kp = qmx__k_r4(K);
+        panels = (const uint8_t *)packed + QMX_MATMUL_I8_PACK_HEADER + 4u * qmx__k_r16(N);
+    }
+    if (lda < K || (!packed && ldw < K) || ldo < N) return QMX_ERR_SHAPE;
+    if (!qmx__k_extent(M, K, lda) || qmx__k_extent(M, K, lda) > SIZE_MAX / 2 ||
+        (!packed && !qmx__k_extent(N, K, ldw)) || !qmx__k_extent(M, N, ldo) ||
+        qmx__k_extent(M, N, ldo) > SIZE_MAX / 2)
+        return QMX_ERR_OVERFLOW;
+    st = qmx__s16_rq_check(rq, N, &amin, &amax);
+    if (st != QMX_OK) return st;
+    st = qmx_fully_connected_i16_workspace_size(M, N, K, &need);
+    if (st != QMX_OK) return st;
+    if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    wt = (int16_t *)(void *)((unsigned char *)workspace +
+                             ((64u - ((uintptr_t)workspace & 63u)) & 63u));
+    acc = (int64_t *)(void *)((unsigned char *)wt +
+                              qmx__k_r64(2u * QMX__S16_STRIP *
+                                         (K < QMX__S16_KB ? K : QMX__S16_KB)));
+    /* panel of <= 64 rows > strip of 16 columns > K block of 512 (widened once per panel) */
+    for (m0 = 0; m0 < M; m0 += QMX__S16_MB) {
+        size_t mb = M - m0 < QMX__S16_MB ? M - m0 : QMX__S16_MB;
+        for (n0 = 0; n0 < N; n0 += QMX__S16_STRIP) {
+            size_t nb = N - n0 < QMX__S16_STRIP ? N - n0 : QMX__S16_STRIP;
+            for (k0 = 0; k0 < K; k0 += QMX__S16_KB) {
+                size_t kl = K - k0 < QMX__S16_KB ? K - k0 : QMX__S16_KB;
+                qmx__s16_widen(W, ldw, panels, kp, n0, nb, k0, kl, w_zp, wt);
+                for (m = 0; m < mb; m++)
+                    for (j = 0; j < nb; j++) {
+                        int64_t d = qmx__s16_dot(A + (m0 + m) * lda + k0, wt + j * kl, kl);
+                        acc[m * QMX__S16_STRIP + j] = k0 ? acc[m * QMX__S16_STRIP + j] + d : d;
+                    }
+            }
+            for (m = 0; m < mb; m++)
+                for (j = 0; j < nb; j++)
+                    out[(m0 + m) * ldo + n0 + j] =
+                        qmx__s16_stage(acc[m * QMX__S16_STRIP + j], n0 + j, rq, amin, amax);
+        }
+    }
+    return QMX_OK;
+}
+
+QMX_API qmx_status qmx_fully_connected_i16(size_t M, size_t N, size_t K, const int16_t *A,
+                                           size_t lda, const int8_t *W, size_t ldw,
+                                           int32_t w_zp, const qmx_requant64_config *rq,
+                                           int16_t *out, size_t ldo, void *workspace,
+                                           size_t workspace_bytes) {
+    if (!W) return QMX_ERR_NULL;
+    return qmx__s16_fc(M, N, K, A, lda, W, ldw, NULL, 0, w_zp, rq, out, ldo, workspace,
+                       workspace_bytes);
+}
+
+QMX_API qmx_status qmx_fully_connected_i16_packed(size_t M, size_t N, size_t K,
+                                                  const int16_t *A, size_t lda,
+                                                  const void *packed, size_t packed_bytes,
+                                                  int32_t w_zp, const qmx_requant64_config *rq,
+                                                  int16_t *out, size_t ldo, void *workspace,
+                                                  size_t workspace_bytes) {
+    if (!packed) return QMX_ERR_NULL;
+    return qmx__s16_fc(M, N, K, A, lda, NULL, 0, packed, packed_bytes, w_zp, rq, out, ldo,
+                       workspace, workspace_bytes);
+}
+
+/* Extent in elements of one operand over all batches: (batch-1)*bs + (rows-1)*ld + cols;
+ * 0 on size_t overflow or above SIZE_MAX / 2 (bytes of int16). */
+static size_t qmx__s16_bext(size_t batch, size_t bs, size_t rows, size_t cols, size_t ld) {
+    size_t e = qmx__k_extent(rows, cols, ld), b;
+    if (!e) return 0;
+    if (batch - 1 != 0 && bs > (SIZE_MAX - e) / (batch - 1)) return 0;
+    b = (batch - 1) * bs + e;
+    return b > SIZE_MAX / 2 ? 0 : b;
+}
+
+QMX_API qmx_status qmx_batch_matmul_i16(size_t batch, size_t M, size_t N, size_t K,
+                                        const int16_t *X, size_t ldx, size_t x_batch_stride,
+                                        int adj_x, const int16_t *Y, size_t ldy,
+                                        size_t y_batch_stride, int adj_y,
+                                        const qmx_requant64_config *rq, int16_t *out,
+                                        size_t ldo, size_t out_batch_stride, void *workspace,
+                                        size_t workspace_bytes) {
+    size_t need, b, i, j, k, m0, n0, k0, xr, xc, yr, yc;
+    int32_t amin, amax;
+    int16_t *wt;
+    int64_t *acc;
+    qmx_status st;
+    if (!X || !Y || !out || !rq || !workspace) return QMX_ERR_NULL;
+    if (batch == 0 || M == 0 || N == 0 || K == 0) return QMX_ERR_SIZE;
+    if (K > QMX_BATCH_MATMUL_I16_MAX_K) return QMX_ERR_OVERFLOW;
+    xr = adj_x ? K : M; xc = adj_x ? M : K;   /* stored X: xr rows of xc */
+    yr = adj_y ? N : K; yc = adj_y ? K : N;   /* stored Y: yr rows of yc */
+    if (ldx < xc || ldy < yc || ldo < N) return QMX_ERR_SHAPE;
+    if (batch > 1 && out_batch_stride < qmx__k_extent(M, N, ldo)) return QMX_ERR_SHAPE;
+    if (!qmx__s16_bext(batch, x_batch_stride, xr, xc, ldx) ||
+        !qmx__s16_bext(batch, y_batch_stride, yr, yc, ldy) ||
+        !qmx__s16_bext(batch, out_batch_stride, M, N, ldo))
+        return QMX_ERR_OVERFLOW;
+    st = qmx__s16_rq_check(rq, N, &amin, &amax);
+    if (st != QMX_OK) return st;
+    st = qmx_batch_matmul_i16_workspace_size(M, N, K, &need);
+    if (st != QMX_OK) return st;
+    if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    wt = (int16_t *)(void *)((unsigned char *)workspace +
+                             ((64u - ((uintptr_t)workspace & 63u)) & 63u));
+    acc = (int64_t *)(void *)((unsigned char *)wt +
+                              qmx__k_r64(2u * QMX__S16_STRIP *
+                                         (K < QMX__S16_KB ? K : QMX__S16_KB)));
+    for (b = 0; b < batch; b++) {
+        const int16_t *xb = X + b * x_batch_stride, *yb = Y + b * y_batch_stride;
+        int16_t *ob = out + b * out_batch_stride;
+        for (m0 = 0; m0 < M; m0 += QMX__S16_MB) {
+            size_t mb = M - m0 < QMX__S16_MB ? M - m0 : QMX__S16_MB;
+            for (n0 = 0; n0 < N; n0 += QMX__S16_STRIP) {
+                size_t nb = N - n0 < QMX__S16_STRIP ? N - n0 : QMX__S16_STRIP;
+                for (k0 = 0; k0 < K; k0 += QMX__S16_KB) {
+                    size_t kl = K - k0 < QMX__S16_KB ? K - k0 : QMX__S16_KB;
+                    for (j = 0; j < nb; j++)   /* column n0 + j of op(Y), contiguous in k */
+                        for (k = 0; k < kl; k++)
+                            wt[j * kl + k] = adj_y ? yb[(n0 + j) * ldy + k0 + k]
+                                                   : yb[(k0 + k) * ldy + n0 + j];
+                    for (i = 0; i < mb; i++)
+                        for (j = 0; j < nb; j++) {
+                            const int16_t *w = wt + j * kl;
+                            size_t r = m0 + i;
+                            int64_t s = k0 ? acc[i * QMX__S16_STRIP + j] : 0;
+                            if (adj_x)
+                                for (k = 0; k < kl; k++)
+                                    s += (int32_t)xb[(k0 + k) * ldx + r] * (int32_t)w[k];
+                            else
+                                for (k = 0; k < kl; k++)
+                                    s += (int32_t)xb[r * ldx + k0 + k] * (int32_t)w[k];
+                            acc[i * QMX__S16_STRIP + j] = s;
+                        }
+                }
+                for (i = 0; i < mb; i++)
+                    for (j = 0; j < nb; j++)
+                        ob[(m0 + i) * ldo + n0 + j] =
+                            qmx__s16_stage(acc[i * QMX__S16_STRIP + j], n0 + j, rq, amin, amax);
+            }
+        }
+    }
+    return QMX_OK;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* QMX_IMPLEMENTATION: 16x8 */

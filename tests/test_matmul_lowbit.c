@@ -394,8 +394,9 @@ static void test_int4_errors(void) {
     E(qmx_fully_connected_i4(4, 4, 8, Av, 8, 0, Wp, 8, &rq, o8, 4, wsbuf, need), QMX_ERR_ARG);
     shifts[0] = 0; rq.act_min = 5; rq.act_max = 4;
     E(qmx_fully_connected_i4(4, 4, 8, Av, 8, 0, Wp, 8, &rq, o8, 4, wsbuf, need), QMX_ERR_ARG);
-    rq.act_min = 0; rq.act_max = 0; rq.output_zero_point = 300;
-    E(qmx_fully_connected_i4(4, 4, 8, Av, 8, 0, Wp, 8, &rq, o8, 4, wsbuf, need), QMX_ERR_ARG);
+    rq.act_min = 0; rq.act_max = 0; rq.output_zero_point = 300;   /* accepted (issue 18), clamped */
+    E(qmx_fully_connected_i4(4, 4, 8, Av, 8, 0, Wp, 8, &rq, o8, 4, wsbuf, need), QMX_OK);
+    for (i = 0; i < 16; i++) { CHECK(o8[i] == 127, "zp 300: 4 + 300 clamped to 127"); o8[i] = 99; }
     rq.output_zero_point = 0;
     E(qmx_fully_connected_i4(4, 4, 8, Av, 8, 0, Wp, 8, &rq, o8, 4, wsbuf, need - 1), QMX_ERR_BUFFER_TOO_SMALL);
     for (i = 0; i < 64; i++) CHECK(o8[i] == 99, "fc output written at %lu", (unsigned long)i);

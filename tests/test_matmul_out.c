@@ -496,10 +496,12 @@ static void fc_errors(void) {
     EXPECT(qmx_fully_connected_i8(M, N, K, g_a, K, 0, g_w, K, &b, g_out, N, g_ws, WS_BYTES), QMX_ERR_ARG, "act_min > act_max");
     b = rq; b.act_min = -128; b.act_max = 128;
     EXPECT(qmx_fully_connected_i8(M, N, K, g_a, K, 0, g_w, K, &b, g_out, N, g_ws, WS_BYTES), QMX_ERR_ARG, "act_max > 127");
+    /* output zero points outside the out dtype are accepted (as TFLite / CMSIS-NN): see
+     * fc_zero_points */
     b = rq; b.output_zero_point = 128;
-    EXPECT(qmx_fully_connected_i8(M, N, K, g_a, K, 0, g_w, K, &b, g_out, N, g_ws, WS_BYTES), QMX_ERR_ARG, "ozp 128");
+    CHECK_EQ_INT(qmx_fully_connected_i8(M, N, K, g_a, K, 0, g_w, K, &b, g_out, N, g_ws, WS_BYTES), QMX_OK, "ozp 128");
     b = rq; b.out_dtype = QMX_INT16; b.output_zero_point = -32769;
-    EXPECT(qmx_fully_connected_i8(M, N, K, g_a, K, 0, g_w, K, &b, g_out, N, g_ws, WS_BYTES), QMX_ERR_ARG, "ozp int16");
+    CHECK_EQ_INT(qmx_fully_connected_i8(M, N, K, g_a, K, 0, g_w, K, &b, g_out, N, g_ws, WS_BYTES), QMX_OK, "ozp int16");
     b = rq; b.multipliers = NULL;
     EXPECT(qmx_fully_connected_i8(M, N, K, g_a, K, 0, g_w, K, &b, g_out, N, g_ws, WS_BYTES), QMX_ERR_NULL, "multipliers NULL");
     b = rq; b.shifts = NULL;
@@ -610,6 +612,68 @@ static void f32_errors(void) {
     CHECK_EQ_INT(qmx_matmul_i8_f32_workspace_size(100, N, SIZE_MAX / 32, &bytes), QMX_ERR_OVERFLOW, "ws overflow");
 }
 
+/* Output zero points anywhere in int32 (TFLite and CMSIS-NN add output_offset to the
+ * requantized int32 unchecked: 128 with int8 out is a real TFLite case), every SIMD path of the
+ * stage (M >= 16 and N >= 32 reach the AVX-512 / AVX2 / NEON stages), plain and packed weights,
+ * int8 and int16 out, clamps that make the output constant: out = clamp(v + zp) exactly. */
+static void fc_zero_points(void) {
+    static const int32_t zps[] = {128, -129, 255, -256, 300, -40000, 40000, 1 << 30,
+                                  -(1 << 30), INT32_MAX, INT32_MIN, INT32_MAX - 200,
+                                  INT32_MIN + 200, 2147450880, -2147450880};
+    const size_t M = 19, N = 37, K = 29;
+    int8_t *A = (int8_t *)malloc(M * K), *W = (int8_t *)malloc(N * K);
+    int32_t mult[37], *acc = (int32_t *)malloc(M * N * 4);
+    int shifts[37];
+    int16_t *out = (int16_t *)malloc(M * N * 2);
+    size_t zi, need = 0, pneed = 0, pb = 0, m, n, k, i;
+    unsigned char *ws, *blob;
+    int variant;
+    QMX_TEST_CASE("fully-connected: output zero points outside the out dtype (TFLite / CMSIS-NN)");
+    qmx_test_fill_i8(A, M * K, 0);
+    qmx_test_fill_i8(W, N * K, 0);
+    for (n = 0; n < N; n++) { mult[n] = (int32_t)(0x40000000u + (qmx_test_rand() >> 2)); shifts[n] = -(int)(n % 9); }
+    for (m = 0; m < M; m++)
+        for (n = 0; n < N; n++) acc[m * N + n] = (int32_t)ref_dot(A, K, W, K, 0, m, n, 0, K);
+    qmx_fully_connected_i8_workspace_size(M, N, K, &need);
+    qmx_fully_connected_i8_packed_workspace_size(M, N, K, &pneed);
+    qmx_matmul_i8_pack_weights_size(N, K, &pb);
+    ws = (unsigned char *)malloc(need > pneed ? need : pneed);
+    blob = (unsigned char *)malloc(pb);
+    CHECK_EQ_INT(qmx_matmul_i8_pack_weights(W, N, K, K, QMX_B_NK, blob, pb), QMX_OK, "pack");
+    for (zi = 0; zi < sizeof zps / sizeof zps[0]; zi++)
+        for (variant = 0; variant < 8; variant++) {
+            qmx_requant_config rq;
+            int i16 = variant & 1, packed = (variant >> 1) & 1, act = variant >> 2;
+            int32_t lo = i16 ? -32768 : -128, hi = i16 ? 32767 : 127, amin, amax;
+            long bad = 0;
+            memset(&rq, 0, sizeof rq);
+            rq.per_channel = 1; rq.multipliers = mult; rq.shifts = shifts;
+            rq.out_dtype = i16 ? QMX_INT16 : QMX_INT8;
+            rq.output_zero_point = zps[zi];
+            if (act) {   /* a clamp above or below everything: amax < -1 or amin > 0 */
+                rq.act_min = zi & 1 ? lo : 3; rq.act_max = zi & 1 ? -5 : hi;
+            }
+            amin = rq.act_min; amax = rq.act_max;
+            if (amin == 0 && amax == 0) { amin = lo; amax = hi; }
+            for (i = 0; i < M * N; i++) out[i] = 0x5A5A;
+            CHECK_EQ_INT(packed ? qmx_fully_connected_i8_packed(M, N, K, A, K, 0, blob, pb, &rq, out, N, ws, pneed)
+                                : qmx_fully_connected_i8(M, N, K, A, K, 0, W, K, &rq, out, N, ws, need),
+                         QMX_OK, "zp %ld variant %d", (long)zps[zi], variant);
+            for (m = 0; m < M; m++)
+                for (n = 0; n < N; n++) {
+                    int64_t w = (int64_t)qmx_requantize(acc[m * N + n], mult[n], shifts[n]) + zps[zi];
+                    int32_t want = (int32_t)(w < amin ? amin : (w > amax ? amax : w));
+                    int32_t got = i16 ? out[m * N + n] : ((int8_t *)(void *)out)[m * N + n];
+                    if (got != want && bad++ < 3)
+                        printf("  zp %ld variant %d [%u][%u]: got %ld want %ld\n", (long)zps[zi],
+                               variant, (unsigned)m, (unsigned)n, (long)got, (long)want);
+                }
+            CHECK(bad == 0, "zp %ld variant %d: %ld wrong", (long)zps[zi], variant, bad);
+        }
+    (void)k;
+    free(A); free(W); free(acc); free(out); free(ws); free(blob);
+}
+
 int main(void) {
     qmx_test_seed(987654321u); /* this program's data */
     fc_errors();
@@ -619,5 +683,6 @@ int main(void) {
     f32_edges();
     fc_random();
     f32_random();
+    fc_zero_points();
     return QMX_TEST_END();
 }

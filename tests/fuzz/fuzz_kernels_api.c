@@ -12,6 +12,10 @@
  *   4 qmx_matmul_f32_dyn_i8   5 qmx_matmul_i4, qmx_matmul_i4_f32, qmx_fully_connected_i4
  *   6 qmx_matmul_fp8_f32      7 qmx_einsum on fixed specs with random label sizes and dtypes
  *   8 KV cache: init (any layer), append, read, attention decode, prefill, reset; ring mode
+ *   first byte 246..249: the 16x8 kernels: qmx_fully_connected_i16 (+ _packed) and
+ *     qmx_batch_matmul_i16 (transpose flags, batch strides), against an int64 naive loop and
+ *     TFLite's int64 requantization written out in the harness; invalid multipliers, shifts,
+ *     biases past 2^46, clamps, K past the bounds, short workspaces
  *   first byte 251..255: qmx_matmul_blockw_dyn_i8 (MX / NVFP4 / qconfig weights of raw codes,
  *     any format, rule, dtype, granularity, block and activation block; against the documented
  *     order: element values from the weights dequantized with unit scales, exact segment sums
@@ -199,7 +203,32 @@ static void fk_cmp_rows(const void *out, size_t ldo, const void *ref, size_t M, 
 /* the int32 accumulators through the output stage, as the docs define it */
 static void *fk_ref_rq(const fk_rq *q, const int32_t *acc, size_t M, size_t N) {
     void *ref = fz_alloc(M * N * q->esize);
-    if (qmx_requantize_array(&q->c, acc, M, N, ref, M * N * q->esize) != QMX_OK) __builtin_trap();
+    const qmx_requant_config *c = &q->c;
+    int32_t lo = q->esize == 2 ? -32768 : -128, hi = q->esize == 2 ? 32767 : 127, amin, amax;
+    size_t m, n;
+    if (c->output_zero_point >= lo && c->output_zero_point <= hi) {
+        if (qmx_requantize_array(c, acc, M, N, ref, M * N * q->esize) != QMX_OK) __builtin_trap();
+        return ref;
+    }
+    /* a zero point outside the out dtype (the fully-connected takes any int32, as TFLite and
+     * CMSIS-NN; qmx_requantize_array does not): clamp(v + zp) in int64, element by element */
+    amin = c->act_min; amax = c->act_max;
+    if (amin == 0 && amax == 0) { amin = lo; amax = hi; }
+    for (m = 0; m < M; m++)
+        for (n = 0; n < N; n++) {
+            size_t pi = c->per_channel ? n : 0;
+            int32_t a = acc[m * N + n], v;
+            int64_t w;
+            if (c->bias) a = (int32_t)((uint32_t)a + (uint32_t)c->bias[n]);
+            if (c->mode == QMX_REQUANT_DOUBLE_ROUNDING) v = qmx_requantize(a, c->multipliers[pi], c->shifts[pi]);
+            else if (c->mode == QMX_REQUANT_SINGLE_ROUNDING)
+                v = qmx_requantize_single_rounding(a, c->multipliers[pi], c->shifts[pi]);
+            else v = qmx_requantize_float(a, c->scales[pi]);
+            w = (int64_t)v + c->output_zero_point;
+            w = w < amin ? amin : (w > amax ? amax : w);
+            if (q->esize == 2) ((int16_t *)ref)[m * N + n] = (int16_t)w;
+            else ((int8_t *)ref)[m * N + n] = (int8_t)w;
+        }
     return ref;
 }
 
@@ -1311,6 +1340,189 @@ static void fk_bwd(fz_rd *r) {
                 __builtin_trap();
 }
 
+/* ---- 10 (first byte 246..249): 16x8: qmx_fully_connected_i16 (+ _packed, against the plain
+ * call), qmx_batch_matmul_i16 (adj_x / adj_y, batch strides incl. 0 and huge) ---- */
+/* TFLite's int64 MultiplyByQuantizedMultiplier written out here (floor division by a power
+ * of two, the int64 -> int32 conversion modulo 2^32); m >= 0, shift in [-31, 7]. */
+static int32_t fk_mbqm64(int64_t x, int32_t m, int shift) {
+    int64_t rm = m >= 0x7FFF0000 ? 0x7FFF : ((int64_t)m + 32768) / 65536;
+    int64_t d = (int64_t)1 << (15 - shift), t = x * rm + d / 2, q = t / d;
+    if (t % d != 0 && t < 0) q--;
+    return (int32_t)(uint32_t)((uint64_t)q & 0xFFFFFFFFu);
+}
+static int16_t *fk_i16(fz_rd *r, size_t n) {
+    int16_t *p = (int16_t *)fk_buf(n, 2);
+    unsigned mode = fz_u8(r);
+    size_t i;
+    if (n > FK_BIG) return p;
+    for (i = 0; i < n; i++) {
+        unsigned b = fz_u8(r), c = mode % 3 == 0 ? fz_u8(r) : 0;
+        p[i] = (int16_t)(mode % 3 == 0 ? (int32_t)(b | c << 8) - 32768
+                         : mode % 3 == 1 ? (b & 1 ? 32767 : -32768) : (int32_t)(b % 17) - 8);
+    }
+    return p;
+}
+/* an output stage for N channels: multipliers / shifts / biases / clamp, sometimes invalid */
+static void fk_mkrq64(fz_rd *r, size_t N, qmx_requant64_config *c) {
+    unsigned how = fz_u8(r);
+    size_t np, i;
+    int32_t *mult;
+    int *sh;
+    int64_t *bias;
+    memset(c, 0, sizeof *c);
+    c->per_channel = (int)(how & 1);
+    np = c->per_channel ? N : 1;
+    mult = (int32_t *)fz_alloc(np * 4 + 4);
+    sh = (int *)fz_alloc(np * sizeof(int) + sizeof(int));
+    for (i = 0; i < np; i++) {
+        unsigned b = fz_u8(r);
+        mult[i] = b >= 0xF0 ? (int32_t)fz_u32(r) : (int32_t)(0x40000000u + (fz_u8(r) << 22));
+        sh[i] = b >= 0xF0 ? (int)(b & 15) - 8 : -(int)(b % 32);   /* -31 .. 7, past both */
+        if (b == 0xEF) sh[i] = 8;
+    }
+    c->multipliers = (how & 0x40) ? NULL : mult;
+    c->shifts = sh;
+    if (how & 2) {
+        bias = (int64_t *)fz_alloc(N * 8 + 8);
+        for (i = 0; i < N; i++) {
+            unsigned b = fz_u8(r);
+            bias[i] = (int64_t)(int32_t)fz_u32(r) * ((int64_t)1 << (b % 17));   /* past 2^46 too */
+        }
+        c->bias = bias;
+    }
+    if (how & 4) {
+        c->act_min = (int32_t)(int16_t)(fz_u8(r) << 8) - (int32_t)(how >> 7);
+        c->act_max = c->act_min + (int32_t)fz_u8(r) * 64 - 2048;
+    }
+}
+static int16_t fk_stage64(int64_t acc, size_t n, const qmx_requant64_config *c) {
+    size_t pi = c->per_channel ? n : 0;
+    int32_t lo = c->act_min, hi = c->act_max, v;
+    if (lo == 0 && hi == 0) { lo = -32768; hi = 32767; }
+    if (c->bias) acc += c->bias[n];
+    v = fk_mbqm64(acc, c->multipliers[pi], c->shifts[pi]);
+    return (int16_t)(v < lo ? lo : v > hi ? hi : v);
+}
+static void fk_s16(fz_rd *r) {
+    unsigned sel = fz_u8(r) % 3, kb;
+    size_t M = fk_dim(r), N = fk_dim(r), K, need = 0, wsb, eo, m, n, k;
+    int16_t *out, *snap;
+    qmx_requant64_config c;
+    int short_ws;
+    void *ws, *wsnap;
+    qmx_status st;
+    kb = r->n ? *r->p : 0;   /* K: fk_dim, or the bound (0xFD) and one past it (0xFC) */
+    if (kb == 0xFD || kb == 0xFC) {
+        fz_u8(r);
+        K = (sel == 2 ? QMX_BATCH_MATMUL_I16_MAX_K : 4096) + (kb == 0xFC);
+    } else {
+        K = fk_dim(r);
+    }
+    if (K > 64 && M * N > 16) return;   /* the naive references stay fast */
+    if (sel < 2) {
+        size_t lda = fk_ld(r, K), ldw = fk_ld(r, K), ldo = fk_ld(r, N), ea, ew, pb = 0;
+        int32_t wzp = fk_zp(r, -128, 127);
+        int16_t *A;
+        int8_t *W;
+        void *blob = NULL;
+        ea = fk_ext(M, K, lda); ew = fk_ext(N, K, ldw); eo = fk_ext(M, N, ldo);
+        if (fk_toobig) return;
+        A = fk_i16(r, ea);
+        W = fk_i8(r, ew);
+        fk_mkrq64(r, N, &c);
+        st = qmx_fully_connected_i16_workspace_size(M, N, K, &need);
+        fz_check(st);
+        if (st != QMX_OK) need = 64;
+        ws = fk_ws(r, need, &wsb, &short_ws);
+        out = (int16_t *)fk_buf(eo, 2);
+        snap = (int16_t *)fz_snap(out, eo > FK_BIG ? 1 : eo * 2);
+        wsnap = fz_snap(ws, wsb);
+        if (sel == 1 && ew <= FK_BIG && N && K && ldw >= K &&
+            qmx_matmul_i8_pack_weights_size(N, K, &pb) == QMX_OK) {
+            blob = fz_alloc(pb);
+            if (qmx_matmul_i8_pack_weights(W, N, K, ldw, QMX_B_NK, blob, pb) != QMX_OK)
+                __builtin_trap();
+        }
+        if (blob)
+            st = qmx_fully_connected_i16_packed(M, N, K, A, lda, blob, pb, wzp, &c, out, ldo, ws,
+                                                wsb);
+        else
+            st = qmx_fully_connected_i16(M, N, K, A, lda, W, ldw, wzp, &c, out, ldo, ws, wsb);
+        fz_check(st);
+        if (st != QMX_OK) {
+            fz_same(out, snap, eo > FK_BIG ? 1 : eo * 2);
+            fz_same(ws, wsnap, wsb);
+            return;
+        }
+        if (short_ws) __builtin_trap();
+        for (m = 0; m < M; m++)
+            for (n = 0; n < ldo; n++) {
+                if (m * ldo + n >= eo) break;
+                if (n < N) {
+                    int64_t s = 0;
+                    for (k = 0; k < K; k++)
+                        s += (int64_t)A[m * lda + k] * ((int64_t)W[n * ldw + k] - wzp);
+                    if (out[m * ldo + n] != fk_stage64(s, n, &c)) __builtin_trap();
+                } else if (out[m * ldo + n] != snap[m * ldo + n]) {
+                    __builtin_trap();
+                }
+            }
+    } else {
+        unsigned how = fz_u8(r), bsel;
+        size_t batch = 1 + fz_u8(r) % 3, b, i, j;
+        int ax = (int)(how & 1), ay = (int)((how >> 1) & 1);
+        size_t xr = ax ? K : M, xc = ax ? M : K, yr = ay ? N : K, yc = ay ? K : N;
+        size_t ldx = fk_ld(r, xc), ldy = fk_ld(r, yc), ldo = fk_ld(r, N), ex, ey, xbs, ybs, obs;
+        size_t one_x = fk_ext(xr, xc, ldx), one_y = fk_ext(yr, yc, ldy), one_o = fk_ext(M, N, ldo);
+        int16_t *X, *Y;
+        if (fk_toobig || one_x > FK_BIG || one_y > FK_BIG || one_o > FK_BIG) return;
+        bsel = fz_u8(r);   /* batch strides: exact, 0 (broadcast), +1, one short (out) or huge */
+        xbs = bsel & 1 ? 0 : one_x + ((bsel >> 1) & 1);
+        ybs = bsel & 4 ? 0 : one_y + ((bsel >> 3) & 1);
+        obs = bsel >= 0xF0 ? ((size_t)-1) / 2 : one_o - ((bsel >> 4) & 1) * (one_o > 0);
+        ex = (batch - 1) * xbs + one_x; ey = (batch - 1) * ybs + one_y;
+        eo = batch > 1 && obs > FK_BIG ? FK_BIG + 1 : (batch - 1) * obs + one_o;
+        if (ex > FK_BIG || ey > FK_BIG || (eo > FK_BIG && obs <= FK_BIG)) return;
+        X = fk_i16(r, ex);
+        Y = fk_i16(r, ey);
+        fk_mkrq64(r, N, &c);
+        st = qmx_batch_matmul_i16_workspace_size(M, N, K, &need);
+        fz_check(st);
+        if (st != QMX_OK) need = 64;
+        ws = fk_ws(r, need, &wsb, &short_ws);
+        out = (int16_t *)fk_buf(eo, 2);
+        snap = (int16_t *)fz_snap(out, eo > FK_BIG ? 1 : eo * 2);
+        wsnap = fz_snap(ws, wsb);
+        if (eo > FK_BIG) {   /* the huge batch stride: must be refused */
+            st = qmx_batch_matmul_i16(batch, M, N, K, X, ldx, xbs, ax, Y, ldy, ybs, ay, &c, out,
+                                      ldo, obs, ws, wsb);
+            fz_check(st);
+            if (st == QMX_OK) __builtin_trap();
+            fz_same(out, snap, 1);
+            fz_same(ws, wsnap, wsb);
+            return;
+        }
+        st = qmx_batch_matmul_i16(batch, M, N, K, X, ldx, xbs, ax, Y, ldy, ybs, ay, &c, out, ldo,
+                                  obs, ws, wsb);
+        fz_check(st);
+        if (st != QMX_OK) {
+            fz_same(out, snap, eo * 2);
+            fz_same(ws, wsnap, wsb);
+            return;
+        }
+        if (short_ws || (batch > 1 && obs < one_o)) __builtin_trap();
+        for (b = 0; b < batch; b++)
+            for (i = 0; i < M; i++)
+                for (j = 0; j < N; j++) {
+                    int64_t s = 0;
+                    for (k = 0; k < K; k++)
+                        s += (int64_t)(ax ? X[b * xbs + k * ldx + i] : X[b * xbs + i * ldx + k]) *
+                             (ay ? Y[b * ybs + j * ldy + k] : Y[b * ybs + k * ldy + j]);
+                    if (out[b * obs + i * ldo + j] != fk_stage64(s, j, &c)) __builtin_trap();
+                }
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fz_rd r;
@@ -1321,6 +1533,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     op = fz_u8(&r);
     if (op >= 251) {   /* (no stored corpus input starts with 251..255) */
         fk_bwd(&r);
+        fz_free_all();
+        return 0;
+    }
+    if (op >= 246 && op <= 249) {   /* (no stored corpus input starts with 246..249) */
+        fk_s16(&r);
         fz_free_all();
         return 0;
     }
