@@ -22,7 +22,8 @@
 #endif
 
 /* The Cortex-M targets (QEMU, one slow core, 16 MiB): long sweeps shrink there. */
-#if defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_8_1M_MAIN__) || defined(__ARM_ARCH_7M__)
+#if defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_8_1M_MAIN__) || defined(__ARM_ARCH_7M__) || \
+    defined(__ARM_ARCH_8M_MAIN__) /* GCC 12 gives Cortex-M55 (v8.1-M) this macro */
 #  define QMX_TEST_SMALL_TARGET 1
 #else
 #  define QMX_TEST_SMALL_TARGET 0

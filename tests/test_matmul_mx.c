@@ -633,8 +633,11 @@ static double t_wvalue(size_t n, size_t k, size_t K) {
         switch (mcfg.format) {
         case QMX_MXFP4: case QMX_NVFP4: {
             unsigned c = (p[e / 2] >> (4 * (e & 1))) & 15u;
-            return mcfg.rule == QMX_MX_GGML ? (double)t_ggml_kv[c]
-                                            : (double)qmx_fp4_to_f32((uint8_t)c);
+            /* select a float, convert once: GCC 12 for Cortex-M55 turns a choice between two
+               double conversions into a conditional vcvt.f64 its assembler refuses (the ggml
+               values are small integers, exact in float) */
+            float f = mcfg.rule == QMX_MX_GGML ? (float)t_ggml_kv[c] : qmx_fp4_to_f32((uint8_t)c);
+            return (double)f;
         }
         case QMX_MXFP6_E2M3: return qmx_fp6_to_f32(p[e], QMX_FP6_E2M3);
         case QMX_MXFP6_E3M2: return qmx_fp6_to_f32(p[e], QMX_FP6_E3M2);
