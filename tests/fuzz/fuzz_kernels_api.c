@@ -1164,6 +1164,68 @@ static float fk_bwd_rn27(int64_t S) {
     v = (float)q * fk_bwd_pow2(d - 27);   /* q <= 2^24: exact, and so is the product */
     return S < 0 ? -v : v;
 }
+/* qmx_matmul_blockw_f32 on the same weights and activations: outputs untouched on error, and
+ * on success the documented order: W dequantized (qmx_mx_dequantize / qmx_dequantize of the
+ * whole matrix, the same bits as per row), then per output sum = sum + A*W in increasing k
+ * (each step one float rounding), a NaN written as 0x7FC00000 */
+static void fk_bw_f32(fz_rd *r, size_t M, size_t N, size_t K, const float *X, size_t ldx,
+                      const qmx_blockw *w, size_t ldy, size_t ey) {
+    size_t need = 0, wsb, m, n, k;
+    int short_ws;
+    void *ws, *snap, *wsnap;
+    float *Y, *wd;
+    qmx_status st = qmx_matmul_blockw_f32_workspace_size(M, N, K, &need);
+    fz_check(st);
+    if (st != QMX_OK) need = 64;
+    ws = fk_ws(r, need, &wsb, &short_ws);
+    Y = (float *)fk_buf(ey, 4);
+    snap = fz_snap(Y, ey > FK_BIG ? 1 : ey * 4);
+    wsnap = fz_snap(ws, wsb);
+    st = qmx_matmul_blockw_f32(M, N, K, X, ldx, w, Y, ldy, ws, wsb);
+    fz_check(st);
+    if (st != QMX_OK) {
+        fz_same(Y, snap, ey > FK_BIG ? 1 : ey * 4);
+        fz_same(ws, wsnap, wsb);
+        return;
+    }
+    if (short_ws) __builtin_trap();
+    wd = (float *)fz_alloc(N * K * 4);
+    if (w->kind == QMX_BLOCKW_MX)
+        st = qmx_mx_dequantize(w->mx, (const uint8_t *)w->data, w->data_bytes, w->scale_codes,
+                               w->n_scales, N * K, wd);
+    else
+        st = qmx_dequantize(w->qc, w->data, w->data_bytes, N * K, w->scales, w->n_scales,
+                            w->zero_points, wd);
+    if (st != QMX_OK) __builtin_trap();   /* the kernel accepted these weights */
+    for (m = 0; m < M; m++)
+        for (n = 0; n < N; n++) {
+            volatile float sum = 0.0f;
+            float y = Y[m * ldy + n];
+            for (k = 0; k < K; k++) {
+                volatile float p = X[m * ldx + k] * wd[n * K + k];
+                sum = sum + p;
+            }
+            if (sum != sum ? fz_fbits(y) != 0x7FC00000u : fz_fbits(y) != fz_fbits(sum)) __builtin_trap();
+        }
+}
+/* qmx_matmul_mxfp8_f32 with the weights as both operands: a status, the output untouched on
+ * error, and the same bits when run again into another buffer (integer block sums) */
+static void fk_bw_mxfp8(size_t M, size_t N, size_t K, const qmx_blockw *w) {
+    float *Y1 = (float *)fz_alloc(N * N * 4), *Y2 = (float *)fz_alloc(N * N * 4);
+    void *snap;
+    qmx_status st;
+    (void)M;
+    memset(Y1, 0x5A, N * N * 4);
+    snap = fz_snap(Y1, N * N * 4);
+    st = qmx_matmul_mxfp8_f32(N, N, K, w, w, Y1, N);
+    fz_check(st);
+    if (st != QMX_OK) {
+        fz_same(Y1, snap, N * N * 4);
+        return;
+    }
+    if (qmx_matmul_mxfp8_f32(N, N, K, w, w, Y2, N) != QMX_OK || memcmp(Y1, Y2, N * N * 4) != 0)
+        __builtin_trap();
+}
 static void fk_bwd(fz_rd *r) {
     static const qmx_dtype dts[17] = {QMX_INT2, QMX_UINT2, QMX_INT3, QMX_INT4, QMX_UINT4,
                                       QMX_INT5, QMX_INT6, QMX_INT7, QMX_INT8, QMX_UINT8,
@@ -1240,6 +1302,8 @@ static void fk_bwd(fz_rd *r) {
     ex = fk_ext(M, K, ldx); ey = fk_ext(M, N, ldy);
     if (fk_toobig) return;
     X = fk_floats(r, ex, NULL);
+    fk_bw_f32(r, M, N, K, X, ldx, &w, ldy, ey);
+    if (w.kind == QMX_BLOCKW_MX) fk_bw_mxfp8(M, N, K, &w);
     st = qmx_matmul_blockw_dyn_i8_workspace_size(M, N, K, op, &need);
     fz_check(st);
     if (st != QMX_OK) need = 64;
