@@ -8930,21 +8930,30 @@ QMX_API qmx_status qmx_matmul_blockw_f32_workspace_size(size_t M, size_t N, size
     return QMX_OK;
 }
 
-QMX_API qmx_status qmx_matmul_blockw_f32(size_t M, size_t N, size_t K, const float *A,
-                                         size_t lda, const qmx_blockw *w, float *Y, size_t ldy,
-                                         void *workspace, size_t workspace_bytes) {
-    qmx__bw b;
-    size_t need, ext, off, m, n;
-    float *row;
-    uint8_t *pack;
-    qmx_status st;
+/* The argument checks both block-scaled-weight kernels share (in the documented error order):
+ * pointers, sizes, leading dimensions, the extents of A and Y, then the weights (into *b). */
+static qmx_status qmx__bw_args(size_t M, size_t N, size_t K, const float *A, size_t lda,
+                               const qmx_blockw *w, const float *Y, size_t ldy,
+                               const void *workspace, qmx__bw *b) {
+    size_t ext;
     if (!A || !w || !Y || !workspace) return QMX_ERR_NULL;
     if (M == 0 || N == 0 || K == 0) return QMX_ERR_SIZE;
     if (lda < K || ldy < N) return QMX_ERR_SHAPE;
     if (!qmx__k_extent(M, K, lda)) return QMX_ERR_OVERFLOW;
     ext = qmx__k_extent(M, N, ldy);
     if (!ext || ext > SIZE_MAX / sizeof(float)) return QMX_ERR_OVERFLOW;
-    st = qmx__bw_check(w, N, K, &b);
+    return qmx__bw_check(w, N, K, b);
+}
+
+QMX_API qmx_status qmx_matmul_blockw_f32(size_t M, size_t N, size_t K, const float *A,
+                                         size_t lda, const qmx_blockw *w, float *Y, size_t ldy,
+                                         void *workspace, size_t workspace_bytes) {
+    qmx__bw b;
+    size_t need, off, m, n;
+    float *row;
+    uint8_t *pack;
+    qmx_status st;
+    st = qmx__bw_args(M, N, K, A, lda, w, Y, ldy, workspace, &b);
     if (st != QMX_OK) return st;
     st = qmx_matmul_blockw_f32_workspace_size(M, N, K, &need);
     if (st != QMX_OK) return st;
@@ -9333,18 +9342,12 @@ QMX_API qmx_status qmx_matmul_blockw_dyn_i8(size_t M, size_t N, size_t K, const 
     qmx__bw b;
     qmx__bwd d;
     qmx_qconfig cfg;
-    size_t need, ext, off, m, m0, n, ab, nab, mb, j;
+    size_t need, off, m, m0, n, ab, nab, mb, j;
     float *sx;
     int64_t *wrow;
     int8_t *q;
     qmx_status st;
-    if (!X || !w || !Y || !workspace) return QMX_ERR_NULL;
-    if (M == 0 || N == 0 || K == 0) return QMX_ERR_SIZE;
-    if (ldx < K || ldy < N) return QMX_ERR_SHAPE;
-    if (!qmx__k_extent(M, K, ldx)) return QMX_ERR_OVERFLOW;
-    ext = qmx__k_extent(M, N, ldy);
-    if (!ext || ext > SIZE_MAX / sizeof(float)) return QMX_ERR_OVERFLOW;
-    st = qmx__bw_check(w, N, K, &b);
+    st = qmx__bw_args(M, N, K, X, ldx, w, Y, ldy, workspace, &b);
     if (st != QMX_OK) return st;
     st = qmx_matmul_blockw_dyn_i8_workspace_size(M, N, K, opts, &need);
     if (st != QMX_OK) return st;
