@@ -9504,6 +9504,37 @@ static int64_t qmx__s16_dot(const int16_t *a, const int16_t *w, size_t K) {
     return s;
 }
 
+/* The tile step shared by both kernels, the one place a SIMD path plugs in:
+ *   for m < mb, j < nb:  d = sum_{k < kl} a[m * a_row + k * a_k] * wt[j * kl + k]  (exact)
+ *                        acc[m * QMX__S16_STRIP + j] = first ? d : acc[...] + d
+ * a: int16 activations at (row m0, k0); wt: the widened strip (column j contiguous in k).
+ * w_narrow != 0 promises |wt| <= 255 (the fully-connected's W - w_zp), so int32 runs of
+ * QMX__S16_CHUNK products are exact; w_narrow == 0 (batch matmul: any int16) sums each
+ * product in int64. Exact integers: any path and any order give the same acc. */
+static void qmx__s16_tile_portable(size_t mb, size_t nb, size_t kl, const int16_t *a,
+                                   size_t a_row, size_t a_k, const int16_t *wt, int w_narrow,
+                                   int64_t *acc, int first) {
+    size_t m, j, k;
+    for (m = 0; m < mb; m++)
+        for (j = 0; j < nb; j++) {
+            const int16_t *w = wt + j * kl, *x = a + m * a_row;
+            int64_t d;
+            if (w_narrow && a_k == 1) {
+                d = qmx__s16_dot(x, w, kl);
+            } else {
+                d = 0;
+                for (k = 0; k < kl; k++) d += (int32_t)x[k * a_k] * (int32_t)w[k];
+            }
+            acc[m * QMX__S16_STRIP + j] = first ? d : acc[m * QMX__S16_STRIP + j] + d;
+        }
+}
+
+static void qmx__s16_tile(size_t mb, size_t nb, size_t kl, const int16_t *a, size_t a_row,
+                          size_t a_k, const int16_t *wt, int w_narrow, int64_t *acc,
+                          int first) {
+    qmx__s16_tile_portable(mb, nb, kl, a, a_row, a_k, wt, w_narrow, acc, first);
+}
+
 /* Rows n0 .. n0+nb-1, k in [k0, k0 + kl), of W - w_zp (plain [N,K] with stride ldw, or the
  * int8 blob) as int16 [nb][kl] into wt. */
 static void qmx__s16_widen(const int8_t *W, size_t ldw, const uint8_t *panels, size_t kp,
@@ -9570,11 +9601,7 @@ static qmx_status qmx__s16_fc(size_t M, size_t N, size_t K, const int16_t *A, si
             for (k0 = 0; k0 < K; k0 += QMX__S16_KB) {
                 size_t kl = K - k0 < QMX__S16_KB ? K - k0 : QMX__S16_KB;
                 qmx__s16_widen(W, ldw, panels, kp, n0, nb, k0, kl, w_zp, wt);
-                for (m = 0; m < mb; m++)
-                    for (j = 0; j < nb; j++) {
-                        int64_t d = qmx__s16_dot(A + (m0 + m) * lda + k0, wt + j * kl, kl);
-                        acc[m * QMX__S16_STRIP + j] = k0 ? acc[m * QMX__S16_STRIP + j] + d : d;
-                    }
+                qmx__s16_tile(mb, nb, kl, A + m0 * lda + k0, lda, 1, wt, 1, acc, k0 == 0);
             }
             for (m = 0; m < mb; m++)
                 for (j = 0; j < nb; j++)
@@ -9662,19 +9689,12 @@ QMX_API qmx_status qmx_batch_matmul_i16(size_t batch, size_t M, size_t N, size_t
                         for (k = 0; k < kl; k++)
                             wt[j * kl + k] = adj_y ? yb[(n0 + j) * ldy + k0 + k]
                                                    : yb[(k0 + k) * ldy + n0 + j];
-                    for (i = 0; i < mb; i++)
-                        for (j = 0; j < nb; j++) {
-                            const int16_t *w = wt + j * kl;
-                            size_t r = m0 + i;
-                            int64_t s = k0 ? acc[i * QMX__S16_STRIP + j] : 0;
-                            if (adj_x)
-                                for (k = 0; k < kl; k++)
-                                    s += (int32_t)xb[(k0 + k) * ldx + r] * (int32_t)w[k];
-                            else
-                                for (k = 0; k < kl; k++)
-                                    s += (int32_t)xb[r * ldx + k0 + k] * (int32_t)w[k];
-                            acc[i * QMX__S16_STRIP + j] = s;
-                        }
+                    if (adj_x)   /* X(i, k) = xb[k * ldx + i] */
+                        qmx__s16_tile(mb, nb, kl, xb + k0 * ldx + m0, 1, ldx, wt, 0, acc,
+                                      k0 == 0);
+                    else
+                        qmx__s16_tile(mb, nb, kl, xb + m0 * ldx + k0, ldx, 1, wt, 0, acc,
+                                      k0 == 0);
                 }
                 for (i = 0; i < mb; i++)
                     for (j = 0; j < nb; j++)
