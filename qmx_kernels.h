@@ -9529,10 +9529,26 @@ static void qmx__s16_tile_portable(size_t mb, size_t nb, size_t kl, const int16_
         }
 }
 
+/* ---- 16x8 SIMD: AVX-512 / AVX2 / NEON (x86 and aarch64) ------------------------------------ */
+/* (a path defines qmx__s16_tile_simd and QMX__S16_TILE_SIMD here) */
+
+/* ---- 16x8 SIMD: Cortex-M4 DSP / Cortex-M55 MVE ------------------------------------------- */
+/* (a path defines qmx__s16_tile_simd and QMX__S16_TILE_SIMD here) */
+
+/* Index of (column j, k) in the widened strip of kl k values; a SIMD path above may define
+ * its own layout (then its tile step handles every case, the portable one is not called). */
+#ifndef QMX__S16_WIDX
+#  define QMX__S16_WIDX(j, k, kl) ((j) * (kl) + (k))
+#endif
+
 static void qmx__s16_tile(size_t mb, size_t nb, size_t kl, const int16_t *a, size_t a_row,
                           size_t a_k, const int16_t *wt, int w_narrow, int64_t *acc,
                           int first) {
+#if defined(QMX__S16_TILE_SIMD)
+    qmx__s16_tile_simd(mb, nb, kl, a, a_row, a_k, wt, w_narrow, acc, first);
+#else
     qmx__s16_tile_portable(mb, nb, kl, a, a_row, a_k, wt, w_narrow, acc, first);
+#endif
 }
 
 /* Rows n0 .. n0+nb-1, k in [k0, k0 + kl), of W - w_zp (plain [N,K] with stride ldw, or the
@@ -9552,7 +9568,7 @@ static void qmx__s16_widen(const int8_t *W, size_t ldw, const uint8_t *panels, s
             } else {
                 w = W[n * ldw + k];
             }
-            wt[j * kl + k - k0] = (int16_t)(w - w_zp);
+            wt[QMX__S16_WIDX(j, k - k0, kl)] = (int16_t)(w - w_zp);
         }
     }
 }
@@ -9687,7 +9703,7 @@ QMX_API qmx_status qmx_batch_matmul_i16(size_t batch, size_t M, size_t N, size_t
                     size_t kl = K - k0 < QMX__S16_KB ? K - k0 : QMX__S16_KB;
                     for (j = 0; j < nb; j++)   /* column n0 + j of op(Y), contiguous in k */
                         for (k = 0; k < kl; k++)
-                            wt[j * kl + k] = adj_y ? yb[(n0 + j) * ldy + k0 + k]
+                            wt[QMX__S16_WIDX(j, k, kl)] = adj_y ? yb[(n0 + j) * ldy + k0 + k]
                                                    : yb[(k0 + k) * ldy + n0 + j];
                     if (adj_x)   /* X(i, k) = xb[k * ldx + i] */
                         qmx__s16_tile(mb, nb, kl, xb + k0 * ldx + m0, 1, ldx, wt, 0, acc,
