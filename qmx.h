@@ -224,7 +224,9 @@
  *                       Guard: s < sqrt(FLT_MIN) -> s = 1. quantize: t = x / s (+ zp, in float,
  *                       before rounding), round, saturate to the full range [-128, 127].
  *                       (google/qwix qarray.py, numerics.py)
- *     QMX_RECIPE_TFLITE symmetric: s = absmax / qmax, narrow range [-127, 127]; asymmetric:
+ *     QMX_RECIPE_TFLITE symmetric: s = absmax / qmax, narrow range [-127, 127] (weights),
+ *                       except int16 (16x8 activations): s = absmax / 32767, clamp to the full
+ *                       [-32768, 32767] as the QUANTIZE op does; asymmetric:
  *                       s = (hi - lo) / (qmax - qmin), zp as Qwix. absmax == 0 -> s = 1.
  *                       quantize: t = x / s, round half away from zero, + zp after rounding,
  *                       clamp (TFLite AffineQuantize / QUANTIZE op).
@@ -1631,8 +1633,11 @@ static float qmx__sqrt_flt_min(void) { return 1.0842021724855044e-19f; } /* sqrt
 
 /* The integer range a config quantizes into (before any zero point). */
 static void qmx__range(const qmx_qconfig *c, const qmx__view *v, int32_t *lo, int32_t *hi) {
+    /* TFLite: symmetric weights clamp narrow; int16 is the 16x8 activation dtype, which
+     * TFLite's QUANTIZE op clamps to the full [-32768, 32767]. */
     int narrow = c->narrow_range ||
-                 (!c->asymmetric && (c->recipe == QMX_RECIPE_AQT || c->recipe == QMX_RECIPE_TFLITE));
+                 (!c->asymmetric && (c->recipe == QMX_RECIPE_AQT ||
+                                     (c->recipe == QMX_RECIPE_TFLITE && v->dtype != QMX_INT16)));
     *lo = v->qmin; *hi = v->qmax;
     if (narrow && v->qmin < 0) *lo = -v->qmax;
 }

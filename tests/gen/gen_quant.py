@@ -261,7 +261,11 @@ def groups(c):
 
 def clamp_range(c):
     lo, hi = INT_RANGE[c.dtype]
-    narrow = c.narrow or (not c.asym and c.recipe in ("aqt", "tflite"))
+    # TFLite: symmetric weights (int8 / int4) clamp to [-qmax, qmax]; int16 is the 16x8
+    # activation dtype, quantized by the QUANTIZE op (AffineQuantize), which clamps to the
+    # full [-32768, 32767] (std::numeric_limits<int16_t>::min()).
+    narrow = c.narrow or (not c.asym and (c.recipe == "aqt" or
+                                          (c.recipe == "tflite" and c.dtype != "int16")))
     if narrow and lo < 0:
         lo = -hi
     return lo, hi
@@ -697,6 +701,18 @@ def build():
                        recipe="qwix", rounding="half_away", scales=[0.25]))
         ci.append(Case("tflite_%s_ties_nearest_even" % dt, dt, "per_tensor", x, (1, x.size, 1),
                        recipe="tflite", rounding="nearest_even", scales=[0.25]))
+
+    # -- TFLite 16x8 activations: values beyond the calibrated range reach -32768 --------------
+    x = np.array([-1.0, -0.99998, -1.00001, -1.00002, -1.5, -1e30, 1.0, 1.00002, 1e30, 0.5,
+                  -0.5, 0.0, np.float32(-32768.5) / F(32767), np.float32(-32767.5) / F(32767)],
+                 dtype=F)
+    ci.append(Case("tflite_sym_int16_beyond_range", "int16", "per_tensor", x, (1, x.size, 1),
+                   recipe="tflite", scales=[float(F(1) / F(32767))],
+                   note="the QUANTIZE op's clamp is the full int16 range: below -32767 gives "
+                   "-32768, above 32767 gives 32767"))
+    ci.append(Case("tflite_sym_int16_beyond_range_narrow", "int16", "per_tensor", x,
+                   (1, x.size, 1), recipe="tflite", narrow=1,
+                   scales=[float(F(1) / F(32767))]))
 
     # -- nf4 (Qwix): scale = absmax (bound 1.0), nearest of the 16 values, ties low ----------
     mids = [float((F(NF4[k]) + F(NF4[k + 1])) / F(2)) for k in range(15)]
