@@ -1746,6 +1746,231 @@ static void qmx__group_qparams(const qmx_qconfig *c, const qmx__view *v, float m
     *scale = s;
 }
 
+/* ---- group statistics (qmx__st_): the finite check and the min / max of contiguous runs ---- */
+/* min and max are exact and order-free, so the vector paths give the scalar scan's values; only
+ * the sign of a zero min / max may differ, and every qparams rule compares them with 0 (and
+ * absmax = max(-min, max) is max |x| exactly), so the scales and zero points are the same bits. */
+
+/* 1 if x[0 .. n) are all finite. */
+static int qmx__st_all_finite(const float *x, size_t n) {
+    size_t i = 0;
+#if defined(QMX__AVX512)
+    {
+        const __m512i e = _mm512_set1_epi32(0x7F800000);
+        __mmask16 bad = 0;
+        for (; i + 64 <= n; i += 64) {
+            __m512i a = _mm512_and_si512(_mm512_loadu_si512((const void *)(x + i)), e);
+            __m512i b = _mm512_and_si512(_mm512_loadu_si512((const void *)(x + i + 16)), e);
+            __m512i c = _mm512_and_si512(_mm512_loadu_si512((const void *)(x + i + 32)), e);
+            __m512i d = _mm512_and_si512(_mm512_loadu_si512((const void *)(x + i + 48)), e);
+            bad |= _mm512_cmpeq_epi32_mask(a, e) | _mm512_cmpeq_epi32_mask(b, e) |
+                   _mm512_cmpeq_epi32_mask(c, e) | _mm512_cmpeq_epi32_mask(d, e);
+        }
+        for (; i + 16 <= n; i += 16)
+            bad |= _mm512_cmpeq_epi32_mask(
+                _mm512_and_si512(_mm512_loadu_si512((const void *)(x + i)), e), e);
+        if (bad) return 0;
+    }
+#elif defined(QMX__AVX2)
+    {
+        const __m256i e = _mm256_set1_epi32(0x7F800000);
+        __m256i bad = _mm256_setzero_si256();
+        for (; i + 32 <= n; i += 32) {
+            __m256i a = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + i)), e);
+            __m256i b = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + i + 8)), e);
+            __m256i c = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + i + 16)), e);
+            __m256i d = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + i + 24)), e);
+            bad = _mm256_or_si256(bad, _mm256_or_si256(
+                _mm256_or_si256(_mm256_cmpeq_epi32(a, e), _mm256_cmpeq_epi32(b, e)),
+                _mm256_or_si256(_mm256_cmpeq_epi32(c, e), _mm256_cmpeq_epi32(d, e))));
+        }
+        if (!_mm256_testz_si256(bad, bad)) return 0;
+    }
+#elif defined(QMX__NEON64)
+    {
+        const uint32x4_t e = vdupq_n_u32(0x7F800000u);
+        uint32x4_t bad = vdupq_n_u32(0);
+        for (; i + 16 <= n; i += 16) {
+            uint32x4_t a = vandq_u32(vld1q_u32((const uint32_t *)(const void *)(x + i)), e);
+            uint32x4_t b = vandq_u32(vld1q_u32((const uint32_t *)(const void *)(x + i + 4)), e);
+            uint32x4_t c = vandq_u32(vld1q_u32((const uint32_t *)(const void *)(x + i + 8)), e);
+            uint32x4_t d = vandq_u32(vld1q_u32((const uint32_t *)(const void *)(x + i + 12)), e);
+            bad = vorrq_u32(bad, vorrq_u32(vorrq_u32(vceqq_u32(a, e), vceqq_u32(b, e)),
+                                           vorrq_u32(vceqq_u32(c, e), vceqq_u32(d, e))));
+        }
+        if (vmaxvq_u32(bad)) return 0;
+    }
+#endif
+    for (; i < n; i++)
+        if (!qmx__isfinite(x[i])) return 0;
+    return 1;
+}
+
+/* min and max of x[0 .. n), n >= 1, and the largest |x| bit pattern (>= 0x7F800000: a NaN or
+ * an Inf is among them, and min / max are then meaningless), in one pass. A zero min / max is
+ * stored as +0 (lanes may meet +0 and -0 in another order than a scan); every other value is
+ * exact, so every path gives the same bits. qmx_calib.h's observers use it too. */
+#if defined(QMX__AVX512) && defined(__GNUC__) && !defined(__clang__)
+/* g++ 12: false -Wmaybe-uninitialized inside the AVX-512 intrinsics (GCC PR 105593) */
+#  pragma GCC diagnostic push
+#  pragma GCC diagnostic ignored "-Wuninitialized"
+#  pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#  define QMX__ST_MINMAX_POP 1
+#endif
+static uint32_t qmx__st_minmax(const float *x, size_t n, float *pmn, float *pmx) {
+    float mn = x[0], mx = x[0];
+    uint32_t mb = 0;
+    size_t i = 0;
+#if defined(QMX__AVX512)
+    if (n >= 16) {   /* two chains of min, max and the bit max; a masked tail */
+        const __m512i absm = _mm512_set1_epi32(0x7FFFFFFF);
+        __m512 a0 = _mm512_loadu_ps(x), b0 = a0, a1 = a0, b1 = a0;
+        __m512i m0 = _mm512_and_si512(_mm512_castps_si512(a0), absm), m1 = m0;
+        for (i = 16; i + 32 <= n; i += 32) {
+            __m512 u = _mm512_loadu_ps(x + i), w = _mm512_loadu_ps(x + i + 16);
+            a0 = _mm512_min_ps(a0, u); b0 = _mm512_max_ps(b0, u);
+            a1 = _mm512_min_ps(a1, w); b1 = _mm512_max_ps(b1, w);
+            m0 = _mm512_max_epu32(m0, _mm512_and_si512(_mm512_castps_si512(u), absm));
+            m1 = _mm512_max_epu32(m1, _mm512_and_si512(_mm512_castps_si512(w), absm));
+        }
+        if (i < n) {   /* 1 .. 31 left: masked-off lanes keep the accumulators' values */
+            size_t r = n - i < 16 ? n - i : 16;
+            __mmask16 m = (__mmask16)(r == 16 ? 0xFFFFu : (1u << r) - 1u);
+            __m512 u = _mm512_maskz_loadu_ps(m, x + i);
+            a0 = _mm512_mask_min_ps(a0, m, a0, u); b0 = _mm512_mask_max_ps(b0, m, b0, u);
+            m0 = _mm512_mask_max_epu32(m0, m, m0, _mm512_and_si512(_mm512_castps_si512(u), absm));
+            i += r;
+            if (i < n) {
+                m = (__mmask16)((1u << (n - i)) - 1u);
+                u = _mm512_maskz_loadu_ps(m, x + i);
+                a1 = _mm512_mask_min_ps(a1, m, a1, u); b1 = _mm512_mask_max_ps(b1, m, b1, u);
+                m1 = _mm512_mask_max_epu32(m1, m, m1,
+                                           _mm512_and_si512(_mm512_castps_si512(u), absm));
+                i = n;
+            }
+        }
+        mn = _mm512_reduce_min_ps(_mm512_min_ps(a0, a1));
+        mx = _mm512_reduce_max_ps(_mm512_max_ps(b0, b1));
+        mb = (uint32_t)_mm512_reduce_max_epu32(_mm512_max_epu32(m0, m1));
+    }
+#elif defined(QMX__AVX2)
+    if (n >= 16) {
+        const __m256i absm = _mm256_set1_epi32(0x7FFFFFFF);
+        __m256 a0 = _mm256_loadu_ps(x), b0 = a0, a1 = a0, b1 = a0;
+        __m256i m0 = _mm256_setzero_si256(), m1 = m0;
+        __m128 l, h;
+        __m128i q;
+        for (; i + 16 <= n; i += 16) {
+            __m256 u = _mm256_loadu_ps(x + i), w = _mm256_loadu_ps(x + i + 8);
+            a0 = _mm256_min_ps(a0, u); b0 = _mm256_max_ps(b0, u);
+            a1 = _mm256_min_ps(a1, w); b1 = _mm256_max_ps(b1, w);
+            m0 = _mm256_max_epu32(m0, _mm256_and_si256(_mm256_castps_si256(u), absm));
+            m1 = _mm256_max_epu32(m1, _mm256_and_si256(_mm256_castps_si256(w), absm));
+        }
+        a0 = _mm256_min_ps(a0, a1); b0 = _mm256_max_ps(b0, b1); m0 = _mm256_max_epu32(m0, m1);
+        l = _mm_min_ps(_mm256_castps256_ps128(a0), _mm256_extractf128_ps(a0, 1));
+        h = _mm_max_ps(_mm256_castps256_ps128(b0), _mm256_extractf128_ps(b0, 1));
+        q = _mm_max_epu32(_mm256_castsi256_si128(m0), _mm256_extracti128_si256(m0, 1));
+        l = _mm_min_ps(l, _mm_movehl_ps(l, l)); h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+        q = _mm_max_epu32(q, _mm_shuffle_epi32(q, 0x4E));
+        l = _mm_min_ss(l, _mm_shuffle_ps(l, l, 1)); h = _mm_max_ss(h, _mm_shuffle_ps(h, h, 1));
+        q = _mm_max_epu32(q, _mm_shuffle_epi32(q, 0xB1));
+        mn = _mm_cvtss_f32(l); mx = _mm_cvtss_f32(h); mb = (uint32_t)_mm_cvtsi128_si32(q);
+    }
+#elif defined(QMX__NEON64)
+    if (n >= 8) {
+        const uint32x4_t absm = vdupq_n_u32(0x7FFFFFFFu);
+        float32x4_t a0 = vld1q_f32(x), b0 = a0, a1 = a0, b1 = a0;
+        uint32x4_t m0 = vdupq_n_u32(0), m1 = m0;
+        for (; i + 8 <= n; i += 8) {
+            float32x4_t u = vld1q_f32(x + i), w = vld1q_f32(x + i + 4);
+            a0 = vminq_f32(a0, u); b0 = vmaxq_f32(b0, u);
+            a1 = vminq_f32(a1, w); b1 = vmaxq_f32(b1, w);
+            m0 = vmaxq_u32(m0, vandq_u32(vreinterpretq_u32_f32(u), absm));
+            m1 = vmaxq_u32(m1, vandq_u32(vreinterpretq_u32_f32(w), absm));
+        }
+        mn = vminvq_f32(vminq_f32(a0, a1));
+        mx = vmaxvq_f32(vmaxq_f32(b0, b1));
+        mb = vmaxvq_u32(vmaxq_u32(m0, m1));
+    }
+#endif
+    for (; i < n; i++) {
+        float e = x[i];
+        uint32_t b = qmx__f32_bits(e) & 0x7FFFFFFFu;
+        mn = e < mn ? e : mn;
+        mx = e > mx ? e : mx;
+        mb = b > mb ? b : mb;
+    }
+    *pmn = mn == 0.0f ? 0.0f : mn;
+    *pmx = mx == 0.0f ? 0.0f : mx;
+    return mb;
+}
+
+#if defined(QMX__AVX512)
+/* Symmetric AQT / Qwix / TFLite scales of contiguous blocks (inner == 1, block a multiple of
+ * 16, len a multiple of block), 16 blocks at a time: absmax as the integer max of |x|'s bits
+ * (finite values: the same order as the floats), the 16 maxima gathered by a transposing tree,
+ * then the recipe's s = absmax / B and its guard on 16 lanes (the same IEEE division as
+ * qmx__group_qparams). Returns the number of groups done (a multiple of 16). */
+static size_t qmx__st_sym_blocks512(const qmx_qconfig *c, const qmx__view *v, const float *x,
+                                    float *scales, int32_t *zps) {
+    const __m512i absm = _mm512_set1_epi32(0x7FFFFFFF);
+    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    const __m512 bound = _mm512_set1_ps(qmx__sym_bound(c, v));
+    const __m512 one = _mm512_set1_ps(1.0f), guard = _mm512_set1_ps(qmx__sqrt_flt_min());
+    size_t ng = v->n_params - v->n_params % 16, g, bs = v->block;
+    for (g = 0; g < ng; g += 16) {
+        __m512i a[16], r;
+        __m512 am, sc;
+        __mmask16 fix;
+        int j, h;
+        for (j = 0; j < 16; j++) {
+            /* tree order: output lane p holds group 4 * (p % 4) + p / 4 (fixed by `order`) */
+            const float *b = x + (g + j) * bs;
+            size_t k;
+            __m512i m = _mm512_and_si512(_mm512_loadu_si512((const void *)b), absm);
+            for (k = 16; k < bs; k += 16)
+                m = _mm512_max_epi32(m, _mm512_and_si512(
+                                            _mm512_loadu_si512((const void *)(b + k)), absm));
+            a[j] = m;
+        }
+        for (j = 0; j < 8; j++)   /* 16 -> 8: [A 8 lanes | B 8 lanes] */
+            a[j] = _mm512_max_epi32(_mm512_shuffle_i32x4(a[2 * j], a[2 * j + 1], 0x44),
+                                    _mm512_shuffle_i32x4(a[2 * j], a[2 * j + 1], 0xEE));
+        for (j = 0; j < 4; j++)   /* 8 -> 4: [A 4 | B 4 | C 4 | D 4] */
+            a[j] = _mm512_max_epi32(_mm512_shuffle_i32x4(a[2 * j], a[2 * j + 1], 0x88),
+                                    _mm512_shuffle_i32x4(a[2 * j], a[2 * j + 1], 0xDD));
+        for (j = 0; j < 2; j++)   /* 4 -> 2: 128-bit lane q holds [P_q 2 | Q_q 2] */
+            a[j] = _mm512_max_epi32(_mm512_unpacklo_epi64(a[2 * j], a[2 * j + 1]),
+                                    _mm512_unpackhi_epi64(a[2 * j], a[2 * j + 1]));
+        {   /* 2 -> 1: 128-bit lane q holds one lane of each of 4 groups */
+            __m512 p = _mm512_castsi512_ps(a[0]), q = _mm512_castsi512_ps(a[1]);
+            r = _mm512_max_epi32(_mm512_castps_si512(_mm512_shuffle_ps(p, q, 0x88)),
+                                 _mm512_castps_si512(_mm512_shuffle_ps(p, q, 0xDD)));
+        }
+        /* lane p of r is the group with tree position p: 16 groups in the order
+         * 0,4,8,12 | 1,5,9,13 | ... of the inputs a[]; `order` puts group g + i in lane i */
+        r = _mm512_permutexvar_epi32(order, r);
+        am = _mm512_castsi512_ps(r);
+        if (c->recipe == QMX_RECIPE_AQT) {   /* absmax 0 -> 1, then the division */
+            am = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(am, _mm512_setzero_ps(), _CMP_EQ_OQ),
+                                      am, one);
+            sc = _mm512_div_ps(am, bound);
+        } else {                             /* Qwix: s < sqrt(FLT_MIN) -> 1; TFLite: 0 -> 1 */
+            sc = _mm512_div_ps(am, bound);
+            if (c->recipe == QMX_RECIPE_QWIX)
+                fix = _mm512_cmp_ps_mask(sc, guard, _CMP_LT_OQ);
+            else
+                fix = _mm512_cmp_ps_mask(am, _mm512_setzero_ps(), _CMP_EQ_OQ);
+            sc = _mm512_mask_blend_ps(fix, sc, one);
+        }
+        _mm512_storeu_ps(scales + g, sc);
+        if (zps) for (h = 0; h < 16; h++) zps[g + h] = 0;
+    }
+    return ng;
+}
+#endif
+
 QMX__DEF qmx_status qmx_compute_qparams(const qmx_qconfig *c, const float *x, size_t count,
                                         float *scales, size_t n_scales, int32_t *zps) {
     qmx__view v;
@@ -1755,9 +1980,41 @@ QMX__DEF qmx_status qmx_compute_qparams(const qmx_qconfig *c, const float *x, si
     if (!x || !scales || (qmx__qparams_zp(c, &v) && !zps)) return QMX_ERR_NULL;
     if (n_scales < v.n_params) return QMX_ERR_BUFFER_TOO_SMALL;
     /* pass 1: every value finite (so that nothing is written on error) */
-    for (i = 0; i < count; i++)
-        if (!qmx__isfinite(x[i])) return QMX_ERR_NONFINITE;
-    /* pass 2: statistics per group. Groups are enumerated by parameter index. */
+    if (!qmx__st_all_finite(x, count)) return QMX_ERR_NONFINITE;
+    /* pass 2, groups made of contiguous runs of >= 8 values (per tensor; per channel with
+     * inner >= 8; per block with inner == 1): min / max run by run, absmax = max(-min, max). */
+    if (c->granularity == QMX_PER_TENSOR || (c->granularity == QMX_PER_CHANNEL && v.inner >= 8) ||
+        (c->granularity == QMX_PER_BLOCK && v.inner == 1)) {
+        g = 0;
+#if defined(QMX__AVX512)
+        if (c->granularity == QMX_PER_BLOCK && !c->asymmetric &&
+            (c->recipe == QMX_RECIPE_AQT || c->recipe == QMX_RECIPE_QWIX ||
+             c->recipe == QMX_RECIPE_TFLITE) && v.block % 16 == 0 && v.len % v.block == 0)
+            g = qmx__st_sym_blocks512(c, &v, x, scales, zps);
+#endif
+        for (; g < v.n_params; g++) {
+            float mn = 0.0f, mx = 0.0f;
+            int32_t zp;
+            if (c->granularity == QMX_PER_TENSOR) {
+                (void)qmx__st_minmax(x, count, &mn, &mx);
+            } else if (c->granularity == QMX_PER_CHANNEL) {
+                for (o = 0; o < v.outer; o++) {
+                    float a, b;
+                    (void)qmx__st_minmax(x + (o * v.len + g) * v.inner, v.inner, &a, &b);
+                    if (o == 0 || a < mn) mn = a;
+                    if (o == 0 || b > mx) mx = b;
+                }
+            } else {
+                size_t b = g % v.nblocks, k0 = b * v.block;
+                (void)qmx__st_minmax(x + (g / v.nblocks) * v.len + k0,
+                                     k0 + v.block < v.len ? v.block : v.len - k0, &mn, &mx);
+            }
+            qmx__group_qparams(c, &v, mn, mx, -mn > mx ? -mn : mx, &scales[g], &zp);
+            if (zps) zps[g] = zp;
+        }
+        return QMX_OK;
+    }
+    /* pass 2, any other view: statistics per group, enumerated by parameter index. */
     for (g = 0; g < v.n_params; g++) {
         float mn = 0.0f, mx = 0.0f, am = 0.0f;
         int first = 1;
@@ -1786,6 +2043,11 @@ QMX__DEF qmx_status qmx_compute_qparams(const qmx_qconfig *c, const float *x, si
     }
     return QMX_OK;
 }
+/* (the diagnostic push above covers the functions the intrinsics inline into) */
+#if defined(QMX__ST_MINMAX_POP)
+#  pragma GCC diagnostic pop
+#  undef QMX__ST_MINMAX_POP
+#endif
 
 /* Checks shared by quantize and dequantize: sizes, scales, zero points. */
 static qmx_status qmx__check_params(const qmx_qconfig *c, const qmx__view *v, const float *scales,

@@ -645,11 +645,12 @@ QMX__DEF qmx_status qmx_observer_init(qmx_observer *obs, const qmx_calib_config 
     return QMX_OK;
 }
 
-/* min and max of n >= 1 floats, and the largest |x| bit pattern (>= 0x7F800000: a NaN or an
- * Inf is among them, and min / max are then meaningless), in one pass over x. SIMD paths
- * reduce lane-wise, which may pick a different zero (+0 / -0) than the scalar loop; a zero
- * result is therefore stored as +0 on every path, and every other value is exact: the same
- * bits everywhere. */
+/* min, max and the largest |x| bit pattern of n >= 1 floats in one pass: qmx.h's
+ * qmx__st_minmax (the same bits on every path; a zero min / max is +0). */
+static uint32_t qmx__cb_minmax(const float *x, size_t n, float *pmn, float *pmx) {
+    return qmx__st_minmax(x, n, pmn, pmx);
+}
+
 #if defined(QMX__AVX512) && defined(__GNUC__) && !defined(__clang__)
 /* g++ 12: false -Wmaybe-uninitialized inside the AVX-512 intrinsics (GCC PR 105593) */
 #  pragma GCC diagnostic push
@@ -657,75 +658,6 @@ QMX__DEF qmx_status qmx_observer_init(qmx_observer *obs, const qmx_calib_config 
 #  pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #  define QMX__CB_MINMAX_POP 1
 #endif
-static uint32_t qmx__cb_minmax(const float *x, size_t n, float *pmn, float *pmx) {
-    float mn = x[0], mx = x[0];
-    uint32_t mb = 0;
-    size_t i = 0;
-#if defined(QMX__AVX512)
-    if (n >= 64) {   /* 2 x 512 bits per step: min, max and the bit max on two chains each */
-        __m512 a0 = _mm512_loadu_ps(x), b0 = a0, a1 = a0, b1 = a0;
-        __m512i m0 = _mm512_setzero_si512(), m1 = m0, absm = _mm512_set1_epi32(0x7FFFFFFF);
-        for (; i + 32 <= n; i += 32) {
-            __m512 u = _mm512_loadu_ps(x + i), w = _mm512_loadu_ps(x + i + 16);
-            a0 = _mm512_min_ps(a0, u); b0 = _mm512_max_ps(b0, u);
-            a1 = _mm512_min_ps(a1, w); b1 = _mm512_max_ps(b1, w);
-            m0 = _mm512_max_epu32(m0, _mm512_and_si512(_mm512_castps_si512(u), absm));
-            m1 = _mm512_max_epu32(m1, _mm512_and_si512(_mm512_castps_si512(w), absm));
-        }
-        mn = _mm512_reduce_min_ps(_mm512_min_ps(a0, a1));
-        mx = _mm512_reduce_max_ps(_mm512_max_ps(b0, b1));
-        mb = (uint32_t)_mm512_reduce_max_epu32(_mm512_max_epu32(m0, m1));
-    }
-#elif defined(QMX__AVX2)
-    if (n >= 32) {
-        __m256 a0 = _mm256_loadu_ps(x), b0 = a0, a1 = a0, b1 = a0;
-        __m256i m0 = _mm256_setzero_si256(), m1 = m0, absm = _mm256_set1_epi32(0x7FFFFFFF);
-        float t[8];
-        uint32_t tb[8];
-        int k;
-        for (; i + 16 <= n; i += 16) {
-            __m256 u = _mm256_loadu_ps(x + i), w = _mm256_loadu_ps(x + i + 8);
-            a0 = _mm256_min_ps(a0, u); b0 = _mm256_max_ps(b0, u);
-            a1 = _mm256_min_ps(a1, w); b1 = _mm256_max_ps(b1, w);
-            m0 = _mm256_max_epu32(m0, _mm256_and_si256(_mm256_castps_si256(u), absm));
-            m1 = _mm256_max_epu32(m1, _mm256_and_si256(_mm256_castps_si256(w), absm));
-        }
-        a0 = _mm256_min_ps(a0, a1); b0 = _mm256_max_ps(b0, b1);
-        _mm256_storeu_ps(t, a0);
-        for (k = 0; k < 8; k++) mn = t[k] < mn ? t[k] : mn;
-        _mm256_storeu_ps(t, b0);
-        for (k = 0; k < 8; k++) mx = t[k] > mx ? t[k] : mx;
-        _mm256_storeu_si256((__m256i *)(void *)tb, _mm256_max_epu32(m0, m1));
-        for (k = 0; k < 8; k++) mb = tb[k] > mb ? tb[k] : mb;
-    }
-#elif defined(QMX__NEON64)
-    if (n >= 16) {
-        float32x4_t a0 = vld1q_f32(x), b0 = a0, a1 = a0, b1 = a0;
-        uint32x4_t m0 = vdupq_n_u32(0), m1 = m0, absm = vdupq_n_u32(0x7FFFFFFFu);
-        for (; i + 8 <= n; i += 8) {
-            float32x4_t u = vld1q_f32(x + i), w = vld1q_f32(x + i + 4);
-            a0 = vminq_f32(a0, u); b0 = vmaxq_f32(b0, u);
-            a1 = vminq_f32(a1, w); b1 = vmaxq_f32(b1, w);
-            m0 = vmaxq_u32(m0, vandq_u32(vreinterpretq_u32_f32(u), absm));
-            m1 = vmaxq_u32(m1, vandq_u32(vreinterpretq_u32_f32(w), absm));
-        }
-        mn = vminvq_f32(vminq_f32(a0, a1));
-        mx = vmaxvq_f32(vmaxq_f32(b0, b1));
-        mb = vmaxvq_u32(vmaxq_u32(m0, m1));
-    }
-#endif
-    for (; i < n; i++) {
-        float e = x[i];
-        uint32_t b = qmx__f32_bits(e) & 0x7FFFFFFFu;
-        mn = e < mn ? e : mn;
-        mx = e > mx ? e : mx;
-        mb = b > mb ? b : mb;
-    }
-    *pmn = mn == 0.0f ? 0.0f : mn;
-    *pmx = mx == 0.0f ? 0.0f : mx;
-    return mb;
-}
-
 /* Sums of |x|^p (absmean, p = 1..4) or x^2 (rms) over 32 lanes: the j-th term of a group's
  * batch goes to lane j mod 32 (a compensated sum per lane), and the lanes are folded in lane
  * order when the batch ends (qmx__cb_lanes_fold). Every path uses this order, so the bits are

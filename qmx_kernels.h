@@ -348,12 +348,11 @@
  *   int64 accumulators of a tile of 64 rows x 16 columns). Loop order: panel of 64 rows >
  *   strip of 16 output columns > K block. Portable C on every target for now (no SIMD path
  *   yet); the result is a pure function of the inputs. Stack: a few words.
- *   Activations: qmx_quantize with QMX_RECIPE_TFLITE, symmetric, QMX_INT16 gives TFLite's
- *   scale absmax / 32767, zero point 0, x / s in float rounded half away (TFLite's QUANTIZE op,
- *   AffineQuantize) for every value inside the calibrated range; it clamps to the narrow
- *   [-32767, 32767] (the recipe's symmetric rule) where the QUANTIZE op clamps to the full
- *   [-32768, 32767], so the two differ only for values whose x / s rounds below -32767 (beyond
- *   the calibrated minimum), which qmx gives as -32767 and TFLite as -32768.
+ *   Activations: qmx_quantize with QMX_RECIPE_TFLITE, symmetric, QMX_INT16 is TFLite's 16x8
+ *   activation quantization: scale absmax / 32767, zero point 0, x / s in float rounded half
+ *   away from zero, clamped to the full [-32768, 32767] (TFLite's QUANTIZE op, AffineQuantize:
+ *   a value beyond the calibrated minimum gives -32768); narrow_range = 1 clamps to
+ *   [-32767, 32767] instead (tests/data/quant_int.txt, tflite_sym_int16_beyond_range*).
  *   Errors (checked before anything is written; out and the workspace untouched on error):
  *     QMX_ERR_NULL              A / X, W / blob / Y, out, rq, workspace, rq->multipliers or
  *                               rq->shifts NULL

@@ -728,6 +728,26 @@ def build():
                    scales=[1.0], note="float32 midpoints of the table and one ulp each side; "
                    "beyond the table (1e30: all 16 distances round alike, code 0 wins)"))
 
+    # -- contiguous blocks (inner 1), symmetric: qmx's vector statistics path takes 16 blocks
+    # at a time; 27 / 21 / 18 groups leave a tail (<= 512 values a case), block magnitudes span zero, -0, denormal, tiny
+    # (Qwix's guard), huge -----------------------------------------------------------------
+    r2 = random.Random(20261127)
+    mags = [1.0, 0.0, 3e-3, 1e4, -0.0, 1e-40, 7.0, 1e-25, 250.0, 3e38 / 8, 0.5, 1e-18]
+    for dt, bs, rows, nbk in (("int8", 32, 2, 8), ("int8", 16, 3, 9), ("int4", 16, 3, 7),
+                              ("int16", 16, 2, 9), ("fp8_e4m3fn", 16, 3, 7)):
+        x = np.array(normal(r2, rows * nbk * bs), dtype=np.float64).reshape(rows * nbk, bs)
+        for j in range(rows * nbk):
+            x[j] *= mags[(5 * j) % len(mags)]
+        if bs > 16:
+            x[3, 5] = -x[3, 5] * 4.0          # a negative maximum
+        xs = np.array(x.reshape(-1), dtype=F)
+        S = (rows, nbk * bs, 1)
+        for recipe in ("aqt", "qwix", "tflite"):
+            if dt.startswith("fp8") and recipe == "tflite":
+                continue
+            ci.append(Case("%s_sym_%s_contig_block%d" % (recipe, dt, bs), dt, "per_block", xs,
+                           S, axis=1, block=bs, recipe=recipe))
+
     cs = files["quant_stochastic.txt"]
     seeds = [0, 1, 0x123456789ABCDEF0, 0xFFFFFFFFFFFFFFFF, 42]
     cs.append(Case("sr_aqt_int8_tensor", "int8", "per_tensor", mixed(r, (2, 40, 1)), (2, 40, 1),
