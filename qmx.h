@@ -1833,22 +1833,13 @@ static uint32_t qmx__st_minmax(const float *x, size_t n, float *pmn, float *pmx)
             m0 = _mm512_max_epu32(m0, _mm512_and_si512(_mm512_castps_si512(u), absm));
             m1 = _mm512_max_epu32(m1, _mm512_and_si512(_mm512_castps_si512(w), absm));
         }
-        if (i < n) {   /* 1 .. 31 left: masked-off lanes keep the accumulators' values */
-            size_t r = n - i < 16 ? n - i : 16;
-            __mmask16 m = (__mmask16)(r == 16 ? 0xFFFFu : (1u << r) - 1u);
+        for (; i < n; i += 16) {   /* 1 .. 31 left: masked-off lanes keep their values */
+            __mmask16 m = (__mmask16)(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1u);
             __m512 u = _mm512_maskz_loadu_ps(m, x + i);
             a0 = _mm512_mask_min_ps(a0, m, a0, u); b0 = _mm512_mask_max_ps(b0, m, b0, u);
             m0 = _mm512_mask_max_epu32(m0, m, m0, _mm512_and_si512(_mm512_castps_si512(u), absm));
-            i += r;
-            if (i < n) {
-                m = (__mmask16)((1u << (n - i)) - 1u);
-                u = _mm512_maskz_loadu_ps(m, x + i);
-                a1 = _mm512_mask_min_ps(a1, m, a1, u); b1 = _mm512_mask_max_ps(b1, m, b1, u);
-                m1 = _mm512_mask_max_epu32(m1, m, m1,
-                                           _mm512_and_si512(_mm512_castps_si512(u), absm));
-                i = n;
-            }
         }
+        i = n;
         mn = _mm512_reduce_min_ps(_mm512_min_ps(a0, a1));
         mx = _mm512_reduce_max_ps(_mm512_max_ps(b0, b1));
         mb = (uint32_t)_mm512_reduce_max_epu32(_mm512_max_epu32(m0, m1));
