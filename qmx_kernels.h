@@ -733,8 +733,10 @@
  *                 taken. Attention rotates the query (H q . H k = d q.k, the 1/d folded
  *                 exactly into the logit scale) and un-rotates the output (H o' / d); read-back
  *                 returns H x' / d. Fast transform, butterflies in a fixed order, adds only.
- *                 Measured: int4 keys with outlier channels 0.109 -> 0.050, int8 0.012 ->
- *                 0.007 (tests/test_kvcache.c). Inputs with |x| > FLT_MAX / (2 head_dim):
+ *                 Measured (tests/test_kvcache.c test_rotation: float32 V, per-head key
+ *                 scales, 2 outlier channels per head at 16x, d = 64, 100 tokens, GQA 8/2):
+ *                 int4 keys 0.19 -> 0.077, int8 0.011 -> 0.0054 of max|V|; the proven
+ *                 bounds (ERROR BOUNDS) do not cover rotate. Inputs with |x| > FLT_MAX / (2 head_dim):
  *                 QMX_ERR_OVERFLOW.
  *
  * QUANTIZATION (append), per scale group x (a token's heads, one head, or a channel block):
@@ -812,22 +814,81 @@
  *   reduction order, and it reads the cache at int8 width; its cost in accuracy is one more
  *   rounding of the query (relative <= 2^-8 of |q|max per element), of the same size as the
  *   key's own. MaxText keeps the query in float (opts->float_query reproduces that).
- *   ERROR BOUNDS (tests/test_kvcache.c, vs float64 attention on the unquantized K/V; random
- *   data with outlier key channels 16x the rest, d = 64, 200 tokens, GQA 8/2, logits up to
- *   ~10): max |out - ref| / max|V| <= K part + V part, with K: int8 0.05, int4 0.6, E4M3 0.12,
- *   E5M2 0.2 and V: int8 0.01, int4 0.06, E4M3 0.04, E5M2 0.07 (float32: 1e-6); the worst
- *   measured are about half of those (K int8 0.022, V int8 0.002). Per-channel (KIVI) int8
- *   keys cut the int8 key error on outlier data by ~2.5x (0.0076 vs 0.018). The arithmetic
- *   itself (float query vs float64 on the dequantized cache) is < 1e-6 with float32 / fp8
- *   values and < 1e-4 with int8 / int4 values (the 15-bit tile weights; 4.8e-5 measured);
- *   the int8 query adds <= 0.0065 (measured) on top.
+ *   ERROR BOUNDS, (a) PROVEN (rotate = 0; with rotate only the measured figures of (b) and of
+ *   CONFIGURATION apply). One query head q, its n visible tokens t, output element i; ref[i] =
+ *   sum_t p[t] v[t][i], p = softmax(isd q.k[t]) in exact arithmetic on the unquantized K/V
+ *   (isd = 1/sqrt(head_dim) exact, or opts->scale):
+ *     |out[i] - ref[i]| <= Ev + tanh(D/2) (R[i] + 2 Ev) + eV (M + Ev) + EP
+ *   e(A) = the largest error of one element of a scale group of absmax A (c = 1 + 2^-14):
+ *     int8 c A/255, int4 c A/15 (c A/(2B)), E4M3FN c A/28, E5M2 c A/14, float32 0; a group the
+ *     zero guard catches (RN(A/B) < 2^-63) reads back as zeros: e = A
+ *   Ev = max over the visible tokens of e(A) of the group holding v[t] (0 for float32 V)
+ *   M = max |v[t][d]|, R[i] = max_t v[t][i] - min_t v[t][i] (<= 2M), over the visible tokens
+ *   D = max_t ( isd (sum_d |q_d| ek[t][d] + eq sum_d (|k[t][d]| + ek[t][d]))
+ *               + eL (1 + isd sum_d (|q_d| + eq) (|k[t][d]| + ek[t][d])) )
+ *     ek[t][d] = e(A) of the key group holding k[t][d] (a KIVI residual key: 0);
+ *     eq = c max_d |q_d| / 254 with the integer query (int8 / int4 K, per-token axes), else 0;
+ *     eL = (ceil(head_dim/16) + 12) 2^-23
+ *   eV = (n + ceil(n/16) + 12) 2^-23
+ *   EP = (min(n, 64) - 1) cmax smax (1 + eV) / 65534 with int8 / int4 V (cmax = 128 / 8, smax
+ *     the largest value scale A/B among the visible tokens), else 0
+ *   In units of max|V|: the values alone (D ~ 0: one token, or all logits equal) int8 1/255
+ *   = 0.0039, int4 1/15 = 0.067, E4M3 1/28 = 0.036, E5M2 1/14 = 0.071; the 15-bit tile weights
+ *   EP <= 63 * 128 / (127.5 * 65534) = 0.00097 (int8), 63 * 8 / (7.5 * 65534) = 0.0010 (int4)
+ *   once n >= 64 (two tokens: 1.5e-5, 1.6e-5); the keys 2 tanh(D/2) <= D, with D ~ isd ||q||_1
+ *   A_k / 255 (int8 keys; / 15 int4, / 28 E4M3, / 14 E5M2), plus the integer query's
+ *   isd ||k||_1 max|q| / 254. The key part has no constant bound: it grows with ||q||_1 A_k.
+ *   tests/test_kvcache.c evaluates the formula on every attention it runs (random data,
+ *   outlier channels, causal lengths, windows, KIVI keys, both query modes: at most 0.97 of
+ *   it) and on adversarial inputs that attain it within 10% for every format: one token and
+ *   two tokens at
+ *   the saturation edge (x/s = B) or at the largest fp8 half-spacing, all-equal logits over
+ *   two value tiles, two keys with equal logits rounding apart by the largest half-spacing,
+ *   63 tokens whose tile weight rounds to 0 (EP); and on keys with a 1000x outlier channel.
+ *   Derivation (u = 2^-24; out = sum_t p'[t] v'[t] + the float error of the sums, p' the
+ *   softmax of the logits as computed, v' = code * s):
+ *   1. |sum_t p[t] (v'[t][i] - v[t][i])| <= max_t |v' - v| <= Ev (a convex combination).
+ *      Integers: s = RN(A/B) <= (A/B)(1 + u), x/s is rounded within B u, RNE adds <= 1/2; the
+ *      edge x/s = B rounds to B + 1/2 and saturates to B - 1/2 (127, 7), -B to -B - 1/2 (-128,
+ *      -8): still s/2. fp8: |x/s| <= B (+ its rounding, which the clip to +-B removes), and the
+ *      spacing below B is largest in the top binade, 2^(emax - mantissa bits): E4M3 32 (half:
+ *      16 of 448 = 1/28), E5M2 8192 (4096 of 57344 = 1/14). c covers the float roundings.
+ *   2. Softmax: logits off by delta_t, |delta_t| <= D, give r_t = p'[t]/p[t] = e^delta_t /
+ *      sum_s p[s] e^delta_s in [a, b], b <= a e^2D, a <= 1 <= b (sum_t p[t] r_t = 1). (r - 1)+
+ *      is convex, below its chord on [a, b]: TV = sum_t p[t] (r_t - 1)+ <= (b - 1)(1 - a) /
+ *      (b - a), largest at b = 1/a = e^D: tanh(D/2). Then, c the midpoint of v'[.][i],
+ *      |sum_t (p'[t] - p[t]) v'[t][i]| = |sum_t (p' - p)(v' - c)| <= TV (max v' - min v')
+ *      <= tanh(D/2) (R[i] + 2 Ev). delta_t: isd q.(k' - k) (the key codes) + isd (q^ - q).k'
+ *      (the integer query q^ = q8 s_q: |q^_d - q_d| <= c s_q / 2 = eq) + the float error of
+ *      the logit (dot16: ceil(d/16) + 5 roundings per term, then * isd, * s_k, isd itself
+ *      rounded: <= (ceil(d/16) + 9) u isd sum|q||k|; the integer dot is exact), of l - m
+ *      (<= 2u max|l|) and of qmx_kv_exp (<= 8.2e-8 relative: the largest over every float in
+ *      [-87.34, 0], exhaustively), all inside eL (1 + ...).
+ *   3. The weighted sum: each term's product and up to n sequential adds (integer tiles: one
+ *      add per tile, (float)I and * s), w = e s_v, sum16 of e (ceil(n/16) + 4) and the division:
+ *      <= (n + ceil(n/16) + 7) u (1 + ...) of sum_t p'|v'| <= M + Ev, inside eV (M + Ev) with
+ *      room for e < 2^-126 flushed to 0 and an underflowing tile scale. Integer values: with
+ *      r = RN(32767/m'), P = RNE(w u r), the weight used is P s = w (1 + 3 roundings) + beta
+ *      m / 32767, |beta| <= 1/2, and beta = 0 for the tile's largest (P = 32767): a tile moves by
+ *      <= (n_tile - 1) cmax m / 65534 and sum over tiles of m <= smax sum_t e[t] = smax S: EP.
+ *   (b) MEASURED (not bounds; tests/test_kvcache.c test_attention_formats on x86-64, which
+ *   prints them): random data, q 2x, K with 2 outlier channels per head at 16x the rest,
+ *   d = 64, 200 tokens, GQA 8/2, logits up to ~10, per-token and per-head scales, max |out -
+ *   ref| / max|V|: keys (float32 V, integer query) int8 0.021, int4 0.24, E4M3 0.021, E5M2
+ *   0.040; values (float32 K) int8 0.0018, int4 0.027, E4M3 0.016, E5M2 0.031. Per-channel
+ *   (KIVI, block 8) int8 keys on the outlier data: 0.0096 vs 0.021 per token. Against float64
+ *   on the dequantized cache (the arithmetic): float query 5.8e-7 (float32 / fp8 V), 3.5e-5
+ *   (int8 / int4 V: the tile weights); the integer query 0.0043. Shorter contexts can measure
+ *   more (fewer tokens average less): only (a) is a bound.
  *
  * EXP (qmx_kv_exp): no libm. n = RNE(x * log2(e)), r = (x - n*C1) - n*C2 (Cody-Waite,
  *   C1 = 0.693359375 exact, C2 = -2.12194440e-4), e^r by a degree-7 polynomial (the classic
  *   Cephes expf coefficients, Horner, each step a rounded float op), times 2^n from the bits.
  *   x > 88.7228 -> +Inf, x < -87.3365 -> +0 (results below FLT_MIN flushed), NaN -> NaN.
- *   Max relative error over [-87.33, 88.72]: 8.1e-8 measured (0.67 ulp); the tests check
- *   <= 2e-7 on 2^21 points against the host libm's double exp. Same bits on every target.
+ *   Max relative error over [-87.33, 88.72]: 8.1e-8 measured (0.67 ulp); over every float in
+ *   [-87.3365, 0] (softmax's range, exhaustively, against glibc's double exp): 8.13e-8. The
+ *   tests check <= 2e-7 on 2^21 points against the host libm's double exp. Same bits on
+ *   every target.
  *
  * WORKSPACE (qmx_kv_attention_workspace_size(cfg, n_heads)): a pure function of the config
  *   and n_heads: 64 + r64(4*g*capacity) + r64(4*n_heads*head_dim) + r64(4*g*head_dim)
@@ -842,8 +903,14 @@
  *   the causal attention of that token's query (causal_len = its position + 1, opts->window
  *   as given; opts->causal_len must be 0). The cache is read quantized, so the result equals
  *   appending the tokens and calling qmx_kv_attention per token. All inputs are checked
- *   first; only a logit overflow (QMX_ERR_NONFINITE for a huge query/key) can stop it midway,
- *   with the tokens before the failing one appended and their outputs written.
+ *   first (an error there appends and writes nothing); only a logit overflow (a finite but
+ *   huge query against a huge key: QMX_ERR_NONFINITE) can stop it midway, at token f, and it
+ *   then leaves exactly what that per-token loop leaves when its attention for f fails:
+ *   tokens before f appended, their outputs written; token f APPENDED (n_tokens counts it:
+ *   f = n_tokens after - n_tokens before - 1), its output untouched; the tokens after f
+ *   neither appended nor written. (Token f is appended before its attention runs, and in a
+ *   ring its append has evicted the oldest token: undoing it would need a copy of that slot.)
+ *   A caller may redo f's attention with qmx_kv_attention and prefill the rest.
  *
  * ERRORS (checked before anything is written)
  *   QMX_ERR_NULL    any required pointer NULL
