@@ -691,6 +691,11 @@ typedef struct qmx_requant_config {
     int32_t act_min, act_max;     /* both 0: the output dtype's full range */
     qmx_dtype out_dtype;          /* QMX_INT8 (default when 0), QMX_INT16, and in
                                      qmx_requantize_array only QMX_UINT8, QMX_UINT16 */
+    int32_t weight_zero_point;    /* the fully-connected kernels of qmx_kernels.h only (their
+                                     acc is sum (A - a_zp)(W - weight_zero_point); TFLite's
+                                     filter offset is its negation): [-128, 127] for int8 W,
+                                     [-8, 7] for int4 W; 0 = symmetric weights. Not read by
+                                     qmx_requantize_array (acc is given there) */
 } qmx_requant_config;
 QMX_API qmx_status qmx_requantize_array(const qmx_requant_config *cfg, const int32_t *acc,
                                         size_t rows, size_t channels, void *out, size_t out_bytes);

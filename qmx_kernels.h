@@ -144,15 +144,33 @@
  * FULLY-CONNECTED (TFLite / CMSIS-NN): qmx_fully_connected_i8(M, N, K, A, lda, a_zp, W, ldw,
  *                                      rq, out, ldo, workspace, workspace_bytes)
  *   out[m][n] = clamp(requant(acc[m][n] + bias[n]) + output_zero_point, act_min, act_max)
- *   acc[m][n] = sum_k (A[m][k] - a_zp) * W[n*ldw + k]   (exact int32, as qmx_matmul_i8)
- *   A [M,K] int8 (lda >= K), a_zp in [-128, 127]; W [N,K] int8 weights, symmetric (zero point
- *   0, as TFLite int8 per-channel weights); out [M,N] of rq->out_dtype (QMX_INT8, the default
- *   when 0, or QMX_INT16), row m at element m*ldo (ldo >= N; the padding is not written).
+ *   acc[m][n] = sum_k (A[m][k] - a_zp) * (W[n*ldw + k] - w_zp)   (exact int32)
+ *   A [M,K] int8 (lda >= K), a_zp in [-128, 127]; W [N,K] int8 weights with the per-tensor
+ *   zero point w_zp = rq->weight_zero_point in [-128, 127] (0, the zero-initialised default:
+ *   symmetric, as TFLite int8 per-channel weights); out [M,N] of rq->out_dtype (QMX_INT8, the
+ *   default when 0, or QMX_INT16), row m at element m*ldo (ldo >= N; padding not written).
+ *   Weight zero point: TFLite's reference_integer_ops::FullyConnected (per tensor) accumulates
+ *   (filter + filter_offset) * (input + input_offset) with filter_offset = -w_zp in int32;
+ *   acc above is that int32 exactly, for every w_zp and a_zp: |acc| <= K * 255^2 <= INT32_MAX
+ *   for K <= QMX_MATMUL_I8_MAX_K = 33025 (the bound of every int8 kernel, so unchanged; larger
+ *   K: QMX_ERR_OVERFLOW). TFLite's FullyConnectedPerChannel has no filter offset (per-channel
+ *   weights are symmetric there): qmx applies w_zp with per-channel rq as well, so pass 0 to
+ *   match it. How: the kernels' tiles hold sum_k (A - a_zp) * W (unchanged, every SIMD path)
+ *   and the correction w_zp * (K*a_zp - rowsum(A)[m]) is added per row in uint32 (exact,
+ *   since the true acc fits int32) before the output stage sees the tile: in
+ *   qmx_fully_connected_i8 the shared stage adds it to each row of the tile (AVX-512 VNNI,
+ *   AVX2, NEON, MVE, DSP and portable tiles alike), the row sums recomputed per tile of 256
+ *   columns (O(M*K*ceil(N/256)) adds plus one vector pass over the tile: +1.5% time at
+ *   M = 128, N = K = 1024 with AVX-512 VNNI); qmx_fully_connected_i8_packed passes it as the
+ *   packed kernels' row terms (once per panel of 64 rows, no extra pass). w_zp = 0 costs
+ *   nothing. tests/test_fc_wzp.c checks the three fully-connected kernels bit for bit
+ *   against TFLite's formulas (tests/gen/gen_fc8_wzp.py, tests/data/fc8_wzp_golden.txt).
  *   The output stage is rq (qmx_requant_config, qmx.h section 7) with exactly the semantics of
  *   qmx_requantize_array: bias (optional, [N], wrapping int32 add), per-tensor or per-channel
  *   (multiplier, shift) for double / single rounding or float scales, output zero point,
  *   act_min/act_max (both 0: the dtype's range). The result is bit-identical to qmx_matmul_i8
- *   (opts a_zp) followed by qmx_requantize_array (tests/test_matmul_out.c checks both that and
+ *   (opts a_zp, b_zp = w_zp) followed by qmx_requantize_array, which does not read
+ *   weight_zero_point (tests/test_matmul_out.c and test_fc_wzp.c check both that and
  *   the scalar qmx_requantize* + clamp on int64 dot products), on every path and target.
  *   Output zero point: any int32 (as TFLite and CMSIS-NN, which add it to the requantized int32
  *   unchecked: e.g. 128 with int8 out, then clamped); out = clamp(v + output_zero_point,
@@ -217,7 +235,8 @@
  *   QMX_ERR_NULL              A, W/B, out/C, rq/scales, workspace NULL; rq->multipliers or
  *                             rq->shifts NULL (fixed-point modes), rq->scales NULL (float
  *                             mode); scales->a_scales or b_scales NULL
- *   QMX_ERR_ARG               a_zp outside [-128, 127]; rq->mode unknown; a (multiplier, shift)
+ *   QMX_ERR_ARG               a_zp or rq->weight_zero_point (fully-connected) outside
+ *                             [-128, 127]; rq->mode unknown; a (multiplier, shift)
  *                             that qmx_requantize_check rejects (shift outside [-31, 30], single
  *                             rounding with a negative multiplier), checked for every channel
  *                             used; a float requant scale or an a/b scale that is 0, negative,
@@ -402,8 +421,9 @@
  *   K <= floor((2^31 - 1) / 3825) = 561433; larger K: QMX_ERR_OVERFLOW. Inside, the kernels
  *   sum a * u with u = nibble ^ 8 (int4) or nibble (uint4) in [0, 15]: |sum| <= 1920 K
  *   < 1.08e9, row sums |sum a| <= 128 K, weight sums <= 15 K, and
- *   P = D - a_zp*Su - z*Sa + a_zp*z*K (z = 8 for int4, else the zero point) is formed in
- *   uint32 (wrap-around is defined) and is exact because the true value fits int32.
+ *   P = D - a_zp*Su - z*Sa + a_zp*z*K (z = 8 for int4, 8 + w_zp in qmx_fully_connected_i4,
+ *   else the zero point) is formed in uint32 (wrap-around is defined) and is exact because
+ *   the true value fits int32.
  *
  * FAST AND GENERIC MODES
  *   Fast (every block of every row starts on a byte: ldw even and (bs even or nblk == 1)):
@@ -456,8 +476,13 @@
  *
  * FULLY-CONNECTED s4: qmx_fully_connected_i4(M, N, K, A, lda, a_zp, W, ldw, rq, out, ldo,
  *   workspace, workspace_bytes): out = clamp(requant(acc + bias) + out_zp), acc[m][n] =
- *   sum_k (A[m][k] - a_zp) * W(n,k) with W signed int4 (packed as above, row n at element
- *   n*ldw: CMSIS-NN's flat packing is ldw = K), rq exactly as qmx_fully_connected_i8.
+ *   sum_k (A[m][k] - a_zp) * (W(n,k) - w_zp) with W signed int4 (packed as above, row n at
+ *   element n*ldw: CMSIS-NN's flat packing is ldw = K), rq exactly as qmx_fully_connected_i8.
+ *   w_zp = rq->weight_zero_point in [-8, 7] (the int4 range, as the int4 values TFLite's
+ *   FullyConnectedWithPackedInt4Weights unpacks before its per-tensor FullyConnected with
+ *   filter_offset = -w_zp; 0 by default). |W - w_zp| <= 15, so the K bound stays
+ *   QMX_MATMUL_I4_MAX_K; the driver's weight term z (above) becomes 8 + w_zp, exact on every
+ *   path with no extra pass.
  *
  * ERRORS (checked before anything is written; outputs and workspace untouched on error)
  *   QMX_ERR_NULL              A, W, C/out, workspace NULL; params NULL (f32 only: NULL means
@@ -466,7 +491,8 @@
  *   QMX_ERR_DTYPE             a_dtype not 0/INT8/INT4; w_dtype not 0/INT4/UINT4; rq out dtype
  *   QMX_ERR_ARG               a_zp outside its dtype's range; w_zp / w_zps[i] outside [0, 15]
  *                             (uint4), w_zp != 0 for int4; a scale 0, negative, NaN or Inf;
- *                             rq values as qmx_fully_connected_i8
+ *                             rq values as qmx_fully_connected_i8; rq->weight_zero_point
+ *                             outside [-8, 7] (qmx_fully_connected_i4)
  *   QMX_ERR_SIZE              M, N or K is 0
  *   QMX_ERR_OVERFLOW          K > QMX_MATMUL_I4_MAX_K; size_t overflow of an extent or of
  *                             the workspace
@@ -1173,7 +1199,8 @@ QMX_API qmx_status qmx_matmul_i8_ref(size_t M, size_t N, size_t K, const int8_t 
  * qmx_matmul_i8_workspace_size. */
 QMX_API qmx_status qmx_fully_connected_i8_workspace_size(size_t M, size_t N, size_t K,
                                                          size_t *bytes);
-/* TFLite / CMSIS-NN fully-connected: out = requant(A x W^T + bias) (see FULLY-CONNECTED).
+/* TFLite / CMSIS-NN fully-connected: out = requant((A - a_zp) x (W - w_zp)^T + bias) (see
+ * FULLY-CONNECTED; w_zp = rq->weight_zero_point, 0 by default).
  * out is int8 or int16 (rq->out_dtype), row m at out + m*ldo elements. */
 QMX_API qmx_status qmx_fully_connected_i8(size_t M, size_t N, size_t K, const int8_t *A,
                                           size_t lda, int32_t a_zp, const int8_t *W, size_t ldw,
@@ -1224,9 +1251,9 @@ QMX_API qmx_status qmx_matmul_i8_packed(size_t M, size_t N, size_t K, const int8
 /* Workspace bytes of qmx_fully_connected_i8_packed (see PACKED WEIGHTS). */
 QMX_API qmx_status qmx_fully_connected_i8_packed_workspace_size(size_t M, size_t N, size_t K,
                                                                 size_t *bytes);
-/* qmx_fully_connected_i8 on packed weights (symmetric: packed from W [N,K] with zero point 0):
- * the same output bits, the same rq semantics and errors (plus the blob's, as
- * qmx_matmul_i8_packed). */
+/* qmx_fully_connected_i8 on packed weights (packed from the raw W [N,K]; the weight zero point
+ * is rq->weight_zero_point, as there): the same output bits, the same rq semantics and errors
+ * (plus the blob's, as qmx_matmul_i8_packed). */
 QMX_API qmx_status qmx_fully_connected_i8_packed(size_t M, size_t N, size_t K, const int8_t *A,
                                                  size_t lda, int32_t a_zp, const void *packed,
                                                  size_t packed_bytes,
@@ -1293,8 +1320,9 @@ QMX_API qmx_status qmx_matmul_i4_f32(size_t M, size_t N, size_t K, const void *A
                                      const uint8_t *W, size_t ldw, float *C, size_t ldc,
                                      const qmx_matmul_i4_params *params, void *workspace,
                                      size_t workspace_bytes);
-/* CMSIS-NN s4 fully-connected: int8 A (zero point a_zp), signed int4 W [N,K], output stage rq
- * as qmx_fully_connected_i8. Workspace: qmx_matmul_i4_workspace_size(M, N, K, NULL, &b). */
+/* CMSIS-NN s4 fully-connected: int8 A (zero point a_zp), signed int4 W [N,K] (zero point
+ * rq->weight_zero_point in [-8, 7], 0 by default), output stage rq as qmx_fully_connected_i8.
+ * Workspace: qmx_matmul_i4_workspace_size(M, N, K, NULL, &b). */
 QMX_API qmx_status qmx_fully_connected_i4(size_t M, size_t N, size_t K, const int8_t *A,
                                           size_t lda, int32_t a_zp, const uint8_t *W,
                                           size_t ldw, const qmx_requant_config *rq, void *out,
@@ -2637,6 +2665,11 @@ typedef struct qmx__k_fc_ctx {
     int32_t amin, amax, ozp;   /* ozp: the effective output zero point (see qmx__k_fc_prep) */
     int32_t lov, hiv;          /* v + ozp clamps to amin iff v < lov, to amax iff v > hiv */
     int i16;
+    /* weight zero point (rq->weight_zero_point) of the int8 kernels: the tiles hold
+     * sum (A - a_zp) * W, the stage adds w_zp * (K*a_zp - rowsum(A)) (see qmx__k_fc_wzp) */
+    int32_t w_zp, a_zp;
+    const int8_t *A;
+    size_t lda, K;
 } qmx__k_fc_ctx;
 
 #if defined(QMX__AVX512)
@@ -2875,6 +2908,42 @@ static inline void qmx__k_fc_stage_neon(const qmx__k_fc_ctx *x, size_t m0, size_
 }
 #endif
 
+/* The weight zero point: TFLite's accumulator sum_k (A - a_zp)(W - w_zp) is the tile's
+ * sum_k (A - a_zp) W plus w_zp * (K*a_zp - rowsum(A)), added per row in uint32 (exact: the
+ * true value fits int32 for K <= QMX_MATMUL_I8_MAX_K). The tile is the caller's workspace;
+ * the row sums are recomputed per tile of <= 256 columns (O(M*K*ceil(N/256)) adds). */
+static void qmx__k_fc_wzp(const qmx__k_fc_ctx *x, size_t m0, size_t mb, size_t nb,
+                          int32_t *tile) {
+    const uint32_t wz = (uint32_t)x->w_zp, ka = (uint32_t)x->K * (uint32_t)x->a_zp;
+    size_t i, j;
+    for (i = 0; i < mb; i++) {
+        uint32_t c = wz * (ka - (uint32_t)qmx__k_sum_i8(x->A + (m0 + i) * x->lda, x->K));
+        uint32_t *t = (uint32_t *)(void *)(tile + i * nb); /* int32 as uint32: C99 6.5p7 */
+        j = 0;
+#if defined(QMX__AVX512)   /* (GCC -O2 leaves the loop below scalar) */
+        {
+            const __m512i cv = _mm512_set1_epi32((int)c);
+            for (; j + 16 <= nb; j += 16)
+                _mm512_storeu_si512((void *)(t + j),
+                                    _mm512_add_epi32(_mm512_loadu_si512((const void *)(t + j)), cv));
+        }
+#elif defined(QMX__AVX2)
+        {
+            const __m256i cv = _mm256_set1_epi32((int)c);
+            for (; j + 8 <= nb; j += 8)
+                _mm256_storeu_si256((__m256i *)(void *)(t + j),
+                                    _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(t + j)), cv));
+        }
+#elif defined(QMX__NEON64)
+        {
+            const uint32x4_t cv = vdupq_n_u32(c);
+            for (; j + 4 <= nb; j += 4) vst1q_u32(t + j, vaddq_u32(vld1q_u32(t + j), cv));
+        }
+#endif
+        for (; j < nb; j++) t[j] += c;
+    }
+}
+
 static void qmx__k_fc_stage(void *vctx, size_t m0, size_t mb, size_t n0, size_t nb, size_t blk,
                             const int32_t *tile) {
     const qmx__k_fc_ctx *x = (const qmx__k_fc_ctx *)vctx;
@@ -2890,6 +2959,7 @@ static void qmx__k_fc_stage(void *vctx, size_t m0, size_t mb, size_t n0, size_t 
     const size_t p0 = pc ? n0 : 0;
     size_t i, j, j0 = 0; /* the scalar loops below do columns j0 .. nb-1 */
     (void)blk;
+    if (x->w_zp != 0) qmx__k_fc_wzp(x, m0, mb, nb, (int32_t *)tile); /* before every path */
 #if defined(QMX__AVX512)
     if (sizeof(int) == 4) { /* the shifts are read as int32 lanes */
         if (mode == QMX_REQUANT_DOUBLE_ROUNDING)
@@ -2988,6 +3058,7 @@ static qmx_status qmx__k_fc_prep(size_t M, size_t N, size_t ldo, const qmx_requa
                 return QMX_ERR_ARG;
     }
     x.rq = rq; x.out = out; x.ldo = ldo; x.i16 = od == QMX_INT16;
+    x.w_zp = 0; x.a_zp = 0; x.A = NULL; x.lda = 0; x.K = 0; /* the int8 callers set them */
     *xp = x;
     return QMX_OK;
 }
@@ -3001,6 +3072,7 @@ QMX_API qmx_status qmx_fully_connected_i8(size_t M, size_t N, size_t K, const in
     qmx_status st;
     if (!A || !out || !rq || !workspace) return QMX_ERR_NULL;
     if (a_zp < -128 || a_zp > 127) return QMX_ERR_ARG;
+    if (rq->weight_zero_point < -128 || rq->weight_zero_point > 127) return QMX_ERR_ARG;
     if (M == 0) return QMX_ERR_SIZE;
     st = qmx__k_check_b(W, N, K, ldw, QMX_B_NK);
     if (st != QMX_OK) return st;
@@ -3011,6 +3083,7 @@ QMX_API qmx_status qmx_fully_connected_i8(size_t M, size_t N, size_t K, const in
     st = qmx__k_stage_ws(M, N, K, &need);
     if (st != QMX_OK) return st;
     if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    x.w_zp = rq->weight_zero_point; x.a_zp = a_zp; x.A = A; x.lda = lda; x.K = K;
     qmx__k_tiled(M, N, K, A, lda, W, ldw, 0, NULL, a_zp, K, workspace, qmx__k_fc_stage, &x);
     return QMX_OK;
 }
@@ -4300,6 +4373,7 @@ QMX_API qmx_status qmx_fully_connected_i8_packed(size_t M, size_t N, size_t K, c
     qmx_status st;
     if (!A || !out || !rq || !workspace) return QMX_ERR_NULL;
     if (a_zp < -128 || a_zp > 127) return QMX_ERR_ARG;
+    if (rq->weight_zero_point < -128 || rq->weight_zero_point > 127) return QMX_ERR_ARG;
     if (M == 0) return QMX_ERR_SIZE;
     st = qmx__k_pk_check(packed, packed_bytes, N, K);
     if (st != QMX_OK) return st;
@@ -4329,6 +4403,14 @@ QMX_API qmx_status qmx_fully_connected_i8_packed(size_t M, size_t N, size_t K, c
     g.K = K; g.lda = lda; g.kp = kp; g.pstride = 16 * kp; g.rt = zeros;
     for (m0 = 0; m0 < M; m0 += QMX__K_MB) {
         size_t mb = M - m0 < QMX__K_MB ? M - m0 : QMX__K_MB;
+        /* the weight zero point as the packed kernels' row terms (added in their stores, every
+         * path), once per panel: rt[i] = w_zp * (K*a_zp - rowsum(A)[m0 + i]) (mod 2^32; the
+         * stage's own correction stays off: x.w_zp = 0) */
+        if (rq->weight_zero_point != 0)
+            for (n = 0; n < mb; n++)
+                zeros[n] = (uint32_t)rq->weight_zero_point *
+                           ((uint32_t)K * (uint32_t)a_zp -
+                            (uint32_t)qmx__k_sum_i8(A + (m0 + n) * lda, K));
         for (n0 = 0; n0 < N; n0 += QMX_MATMUL_TILE_N) {
             size_t nb = N - n0 < QMX_MATMUL_TILE_N ? N - n0 : QMX_MATMUL_TILE_N;
             /* the tile's panels: n0 is a multiple of 16; full-K panels (stride 16*Kp) */
@@ -5140,7 +5222,8 @@ static void qmx__lb_run(const qmx__lb_args *g, void *workspace, qmx__lb_stage_fn
                     size_t k0 = b * bs, kl = K - k0 < bs ? K - k0 : bs, k;
                     for (j = 0; j < nn; j++) {
                         int32_t z = g->w_u4 ? (g->w_zps ? (int32_t)g->w_zps[(n + j) * nblk + b]
-                                                        : g->w_zp) : 0;
+                                                        : g->w_zp)
+                                            : g->w_zp; /* int4: 0, or the FC's w_zp */
                         uint32_t s = 0;
                         for (k = k0; k < k0 + kl; k++) {
                             int32_t av = a_i4 ? qmx__lb_nib((const uint8_t *)g->A,
@@ -5185,7 +5268,7 @@ static void qmx__lb_run(const qmx__lb_args *g, void *workspace, qmx__lb_stage_fn
                         wr[j] = g->W + ((n + jj) * g->ldw + k0) / 2;
                         z[j] = g->w_u4 ? (uint32_t)(g->w_zps ? g->w_zps[(n + jj) * nblk + b]
                                                              : (uint8_t)g->w_zp)
-                                       : 8u;
+                                       : 8u + (uint32_t)g->w_zp; /* int4: u = W + 8 */
                         su[j] = (!QMX__LB_AZP_IN_A && azp != 0)
                                     ? (uint32_t)qmx__lb_usum(wr[j], kl, x) : 0u;
                     }
@@ -5678,9 +5761,13 @@ QMX_API qmx_status qmx_fully_connected_i4(size_t M, size_t N, size_t K, const in
     size_t need;
     qmx_status st;
     if (!out || !rq || !workspace) return QMX_ERR_NULL;
+    if (rq->weight_zero_point < -8 || rq->weight_zero_point > 7) return QMX_ERR_ARG;
     p.a_zp = a_zp;
     st = qmx__lb_check(M, N, K, A, lda, W, ldw, &p, &g);
     if (st != QMX_OK) return st;
+    /* int4 W with zero point w_zp: W - w_zp = u - (8 + w_zp), u = nibble ^ 8 in [0, 15], so
+     * the driver's z = 8 + w_zp (qmx__lb_run; qmx__lb_check leaves w_zp = 0 for int4) */
+    g.w_zp = rq->weight_zero_point;
     if (ldo < N) return QMX_ERR_SHAPE;
     st = qmx__k_fc_prep(M, N, ldo, rq, out, &x);   /* the same checks as qmx_fully_connected_i8 */
     if (st != QMX_OK) return st;

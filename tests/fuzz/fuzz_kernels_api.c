@@ -7,7 +7,8 @@
  *   0 qmx_matmul_i8 (NK/KN, zero points, cached weight sums) and qmx_matmul_i8_ref
  *   1 packed weights: pack, qmx_matmul_i8_packed, qmx_fully_connected_i8_packed,
  *     qmx_matmul_i8_f32_packed (against the unpacked entry points)
- *   2 qmx_fully_connected_i8 (int8/int16 out, every requant mode)
+ *   2 qmx_fully_connected_i8 (int8/int16 out, every requant mode, weight zero point: the
+ *     fully-connected configs of 1, 2 and 5 set rq.weight_zero_point, in and out of range)
  *   3 qmx_matmul_i8_f32 (per tensor / row / column / K-block scales)
  *   4 qmx_matmul_f32_dyn_i8   5 qmx_matmul_i4, qmx_matmul_i4_f32, qmx_fully_connected_i4
  *   6 qmx_matmul_fp8_f32      7 qmx_einsum on fixed specs with random label sizes and dtypes
@@ -165,6 +166,8 @@ static void fk_mkrq(fz_rd *r, size_t N, fk_rq *q) {
     if (how & 4) q->c.multipliers = NULL;
     if (how & 8) q->c.scales = NULL;
     q->c.output_zero_point = fk_zp(r, -20, 20);
+    if (how & 0x20)   /* the fully-connected weight zero point: int8 or int4 range (+ outside) */
+        q->c.weight_zero_point = (how & 0x40) ? fk_zp(r, -8, 7) : fk_zp(r, -128, 127);
     if (how & 0x10) {
         q->c.act_min = (int32_t)(int8_t)fz_u8(r);
         q->c.act_max = (int32_t)(int8_t)fz_u8(r);
@@ -491,7 +494,7 @@ static void fk_fc(fz_rd *r) {
         return;
     }
     if (short_ws) __builtin_trap();
-    acc = fk_ref_mm(A, lda, W, ldw, 0, M, N, K, azp, 0);
+    acc = fk_ref_mm(A, lda, W, ldw, 0, M, N, K, azp, q.c.weight_zero_point);
     fk_cmp_rows(out, ldo, fk_ref_rq(&q, acc, M, N), M, N, q.esize, snap);
 }
 
@@ -610,7 +613,7 @@ static void fk_i4(fz_rd *r) {
     int a4, w4, short_ws;
     uint8_t *W, *zps = NULL;
     void *A, *C, *ws, *snap, *wsnap;
-    int32_t *ref;
+    int32_t *ref, fzp = 0;   /* fzp: the s4 fully-connected's weight zero point */
     fk_rq q;
     qmx_status st;
     memset(&p, 0, sizeof p);
@@ -661,7 +664,7 @@ static void fk_i4(fz_rd *r) {
     fz_check(st);
     if (st != QMX_OK) need = 64;
     ws = fk_ws(r, need, &wsb, &short_ws);
-    if (sel == 2) fk_mkrq(r, N, &q);
+    if (sel == 2) { fk_mkrq(r, N, &q); fzp = q.c.weight_zero_point; }
     C = fk_buf(ec, sel == 2 ? q.esize : 4);
     snap = fz_snap(C, ec > FK_BIG ? 1 : ec * (sel == 2 ? q.esize : 4));
     wsnap = fz_snap(ws, wsb);
@@ -681,7 +684,7 @@ static void fk_i4(fz_rd *r) {
         for (n = 0; n < N; n++)
             for (b = 0; b < nblk; b++) {
                 int64_t s = 0;
-                int32_t wz = w4 ? 0 : (zps ? zps[n * nblk + b] : p.w_zp);
+                int32_t wz = w4 ? fzp : (zps ? zps[n * nblk + b] : p.w_zp);
                 for (k = b * bs; k < K && k < (b + 1) * bs; k++) {
                     int32_t a = a4 ? fk_nib((const uint8_t *)A, m * lda + k, 1) : ((const int8_t *)A)[m * lda + k];
                     s += ((int64_t)a - p.a_zp) * (fk_nib(W, n * ldw + k, w4) - wz);

@@ -141,6 +141,16 @@ K["packed_kn_blocks"] = (b"\x01" + dim(2) + dim(17 - 1) + dim(12) + b"\x01\x00" 
 K["fc_int8_perchannel"] = b"\x02" + dim(3) + dim(3) + dim(10) + b"\x00\x00\x00" + bytes([100]) + ints(mat(30)) + ints(mat(30, 13)) + rq_ok + b"\x00"
 K["fc_int16_float_rq"] = (b"\x02" + dim(2) + dim(4) + dim(6) + b"\x00\x00\x01" + Z + ints(mat(12)) + ints(mat(24, 3)) +
                           bytes([0x02, 2, 0xD0]) + bytes([0]) + u32(1) + bytes([3, 6]) + b"".join(u32(k * 99) + b"\x00" for k in range(4)) + bytes([20]) + b"\x00")
+# the fully-connected weight zero point (rq how bit 0x20; with 0x40 in the int4 range): -77,
+# 128 (QMX_ERR_ARG, nothing written), 127 on the packed blob, -8 for int4
+def rq_wzp(how, zp, sh=5):   # sh: shift byte (shift = sh % 24 - 20)
+    return (bytes([how, 0, 0]) + b"".join(bytes([sh]) + u32(0x2345678 * k) + bytes([1, 4]) for k in range(3)) +
+            bytes([20, zp]))
+K["fc_wzp_int8"] = b"\x02" + dim(3) + dim(3) + dim(10) + b"\x00\x00\x00" + bytes([100]) + ints(mat(30)) + ints(mat(30, 13)) + rq_wzp(0x21, 51) + b"\x00"
+K["fc_wzp_bad"] = b"\x02" + dim(3) + dim(3) + dim(10) + b"\x00\x00\x00" + bytes([100]) + ints(mat(30)) + ints(mat(30, 13)) + rq_wzp(0x21, 0xE0) + b"\x00"
+K["packed_wzp"] = (b"\x01" + dim(5) + dim(3) + dim(8) + b"\x00\x00" + b"\x00\x00\x00" + ints(mat(40)) + ints(mat(24, 9)) +
+                   bytes([125]) + Z + b"\x00" + rq_wzp(0x21, 0xDF) + b"\x00" + bytes([0x01 | 0x04 | 0x08]) + bytes([3, 4] * 5 + [2, 6] * 3) + Z)
+K["i4_fc_wzp"] = b"\x05" + dim(2) + dim(3) + dim(6) + b"\x00\x02" + b"\x00\x01" + b"\x00\x01" + Z + bytes([131]) + b"\x00\x00\x00" + ints(mat(12)) + bytes(range(9)) + b"\x00" + rq_wzp(0x61, 0, 10)
 # 3 dequant-on-output: M N K lda ldb ldc A B scales ws null
 K["mmf32_block_rowcol"] = b"\x03" + dim(3) + dim(4) + dim(9) + b"\x00\x00\x00" + ints(mat(27)) + ints(mat(36, 7)) + bytes([0x0C, 3]) + bytes([3, 4] * 9 + [2, 5] * 12) + bytes([130]) + b"\x00\x00"
 K["mmf32_tensor"] = b"\x03" + dim(2) + dim(2) + dim(5) + b"\x00\x00\x00" + ints(mat(10)) + ints(mat(10, 3)) + bytes([0x01]) + bytes([1, 4, 2, 5]) + Z + b"\x00\x00"
