@@ -24,8 +24,10 @@
  *                                 qmx_matmul_mxfp8_f32 (MXFP8 x MXFP8), qmx_matmul_blockw_dyn_i8
  *                                 (int8 activations quantized on the fly x the same weights);
  *                                 private prefixes qmx__bw_, qmx__bwd_
- *   Tests: tests/test_matmul_{i8,out,packed,lowbit,mx}.c, test_einsum.c, test_kvcache.c,
- *   test_simd_equiv.c. Benchmarks: bench/bench_{matmul,lowbit,einsum,kv}.c (make bench).
+ *   PREPACKED BLOCK WEIGHTS       qmx_blockw_pack* (Q8_0 / Q4_0-class blob) and its dynamic
+ *                                 int8 matmul; private prefix qmx__bp_
+ *   Tests: tests/test_matmul_{i8,out,packed,lowbit,mx}.c, test_fc_wzp.c, test_einsum.c,
+ *   test_kvcache.c, test_simd_equiv.c. Benchmarks: bench/bench_{matmul,lowbit,einsum,kv}.c (make bench).
  *
  * QUICK START: the TFLite / CMSIS-NN int8 fully-connected layer, y = requant(x . W^T + bias)
  *     #define QMX_IMPLEMENTATION          // in exactly one .c file
@@ -9551,6 +9553,1127 @@ QMX_API qmx_status qmx_matmul_blockw_dyn_i8(size_t M, size_t N, size_t K, const 
 }
 #endif
 #endif /* QMX_IMPLEMENTATION: BLOCK-SCALED WEIGHTS */
+
+/* ============================================================================================
+ * PREPACKED BLOCK WEIGHTS (qmx_blockw_pack*, qmx_blockw_unpack*, qmx_matmul_blockw_packed_dyn_i8;
+ *   issue 16 items 1-2, first slice; tests/test_blockw_packed.c; private prefix qmx__bp_)
+ *   A blob like the int8 blob of PACKED WEIGHTS, for the block-scaled weights of LLM
+ *   checkpoints: ggml Q8_0 class (QMX_INT8 per block of 32), Q4_0 / GPTQ class (QMX_UINT4 with
+ *   per-block zero points, QMX_INT4 with or without them), MXFP4 (qmx_mx_config QMX_MXFP4,
+ *   blocks of 32, any rule). Not in this slice: NVFP4 / MXFP6 / MXFP8 / fp8 / nf4 weights,
+ *   other block lengths, ggml Q4_1 (its float minimum is not an integer zero point), ggml
+ *   block_nvfp4, f32 x blob kernels, NEON / MVE / DSP paths (the portable path serves
+ *   there), fuzz_kernels_api.
+ *
+ * BLOB, byte by byte (the same bytes on every target; multi-byte values little-endian)
+ *   [0, 8)   magic "QMXBWPK1"        [8, 12) N (uint32)        [12, 16) K (uint32)
+ *   [16]     element: 1 int8, 2 int4, 3 uint4, 4 MXFP4 (E2M1)      [17] block length: 32
+ *   [18]     scales: 0 float32, 1 binary16 (elements 1-3); MXFP4: E8M0 codes read as
+ *            2 OCP (2^(c - 127), 0: 2^-127, 0xFF: NaN; rules FLOOR .. RCEIL, MICROXCALING),
+ *            3 QMX_MX_QWIX (0: +0, 0xFF: +Inf), 4 QMX_MX_GGML (2^(c - 128))
+ *   [19]     zero points: 0 none, 1 stored (never for MXFP4)
+ *   [20, 64) zero
+ *   then Np / 16 panels of 16 rows (Np = N rounded up to 16), panel p at 64 + p * nb * S,
+ *   nb = ceil(K / 32) blocks each, block b of panel p at + b * S:
+ *     codes  CB bytes (CB = 512 for int8, 256 for 4-bit), groups of 64 bytes = 16 rows x 4 k:
+ *              int8:  byte 64 g + 4 j + t = u(16p + j, 32b + 4g + t)                g < 8
+ *              4-bit: byte 64 g + 4 j + t, g < 4: low nibble u(16p + j, 32b + 4g + t),
+ *                     high nibble u(16p + j, 32b + 16 + 4g + t)
+ *            u = the code + 128 (int8), + 8 (int4), the code (uint4): an unsigned integer
+ *            (vpdpbusd's unsigned operand); 0 for rows >= N and for k >= K (ragged last block).
+ *            MXFP4 stores the E2M1 code itself (lossless: -0 stays -0), and the kernels read
+ *            u = 12 + 2 x its value (0 .. 24; a vpshufb table), z = 12
+ *     scales 16 x 4 (float32), 16 x 2 (binary16) or 16 x 1 (E8M0 code) bytes: the scale of
+ *            block b of row 16p + j (0 for rows >= N). binary16 is chosen when every scale
+ *            converts to it exactly (always from ggml: its d), so scales are lossless.
+ *     zero points (only when stored) 16 bytes: z(16p + j, b) = the block's zero point + 128
+ *            (int8), + 8 (int4), as is (uint4); without them z is 128 / 8 / 0.
+ *   So block element e = u - z (the integer of INT8 ACTIVATIONS ON THE FLY: U = 0; MXFP4
+ *   U = 1, ggml rule U = 0), and with S = CB + 64, 32 or 16 (+ 16 with zero points): ggml
+ *   Q4_0 packs into 4.75 bits per weight (Q4_0 itself: 4.5), Q8_0 into 8.5 (as Q8_0), MXFP4
+ *   into 4.25 (as MXFP4).
+ *
+ * PACKING AND UNPACKING (every function checks everything before it writes)
+ *   qmx_blockw_pack_size(&w, N, K, &bytes), qmx_blockw_pack(&w, N, K, blob, bytes): w a
+ *     qmx_blockw that qmx_matmul_blockw_dyn_i8 takes with rows N: kind QMX_BLOCKW_QCONFIG,
+ *     dtype QMX_INT8 / QMX_INT4 / QMX_UINT4, QMX_PER_BLOCK with block_size 32 along K (view
+ *     [N][K][1], a ragged last block allowed); zero points are stored when qmx_dequantize
+ *     applies them (asymmetric, torch / ONNX recipes, zero_points != NULL); or kind
+ *     QMX_BLOCKW_MX with format QMX_MXFP4 and blocks of 32 (any rule). Other weights:
+ *     QMX_ERR_UNSUPPORTED; the qmx_blockw errors of BLOCK-SCALED WEIGHTS; N or K >= 2^32:
+ *     QMX_ERR_OVERFLOW; bytes below the size: QMX_ERR_BUFFER_TOO_SMALL.
+ *   qmx_blockw_packed_info(blob, bytes, &desc): dtype, N, K, block, nblk, has_zp, f16_scales,
+ *     bytes, mxfp4, scale_kind of a blob (everything a caller needs to size unpack's outputs
+ *     and build the config: per block 32, asymmetric = has_zp). A blob shorter than 64 bytes
+ *     or than its size: QMX_ERR_BUFFER_TOO_SMALL; a wrong magic, an unknown field, nonzero
+ *     reserved bytes, N or K of 0: QMX_ERR_PARSE.
+ *   qmx_blockw_unpack(blob, bytes, data, data_bytes, scales, zero_points, n_scales): back to
+ *     qmx.h's storage (int8 codes, or packed nibbles by flat index), float scales [N][nblk]
+ *     and, when the blob has them, zero points [N][nblk] (zero_points NULL then: QMX_ERR_NULL;
+ *     otherwise it may be NULL). pack then unpack gives the same bits back. MXFP4 blobs:
+ *     qmx_blockw_unpack_mx(blob, bytes, data, data_bytes, scale_codes, n_scales) (E2M1
+ *     nibbles by flat index, E8M0 codes [N][nblk]); each function on the other kind of blob:
+ *     QMX_ERR_UNSUPPORTED.
+ *   qmx_blockw_pack_ggml_size / qmx_blockw_pack_ggml(type, blocks, blocks_bytes, N, K, blob,
+ *     bytes): rows of N x K / 32 ggml blocks (K a multiple of 32, else QMX_ERR_SHAPE), type
+ *     QMX_BLOCKW_GGML_Q8_0 (-> int8, no zero points) or QMX_BLOCKW_GGML_Q4_0 (-> uint4 with
+ *     zero points), each block mapped as qmx_ggml_q8_0_to_qmx / qmx_ggml_q4_0_to_qmx map it
+ *     (see qmx.h INTEROP, with its errors), scales binary16. qmx_blockw_unpack_ggml(blob,
+ *     bytes, type, blocks, blocks_bytes) writes the ggml blocks back through
+ *     qmx_ggml_*_from_qmx: byte-identical to the blocks packed, except what those functions
+ *     document (a d = +-0 block comes back with d = 1; a Q8_0 block with d < 0 as (-q, -d)).
+ *     QMX_BLOCKW_GGML_MXFP4 (39, block_mxfp4: the E8M0 byte, then qs[16] with element j in
+ *     the low and j + 16 in the high nibble): the codes and scale byte as they are, scales
+ *     read as QMX_MX_GGML (2^(c - 128)), lossless both ways; unpack writes any MXFP4 blob's
+ *     codes (the bytes qmx_mx_to_ggml gives). A blob of another kind: QMX_ERR_UNSUPPORTED.
+ *     Other types: QMX_ERR_ARG.
+ *
+ * INT8 ACTIVATIONS ON THE BLOB: qmx_matmul_blockw_packed_dyn_i8(M, N, K, X, ldx, blob, bytes,
+ *   opts, Y, ldy, workspace, workspace_bytes)
+ *   Y = the bits qmx_matmul_blockw_dyn_i8 gives on the weights the blob was packed from (same
+ *   X, ldx, opts, Y layout; the same activation quantization, FLOAT ORDER and NaN output),
+ *   on every path and target. opts->act_block must be 0, >= K or a multiple of 32 (so every
+ *   segment is one weight block; others: QMX_ERR_UNSUPPORTED). Per output and block b:
+ *       I = sum_k q * u - z * qsum_b    (int32, exact: |I| <= 32 * 127 * 510 < 2^21)
+ *       p = (float)I (exact);  [MXFP4, U = 1: p = p * 0.5f (exact)]
+ *       p = p * sw;  p = p * sx;  Y = Y + p      (b increasing)
+ *   WORKSPACE: qmx_matmul_blockw_packed_dyn_i8_workspace_size(M, N, K, opts, &bytes) =
+ *       64 + 2 r64(4 mb nb) + r64(mb 32 nb),    mb = min(M, 64), nb = ceil(K / 32)
+ *   (per row and block: sx and sum q; the panel's rows quantized, zero-padded to 32 nb).
+ *   Any alignment. How: all activation scales are computed and checked first (nothing is
+ *   written on error), then per panel of mb rows: quantize them, then per group of panels
+ *   (4 with AVX-512 VNNI, 2 with AVX2, else 1) and per row m, the blocks in increasing k, 16
+ *   accumulators per panel (the group, at most 4 nb 592 bytes, stays in L2 across the rows).
+ *   Paths: AVX-512 VNNI (QMX__K_VNNI): per block 8 vpdpbusd of 16 lanes (one per row; u as
+ *   the unsigned operand, q broadcast 4 bytes at a time; 4-bit codes split by and / shift),
+ *   then vpmulld / vpsubd for z * qsum, vcvtdq2ps (exact), vmulps, vmulps, vaddps (no FMA:
+ *   contraction off), binary16 scales by vcvtph2ps (exact), E8M0 codes by shift and two
+ *   masked fix-ups; one row: 4 panels at once, so a GEMV reads 4 sequential weight streams
+ *   (as the int8 GEMV); 4 or more rows: register tiles of 4 rows x 1 panel, the weights
+ *   loaded and split once per 4 rows. AVX2 (QMX__K_AVX2, not VNNI): 8 lanes, 2 panels at a
+ *   time; int8: vpmaddubsw(|w|, sign(q, w)) + vpmaddwd (pairs <= 32512: no saturation);
+ *   4-bit: vpmaddubsw(u, q) summed in int16 (uint4 / int4: <= 30480; MXFP4 two groups at a
+ *   time, <= 12192), then vpmaddwd; binary16 by vcvtph2ps with F16C, else scalar. Elsewhere
+ *   portable C, the same integer and float steps one lane at a time.
+ *   SPEED (bench/bench_matmul.c, bench_blockw; QMX_BENCH_MATMUL_ONLY=blockw runs only it),
+ *   one core of the project's shared AMD Zen 4 VM (family 25), other jobs running, so the
+ *   ratios moved run to run (the stream itself 11-21 GB/s). GEMV M = 1, N = K = 8192, weights
+ *   from DRAM, weight bytes/s over the read stream timed in alternation, quietest run (the
+ *   others): Q8_0 class 0.99x (0.73-1.06x), Q4_0 class 1.26x (0.93-1.32x), MXFP4 1.22x
+ *   (0.99-1.17x), qmx_matmul_f32_dyn_i8 per channel 1.25x (1.01-1.20x); the unpacked
+ *   qmx_matmul_blockw_dyn_i8 0.00-0.03x. GEMM, 4096 x 4096 Q4_0 class against
+ *   qmx_matmul_i8_packed's MAC rate in the same run: M = 16 0.57x (0.48-0.51x), M = 128
+ *   0.60x (0.50-0.60x); ggml's repacked Q4_0 was measured at about 0.33x of it (issue 16). AVX2 build (-march=x86-64-v3): GEMV Q8_0 8.6 GB/s, Q4_0 6.8 GB/s in a loaded
+ *   run (no AVX2 read stream to compare with).
+ *   ERRORS (Y and workspace untouched): QMX_ERR_NULL X, blob, Y, workspace; QMX_ERR_SIZE M, N
+ *   or K 0; QMX_ERR_SHAPE ldx < K, ldy < N, N or K not the blob's; QMX_ERR_OVERFLOW extents;
+ *   the info errors of the blob; QMX_ERR_UNSUPPORTED act_block; QMX_ERR_BUFFER_TOO_SMALL
+ *   workspace; QMX_ERR_NONFINITE / QMX_ERR_ARG for X as qmx_matmul_blockw_dyn_i8. A blob
+ *   whose codes or scales were altered gives other numbers, never undefined behaviour.
+ * ============================================================================================ */
+#ifndef QMX_KERNELS_BP_H
+#define QMX_KERNELS_BP_H
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define QMX_BLOCKW_PACK_HEADER 64
+#define QMX_BLOCKW_GGML_Q4_0 2   /* ggml's type ids */
+#define QMX_BLOCKW_GGML_Q8_0 8
+#define QMX_BLOCKW_GGML_MXFP4 39
+
+/* What a blob holds (qmx_blockw_packed_info). */
+typedef struct qmx_blockw_packed_desc {
+    qmx_dtype dtype;    /* QMX_INT8, QMX_INT4 or QMX_UINT4 */
+    size_t N, K;        /* rows and columns */
+    size_t block;       /* 32 */
+    size_t nblk;        /* blocks per row: ceil(K / 32); scales [N][nblk] */
+    int has_zp;         /* 1: zero points stored ([N][nblk]) */
+    int f16_scales;     /* 1: scales stored as binary16 (exactly) */
+    size_t bytes;       /* the blob's size */
+    int mxfp4;          /* 1: MXFP4 (dtype QMX_DTYPE_INVALID): qmx_blockw_unpack_mx */
+    int scale_kind;     /* 0 float32, 1 binary16, 2 E8M0 (OCP rules), 3 E8M0 (QMX_MX_QWIX),
+                           4 E8M0 (QMX_MX_GGML) */
+} qmx_blockw_packed_desc;
+
+/* Blob bytes for *w as [N][K] (see PREPACKED BLOCK WEIGHTS). */
+QMX_API qmx_status qmx_blockw_pack_size(const qmx_blockw *w, size_t N, size_t K, size_t *bytes);
+QMX_API qmx_status qmx_blockw_pack(const qmx_blockw *w, size_t N, size_t K, void *blob,
+                                   size_t blob_bytes);
+/* From N x K / 32 ggml blocks (QMX_BLOCKW_GGML_Q8_0 / _Q4_0 / _MXFP4), row by row. */
+QMX_API qmx_status qmx_blockw_pack_ggml_size(int ggml_type, size_t N, size_t K, size_t *bytes);
+QMX_API qmx_status qmx_blockw_pack_ggml(int ggml_type, const void *blocks, size_t blocks_bytes,
+                                        size_t N, size_t K, void *blob, size_t blob_bytes);
+QMX_API qmx_status qmx_blockw_packed_info(const void *blob, size_t blob_bytes,
+                                          qmx_blockw_packed_desc *desc);
+/* Back to qmx.h storage: codes (data), scales [N][nblk], zero points [N][nblk] if stored. */
+QMX_API qmx_status qmx_blockw_unpack(const void *blob, size_t blob_bytes, void *data,
+                                     size_t data_bytes, float *scales, int32_t *zero_points,
+                                     size_t n_scales);
+QMX_API qmx_status qmx_blockw_unpack_ggml(const void *blob, size_t blob_bytes, int ggml_type,
+                                          void *blocks, size_t blocks_bytes);
+/* An MXFP4 blob back to qmx_mx_quantize's storage: E2M1 nibbles, E8M0 scale codes [N][nblk]. */
+QMX_API qmx_status qmx_blockw_unpack_mx(const void *blob, size_t blob_bytes, void *data,
+                                        size_t data_bytes, uint8_t *scale_codes,
+                                        size_t n_scales);
+/* 64 + 2 r64(4 mb nb) + r64(32 mb nb), mb = min(M, 64), nb = ceil(K / 32). */
+QMX_API qmx_status qmx_matmul_blockw_packed_dyn_i8_workspace_size(size_t M, size_t N, size_t K,
+                                                                  const qmx_blockw_dyn_opts *opts,
+                                                                  size_t *bytes);
+/* qmx_matmul_blockw_dyn_i8 on a blob: the same Y bits. */
+QMX_API qmx_status qmx_matmul_blockw_packed_dyn_i8(size_t M, size_t N, size_t K, const float *X,
+                                                   size_t ldx, const void *blob,
+                                                   size_t blob_bytes,
+                                                   const qmx_blockw_dyn_opts *opts, float *Y,
+                                                   size_t ldy, void *workspace,
+                                                   size_t workspace_bytes);
+#ifdef __cplusplus
+}
+#endif
+#endif /* QMX_KERNELS_BP_H */
+
+/* ============================================================================================
+ * IMPLEMENTATION: PREPACKED BLOCK WEIGHTS (qmx__bp_)
+ * ============================================================================================ */
+#if defined(QMX_IMPLEMENTATION) && !defined(QMX__BP_IMPLEMENTATION_DONE)
+#define QMX__BP_IMPLEMENTATION_DONE
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+static const unsigned char qmx__bp_magic[8] = {'Q', 'M', 'X', 'B', 'W', 'P', 'K', '1'};
+
+/* A parsed header and the sizes that follow from it. */
+typedef struct qmx__bp {
+    int elem;            /* 1 int8, 2 int4, 3 uint4, 4 MXFP4 (E2M1 codes) */
+    int f16, zp;         /* scales binary16; zero points stored */
+    int sk;              /* scale storage: 0 float32, 1 binary16, 2 E8M0 (OCP), 3 E8M0 Qwix,
+                            4 E8M0 ggml */
+    int unit;            /* U: 1 for OCP / Qwix MXFP4, else 0 */
+    size_t N, K, nb, np; /* np: panels */
+    size_t cb, sb, S;    /* code bytes per block, bytes per scale, bytes per block */
+    uint32_t off;        /* u = code + off; the zero point without stored ones */
+    size_t bytes;
+} qmx__bp;
+
+/* Fills the sizes of h from elem, f16, zp, N, K; 0 on size_t overflow. */
+static int qmx__bp_sizes(qmx__bp *h) {
+    size_t pb;
+    h->nb = h->K / 32u + (h->K % 32u != 0);
+    h->np = h->N / 16u + (h->N % 16u != 0);
+    h->cb = h->elem == 1 ? 512u : 256u;
+    if (h->elem != 4) h->sk = h->f16;
+    h->sb = h->sk >= 2 ? 1u : h->f16 ? 2u : 4u;
+    h->S = h->cb + 16u * h->sb + (h->zp ? 16u : 0u);
+    h->off = h->elem == 1 ? 128u : h->elem == 2 ? 8u : h->elem == 4 ? 12u : 0u;
+    h->unit = h->sk == 2 || h->sk == 3;
+    if (h->nb > SIZE_MAX / h->S) return 0;
+    pb = h->nb * h->S;
+    if (h->np > (SIZE_MAX - QMX_BLOCKW_PACK_HEADER) / pb) return 0;
+    h->bytes = QMX_BLOCKW_PACK_HEADER + h->np * pb;
+    return 1;
+}
+
+static qmx_status qmx__bp_parse(const void *blob, size_t bytes, qmx__bp *h) {
+    const uint8_t *p = (const uint8_t *)blob;
+    size_t i;
+    if (!blob) return QMX_ERR_NULL;
+    if (bytes < QMX_BLOCKW_PACK_HEADER) return QMX_ERR_BUFFER_TOO_SMALL;
+    for (i = 0; i < 8; i++)
+        if (p[i] != qmx__bp_magic[i]) return QMX_ERR_PARSE;
+    for (i = 20; i < QMX_BLOCKW_PACK_HEADER; i++)
+        if (p[i]) return QMX_ERR_PARSE;
+    if (p[16] < 1 || p[16] > 4 || p[17] != 32 || p[19] > 1) return QMX_ERR_PARSE;
+    if (p[16] == 4 ? (p[18] < 2 || p[18] > 4 || p[19]) : p[18] > 1) return QMX_ERR_PARSE;
+    h->elem = p[16]; h->sk = p[18]; h->f16 = p[18] == 1; h->zp = p[19];
+    h->N = (size_t)qmx__k_ld32le(p + 8);
+    h->K = (size_t)qmx__k_ld32le(p + 12);
+    if (h->N == 0 || h->K == 0) return QMX_ERR_PARSE;
+    if (!qmx__bp_sizes(h)) return QMX_ERR_OVERFLOW;
+    if (bytes < h->bytes) return QMX_ERR_BUFFER_TOO_SMALL;
+    return QMX_OK;
+}
+
+static void qmx__bp_header(const qmx__bp *h, uint8_t *p) {
+    size_t i;
+    for (i = 0; i < QMX_BLOCKW_PACK_HEADER; i++) p[i] = 0;
+    for (i = 0; i < 8; i++) p[i] = qmx__bp_magic[i];
+    qmx__k_st32le(p + 8, (uint32_t)h->N);
+    qmx__k_st32le(p + 12, (uint32_t)h->K);
+    p[16] = (uint8_t)h->elem; p[17] = 32; p[18] = (uint8_t)h->sk; p[19] = (uint8_t)h->zp;
+}
+
+/* block b of row n: its bytes, and row j of its panel */
+static uint8_t *qmx__bp_blk(const qmx__bp *h, const void *blob, size_t n, size_t b) {
+    return (uint8_t *)blob + QMX_BLOCKW_PACK_HEADER + ((n / 16u) * h->nb + b) * h->S;
+}
+/* u of element t (< 32) of row j (< 16) of a block */
+static uint32_t qmx__bp_getu(const qmx__bp *h, const uint8_t *blk, size_t j, size_t t) {
+    if (h->elem == 1) return blk[64u * (t / 4u) + 4u * j + t % 4u];
+    return ((uint32_t)blk[64u * ((t & 15u) / 4u) + 4u * j + t % 4u] >> (t < 16u ? 0 : 4)) & 15u;
+}
+static void qmx__bp_setu(const qmx__bp *h, uint8_t *blk, size_t j, size_t t, uint32_t u) {
+    uint8_t *c;
+    if (h->elem == 1) { blk[64u * (t / 4u) + 4u * j + t % 4u] = (uint8_t)u; return; }
+    c = blk + 64u * ((t & 15u) / 4u) + 4u * j + t % 4u;
+    *c = (uint8_t)(t < 16u ? ((*c & 0xF0u) | u) : ((*c & 0x0Fu) | (u << 4)));
+}
+/* E2M1 code -> u = 12 + 2 x value (ggml's kvalues: the same integers), z = 12 */
+static const uint8_t qmx__bp_e2m1u[16] = {12, 13, 14, 15, 16, 18, 20, 24,
+                                          12, 11, 10, 9, 8, 6, 4, 0};
+#if !defined(QMX__K_VNNI) && !defined(QMX__K_AVX2)   /* the portable kernel's identity table */
+static const uint8_t qmx__bp_idu[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+#endif
+static float qmx__bp_getscale(const qmx__bp *h, const uint8_t *blk, size_t j) {
+    const uint8_t *s = blk + h->cb + h->sb * j;
+    if (h->sk == 2) return qmx__e8m0_pow2(s[0]);                  /* 0xFF: NaN */
+    if (h->sk == 3) return qmx__bits_f32((uint32_t)s[0] << 23);   /* 0: +0, 0xFF: +Inf */
+    if (h->sk == 4) return qmx__ggml_e8m0_half(s[0]);             /* 2^(c - 128) */
+    if (h->f16) return qmx_f16_to_f32((uint16_t)(s[0] | (s[1] << 8)));
+    return qmx__bits_f32(qmx__k_ld32le(s));
+}
+static void qmx__bp_setscale(const qmx__bp *h, uint8_t *blk, size_t j, float v) {
+    uint8_t *s = blk + h->cb + h->sb * j;
+    if (h->f16) {
+        uint16_t c = qmx_f32_to_f16(v);
+        s[0] = (uint8_t)c; s[1] = (uint8_t)(c >> 8);
+    } else {
+        qmx__k_st32le(s, qmx__f32_bits(v));
+    }
+}
+/* z of row j of a block (the zero point + off, or off) */
+static uint32_t qmx__bp_getz(const qmx__bp *h, const uint8_t *blk, size_t j) {
+    return h->zp ? blk[h->cb + 16u * h->sb + j] : h->off;
+}
+static void qmx__bp_zero(const qmx__bp *h, void *blob) {
+    uint8_t *p = (uint8_t *)blob;
+    size_t i;
+    for (i = QMX_BLOCKW_PACK_HEADER; i < h->bytes; i++) p[i] = 0;
+}
+static int qmx__bp_f16_exact(float s) {
+    return qmx__f32_bits(qmx_f16_to_f32(qmx_f32_to_f16(s))) == qmx__f32_bits(s);
+}
+
+/* Validates w for packing as [N][K] and fills h (f16: every scale exact in binary16). */
+static qmx_status qmx__bp_from_w(const qmx_blockw *w, size_t N, size_t K, qmx__bw *b,
+                                 qmx__bwd *d, qmx__bp *h) {
+    qmx__view v;
+    qmx_status st;
+    size_t i, ns;
+    if (!w) return QMX_ERR_NULL;
+    if (N == 0 || K == 0) return QMX_ERR_SIZE;
+    if (w->kind != QMX_BLOCKW_QCONFIG && w->kind != QMX_BLOCKW_MX) return QMX_ERR_ARG;
+    st = qmx__bw_check(w, N, K, b);
+    if (st != QMX_OK) return st;
+    if (b->mx) {   /* MXFP4 in blocks of 32, E8M0 scale codes kept as they are */
+        if (w->mx->format != QMX_MXFP4 || b->block != 32u) return QMX_ERR_UNSUPPORTED;
+        if ((N >> 16) >> 16 || (K >> 16) >> 16) return QMX_ERR_OVERFLOW;
+        qmx__bwd_setup(b, N, K, d);
+        h->elem = 4; h->zp = 0; h->f16 = 0;
+        h->sk = w->mx->rule == QMX_MX_GGML ? 4 : w->mx->rule == QMX_MX_QWIX ? 3 : 2;
+        h->N = N; h->K = K;
+        return qmx__bp_sizes(h) ? QMX_OK : QMX_ERR_OVERFLOW;
+    }
+    (void)qmx__resolve(w->qc, N * K, &v);
+    if (w->qc->granularity != QMX_PER_BLOCK || v.block != 32u) return QMX_ERR_UNSUPPORTED;
+    if (v.dtype != QMX_INT8 && v.dtype != QMX_INT4 && v.dtype != QMX_UINT4)
+        return QMX_ERR_UNSUPPORTED;
+    if ((N >> 16) >> 16 || (K >> 16) >> 16) return QMX_ERR_OVERFLOW;   /* uint32 fields */
+    qmx__bwd_setup(b, N, K, d);
+    h->elem = v.dtype == QMX_INT8 ? 1 : v.dtype == QMX_INT4 ? 2 : 3;
+    h->zp = d->use_zp;
+    h->sk = 0;
+    h->N = N; h->K = K;
+    h->f16 = 1;
+    ns = N * (K / 32u + (K % 32u != 0));
+    for (i = 0; i < ns && h->f16; i++) h->f16 = qmx__bp_f16_exact(w->scales[i]);
+    if (!qmx__bp_sizes(h)) return QMX_ERR_OVERFLOW;
+    return QMX_OK;
+}
+
+QMX_API qmx_status qmx_blockw_pack_size(const qmx_blockw *w, size_t N, size_t K, size_t *bytes) {
+    qmx__bw b;
+    qmx__bwd d;
+    qmx__bp h;
+    qmx_status st;
+    if (!bytes) return QMX_ERR_NULL;
+    st = qmx__bp_from_w(w, N, K, &b, &d, &h);
+    if (st == QMX_OK) *bytes = h.bytes;
+    return st;
+}
+
+QMX_API qmx_status qmx_blockw_pack(const qmx_blockw *w, size_t N, size_t K, void *blob,
+                                   size_t blob_bytes) {
+    qmx__bw b;
+    qmx__bwd d;
+    qmx__bp h;
+    size_t n, bk, t;
+    uint32_t cmask;
+    qmx_status st;
+    if (!blob) return QMX_ERR_NULL;
+    st = qmx__bp_from_w(w, N, K, &b, &d, &h);
+    if (st != QMX_OK) return st;
+    if (blob_bytes < h.bytes) return QMX_ERR_BUFFER_TOO_SMALL;
+    qmx__bp_header(&h, (uint8_t *)blob);
+    qmx__bp_zero(&h, blob);
+    cmask = h.elem == 1 ? 0xFFu : 0xFu;
+    for (n = 0; n < N; n++)
+        for (bk = 0; bk < h.nb; bk++) {
+            uint8_t *blk = qmx__bp_blk(&h, blob, n, bk);
+            size_t j = n % 16u, si = n * h.nb + bk;
+            for (t = 0; t < 32u && 32u * bk + t < K; t++) {
+                uint32_t c = qmx__bwd_code(&d, n * K + 32u * bk + t);
+                qmx__bp_setu(&h, blk, j, t,
+                             h.elem == 4 ? (c & 15u) : ((c & cmask) + h.off) & cmask);
+            }
+            if (h.elem == 4) blk[h.cb + j] = w->scale_codes[si];   /* the E8M0 code */
+            else qmx__bp_setscale(&h, blk, j, w->scales[si]);
+            if (h.zp)
+                blk[h.cb + 16u * h.sb + j] = (uint8_t)((uint32_t)(w->zero_points[si] +
+                                                                  (int32_t)h.off));
+        }
+    return QMX_OK;
+}
+
+QMX_API qmx_status qmx_blockw_packed_info(const void *blob, size_t blob_bytes,
+                                          qmx_blockw_packed_desc *desc) {
+    qmx__bp h;
+    qmx_status st;
+    if (!desc) return QMX_ERR_NULL;
+    st = qmx__bp_parse(blob, blob_bytes, &h);
+    if (st != QMX_OK) return st;
+    desc->dtype = h.elem == 1 ? QMX_INT8 : h.elem == 2 ? QMX_INT4 : h.elem == 3 ? QMX_UINT4
+                                                                               : QMX_DTYPE_INVALID;
+    desc->mxfp4 = h.elem == 4;
+    desc->scale_kind = h.sk;
+    desc->N = h.N; desc->K = h.K; desc->block = 32u; desc->nblk = h.nb;
+    desc->has_zp = h.zp; desc->f16_scales = h.f16; desc->bytes = h.bytes;
+    return QMX_OK;
+}
+
+QMX_API qmx_status qmx_blockw_unpack(const void *blob, size_t blob_bytes, void *data,
+                                     size_t data_bytes, float *scales, int32_t *zero_points,
+                                     size_t n_scales) {
+    qmx__bp h;
+    qmx_status st;
+    size_t n, bk, t, need, ns;
+    uint8_t *q = (uint8_t *)data;
+    st = qmx__bp_parse(blob, blob_bytes, &h);
+    if (st != QMX_OK) return st;
+    if (h.elem == 4) return QMX_ERR_UNSUPPORTED;   /* MXFP4: qmx_blockw_unpack_mx */
+    if (!data || !scales || (h.zp && !zero_points)) return QMX_ERR_NULL;
+    if (!qmx__mul_ok(h.N, h.K, &need)) return QMX_ERR_OVERFLOW;
+    if (h.elem != 1) need = need / 2u + (need & 1u);
+    ns = h.N * h.nb;
+    if (data_bytes < need || n_scales < ns) return QMX_ERR_BUFFER_TOO_SMALL;
+    if (h.elem != 1) q[need - 1u] = 0;   /* an odd count leaves the last high nibble 0 */
+    for (n = 0; n < h.N; n++)
+        for (bk = 0; bk < h.nb; bk++) {
+            const uint8_t *blk = qmx__bp_blk(&h, blob, n, bk);
+            size_t j = n % 16u, si = n * h.nb + bk;
+            for (t = 0; t < 32u && 32u * bk + t < h.K; t++) {
+                size_t e = n * h.K + 32u * bk + t;
+                uint32_t u = qmx__bp_getu(&h, blk, j, t);
+                if (h.elem == 1) q[e] = (uint8_t)(u ^ 0x80u);
+                else qmx__set_nibble(q, e, (int32_t)(h.elem == 2 ? u ^ 8u : u));
+            }
+            scales[si] = qmx__bp_getscale(&h, blk, j);
+            if (h.zp) zero_points[si] = (int32_t)qmx__bp_getz(&h, blk, j) - (int32_t)h.off;
+        }
+    return QMX_OK;
+}
+
+QMX_API qmx_status qmx_blockw_unpack_mx(const void *blob, size_t blob_bytes, void *data,
+                                        size_t data_bytes, uint8_t *scale_codes,
+                                        size_t n_scales) {
+    qmx__bp h;
+    qmx_status st;
+    size_t n, bk, t, need;
+    uint8_t *q = (uint8_t *)data;
+    st = qmx__bp_parse(blob, blob_bytes, &h);
+    if (st != QMX_OK) return st;
+    if (h.elem != 4) return QMX_ERR_UNSUPPORTED;
+    if (!data || !scale_codes) return QMX_ERR_NULL;
+    if (!qmx__mul_ok(h.N, h.K, &need)) return QMX_ERR_OVERFLOW;
+    need = need / 2u + (need & 1u);
+    if (data_bytes < need || n_scales < h.N * h.nb) return QMX_ERR_BUFFER_TOO_SMALL;
+    q[need - 1u] = 0;
+    for (n = 0; n < h.N; n++)
+        for (bk = 0; bk < h.nb; bk++) {
+            const uint8_t *blk = qmx__bp_blk(&h, blob, n, bk);
+            size_t j = n % 16u;
+            for (t = 0; t < 32u && 32u * bk + t < h.K; t++)
+                qmx__set_nibble(q, n * h.K + 32u * bk + t, (int32_t)qmx__bp_getu(&h, blk, j, t));
+            scale_codes[n * h.nb + bk] = blk[h.cb + j];
+        }
+    return QMX_OK;
+}
+
+/* ---- ggml blocks ---- */
+static size_t qmx__bp_ggml_bb(int type) {
+    return type == QMX_BLOCKW_GGML_Q8_0 ? QMX_GGML_Q8_0_BLOCK_BYTES
+         : type == QMX_BLOCKW_GGML_Q4_0 ? QMX_GGML_Q4_0_BLOCK_BYTES
+         : type == QMX_BLOCKW_GGML_MXFP4 ? 17u : 0u;
+}
+
+static qmx_status qmx__bp_ggml_h(int type, size_t N, size_t K, qmx__bp *h, size_t *in_bytes) {
+    size_t bb = qmx__bp_ggml_bb(type), nbt;
+    if (!bb) return QMX_ERR_ARG;
+    if (N == 0 || K == 0) return QMX_ERR_SIZE;
+    if (K % 32u) return QMX_ERR_SHAPE;
+    if ((N >> 16) >> 16 || (K >> 16) >> 16) return QMX_ERR_OVERFLOW;   /* uint32 fields */
+    h->elem = type == QMX_BLOCKW_GGML_Q8_0 ? 1 : type == QMX_BLOCKW_GGML_Q4_0 ? 3 : 4;
+    h->zp = type == QMX_BLOCKW_GGML_Q4_0;
+    h->f16 = h->elem != 4; h->sk = h->elem == 4 ? 4 : 1;   /* MXFP4: ggml's 2^(c - 128) */
+    h->N = N; h->K = K;
+    if (!qmx__bp_sizes(h)) return QMX_ERR_OVERFLOW;
+    if (!qmx__mul_ok(N, K / 32u, &nbt) || !qmx__mul_ok(nbt, bb, in_bytes)) return QMX_ERR_OVERFLOW;
+    return QMX_OK;
+}
+
+QMX_API qmx_status qmx_blockw_pack_ggml_size(int ggml_type, size_t N, size_t K, size_t *bytes) {
+    qmx__bp h;
+    size_t in;
+    qmx_status st;
+    if (!bytes) return QMX_ERR_NULL;
+    st = qmx__bp_ggml_h(ggml_type, N, K, &h, &in);
+    if (st == QMX_OK) *bytes = h.bytes;
+    return st;
+}
+
+/* One ggml block -> 32 u codes (one per byte), its scale and z; the qmx.h converters. */
+static qmx_status qmx__bp_ggml_one(int type, const uint8_t *in, uint8_t *u, float *s,
+                                   uint32_t *z) {
+    qmx_status st;
+    size_t t;
+    if (type == QMX_BLOCKW_GGML_Q8_0) {
+        int8_t q[32];
+        st = qmx_ggml_q8_0_to_qmx(in, QMX_GGML_Q8_0_BLOCK_BYTES, 32, q, 32, s, 1);
+        for (t = 0; t < 32u; t++) u[t] = (uint8_t)((uint8_t)q[t] ^ 0x80u);
+        *z = 128u;
+    } else if (type == QMX_BLOCKW_GGML_MXFP4) {   /* block_mxfp4: e, qs[16]; z: the E8M0 code */
+        for (t = 0; t < 32u; t++) u[t] = (uint8_t)(t < 16u ? in[1u + t] & 15u : in[t - 15u] >> 4);
+        *s = 0.0f;
+        *z = in[0];
+        st = QMX_OK;
+    } else {
+        uint8_t q[16];
+        int32_t zp = 0;
+        st = qmx_ggml_q4_0_to_qmx(in, QMX_GGML_Q4_0_BLOCK_BYTES, 32, q, 16, s, &zp, 1);
+        for (t = 0; t < 32u; t++) u[t] = (uint8_t)((q[t / 2u] >> (4u * (t & 1u))) & 15u);
+        *z = (uint32_t)zp;
+    }
+    return st;
+}
+
+QMX_API qmx_status qmx_blockw_pack_ggml(int ggml_type, const void *blocks, size_t blocks_bytes,
+                                        size_t N, size_t K, void *blob, size_t blob_bytes) {
+    qmx__bp h;
+    size_t in, n, bk, t, bb = qmx__bp_ggml_bb(ggml_type);
+    const uint8_t *src = (const uint8_t *)blocks;
+    qmx_status st;
+    uint8_t u[32];
+    float s;
+    uint32_t z;
+    if (!blocks || !blob) return QMX_ERR_NULL;
+    st = qmx__bp_ggml_h(ggml_type, N, K, &h, &in);
+    if (st != QMX_OK) return st;
+    if (blocks_bytes < in || blob_bytes < h.bytes) return QMX_ERR_BUFFER_TOO_SMALL;
+    for (n = 0; n < in / bb; n++) {   /* every block converts before anything is written */
+        st = qmx__bp_ggml_one(ggml_type, src + n * bb, u, &s, &z);
+        if (st != QMX_OK) return st;
+    }
+    qmx__bp_header(&h, (uint8_t *)blob);
+    qmx__bp_zero(&h, blob);
+    for (n = 0; n < N; n++)
+        for (bk = 0; bk < h.nb; bk++) {
+            uint8_t *blk = qmx__bp_blk(&h, blob, n, bk);
+            size_t j = n % 16u;
+            (void)qmx__bp_ggml_one(ggml_type, src + (n * h.nb + bk) * bb, u, &s, &z);
+            for (t = 0; t < 32u; t++) qmx__bp_setu(&h, blk, j, t, u[t]);
+            if (h.elem == 4) blk[h.cb + j] = (uint8_t)z;   /* the E8M0 code */
+            else qmx__bp_setscale(&h, blk, j, s);   /* |d| of a binary16, or 1: exact */
+            if (h.zp) blk[h.cb + 16u * h.sb + j] = (uint8_t)z;
+        }
+    return QMX_OK;
+}
+
+QMX_API qmx_status qmx_blockw_unpack_ggml(const void *blob, size_t blob_bytes, int ggml_type,
+                                          void *blocks, size_t blocks_bytes) {
+    qmx__bp h;
+    size_t n, bk, t, bb = qmx__bp_ggml_bb(ggml_type), nbt, need;
+    uint8_t *dst = (uint8_t *)blocks;
+    qmx_status st;
+    int pass;
+    st = qmx__bp_parse(blob, blob_bytes, &h);
+    if (st != QMX_OK) return st;
+    if (!blocks) return QMX_ERR_NULL;
+    if (!bb) return QMX_ERR_ARG;
+    if (!(ggml_type == QMX_BLOCKW_GGML_Q8_0 ? h.elem == 1 && !h.zp
+          : ggml_type == QMX_BLOCKW_GGML_Q4_0 ? h.elem == 2 || h.elem == 3
+          : h.elem == 4))
+        return QMX_ERR_UNSUPPORTED;
+    if (h.K % 32u) return QMX_ERR_SHAPE;
+    if (!qmx__mul_ok(h.N, h.nb, &nbt) || !qmx__mul_ok(nbt, bb, &need)) return QMX_ERR_OVERFLOW;
+    if (blocks_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    /* pass 0 checks every block (into a local), pass 1 writes */
+    for (pass = 0; pass < 2; pass++)
+        for (n = 0; n < h.N; n++)
+            for (bk = 0; bk < h.nb; bk++) {
+                const uint8_t *blk = qmx__bp_blk(&h, blob, n, bk);
+                size_t j = n % 16u;
+                uint8_t tmp[QMX_GGML_Q8_0_BLOCK_BYTES];
+                uint8_t *out = pass ? dst + (n * h.nb + bk) * bb : tmp;
+                float s = qmx__bp_getscale(&h, blk, j);
+                if (h.elem == 1) {
+                    int8_t q[32];
+                    for (t = 0; t < 32u; t++) q[t] = (int8_t)(qmx__bp_getu(&h, blk, j, t) ^ 0x80u);
+                    st = qmx_ggml_q8_0_from_qmx(q, 32, &s, 1, out, bb);
+                } else if (h.elem == 4) {   /* the codes as they are (qmx_mx_to_ggml's bytes) */
+                    out[0] = blk[h.cb + j];
+                    for (t = 0; t < 16u; t++)
+                        out[1u + t] = (uint8_t)(qmx__bp_getu(&h, blk, j, t) |
+                                                (qmx__bp_getu(&h, blk, j, t + 16u) << 4));
+                    st = QMX_OK;
+                } else {
+                    uint8_t q[16];
+                    int32_t zp = (int32_t)qmx__bp_getz(&h, blk, j) - (int32_t)h.off;
+                    uint32_t x8 = h.elem == 2 ? 0x88u : 0u;   /* int4: the code is u ^ 8 */
+                    for (t = 0; t < 16u; t++)
+                        q[t] = (uint8_t)((qmx__bp_getu(&h, blk, j, 2u * t) ^
+                                          (qmx__bp_getu(&h, blk, j, 2u * t + 1u) << 4)) ^ x8);
+                    st = qmx_ggml_q4_0_from_qmx(h.elem == 2 ? QMX_INT4 : QMX_UINT4, q, 32, &s,
+                                                h.zp ? &zp : NULL, 1, out, bb);
+                }
+                if (st != QMX_OK) return st;   /* only in pass 0 */
+            }
+    return QMX_OK;
+}
+
+/* ---- the kernel ---- */
+#define QMX__BP_MB 64   /* rows of X per panel */
+#if defined(QMX__K_VNNI)
+#  define QMX__BP_PANELS 4u   /* weight panels read at once (4 streams) */
+#elif defined(QMX__K_AVX2)
+#  define QMX__BP_PANELS 2u
+#else
+#  define QMX__BP_PANELS 1u
+#endif
+
+static qmx_status qmx__bp_ab(size_t K, const qmx_blockw_dyn_opts *opts, size_t *ab,
+                             size_t *nab) {
+    *ab = qmx__bwd_ab(K, opts, nab);
+    return *ab == K || *ab % 32u == 0 ? QMX_OK : QMX_ERR_UNSUPPORTED;
+}
+
+QMX_API qmx_status qmx_matmul_blockw_packed_dyn_i8_workspace_size(size_t M, size_t N, size_t K,
+                                                                  const qmx_blockw_dyn_opts *opts,
+                                                                  size_t *bytes) {
+    size_t mb, nb;
+    (void)opts;
+    if (!bytes) return QMX_ERR_NULL;
+    if (M == 0 || N == 0 || K == 0) return QMX_ERR_SIZE;
+    nb = K / 32u + (K % 32u != 0);
+    mb = M < QMX__BP_MB ? M : QMX__BP_MB;
+    /* at most 64 + 2 * 63 + 63 + 64 * 40 nb */
+    if (nb > (SIZE_MAX - 512u) / 2560u) return QMX_ERR_OVERFLOW;
+    *bytes = 64u + 2u * qmx__k_r64(4u * mb * nb) + qmx__k_r64(32u * mb * nb);
+    return QMX_OK;
+}
+
+#if !defined(QMX__K_VNNI) && !defined(QMX__K_AVX2)
+/* One row of X against one panel: y[16] (the lanes of the panel). Portable C, the documented
+ * integer and float steps. */
+QMX__NOFMA
+static void qmx__bp_panel_c(const qmx__bp *h, const uint8_t *pp, const int8_t *q,
+                            const int32_t *qs, const float *sxb, float *y) {
+    QMX__PRAGMA_NOFMA
+    size_t bk, g, j, t;
+    for (j = 0; j < 16u; j++) y[j] = 0.0f;
+    for (bk = 0; bk < h->nb; bk++) {
+        const uint8_t *blk = pp + bk * h->S;
+        const int8_t *qb = q + 32u * bk;
+        int32_t dot[16];
+        for (j = 0; j < 16u; j++) dot[j] = 0;
+        if (h->elem == 1) {
+            for (g = 0; g < 8u; g++)
+                for (j = 0; j < 16u; j++)
+                    for (t = 0; t < 4u; t++)
+                        dot[j] += (int32_t)qb[4u * g + t] * (int32_t)blk[64u * g + 4u * j + t];
+        } else {
+            const uint8_t *lut = h->elem == 4 ? qmx__bp_e2m1u : qmx__bp_idu;
+            for (g = 0; g < 4u; g++)
+                for (j = 0; j < 16u; j++)
+                    for (t = 0; t < 4u; t++) {
+                        uint32_t c = blk[64u * g + 4u * j + t];
+                        dot[j] += (int32_t)qb[4u * g + t] * (int32_t)lut[c & 15u] +
+                                  (int32_t)qb[16u + 4u * g + t] * (int32_t)lut[c >> 4];
+                    }
+        }
+        for (j = 0; j < 16u; j++) {
+            float p = (float)(dot[j] - (int32_t)qmx__bp_getz(h, blk, j) * qs[bk]);
+            if (h->unit) p = p * 0.5f;   /* RN(I 2^-1): exact */
+            p = p * qmx__bp_getscale(h, blk, j);
+            QMX__OPAQUE(p);
+            p = p * sxb[bk];
+            QMX__OPAQUE(p);
+            y[j] = y[j] + p;
+        }
+    }
+}
+#endif
+
+#if defined(QMX__K_VNNI)
+#if defined(__GNUC__) && !defined(__clang__)
+/* g++ 12: false -Wmaybe-uninitialized inside the AVX-512 intrinsics (GCC PR 105593) */
+#  pragma GCC diagnostic push
+#  pragma GCC diagnostic ignored "-Wuninitialized"
+#  pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+/* The 16 block scales of a block as floats: float32, binary16 (vcvtph2ps, exact) or E8M0
+ * codes decoded as qmx__bp_getscale does. */
+static inline __m512 qmx__bp_sw_vnni(const qmx__bp *h, const uint8_t *blk) {
+    if (h->sk >= 2) {
+        const __m512i c = _mm512_maskz_cvtepu8_epi32(
+            (__mmask16)0xFFFFu, _mm_loadu_si128((const __m128i *)(const void *)(blk + h->cb)));
+        __m512i b;
+        if (h->sk == 3) {
+            b = _mm512_slli_epi32(c, 23);                        /* 0: +0, 0xFF: +Inf */
+        } else if (h->sk == 2) {
+            b = _mm512_slli_epi32(c, 23);
+            b = _mm512_mask_mov_epi32(b, _mm512_cmpeq_epi32_mask(c, _mm512_setzero_si512()),
+                                      _mm512_set1_epi32(0x00400000));
+            b = _mm512_mask_mov_epi32(b, _mm512_cmpeq_epi32_mask(c, _mm512_set1_epi32(255)),
+                                      _mm512_set1_epi32(0x7FC00000));
+        } else {                                                 /* ggml: 2^(c - 128) */
+            b = _mm512_slli_epi32(_mm512_sub_epi32(c, _mm512_set1_epi32(1)), 23);
+            b = _mm512_mask_mov_epi32(b, _mm512_cmpeq_epi32_mask(c, _mm512_setzero_si512()),
+                                      _mm512_set1_epi32(0x00200000));
+            b = _mm512_mask_mov_epi32(b, _mm512_cmpeq_epi32_mask(c, _mm512_set1_epi32(1)),
+                                      _mm512_set1_epi32(0x00400000));
+        }
+        return _mm512_castsi512_ps(b);
+    }
+    return h->f16 ? _mm512_maskz_cvtph_ps((__mmask16)0xFFFFu, _mm256_loadu_si256(
+                                              (const __m256i *)(const void *)(blk + h->cb)))
+                  : _mm512_loadu_ps((const void *)(blk + h->cb));
+}
+
+/* One block of one panel on 16 lanes (lane j = row j of the panel): returns
+ * p = ((float)(sum q u - z qsum) * sw) * sx, the value added to the lane's output. */
+QMX__NOFMA
+static inline __m512 qmx__bp_blk_vnni(const qmx__bp *h, const uint8_t *blk, const uint8_t *xb,
+                                      int32_t qsum, float sx) {
+    QMX__PRAGMA_NOFMA
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    __m512i w0, w1, w2, w3, w4, w5, w6, w7, a0, a1, z;
+    __m512 p, sw;
+    if (h->elem == 1) {
+        w0 = _mm512_loadu_si512((const void *)(blk));
+        w1 = _mm512_loadu_si512((const void *)(blk + 64));
+        w2 = _mm512_loadu_si512((const void *)(blk + 128));
+        w3 = _mm512_loadu_si512((const void *)(blk + 192));
+        w4 = _mm512_loadu_si512((const void *)(blk + 256));
+        w5 = _mm512_loadu_si512((const void *)(blk + 320));
+        w6 = _mm512_loadu_si512((const void *)(blk + 384));
+        w7 = _mm512_loadu_si512((const void *)(blk + 448));
+    } else {
+        __m512i v0 = _mm512_loadu_si512((const void *)(blk));
+        __m512i v1 = _mm512_loadu_si512((const void *)(blk + 64));
+        __m512i v2 = _mm512_loadu_si512((const void *)(blk + 128));
+        __m512i v3 = _mm512_loadu_si512((const void *)(blk + 192));
+        w0 = _mm512_and_si512(v0, m4); w4 = _mm512_and_si512(_mm512_srli_epi16(v0, 4), m4);
+        w1 = _mm512_and_si512(v1, m4); w5 = _mm512_and_si512(_mm512_srli_epi16(v1, 4), m4);
+        w2 = _mm512_and_si512(v2, m4); w6 = _mm512_and_si512(_mm512_srli_epi16(v2, 4), m4);
+        w3 = _mm512_and_si512(v3, m4); w7 = _mm512_and_si512(_mm512_srli_epi16(v3, 4), m4);
+        if (h->elem == 4) {   /* E2M1 codes -> u = 12 + 2 x value (vpshufb) */
+            const __m512i lut = _mm512_broadcast_i32x4(
+                _mm_loadu_si128((const __m128i *)(const void *)qmx__bp_e2m1u));
+            w0 = _mm512_shuffle_epi8(lut, w0); w1 = _mm512_shuffle_epi8(lut, w1);
+            w2 = _mm512_shuffle_epi8(lut, w2); w3 = _mm512_shuffle_epi8(lut, w3);
+            w4 = _mm512_shuffle_epi8(lut, w4); w5 = _mm512_shuffle_epi8(lut, w5);
+            w6 = _mm512_shuffle_epi8(lut, w6); w7 = _mm512_shuffle_epi8(lut, w7);
+        }
+    }
+    /* 4 activations per broadcast dword */
+    a0 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w0, _mm512_set1_epi32((int)qmx__k_ld32le(xb)));
+    a1 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w1,
+                             _mm512_set1_epi32((int)qmx__k_ld32le(xb + 4)));
+    a0 = _mm512_dpbusd_epi32(a0, w2, _mm512_set1_epi32((int)qmx__k_ld32le(xb + 8)));
+    a1 = _mm512_dpbusd_epi32(a1, w3, _mm512_set1_epi32((int)qmx__k_ld32le(xb + 12)));
+    a0 = _mm512_dpbusd_epi32(a0, w4, _mm512_set1_epi32((int)qmx__k_ld32le(xb + 16)));
+    a1 = _mm512_dpbusd_epi32(a1, w5, _mm512_set1_epi32((int)qmx__k_ld32le(xb + 20)));
+    a0 = _mm512_dpbusd_epi32(a0, w6, _mm512_set1_epi32((int)qmx__k_ld32le(xb + 24)));
+    a1 = _mm512_dpbusd_epi32(a1, w7, _mm512_set1_epi32((int)qmx__k_ld32le(xb + 28)));
+    if (h->zp)
+        z = _mm512_mullo_epi32(
+            _mm512_maskz_cvtepu8_epi32(   /* zero-masked: no GCC PR 105593 warning */
+                (__mmask16)0xFFFFu,
+                _mm_loadu_si128((const __m128i *)(const void *)(blk + h->cb + 16u * h->sb))),
+            _mm512_set1_epi32(qsum));
+    else
+        z = _mm512_set1_epi32((int32_t)h->off * qsum);
+    a0 = _mm512_sub_epi32(_mm512_add_epi32(a0, a1), z);
+    sw = qmx__bp_sw_vnni(h, blk);
+    p = _mm512_cvtepi32_ps(a0);
+    if (h->unit) p = _mm512_mul_ps(p, _mm512_set1_ps(0.5f));   /* RN(I 2^-1): exact */
+    p = _mm512_mul_ps(p, sw);
+    return _mm512_mul_ps(p, _mm512_set1_ps(sx));
+}
+
+/* Four rows of X (q + r kp, r < 4) against one panel: y[16 r + j]; per block the weights
+ * are loaded (and 4-bit codes split) once for the four rows; per row the same integer and
+ * float steps as qmx__bp_blk_vnni. */
+#define QMX__BP_ROW4(r, yr)                                                                       \
+    do {                                                                                          \
+        const uint8_t *xb = (const uint8_t *)(q + (r) * kp + 32u * bk);                           \
+        __m512i a0 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w0,                              \
+                                         _mm512_set1_epi32((int)qmx__k_ld32le(xb)));              \
+        __m512i a1 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w1,                              \
+                                         _mm512_set1_epi32((int)qmx__k_ld32le(xb + 4)));          \
+        __m512 p;                                                                                 \
+        a0 = _mm512_dpbusd_epi32(a0, w2, _mm512_set1_epi32((int)qmx__k_ld32le(xb + 8)));          \
+        a1 = _mm512_dpbusd_epi32(a1, w3, _mm512_set1_epi32((int)qmx__k_ld32le(xb + 12)));         \
+        a0 = _mm512_dpbusd_epi32(a0, w4, _mm512_set1_epi32((int)qmx__k_ld32le(xb + 16)));         \
+        a1 = _mm512_dpbusd_epi32(a1, w5, _mm512_set1_epi32((int)qmx__k_ld32le(xb + 20)));         \
+        a0 = _mm512_dpbusd_epi32(a0, w6, _mm512_set1_epi32((int)qmx__k_ld32le(xb + 24)));         \
+        a1 = _mm512_dpbusd_epi32(a1, w7, _mm512_set1_epi32((int)qmx__k_ld32le(xb + 28)));         \
+        a0 = _mm512_sub_epi32(_mm512_add_epi32(a0, a1),                                           \
+                              _mm512_mullo_epi32(zv, _mm512_set1_epi32(qs[(r) * nb + bk])));      \
+        p = _mm512_cvtepi32_ps(a0);                                                               \
+        if (h->unit) p = _mm512_mul_ps(p, _mm512_set1_ps(0.5f)); /* RN(I 2^-1): exact */          \
+        p = _mm512_mul_ps(p, sw);                                                                 \
+        p = _mm512_mul_ps(p, _mm512_set1_ps(sxb[(r) * nb + bk]));                                 \
+        yr = _mm512_add_ps(yr, p);                                                                \
+    } while (0)
+QMX__NOFMA
+static void qmx__bp_tile4_vnni(const qmx__bp *h, const uint8_t *pp, const int8_t *q, size_t kp,
+                               const int32_t *qs, const float *sxb, size_t nb, float *y) {
+    QMX__PRAGMA_NOFMA
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    __m512 y0 = _mm512_setzero_ps(), y1 = y0, y2 = y0, y3 = y0;
+    size_t bk;
+    for (bk = 0; bk < nb; bk++) {
+        const uint8_t *blk = pp + bk * h->S;
+        __m512i w0, w1, w2, w3, w4, w5, w6, w7, zv;
+        __m512 sw;
+        if (h->elem == 1) {
+            w0 = _mm512_loadu_si512((const void *)(blk));
+            w1 = _mm512_loadu_si512((const void *)(blk + 64));
+            w2 = _mm512_loadu_si512((const void *)(blk + 128));
+            w3 = _mm512_loadu_si512((const void *)(blk + 192));
+            w4 = _mm512_loadu_si512((const void *)(blk + 256));
+            w5 = _mm512_loadu_si512((const void *)(blk + 320));
+            w6 = _mm512_loadu_si512((const void *)(blk + 384));
+            w7 = _mm512_loadu_si512((const void *)(blk + 448));
+        } else {
+            __m512i v0 = _mm512_loadu_si512((const void *)(blk));
+            __m512i v1 = _mm512_loadu_si512((const void *)(blk + 64));
+            __m512i v2 = _mm512_loadu_si512((const void *)(blk + 128));
+            __m512i v3 = _mm512_loadu_si512((const void *)(blk + 192));
+            w0 = _mm512_and_si512(v0, m4); w4 = _mm512_and_si512(_mm512_srli_epi16(v0, 4), m4);
+            w1 = _mm512_and_si512(v1, m4); w5 = _mm512_and_si512(_mm512_srli_epi16(v1, 4), m4);
+            w2 = _mm512_and_si512(v2, m4); w6 = _mm512_and_si512(_mm512_srli_epi16(v2, 4), m4);
+            w3 = _mm512_and_si512(v3, m4); w7 = _mm512_and_si512(_mm512_srli_epi16(v3, 4), m4);
+            if (h->elem == 4) {   /* E2M1 codes -> u = 12 + 2 x value (vpshufb) */
+                const __m512i lut = _mm512_broadcast_i32x4(
+                    _mm_loadu_si128((const __m128i *)(const void *)qmx__bp_e2m1u));
+                w0 = _mm512_shuffle_epi8(lut, w0); w1 = _mm512_shuffle_epi8(lut, w1);
+                w2 = _mm512_shuffle_epi8(lut, w2); w3 = _mm512_shuffle_epi8(lut, w3);
+                w4 = _mm512_shuffle_epi8(lut, w4); w5 = _mm512_shuffle_epi8(lut, w5);
+                w6 = _mm512_shuffle_epi8(lut, w6); w7 = _mm512_shuffle_epi8(lut, w7);
+            }
+        }
+        zv = h->zp ? _mm512_maskz_cvtepu8_epi32((__mmask16)0xFFFFu,
+                                                _mm_loadu_si128((const __m128i *)(const void *)(
+                                                    blk + h->cb + 16u * h->sb)))
+                   : _mm512_set1_epi32((int32_t)h->off);
+        sw = qmx__bp_sw_vnni(h, blk);
+        QMX__BP_ROW4(0, y0);
+        QMX__BP_ROW4(1, y1);
+        QMX__BP_ROW4(2, y2);
+        QMX__BP_ROW4(3, y3);
+    }
+    _mm512_storeu_ps(y, y0);
+    _mm512_storeu_ps(y + 16, y1);
+    _mm512_storeu_ps(y + 32, y2);
+    _mm512_storeu_ps(y + 48, y3);
+}
+#undef QMX__BP_ROW4
+
+/* One row of X against np (1 .. 4) consecutive panels at once (np weight streams, as the
+ * int8 GEMV reads 4 panels): y[16 t + j] = lane j of panel t. Blocks in increasing k. */
+QMX__NOFMA
+static void qmx__bp_panel_vnni(const qmx__bp *h, const uint8_t *pp, size_t np, const int8_t *q,
+                               const int32_t *qs, const float *sxb, float *y) {
+    QMX__PRAGMA_NOFMA
+    size_t bk, ps = h->nb * h->S;
+    __m512 y0 = _mm512_setzero_ps(), y1 = y0, y2 = y0, y3 = y0;
+    if (np == 4) {
+        for (bk = 0; bk < h->nb; bk++) {
+            const uint8_t *blk = pp + bk * h->S, *xb = (const uint8_t *)(q + 32u * bk);
+            y0 = _mm512_add_ps(y0, qmx__bp_blk_vnni(h, blk, xb, qs[bk], sxb[bk]));
+            y1 = _mm512_add_ps(y1, qmx__bp_blk_vnni(h, blk + ps, xb, qs[bk], sxb[bk]));
+            y2 = _mm512_add_ps(y2, qmx__bp_blk_vnni(h, blk + 2u * ps, xb, qs[bk], sxb[bk]));
+            y3 = _mm512_add_ps(y3, qmx__bp_blk_vnni(h, blk + 3u * ps, xb, qs[bk], sxb[bk]));
+        }
+        _mm512_storeu_ps(y + 16, y1);
+        _mm512_storeu_ps(y + 32, y2);
+        _mm512_storeu_ps(y + 48, y3);
+    } else {
+        size_t t;
+        for (t = 0; t < np; t++) {
+            for (bk = 0; bk < h->nb; bk++)
+                y0 = _mm512_add_ps(y0, qmx__bp_blk_vnni(h, pp + t * ps + bk * h->S,
+                                                        (const uint8_t *)(q + 32u * bk), qs[bk],
+                                                        sxb[bk]));
+            _mm512_storeu_ps(y + 16u * t, y0);
+            y0 = _mm512_setzero_ps();
+        }
+        return;
+    }
+    _mm512_storeu_ps(y, y0);
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#  pragma GCC diagnostic pop
+#endif
+#endif
+
+#if defined(QMX__K_AVX2)
+/* One block, rows 8 hf .. 8 hf + 7 of a panel on 8 lanes: the same value as qmx__bp_blk_vnni.
+ * int8: w = u ^ 0x80 (the signed code), vpmaddubsw(|w|, sign(q, w)) (pairs <= 2 * 128 * 127,
+ * no saturation), I = sum q w - (z - 128) qsum; 4-bit: vpmaddubsw(u, q) (pairs <= 2 * 15 *
+ * 127; the 8 groups' int16 sums <= 30480, no saturation), I = sum q u - z qsum. */
+QMX__NOFMA
+static inline __m256 qmx__bp_blk_avx2(const qmx__bp *h, const uint8_t *blk, size_t hf,
+                                      const uint8_t *xb, int32_t qsum, float sx) {
+    QMX__PRAGMA_NOFMA
+    const __m256i ones = _mm256_set1_epi16(1);
+    const uint8_t *c = blk + 32u * hf;
+    __m256i acc, z;
+    __m256 p, sw;
+    size_t g;
+    if (h->elem == 1) {
+        const __m256i x80 = _mm256_set1_epi8((char)0x80);
+        acc = _mm256_setzero_si256();
+        for (g = 0; g < 8u; g++) {
+            __m256i w = _mm256_xor_si256(
+                _mm256_loadu_si256((const __m256i *)(const void *)(c + 64u * g)), x80);
+            __m256i x = _mm256_set1_epi32((int)qmx__k_ld32le(xb + 4u * g));
+            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(
+                _mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(x, w)), ones));
+        }
+        z = h->zp ? _mm256_sub_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64(
+                        (const __m128i *)(const void *)(blk + h->cb + 16u * h->sb + 8u * hf))),
+                                     _mm256_set1_epi32(128))
+                  : _mm256_setzero_si256();
+    } else {
+        const __m256i m4 = _mm256_set1_epi8(0x0F);
+        const __m256i lut = _mm256_broadcastsi128_si256(
+            _mm_loadu_si128((const __m128i *)(const void *)qmx__bp_e2m1u));
+        __m256i s16 = _mm256_setzero_si256();
+        acc = _mm256_setzero_si256();
+        for (g = 0; g < 4u; g++) {
+            __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(c + 64u * g));
+            __m256i lo = _mm256_and_si256(v, m4);
+            __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+            if (h->elem == 4) {   /* E2M1: u = 12 + 2 x value <= 24, pairs <= 6096 */
+                lo = _mm256_shuffle_epi8(lut, lo);
+                hi = _mm256_shuffle_epi8(lut, hi);
+            }
+            s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(
+                lo, _mm256_set1_epi32((int)qmx__k_ld32le(xb + 4u * g))));
+            s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(
+                hi, _mm256_set1_epi32((int)qmx__k_ld32le(xb + 16u + 4u * g))));
+            if (h->elem == 4) {   /* two groups' int16 sums <= 12192; then to int32 */
+                acc = _mm256_add_epi32(acc, _mm256_madd_epi16(s16, ones));
+                s16 = _mm256_setzero_si256();
+            }
+        }
+        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(s16, ones));
+        z = h->zp ? _mm256_cvtepu8_epi32(_mm_loadl_epi64(
+                        (const __m128i *)(const void *)(blk + h->cb + 16u * h->sb + 8u * hf)))
+                  : _mm256_set1_epi32((int32_t)h->off);
+    }
+    acc = _mm256_sub_epi32(acc, _mm256_mullo_epi32(z, _mm256_set1_epi32(qsum)));
+    if (h->sk >= 2) {   /* E8M0 codes, decoded as qmx__bp_getscale */
+        const __m256i cc = _mm256_cvtepu8_epi32(
+            _mm_loadl_epi64((const __m128i *)(const void *)(blk + h->cb + 8u * hf)));
+        __m256i b;
+        if (h->sk == 3) {
+            b = _mm256_slli_epi32(cc, 23);
+        } else if (h->sk == 2) {
+            b = _mm256_slli_epi32(cc, 23);
+            b = _mm256_blendv_epi8(b, _mm256_set1_epi32(0x00400000),
+                                   _mm256_cmpeq_epi32(cc, _mm256_setzero_si256()));
+            b = _mm256_blendv_epi8(b, _mm256_set1_epi32(0x7FC00000),
+                                   _mm256_cmpeq_epi32(cc, _mm256_set1_epi32(255)));
+        } else {
+            b = _mm256_slli_epi32(_mm256_sub_epi32(cc, _mm256_set1_epi32(1)), 23);
+            b = _mm256_blendv_epi8(b, _mm256_set1_epi32(0x00200000),
+                                   _mm256_cmpeq_epi32(cc, _mm256_setzero_si256()));
+            b = _mm256_blendv_epi8(b, _mm256_set1_epi32(0x00400000),
+                                   _mm256_cmpeq_epi32(cc, _mm256_set1_epi32(1)));
+        }
+        sw = _mm256_castsi256_ps(b);
+    } else if (h->f16) {
+#if defined(__F16C__)
+        sw = _mm256_cvtph_ps(
+            _mm_loadu_si128((const __m128i *)(const void *)(blk + h->cb + 16u * hf)));
+#else
+        float t[8];
+        for (g = 0; g < 8u; g++) t[g] = qmx__bp_getscale(h, blk, 8u * hf + g);
+        sw = _mm256_loadu_ps(t);
+#endif
+    } else {
+        sw = _mm256_loadu_ps((const float *)(const void *)(blk + h->cb + 32u * hf));
+    }
+    p = _mm256_cvtepi32_ps(acc);
+    if (h->unit) p = _mm256_mul_ps(p, _mm256_set1_ps(0.5f));   /* RN(I 2^-1): exact */
+    p = _mm256_mul_ps(p, sw);
+    return _mm256_mul_ps(p, _mm256_set1_ps(sx));
+}
+
+/* One row of X against np (1 or 2) consecutive panels: y[16 t + j] = lane j of panel t. */
+QMX__NOFMA
+static void qmx__bp_panel_avx2(const qmx__bp *h, const uint8_t *pp, size_t np, const int8_t *q,
+                               const int32_t *qs, const float *sxb, float *y) {
+    QMX__PRAGMA_NOFMA
+    size_t bk, t, ps = h->nb * h->S;
+    __m256 y0 = _mm256_setzero_ps(), y1 = y0, y2 = y0, y3 = y0;
+    if (np == 2) {
+        for (bk = 0; bk < h->nb; bk++) {
+            const uint8_t *blk = pp + bk * h->S, *xb = (const uint8_t *)(q + 32u * bk);
+            y0 = _mm256_add_ps(y0, qmx__bp_blk_avx2(h, blk, 0, xb, qs[bk], sxb[bk]));
+            y1 = _mm256_add_ps(y1, qmx__bp_blk_avx2(h, blk, 1, xb, qs[bk], sxb[bk]));
+            y2 = _mm256_add_ps(y2, qmx__bp_blk_avx2(h, blk + ps, 0, xb, qs[bk], sxb[bk]));
+            y3 = _mm256_add_ps(y3, qmx__bp_blk_avx2(h, blk + ps, 1, xb, qs[bk], sxb[bk]));
+        }
+        _mm256_storeu_ps(y, y0); _mm256_storeu_ps(y + 8, y1);
+        _mm256_storeu_ps(y + 16, y2); _mm256_storeu_ps(y + 24, y3);
+        return;
+    }
+    for (t = 0; t < np; t++) {
+        y0 = _mm256_setzero_ps(); y1 = y0;
+        for (bk = 0; bk < h->nb; bk++) {
+            const uint8_t *blk = pp + t * ps + bk * h->S, *xb = (const uint8_t *)(q + 32u * bk);
+            y0 = _mm256_add_ps(y0, qmx__bp_blk_avx2(h, blk, 0, xb, qs[bk], sxb[bk]));
+            y1 = _mm256_add_ps(y1, qmx__bp_blk_avx2(h, blk, 1, xb, qs[bk], sxb[bk]));
+        }
+        _mm256_storeu_ps(y + 16u * t, y0); _mm256_storeu_ps(y + 16u * t + 8, y1);
+    }
+}
+#endif
+
+QMX_API qmx_status qmx_matmul_blockw_packed_dyn_i8(size_t M, size_t N, size_t K, const float *X,
+                                                   size_t ldx, const void *blob,
+                                                   size_t blob_bytes,
+                                                   const qmx_blockw_dyn_opts *opts, float *Y,
+                                                   size_t ldy, void *workspace,
+                                                   size_t workspace_bytes) {
+    qmx__bp h;
+    qmx_qconfig cfg;
+    size_t need, off, ext, ab, nab, mb, m, m0, j, p, kp;
+    float *sxb;
+    int32_t *qs;
+    int8_t *q;
+    qmx_status st;
+    if (!X || !blob || !Y || !workspace) return QMX_ERR_NULL;
+    if (M == 0 || N == 0 || K == 0) return QMX_ERR_SIZE;
+    if (ldx < K || ldy < N) return QMX_ERR_SHAPE;
+    if (!qmx__k_extent(M, K, ldx)) return QMX_ERR_OVERFLOW;
+    ext = qmx__k_extent(M, N, ldy);
+    if (!ext || ext > SIZE_MAX / sizeof(float)) return QMX_ERR_OVERFLOW;
+    st = qmx__bp_parse(blob, blob_bytes, &h);
+    if (st != QMX_OK) return st;
+    if (h.N != N || h.K != K) return QMX_ERR_SHAPE;
+    st = qmx__bp_ab(K, opts, &ab, &nab);
+    if (st != QMX_OK) return st;
+    st = qmx_matmul_blockw_packed_dyn_i8_workspace_size(M, N, K, opts, &need);
+    if (st != QMX_OK) return st;
+    if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    qmx__k_dyn_cfg(&cfg);   /* qmx_matmul_blockw_dyn_i8's activation quantization */
+    for (m = 0; m < M; m++)   /* pass 1: every scale before anything is written */
+        for (j = 0; j < nab; j++) {
+            size_t k0 = j * ab, len = K - k0 < ab ? K - k0 : ab;
+            float s;
+            st = qmx_compute_qparams(&cfg, X + m * ldx + k0, len, &s, 1, NULL);
+            if (st != QMX_OK) return st;
+            if (!qmx__k_scale_ok(s)) return QMX_ERR_ARG;
+        }
+    mb = M < QMX__BP_MB ? M : QMX__BP_MB;
+    kp = 32u * h.nb;
+    off = (size_t)((64u - ((uintptr_t)workspace & 63u)) & 63u);
+    sxb = (float *)(void *)((unsigned char *)workspace + off);
+    off += qmx__k_r64(4u * mb * h.nb);
+    qs = (int32_t *)(void *)((unsigned char *)workspace + off);
+    off += qmx__k_r64(4u * mb * h.nb);
+    q = (int8_t *)(void *)((unsigned char *)workspace + off);
+    for (m0 = 0; m0 < M; m0 += mb) {
+        size_t rows = M - m0 < mb ? M - m0 : mb, i, bk, k;
+        for (i = 0; i < rows; i++) {
+            int8_t *qi = q + i * kp;
+            for (k = K; k < kp; k++) qi[k] = 0;
+            for (j = 0; j < nab; j++) {
+                size_t k0 = j * ab, len = K - k0 < ab ? K - k0 : ab;
+                const float *x = X + (m0 + i) * ldx + k0;
+                float s = 1.0f;
+                st = qmx_compute_qparams(&cfg, x, len, &s, 1, NULL);
+                if (st == QMX_OK) st = qmx_quantize(&cfg, x, len, &s, 1, NULL, qi + k0, len);
+                if (st != QMX_OK) return st;   /* not reached: checked in pass 1 */
+                for (bk = k0 / 32u; bk * 32u < k0 + len; bk++) sxb[i * h.nb + bk] = s;
+            }
+            for (bk = 0; bk < h.nb; bk++) {
+                int32_t sum = 0;
+                for (k = 0; k < 32u; k++) sum += qi[32u * bk + k];
+                qs[i * h.nb + bk] = sum;
+            }
+        }
+        for (p = 0; p < h.np; p += QMX__BP_PANELS) {   /* QMX__BP_PANELS panels at a time */
+            const uint8_t *pp = (const uint8_t *)blob + QMX_BLOCKW_PACK_HEADER + p * h.nb * h.S;
+            size_t npn = h.np - p < QMX__BP_PANELS ? h.np - p : QMX__BP_PANELS;
+            size_t cols = N - 16u * p < 16u * npn ? N - 16u * p : 16u * npn;
+            i = 0;
+#if defined(QMX__K_VNNI)
+            /* 4 rows x 1 panel register tiles (the weights decoded once per 4 rows) */
+            for (; i + 4u <= rows; i += 4u) {
+                size_t t, r;
+                for (t = 0; t < npn; t++) {
+                    float y[64];
+                    size_t c0 = 16u * (p + t), ct = N - c0 < 16u ? N - c0 : 16u;
+                    qmx__bp_tile4_vnni(&h, pp + t * h.nb * h.S, q + i * kp, kp, qs + i * h.nb,
+                                       sxb + i * h.nb, h.nb, y);
+                    for (r = 0; r < 4u; r++)
+                        for (j = 0; j < ct; j++)
+                            Y[(m0 + i + r) * ldy + c0 + j] =
+                                y[16u * r + j] != y[16u * r + j] ? qmx__bits_f32(QMX__BW_QNAN)
+                                                                 : y[16u * r + j];
+                }
+            }
+#endif
+            for (; i < rows; i++) {
+                float y[16u * QMX__BP_PANELS];
+                float *yo = Y + (m0 + i) * ldy + 16u * p;
+#if defined(QMX__K_VNNI)
+                qmx__bp_panel_vnni(&h, pp, npn, q + i * kp, qs + i * h.nb, sxb + i * h.nb, y);
+#elif defined(QMX__K_AVX2)
+                qmx__bp_panel_avx2(&h, pp, npn, q + i * kp, qs + i * h.nb, sxb + i * h.nb, y);
+#else
+                qmx__bp_panel_c(&h, pp, q + i * kp, qs + i * h.nb, sxb + i * h.nb, y);
+#endif
+                for (j = 0; j < cols; j++)
+                    yo[j] = y[j] != y[j] ? qmx__bits_f32(QMX__BW_QNAN) : y[j];
+            }
+        }
+    }
+    return QMX_OK;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* QMX_IMPLEMENTATION: PREPACKED BLOCK WEIGHTS */
 
 /* ============================================================================================
  * IMPLEMENTATION: 16x8 (qmx__s16_): int16 x int8 fully-connected, int16 batch matmul

@@ -10,9 +10,17 @@
  *            (16,4096,4096), (128,4096,4096), (512,512,512), (1024,1024,1024); and the cold
  *            GEMV: M=1, N=K=8192, a 64 MiB weight blob (2x the L3), in GB/s of weights vs the
  *            read stream;
+ *   blockw : block-scaled weights (issue 16): the GEMV M=1 N=K=8192 on the prepacked blob
+ *            (qmx_matmul_blockw_packed_dyn_i8: Q8_0 class, Q4_0 class, MXFP4) beside the
+ *            unpacked qmx_matmul_blockw_dyn_i8 and qmx_matmul_f32_dyn_i8, weight GB/s vs the
+ *            read stream with bits per weight; and the Q4_0-class GEMM at M=16 / 128, 4096^2,
+ *            vs qmx_matmul_i8_packed (QMX_BENCH_MATMUL_ONLY=blockw runs only these rows);
  *   peers  : build/peers_matmul (bench/peers_matmul.cpp: oneDNN s8s8s32 prepacked and plain,
  *            gemmlowp, OpenBLAS sgemm), run from here in the same run when `make bench` could
- *            build it (Debian packages installed; `make bench-peers` installs them).
+ *            build it (Debian packages installed; `make bench-peers` installs them);
+ *   16x8   : qmx_fully_connected_i16 (int16 A x int8 W, plain and on the int8 blob) at
+ *            1024^3 and M=1 (1024 -> 1024), each timed in alternation with
+ *            qmx_matmul_i8_packed on the same shape (aim: >= 0.45x its speed at 1024^3).
  * Every qmx result is spot-checked against a scalar int64 dot product before it is timed.
  * Timing rules: bench_util.h (median of QMX_BENCH_REPS reps of >= QMX_BENCH_REP_MS ms). */
 #define QMX_IMPLEMENTATION
@@ -400,6 +408,185 @@ static void rcell(double r) { if (r > 0) printf(" %6.2fx", r); else printf(" %7s
 
 static void unused_helpers(void) { (void)bqu_measure_ratio; (void)peak_vnni; }
 
+/* ---- prepacked block-scaled weights (issue 16): GEMV M=1 at 8192 x 8192, weights from DRAM,
+ * the blob (qmx_matmul_blockw_packed_dyn_i8) beside the unpacked qmx_matmul_blockw_dyn_i8 and
+ * the per-channel int8 dynamic GEMV (qmx_matmul_f32_dyn_i8) on the same shape; weight GB/s =
+ * the bytes each kernel reads for its weights per second, and that over the read stream timed
+ * in alternation with it (QMX_BENCH_MATMUL_ONLY=blockw runs only these rows) ---- */
+typedef struct bw_ctx {
+    int kind;                 /* 0 blob, 1 unpacked qmx_blockw, 2 per-channel int8 blob */
+    size_t M, N, K, wsb, pb;
+    const float *X;
+    const qmx_blockw *w;
+    const void *blob;
+    const float *wsc;
+    float *Y;
+    void *ws;
+} bw_ctx;
+static void run_bw(void *vctx) {
+    bw_ctx *c = (bw_ctx *)vctx;
+    qmx_status st = c->kind == 0
+        ? qmx_matmul_blockw_packed_dyn_i8(c->M, c->N, c->K, c->X, c->K, c->blob, c->pb, NULL,
+                                          c->Y, c->N, c->ws, c->wsb)
+        : c->kind == 1
+        ? qmx_matmul_blockw_dyn_i8(c->M, c->N, c->K, c->X, c->K, c->w, NULL, c->Y, c->N, c->ws,
+                                   c->wsb)
+        : qmx_matmul_f32_dyn_i8(c->M, c->N, c->K, c->X, c->K, c->blob, c->pb, c->wsc, c->N, c->Y,
+                                c->N, c->ws, c->wsb);
+    if (st != QMX_OK) { fprintf(stderr, "bench_matmul: blockw status %d\n", (int)st); exit(1); }
+}
+static void bench_blockw(void) {
+    const size_t N = 8192, K = 8192, nb = K / 32;
+    int fmt, bad = 0;
+    unsigned seed = 1616u;
+    size_t i, ws_need;
+    stream_ctx sc;
+    float *X = (float *)bqu_alloc(K * 4), *Y = (float *)bqu_alloc(N * 4),
+          *Y2 = (float *)bqu_alloc(N * 4);
+    sc.n = (size_t)512 << 20;
+    sc.p = (const uint8_t *)bqu_alloc(sc.n);
+    memset((void *)(uintptr_t)sc.p, 1, sc.n);
+    for (i = 0; i < K; i++) X[i] = (float)((int)(bqu_rng(&seed) & 255) - 128) / 32.0f;
+    printf("\nblock-scaled weights, GEMV M=1 N=K=8192 (weights from DRAM), X quantized per row on the fly;\n"
+           "weight GB/s and its ratio to the read stream timed in alternation (aims: Q4_0-class and\n"
+           "MXFP4 >= 0.9x, Q8_0-class >= 1.0x)\n");
+    printf("%-44s %7s %8s %8s %7s\n", "kernel", "bits/w", "GB/s", "stream", "ratio");
+    for (fmt = 0; fmt < 4; fmt++) {
+        /* 0: Q8_0 class (int8, block 32, f16-exact scales), 1: Q4_0 class (uint4 + zero point
+         * per block of 32), 3: MXFP4 (OCP, E8M0 codes), 2: per-channel int8
+         * (qmx_matmul_f32_dyn_i8's blob) */
+        qmx_qconfig qc;
+        qmx_mx_config mc;
+        qmx_blockw w;
+        uint8_t *codes = (uint8_t *)bqu_alloc(N * nb);
+        size_t db = fmt == 1 || fmt == 3 ? N * K / 2 : N * K, bytes = 0, k;
+        uint8_t *data = (uint8_t *)bqu_alloc(db);
+        float *sc_ = (float *)bqu_alloc(N * nb * 4);
+        int32_t *zp = (int32_t *)bqu_alloc(N * nb * 4);
+        void *blob;
+        bw_ctx c;
+        int kind;
+        for (i = 0; i < db; i++) data[i] = (uint8_t)bqu_rng(&seed);
+        for (i = 0; i < N * nb; i++) {
+            sc_[i] = qmx_f16_to_f32(qmx_f32_to_f16(0.001f + (float)(bqu_rng(&seed) & 1023) / 65536.0f));
+            zp[i] = fmt == 1 ? 8 - (int32_t)(bqu_rng(&seed) & 1) : 0;
+        }
+        memset(&qc, 0, sizeof qc);
+        qc.dtype = fmt == 1 ? QMX_UINT4 : QMX_INT8;
+        qc.granularity = QMX_PER_BLOCK; qc.outer = N; qc.axis_len = K; qc.inner = 1;
+        qc.block_size = 32;
+        qc.asymmetric = fmt == 1;
+        qc.recipe = fmt == 1 ? QMX_RECIPE_TFLITE : QMX_RECIPE_AQT;
+        memset(&w, 0, sizeof w);
+        w.kind = QMX_BLOCKW_QCONFIG; w.qc = &qc; w.data = data; w.data_bytes = db;
+        w.scales = sc_; w.zero_points = fmt == 1 ? zp : NULL; w.n_scales = N * nb;
+        if (fmt == 3) {
+            memset(&mc, 0, sizeof mc);
+            mc.format = QMX_MXFP4; mc.block_size = 32; mc.outer = N; mc.axis_len = K; mc.inner = 1;
+            for (i = 0; i < N * nb; i++) codes[i] = (uint8_t)(120 + bqu_rng(&seed) % 8);
+            memset(&w, 0, sizeof w);
+            w.kind = QMX_BLOCKW_MX; w.mx = &mc; w.data = data; w.data_bytes = db;
+            w.scale_codes = codes; w.n_scales = N * nb;
+        }
+        if (fmt != 2) {
+            if (qmx_blockw_pack_size(&w, N, K, &bytes) != QMX_OK) exit(1);
+            blob = bqu_alloc(bytes);
+            if (qmx_blockw_pack(&w, N, K, blob, bytes) != QMX_OK) exit(1);
+        } else {
+            if (qmx_matmul_i8_pack_weights_size(N, K, &bytes) != QMX_OK) exit(1);
+            blob = bqu_alloc(bytes);
+            if (qmx_matmul_i8_pack_weights((const int8_t *)data, N, K, K, QMX_B_NK, blob, bytes) != QMX_OK)
+                exit(1);
+        }
+        for (kind = 0; kind < 2; kind++) {
+            pair_res pr;
+            double wbytes;
+            const char *name;
+            memset(&c, 0, sizeof c);
+            c.kind = fmt == 2 ? 2 : kind; c.M = 1; c.N = N; c.K = K; c.X = X; c.w = &w;
+            c.blob = blob; c.pb = bytes; c.wsc = sc_; c.Y = kind ? Y2 : Y;
+            ws_need = 0;
+            if (c.kind == 0) qmx_matmul_blockw_packed_dyn_i8_workspace_size(1, N, K, NULL, &ws_need);
+            else if (c.kind == 1) qmx_matmul_blockw_dyn_i8_workspace_size(1, N, K, NULL, &ws_need);
+            else qmx_matmul_f32_dyn_i8_workspace_size(1, N, K, &ws_need);
+            c.wsb = ws_need;
+            c.ws = bqu_alloc(ws_need);
+            run_bw(&c);
+            /* the unpacked kernel reads codes + float32 scales (+ int32 zero points; MXFP4:
+             * one E8M0 byte) */
+            wbytes = c.kind == 1 ? (double)db + (double)N * nb * (fmt == 1 ? 8 : fmt == 3 ? 1 : 4)
+                                 : (double)bytes;
+            if (c.kind == 1) {   /* the same bits as the blob's kernel */
+                for (k = 0; k < N; k++) bad |= memcmp(&Y[k], &Y2[k], 4) != 0;
+                /* one rep set only: the portable kernel is far from the stream */
+            }
+            pr = measure_pair(run_bw, &c, read_stream, &sc, wbytes);
+            name = fmt == 2 ? "qmx_matmul_f32_dyn_i8 (per-channel int8)"
+                 : kind == 0 ? (fmt == 0 ? "packed_dyn_i8, Q8_0 class (int8/32)"
+                                : fmt == 1 ? "packed_dyn_i8, Q4_0 class (uint4+zp/32)"
+                                           : "packed_dyn_i8, MXFP4 (E2M1 + E8M0/32)")
+                             : (fmt == 0 ? "blockw_dyn_i8 unpacked, Q8_0 class"
+                                : fmt == 1 ? "blockw_dyn_i8 unpacked, Q4_0 class"
+                                           : "blockw_dyn_i8 unpacked, MXFP4");
+            printf("%-44s %7.3f %8.2f %8.2f %6.2fx\n", name, wbytes * 8.0 / ((double)N * K), pr.ga,
+                   pr.gb * (double)sc.n / wbytes, pr.ratio * wbytes / (double)sc.n);
+            fflush(stdout);
+            free(c.ws);
+            if (fmt == 2) break;
+        }
+        free(blob); free(data); free(sc_); free(zp); free(codes);
+    }
+    if (bad) printf("MISMATCH: the blob kernel and qmx_matmul_blockw_dyn_i8 differ\n");
+    free((void *)(uintptr_t)sc.p); free(X); free(Y); free(Y2);
+    {   /* GEMM, 4096 x 4096 weights: the Q4_0-class blob against qmx_matmul_i8_packed (int8 x
+         * int8 -> int32 on the int8 blob) in the same run, MAC rates */
+        const size_t GN = 4096, GK = 4096, gnb = GK / 32;
+        static const size_t gm[2] = {16, 128};
+        size_t t;
+        qmx_qconfig qc;
+        qmx_blockw w;
+        uint8_t *data = (uint8_t *)bqu_alloc(GN * GK / 2);
+        float *sc_ = (float *)bqu_alloc(GN * gnb * 4);
+        int32_t *zp = (int32_t *)bqu_alloc(GN * gnb * 4);
+        size_t bytes;
+        void *blob;
+        for (i = 0; i < GN * GK / 2; i++) data[i] = (uint8_t)bqu_rng(&seed);
+        for (i = 0; i < GN * gnb; i++) { sc_[i] = 0.01f; zp[i] = 8; }
+        memset(&qc, 0, sizeof qc);
+        qc.dtype = QMX_UINT4; qc.granularity = QMX_PER_BLOCK; qc.outer = GN; qc.axis_len = GK;
+        qc.inner = 1; qc.block_size = 32; qc.asymmetric = 1; qc.recipe = QMX_RECIPE_TFLITE;
+        memset(&w, 0, sizeof w);
+        w.kind = QMX_BLOCKW_QCONFIG; w.qc = &qc; w.data = data; w.data_bytes = GN * GK / 2;
+        w.scales = sc_; w.zero_points = zp; w.n_scales = GN * gnb;
+        if (qmx_blockw_pack_size(&w, GN, GK, &bytes) != QMX_OK) exit(1);
+        blob = bqu_alloc(bytes);
+        if (qmx_blockw_pack(&w, GN, GK, blob, bytes) != QMX_OK) exit(1);
+        printf("GEMM on 4096 x 4096 weights, GOPS = 2 M N K / s (the int8 prepacked GEMM timed in "
+               "alternation; aim: block-4-bit >= 0.6x)\n");
+        for (t = 0; t < 2; t++) {
+            bw_ctx c;
+            mm_ctx m;
+            pair_res pr;
+            size_t M = gm[t];
+            float *GX = (float *)bqu_alloc(M * GK * 4), *GY = (float *)bqu_alloc(M * GN * 4);
+            for (i = 0; i < M * GK; i++) GX[i] = (float)((int)(bqu_rng(&seed) & 255) - 128) / 32.0f;
+            memset(&c, 0, sizeof c);
+            c.kind = 0; c.M = M; c.N = GN; c.K = GK; c.X = GX; c.blob = blob; c.pb = bytes;
+            c.Y = GY;
+            qmx_matmul_blockw_packed_dyn_i8_workspace_size(M, GN, GK, NULL, &c.wsb);
+            c.ws = bqu_alloc(c.wsb);
+            mm_setup(&m, M, GN, GK);
+            m.packed = 1;
+            pr = measure_pair(run_bw, &c, run_mm, &m, 2.0 * M * GN * GK);
+            printf("M=%-4zu Q4_0-class packed_dyn_i8 %8.1f GOPS, qmx_matmul_i8_packed %8.1f GOPS: %.2fx\n",
+                   M, pr.ga, pr.gb, pr.ratio);
+            fflush(stdout);
+            mm_free(&m); free(c.ws); free(GX); free(GY);
+        }
+        free(blob); free(data); free(sc_); free(zp);
+    }
+}
+
 int main(int argc, char **argv) {
     double peak = 0, stream = 0, ghz, cold = 0;
     double qp[NSHAPES], qn[NSHAPES], dp[NSHAPES], dn[NSHAPES], rp[NSHAPES], rn[NSHAPES];
@@ -426,6 +613,10 @@ int main(int argc, char **argv) {
     (void)argv;
 #endif
     for (i = 0; i < NSHAPES; i++) qp[i] = qn[i] = dp[i] = dn[i] = rp[i] = rn[i] = sg[i] = rs[i] = 0;
+    if (getenv("QMX_BENCH_MATMUL_ONLY") && strcmp(getenv("QMX_BENCH_MATMUL_ONLY"), "blockw") == 0) {
+        bench_blockw();
+        return 0;
+    }
     printf("bench_matmul: int8 x int8 -> int32, single thread; GOPS = 2*M*N*K/s; median of %d reps\n"
            "              (qmx and each in-process peer alternate rep by rep; ratio = median of\n"
            "              the per-pair speed ratios)\n", bqu_reps());

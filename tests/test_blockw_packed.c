@@ -1,0 +1,551 @@
+/* test_blockw_packed.c - the prepacked block-weight blob (qmx_blockw_pack*, qmx_blockw_unpack*)
+ * and qmx_matmul_blockw_packed_dyn_i8 (qmx_kernels.h, PREPACKED BLOCK WEIGHTS):
+ *   - pack -> unpack gives the codes, scales and zero points back bit for bit (int8, int4,
+ *     uint4, with and without zero points, float32 and binary16 scale storage, ragged K);
+ *   - the packed kernel gives qmx_matmul_blockw_dyn_i8's bits on the unpacked weights, on
+ *     random shapes, extreme codes, zero rows, huge and tiny scales, act_block 0 / 32 / 64,
+ *     and against an independent double-free integer reference written here;
+ *   - ggml golden blocks (tests/data/interop_ggml.txt): pack_ggml -> unpack_ggml gives the
+ *     same bytes (but d = +-0 blocks, as qmx.h documents), and the kernel on them equals
+ *     qmx_matmul_blockw_dyn_i8 on qmx_ggml_*_to_qmx's conversion;
+ *   - bad input returns a status with Y and the workspace untouched. */
+#define QMX_IMPLEMENTATION
+#include "qmx_kernels.h"
+#include "qmx_test.h"
+
+enum { T_INT8, T_INT4, T_INT4ZP, T_UINT4ZP, T_UINT4, T_INT8ZP, T_NTYPES };
+static const char *tname[T_NTYPES] = {"int8", "int4", "int4+zp", "uint4+zp", "uint4", "int8+zp"};
+
+typedef struct wset {
+    qmx_qconfig qc;
+    qmx_blockw w;
+    uint8_t *data;
+    size_t data_bytes;
+    float *sc;
+    int32_t *zp;
+    size_t ns, N, K;
+    int type;
+} wset;
+
+static uint32_t fb(float f) { return qmx_test_f32_bits(f); }
+
+static float rnd_unit(void) { return (float)(qmx_test_rand() & 0xFFFFFF) / 16777216.0f; }
+
+/* mode: 0 random, 1 extremes only, 2 some zero rows, 3 huge scales, 4 tiny scales;
+ * f16: scales rounded to binary16 (so the blob stores binary16) */
+static void make_w(wset *s, int type, size_t N, size_t K, int mode, int f16) {
+    size_t nb = (K + 31) / 32, n, k, i;
+    int four = type != T_INT8 && type != T_INT8ZP, hz = type == T_INT4ZP || type == T_UINT4ZP ||
+                                                          type == T_INT8ZP;
+    int32_t lo = type == T_INT8 || type == T_INT8ZP ? -128 : type == T_INT4 || type == T_INT4ZP ? -8 : 0;
+    int32_t hi = type == T_INT8 || type == T_INT8ZP ? 127 : type == T_INT4 || type == T_INT4ZP ? 7 : 15;
+    memset(s, 0, sizeof *s);
+    s->N = N; s->K = K; s->type = type; s->ns = N * nb;
+    s->data_bytes = four ? (N * K + 1) / 2 : N * K;
+    s->data = (uint8_t *)calloc(s->data_bytes + 1, 1);
+    s->sc = (float *)malloc(s->ns * sizeof(float));
+    s->zp = hz ? (int32_t *)malloc(s->ns * sizeof(int32_t)) : NULL;
+    for (n = 0; n < N; n++) {
+        int zrow = mode == 2 && (qmx_test_rand() % 3 == 0);
+        for (k = 0; k < K; k++) {
+            int32_t v;
+            size_t e = n * K + k;
+            if (mode == 1) {
+                uint32_t r = qmx_test_rand() % 3;
+                v = r == 0 ? lo : r == 1 ? hi : (lo < 0 ? 0 : lo);
+            } else {
+                v = lo + (int32_t)(qmx_test_rand() % (uint32_t)(hi - lo + 1));
+            }
+            if (zrow) v = lo < 0 ? 0 : lo;
+            if (four) {
+                uint8_t *b = s->data + e / 2;
+                uint8_t nib = (uint8_t)((uint32_t)v & 15u);
+                *b = (uint8_t)(e & 1 ? (*b & 0x0F) | (nib << 4) : (*b & 0xF0) | nib);
+            } else {
+                s->data[e] = (uint8_t)(int8_t)v;
+            }
+        }
+    }
+    for (i = 0; i < s->ns; i++) {
+        float v = 0.001f + rnd_unit() * 0.1f;
+        if (mode == 3) v = 1e36f * (1.0f + rnd_unit() * 200.0f);
+        if (mode == 4) v = 1e-38f * (0.001f + rnd_unit());
+        if (f16 && mode != 3 && mode != 4) v = qmx_f16_to_f32(qmx_f32_to_f16(v));
+        s->sc[i] = v;
+        if (hz) {
+            uint32_t r = qmx_test_rand() % 4;
+            s->zp[i] = mode == 1 ? (r & 1 ? lo : hi) : lo + (int32_t)(qmx_test_rand() % (uint32_t)(hi - lo + 1));
+        }
+    }
+    s->qc.dtype = type == T_INT8 || type == T_INT8ZP ? QMX_INT8
+                : type == T_INT4 || type == T_INT4ZP ? QMX_INT4 : QMX_UINT4;
+    s->qc.granularity = QMX_PER_BLOCK;
+    s->qc.outer = N; s->qc.axis_len = K; s->qc.inner = 1;
+    s->qc.block_size = 32;
+    s->qc.asymmetric = hz;
+    s->qc.recipe = hz ? QMX_RECIPE_TFLITE : QMX_RECIPE_AQT;   /* AQT is symmetric */
+    s->w.kind = QMX_BLOCKW_QCONFIG;
+    s->w.qc = &s->qc;
+    s->w.data = s->data;
+    s->w.data_bytes = s->data_bytes;
+    s->w.scales = s->sc;
+    s->w.zero_points = s->zp;
+    s->w.n_scales = s->ns;
+}
+
+static void free_w(wset *s) { free(s->data); free(s->sc); free(s->zp); }
+
+static uint8_t *pack_w(const wset *s, size_t *bytes) {
+    uint8_t *blob;
+    if (qmx_blockw_pack_size(&s->w, s->N, s->K, bytes) != QMX_OK) return NULL;
+    blob = (uint8_t *)malloc(*bytes);
+    if (qmx_blockw_pack(&s->w, s->N, s->K, blob, *bytes) != QMX_OK) { free(blob); return NULL; }
+    return blob;
+}
+
+/* unpack and compare with the origin */
+static void check_roundtrip(const wset *s, const uint8_t *blob, size_t bytes, const char *what) {
+    qmx_blockw_packed_desc d;
+    uint8_t *q = (uint8_t *)calloc(s->data_bytes + 1, 1);
+    float *sc = (float *)malloc(s->ns * sizeof(float));
+    int32_t *zp = (int32_t *)malloc(s->ns * sizeof(int32_t));
+    size_t i, bad = 0;
+    CHECK(qmx_blockw_packed_info(blob, bytes, &d) == QMX_OK, "%s info", what);
+    CHECK(d.N == s->N && d.K == s->K && d.nblk * s->N == s->ns && d.bytes == bytes &&
+          d.dtype == s->qc.dtype && d.has_zp == (s->zp != NULL), "%s desc", what);
+    CHECK(qmx_blockw_unpack(blob, bytes, q, s->data_bytes, sc, zp, s->ns) == QMX_OK,
+          "%s unpack", what);
+    if ((s->N * s->K) & 1 && s->qc.dtype != QMX_INT8)   /* the unused high nibble: 0 */
+        bad += (q[s->data_bytes - 1] >> 4) != 0;
+    for (i = 0; i < s->data_bytes; i++) {
+        uint8_t a = q[i], b = s->data[i];
+        if (((s->N * s->K) & 1) && s->qc.dtype != QMX_INT8 && i == s->data_bytes - 1) {
+            a &= 15; b &= 15;
+        }
+        bad += a != b;
+    }
+    for (i = 0; i < s->ns; i++) {
+        bad += fb(sc[i]) != fb(s->sc[i]);
+        if (s->zp) bad += zp[i] != s->zp[i];
+    }
+    CHECK(bad == 0, "%s: %u round-trip mismatches", what, (unsigned)bad);
+    free(q); free(sc); free(zp);
+}
+
+/* Y of qmx_matmul_blockw_dyn_i8 and of the packed kernel: the same bits */
+static void check_kernel(const wset *s, const uint8_t *blob, size_t bytes, size_t M,
+                         size_t act_block, int xmode, const char *what) {
+    size_t N = s->N, K = s->K, ldx = K + 3, ldy = N + 2, i, wsa, wsb, bad = 0;
+    float *X = (float *)malloc((M * ldx) * sizeof(float));
+    float *Ya = (float *)malloc(M * ldy * sizeof(float));
+    float *Yb = (float *)malloc(M * ldy * sizeof(float));
+    void *wa, *wb;
+    qmx_blockw_dyn_opts o;
+    qmx_status sa, sb;
+    o.act_block = act_block;
+    for (i = 0; i < M * ldx; i++) {
+        float v = (rnd_unit() - 0.5f) * 8.0f;
+        if (xmode == 1 && (i % 7) == 0) v = 0.0f;
+        if (xmode == 2) v = (i / ldx) % 2 ? 0.0f : v * 1e30f;   /* zero rows, huge rows */
+        X[i] = v;
+    }
+    for (i = 0; i < M * ldy; i++) { Ya[i] = -7.0f; Yb[i] = -7.0f; }
+    CHECK(qmx_matmul_blockw_dyn_i8_workspace_size(M, N, K, &o, &wsa) == QMX_OK, "%s ws a", what);
+    CHECK(qmx_matmul_blockw_packed_dyn_i8_workspace_size(M, N, K, &o, &wsb) == QMX_OK,
+          "%s ws b", what);
+    wa = malloc(wsa); wb = malloc(wsb + 1);
+    sa = qmx_matmul_blockw_dyn_i8(M, N, K, X, ldx, &s->w, &o, Ya, ldy, wa, wsa);
+    /* an odd workspace address: any alignment */
+    sb = qmx_matmul_blockw_packed_dyn_i8(M, N, K, X, ldx, blob, bytes, &o, Yb, ldy,
+                                         (char *)wb + 1, wsb);
+    CHECK(sa == QMX_OK && sb == QMX_OK, "%s: status %d %d", what, (int)sa, (int)sb);
+    for (i = 0; i < M * ldy; i++) bad += fb(Ya[i]) != fb(Yb[i]);
+    CHECK(bad == 0, "%s: %u of %u outputs differ (M %u N %u K %u ab %u)", what, (unsigned)bad,
+          (unsigned)(M * ldy), (unsigned)M, (unsigned)N, (unsigned)K, (unsigned)act_block);
+    free(X); free(Ya); free(Yb); free(wa); free(wb);
+}
+
+static void random_shapes(void) {
+    static const size_t Ms[] = {1, 2, 5, 17, 64, 65}, Ns[] = {1, 15, 16, 17, 33},
+                        Ks[] = {32, 64, 96, 4096, 80, 200};
+    size_t a, b, c, r = 0;
+    QMX_TEST_CASE("packed kernel == qmx_matmul_blockw_dyn_i8, random shapes and formats");
+    for (a = 0; a < sizeof Ms / sizeof Ms[0]; a++)
+        for (b = 0; b < sizeof Ns / sizeof Ns[0]; b++)
+            for (c = 0; c < sizeof Ks / sizeof Ks[0]; c++, r++) {
+                size_t M = Ms[a], N = Ns[b], K = Ks[c], bytes;
+                int type = (int)(r % T_NTYPES), mode = (int)((r / 2) % 5), f16 = (int)(r & 1);
+                wset s;
+                uint8_t *blob;
+                char what[96];
+                if (K == 4096 && M > (QMX_TEST_SMALL_TARGET ? 2u : 17u)) continue;
+                if (QMX_TEST_SMALL_TARGET && M * N * K > 65u * 33u * 96u) continue;
+                make_w(&s, type, N, K, mode, f16);
+                snprintf(what, sizeof what, "%s mode %d f16 %d", tname[type], mode, f16);
+                blob = pack_w(&s, &bytes);
+                CHECK(blob != NULL, "%s: pack", what);
+                if (blob) {
+                    check_roundtrip(&s, blob, bytes, what);
+                    check_kernel(&s, blob, bytes, M, 0, (int)(r % 3), what);
+                    check_kernel(&s, blob, bytes, M, 32, (int)((r + 1) % 3), what);
+                    if (K % 64 == 0 && M < 20) check_kernel(&s, blob, bytes, M, 64, 0, what);
+                }
+                free(blob);
+                free_w(&s);
+            }
+}
+
+/* MXFP4 (E2M1 codes, E8M0 scale codes) under the OCP, Qwix and ggml scale rules */
+static void mxfp4_cases(void) {
+    static const size_t Ms[] = {1, 5, 17}, Ns[] = {1, 17, 33}, Ks[] = {32, 96, 80, 4096};
+    static const qmx_mx_rule rules[] = {QMX_MX_FLOOR, QMX_MX_QWIX, QMX_MX_GGML};
+    size_t a, b, c, r, i, run = 0;
+    QMX_TEST_CASE("MXFP4 blob: round trip and packed kernel == qmx_matmul_blockw_dyn_i8");
+    for (r = 0; r < 3; r++)
+        for (a = 0; a < 3; a++)
+            for (b = 0; b < 3; b++)
+                for (c = 0; c < 4; c++, run++) {
+                    size_t M = Ms[a], N = Ns[b], K = Ks[c], nb = (K + 31) / 32, eb = (N * K + 1) / 2;
+                    size_t bytes = 64, ns = N * nb, bad = 0;
+                    qmx_mx_config cfg;
+                    wset s;
+                    uint8_t *blob, *codes, *back, *sback;
+                    int mode = (int)(run % 4);
+                    char what[96];
+                    qmx_blockw_packed_desc d;
+                    if (K == 80 && rules[r] == QMX_MX_GGML) continue;   /* ggml: whole blocks */
+                    if (K == 4096 && M > 5) continue;
+                    memset(&cfg, 0, sizeof cfg);
+                    cfg.format = QMX_MXFP4; cfg.rule = rules[r]; cfg.block_size = 32;
+                    cfg.outer = N; cfg.axis_len = K; cfg.inner = 1;
+                    memset(&s, 0, sizeof s);
+                    s.N = N; s.K = K; s.ns = ns;
+                    s.data = (uint8_t *)calloc(eb + 1, 1);
+                    codes = (uint8_t *)malloc(ns);
+                    for (i = 0; i < eb; i++) {
+                        uint32_t v = qmx_test_rand();
+                        if (mode == 1) v = (v & 0x88u) | 0x77u;   /* +-6 only: the largest |e| */
+                        s.data[i] = (uint8_t)v;
+                    }
+                    if ((N * K) & 1) s.data[eb - 1] &= 0x0F;
+                    for (i = 0; i < ns; i++) {
+                        uint32_t v = qmx_test_rand();
+                        codes[i] = (uint8_t)(110 + v % 30);
+                        if (mode == 2) codes[i] = (uint8_t)(v % 5 == 0 ? 0 : v % 5 == 1 ? 1 : v % 5 == 2 ? 255
+                                                            : v % 5 == 3 ? 254 : 127);
+                        if (mode == 3 && v % 7 == 0) codes[i] = (uint8_t)(v % 2 ? 0 : 255);
+                    }
+                    s.w.kind = QMX_BLOCKW_MX; s.w.mx = &cfg; s.w.data = s.data;
+                    s.w.data_bytes = eb; s.w.scale_codes = codes; s.w.n_scales = ns;
+                    snprintf(what, sizeof what, "mxfp4 rule %d mode %d", (int)rules[r], mode);
+                    CHECK(qmx_blockw_pack_size(&s.w, N, K, &bytes) == QMX_OK &&
+                          bytes == 64 + ((N + 15) / 16) * nb * (256 + 16), "%s size", what);
+                    blob = (uint8_t *)malloc(bytes);
+                    CHECK(qmx_blockw_pack(&s.w, N, K, blob, bytes) == QMX_OK, "%s pack", what);
+                    CHECK(qmx_blockw_packed_info(blob, bytes, &d) == QMX_OK && d.mxfp4 == 1 &&
+                          d.scale_kind == (rules[r] == QMX_MX_GGML ? 4 : rules[r] == QMX_MX_QWIX ? 3 : 2),
+                          "%s info", what);
+                    back = (uint8_t *)calloc(eb + 1, 1);
+                    sback = (uint8_t *)malloc(ns);
+                    CHECK(qmx_blockw_unpack_mx(blob, bytes, back, eb, sback, ns) == QMX_OK,
+                          "%s unpack", what);
+                    bad = (size_t)(memcmp(back, s.data, eb) != 0) + (size_t)(memcmp(sback, codes, ns) != 0);
+                    CHECK(bad == 0, "%s: round trip differs", what);
+                    check_kernel(&s, blob, bytes, M, 0, (int)(run % 3), what);
+                    check_kernel(&s, blob, bytes, M, 32, (int)((run + 1) % 3), what);
+                    free(blob); free(back); free(sback); free(codes); free(s.data);
+                }
+}
+
+/* An independent reference for a hand-made case: int64 dots in double-free exact floats. */
+static void hand_made(void) {
+    /* N = 2, K = 64, int8 codes all 127 / all -128, scales 2 and 0.5: with X all 1 (sx = 1/127,
+     * q = 127) block I = 32 * 127 * 127 = 516128 (row 0), -32 * 128 * 127 (row 1) */
+    int8_t q[128];
+    float sc[4] = {2.0f, 2.0f, 0.5f, 0.5f}, X[64], Y[2] = {0, 0};
+    qmx_qconfig qc;
+    qmx_blockw w;
+    uint8_t blob[64 + 2 * (512 + 32)], ws[4096];
+    size_t bytes, i, need;
+    float sx = 1.0f / 127.0f, want0, want1, p;
+    QMX_TEST_CASE("packed kernel: hand-made int8 extremes");
+    for (i = 0; i < 64; i++) { q[i] = 127; q[64 + i] = -128; X[i] = 1.0f; }
+    memset(&qc, 0, sizeof qc);
+    qc.dtype = QMX_INT8; qc.granularity = QMX_PER_BLOCK; qc.outer = 2; qc.axis_len = 64;
+    qc.inner = 1; qc.block_size = 32;
+    memset(&w, 0, sizeof w);
+    w.kind = QMX_BLOCKW_QCONFIG; w.qc = &qc; w.data = q; w.data_bytes = 128; w.scales = sc;
+    w.n_scales = 4;
+    CHECK(qmx_blockw_pack_size(&w, 2, 64, &bytes) == QMX_OK && bytes == 64 + 2 * (512 + 32),
+          "size %u", (unsigned)bytes);
+    CHECK(qmx_blockw_pack(&w, 2, 64, blob, sizeof blob) == QMX_OK, "pack");
+    CHECK(qmx_matmul_blockw_packed_dyn_i8_workspace_size(1, 2, 64, NULL, &need) == QMX_OK &&
+          need <= sizeof ws, "ws");
+    CHECK(qmx_matmul_blockw_packed_dyn_i8(1, 2, 64, X, 64, blob, bytes, NULL, Y, 2, ws,
+                                          sizeof ws) == QMX_OK, "run");
+    /* sx = f32(1 / 127) as qmx_compute_qparams gives it: absmax / 127 */
+    sx = 1.0f / 127.0f;
+    p = 516128.0f * 2.0f; p = p * sx; want0 = 0.0f + p; want0 = want0 + p;
+    p = -520192.0f * 0.5f; p = p * sx; want1 = 0.0f + p; want1 = want1 + p;
+    CHECK(fb(Y[0]) == fb(want0) && fb(Y[1]) == fb(want1), "got %.9g %.9g want %.9g %.9g",
+          (double)Y[0], (double)Y[1], (double)want0, (double)want1);
+}
+
+/* ---- ggml golden blocks ---- */
+#define MAXG 64
+static uint8_t g8[MAXG][QMX_GGML_Q8_0_BLOCK_BYTES], g4[MAXG][QMX_GGML_Q4_0_BLOCK_BYTES];
+static unsigned n8, n4;
+
+static int hexbytes(const char *s, uint8_t *out, size_t n) {
+    size_t i;
+    for (i = 0; i < n; i++) {
+        unsigned v;
+        if (sscanf(s + 2 * i, "%2x", &v) != 1) return 0;
+        out[i] = (uint8_t)v;
+    }
+    return 1;
+}
+
+static void load_ggml(void) {
+    FILE *f = qmx_test_open("interop_ggml.txt");
+    static char line[2048];
+    QMX_TEST_CASE("ggml golden file");
+    if (!f) return;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "q8_0 ", 5) == 0 && n8 < MAXG)
+            n8 += (unsigned)hexbytes(line + 5, g8[n8], QMX_GGML_Q8_0_BLOCK_BYTES);
+        else if (strncmp(line, "q4_0 ", 5) == 0 && n4 < MAXG)
+            n4 += (unsigned)hexbytes(line + 5, g4[n4], QMX_GGML_Q4_0_BLOCK_BYTES);
+    }
+    fclose(f);
+    CHECK(n8 >= 40 && n4 >= 40, "golden blocks: %u q8_0, %u q4_0", n8, n4);
+}
+
+static int d_zero(const uint8_t *blk) { return (blk[0] | (blk[1] & 0x7F)) == 0; }
+
+static void ggml_case(int q8) {
+    /* N = 5 rows of K = 256 (8 blocks): 40 golden blocks */
+    enum { N = 5, K = 256, NB = N * K / 32 };
+    size_t bb = q8 ? QMX_GGML_Q8_0_BLOCK_BYTES : QMX_GGML_Q4_0_BLOCK_BYTES, i, bytes, bad = 0;
+    int type = q8 ? QMX_BLOCKW_GGML_Q8_0 : QMX_BLOCKW_GGML_Q4_0;
+    static uint8_t in[NB * 34], back[NB * 34], blob[64 + 8 * (512 + 32)];
+    static int8_t q8v[N * K];
+    static uint8_t q4v[N * K / 2];
+    static float sc[NB];
+    static int32_t zp[NB];
+    wset s;
+    QMX_TEST_CASE(q8 ? "ggml Q8_0 -> blob -> Q8_0 and the kernel" : "ggml Q4_0 -> blob -> Q4_0 and the kernel");
+    if ((q8 ? n8 : n4) < NB) return;
+    for (i = 0; i < NB; i++) memcpy(in + i * bb, q8 ? g8[i] : g4[i], bb);
+    CHECK(qmx_blockw_pack_ggml_size(type, N, K, &bytes) == QMX_OK && bytes <= sizeof blob,
+          "size %u", (unsigned)bytes);
+    CHECK(bytes == 64 + 8 * (q8 ? 512 + 32 : 256 + 32 + 16), "size %u", (unsigned)bytes);
+    CHECK(qmx_blockw_pack_ggml(type, in, NB * bb, N, K, blob, bytes) == QMX_OK, "pack");
+    memset(back, 0xEE, sizeof back);
+    CHECK(qmx_blockw_unpack_ggml(blob, bytes, type, back, NB * bb) == QMX_OK, "unpack");
+    for (i = 0; i < NB; i++)
+        if (!d_zero(in + i * bb)) bad += memcmp(in + i * bb, back + i * bb, bb) != 0;
+    CHECK(bad == 0, "%u blocks differ", (unsigned)bad);
+    CHECK(back[NB * bb] == 0xEE || NB * bb == sizeof back, "wrote past the blocks");
+    /* the kernel on the blob == dyn_i8 on qmx.h's conversion of the same blocks */
+    memset(&s, 0, sizeof s);
+    s.N = N; s.K = K; s.ns = NB;
+    s.qc.dtype = q8 ? QMX_INT8 : QMX_UINT4;
+    s.qc.granularity = QMX_PER_BLOCK; s.qc.outer = N; s.qc.axis_len = K; s.qc.inner = 1;
+    s.qc.block_size = 32; s.qc.asymmetric = !q8;
+    s.qc.recipe = q8 ? QMX_RECIPE_AQT : QMX_RECIPE_TFLITE;
+    if (q8) {
+        CHECK(qmx_ggml_q8_0_to_qmx(in, NB * bb, N * K, q8v, N * K, sc, NB) == QMX_OK, "to_qmx");
+    } else {
+        CHECK(qmx_ggml_q4_0_to_qmx(in, NB * bb, N * K, q4v, N * K / 2, sc, zp, NB) == QMX_OK,
+              "to_qmx");
+    }
+    s.w.kind = QMX_BLOCKW_QCONFIG; s.w.qc = &s.qc;
+    s.w.data = q8 ? (const void *)q8v : (const void *)q4v;
+    s.w.data_bytes = q8 ? N * K : N * K / 2;
+    s.w.scales = sc; s.w.zero_points = q8 ? NULL : zp; s.w.n_scales = NB;
+    check_kernel(&s, blob, bytes, 1, 0, 0, "ggml M 1");
+    check_kernel(&s, blob, bytes, 3, 32, 0, "ggml M 3 ab 32");
+    {   /* and packing qmx's conversion gives the same blob bytes */
+        static uint8_t blob2[sizeof blob];
+        size_t b2;
+        CHECK(qmx_blockw_pack_size(&s.w, N, K, &b2) == QMX_OK && b2 == bytes, "qmx size");
+        CHECK(qmx_blockw_pack(&s.w, N, K, blob2, b2) == QMX_OK &&
+              memcmp(blob, blob2, bytes) == 0, "blob from qmx != blob from ggml");
+    }
+}
+
+/* ggml block_mxfp4 (random bytes: every byte is valid): pack_ggml -> unpack_ggml gives the
+ * same bytes, the blob equals qmx_blockw_pack of qmx_mx_from_ggml's storage (rule GGML), and
+ * the kernel equals qmx_matmul_blockw_dyn_i8 on that storage */
+static void ggml_mxfp4(void) {
+    enum { N = 19, K = 128, NB = N * K / 32 };
+    static uint8_t in[NB * 17], back[NB * 17 + 1], el[N * K / 2], codes[NB];
+    static uint8_t blob[64 + 2 * 4 * (256 + 16)], blob2[sizeof blob];
+    size_t i, bytes = 0, b2 = 0;
+    qmx_mx_config cfg;
+    wset s;
+    QMX_TEST_CASE("ggml block_mxfp4 -> blob -> block_mxfp4 and the kernel");
+    for (i = 0; i < sizeof in; i++) in[i] = (uint8_t)qmx_test_rand();
+    for (i = 0; i < NB; i++) in[i * 17] = (uint8_t)(115 + i % 20);   /* moderate scales ... */
+    in[0] = 0; in[17] = 255; in[34] = 1;                                /* ... and the ends */
+    CHECK(qmx_blockw_pack_ggml_size(QMX_BLOCKW_GGML_MXFP4, N, K, &bytes) == QMX_OK &&
+          bytes == sizeof blob, "size %u", (unsigned)bytes);
+    CHECK(qmx_blockw_pack_ggml(QMX_BLOCKW_GGML_MXFP4, in, sizeof in, N, K, blob, bytes) == QMX_OK,
+          "pack");
+    memset(back, 0xEE, sizeof back);
+    CHECK(qmx_blockw_unpack_ggml(blob, bytes, QMX_BLOCKW_GGML_MXFP4, back, NB * 17) == QMX_OK,
+          "unpack");
+    CHECK(memcmp(in, back, sizeof in) == 0 && back[NB * 17] == 0xEE, "bytes differ");
+    CHECK(qmx_blockw_unpack_ggml(blob, bytes, QMX_BLOCKW_GGML_Q4_0, back, sizeof back) ==
+          QMX_ERR_UNSUPPORTED, "MXFP4 blob as Q4_0");
+    memset(&cfg, 0, sizeof cfg);
+    cfg.format = QMX_MXFP4; cfg.rule = QMX_MX_GGML; cfg.block_size = 32;
+    cfg.outer = N; cfg.axis_len = K; cfg.inner = 1;
+    CHECK(qmx_mx_from_ggml(&cfg, in, sizeof in, N * K, el, sizeof el, codes, NB) == QMX_OK,
+          "qmx_mx_from_ggml");
+    memset(&s, 0, sizeof s);
+    s.N = N; s.K = K; s.ns = NB;
+    s.w.kind = QMX_BLOCKW_MX; s.w.mx = &cfg; s.w.data = el; s.w.data_bytes = sizeof el;
+    s.w.scale_codes = codes; s.w.n_scales = NB;
+    CHECK(qmx_blockw_pack_size(&s.w, N, K, &b2) == QMX_OK && b2 == bytes &&
+          qmx_blockw_pack(&s.w, N, K, blob2, b2) == QMX_OK && memcmp(blob, blob2, bytes) == 0,
+          "blob from qmx != blob from ggml");
+    check_kernel(&s, blob, bytes, 1, 0, 0, "ggml mxfp4 M 1");
+    check_kernel(&s, blob, bytes, 6, 32, 1, "ggml mxfp4 M 6 ab 32");
+}
+
+/* ---- bad input ---- */
+static void bad_input(void) {
+    wset s;
+    uint8_t *blob, *bad;
+    size_t bytes, need, i, M = 3;
+    float X[3 * 96], Y[3 * 17];
+    static unsigned char ws[1 << 14];
+    qmx_blockw_dyn_opts o;
+    qmx_status st;
+    QMX_TEST_CASE("bad input: a status, Y and workspace untouched");
+    make_w(&s, T_UINT4ZP, 17, 96, 0, 1);
+    blob = pack_w(&s, &bytes);
+    CHECK(blob != NULL, "pack");
+    if (!blob) { free_w(&s); return; }
+    bad = (uint8_t *)malloc(bytes);
+    for (i = 0; i < 3 * 96; i++) X[i] = (float)((int)(i % 13) - 6);
+    CHECK(qmx_matmul_blockw_packed_dyn_i8_workspace_size(M, 17, 96, NULL, &need) == QMX_OK &&
+          need < sizeof ws, "ws");
+#define RUN(expect, MM, NN, KK, XX, LDX, B, BB, O, YY, LDY, W, WB, what)                        \
+    do {                                                                                       \
+        for (i = 0; i < 3 * 17; i++) Y[i] = -3.0f;                                             \
+        memset(ws, 0xA5, sizeof ws);                                                           \
+        st = qmx_matmul_blockw_packed_dyn_i8(MM, NN, KK, XX, LDX, B, BB, O, YY, LDY, W, WB);   \
+        CHECK(st == (expect), "%s: got %d want %d", what, (int)st, (int)(expect));              \
+        for (i = 0; i < 3 * 17; i++) if (fb(Y[i]) != fb(-3.0f)) break;                         \
+        CHECK(i == 3 * 17, "%s: Y written", what);                                             \
+        for (i = 0; i < sizeof ws; i++) if (ws[i] != 0xA5) break;                              \
+        CHECK(i == sizeof ws, "%s: workspace written", what);                                  \
+    } while (0)
+    CHECK(qmx_matmul_blockw_packed_dyn_i8(M, 17, 96, X, 96, blob, bytes, NULL, Y, 17, ws,
+                                          need) == QMX_OK, "the control call");
+    RUN(QMX_ERR_NULL, M, 17, 96, NULL, 96, blob, bytes, NULL, Y, 17, ws, need, "X NULL");
+    RUN(QMX_ERR_NULL, M, 17, 96, X, 96, NULL, bytes, NULL, Y, 17, ws, need, "blob NULL");
+    RUN(QMX_ERR_NULL, M, 17, 96, X, 96, blob, bytes, NULL, Y, 17, NULL, need, "ws NULL");
+    RUN(QMX_ERR_SIZE, 0, 17, 96, X, 96, blob, bytes, NULL, Y, 17, ws, need, "M 0");
+    RUN(QMX_ERR_SHAPE, M, 17, 96, X, 95, blob, bytes, NULL, Y, 17, ws, need, "ldx");
+    RUN(QMX_ERR_SHAPE, M, 16, 96, X, 96, blob, bytes, NULL, Y, 17, ws, need, "N mismatch");
+    RUN(QMX_ERR_SHAPE, 1, 17, 64, X, 96, blob, bytes, NULL, Y, 17, ws, need, "K mismatch");
+    RUN(QMX_ERR_BUFFER_TOO_SMALL, M, 17, 96, X, 96, blob, bytes - 1, NULL, Y, 17, ws, need,
+        "truncated blob");
+    RUN(QMX_ERR_BUFFER_TOO_SMALL, M, 17, 96, X, 96, blob, 63, NULL, Y, 17, ws, need,
+        "blob shorter than its header");
+    RUN(QMX_ERR_BUFFER_TOO_SMALL, M, 17, 96, X, 96, blob, bytes, NULL, Y, 17, ws, need - 1,
+        "workspace one byte short");
+    o.act_block = 48;
+    RUN(QMX_ERR_UNSUPPORTED, M, 17, 96, X, 96, blob, bytes, &o, Y, 17, ws, need,
+        "act_block 48");
+    memcpy(bad, blob, bytes); bad[0] = 'X';
+    RUN(QMX_ERR_PARSE, M, 17, 96, X, 96, bad, bytes, NULL, Y, 17, ws, need, "magic");
+    memcpy(bad, blob, bytes); bad[16] = 9;
+    RUN(QMX_ERR_PARSE, M, 17, 96, X, 96, bad, bytes, NULL, Y, 17, ws, need, "element");
+    memcpy(bad, blob, bytes); bad[17] = 64;
+    RUN(QMX_ERR_PARSE, M, 17, 96, X, 96, bad, bytes, NULL, Y, 17, ws, need, "block");
+    memcpy(bad, blob, bytes); bad[40] = 1;
+    RUN(QMX_ERR_PARSE, M, 17, 96, X, 96, bad, bytes, NULL, Y, 17, ws, need, "reserved");
+    memcpy(bad, blob, bytes); bad[18] = 0;   /* f32 scales: a bigger blob than given */
+    RUN(QMX_ERR_BUFFER_TOO_SMALL, M, 17, 96, X, 96, bad, bytes, NULL, Y, 17, ws, need,
+        "header says float32 scales");
+    X[5] = qmx_test_bits_f32(0x7FC00000u);
+    RUN(QMX_ERR_NONFINITE, M, 17, 96, X, 96, blob, bytes, NULL, Y, 17, ws, need, "NaN in X");
+    X[5] = 0.0f;
+    /* the packers */
+    {
+        size_t b2;
+        wset t;
+        static const uint8_t zeros[64 * 34] = {0};
+        qmx_blockw_packed_desc d;
+        CHECK(qmx_blockw_pack(&s.w, 17, 96, bad, bytes - 1) == QMX_ERR_BUFFER_TOO_SMALL,
+              "pack: short");
+        CHECK(qmx_blockw_pack(&s.w, 16, 96, bad, bytes) == QMX_ERR_SHAPE, "pack: N mismatch");
+        CHECK(qmx_blockw_pack_size(&s.w, 17, 96, NULL) == QMX_ERR_NULL, "pack_size NULL");
+        make_w(&t, T_INT8, 4, 64, 0, 0);
+        t.qc.block_size = 64;   /* not 32 */
+        t.w.n_scales = 4;
+        CHECK(qmx_blockw_pack_size(&t.w, 4, 64, &b2) == QMX_ERR_UNSUPPORTED, "block 64");
+        t.qc.block_size = 32;
+        t.w.n_scales = t.ns;
+        t.qc.dtype = QMX_INT2;
+        st = qmx_blockw_pack_size(&t.w, 4, 64, &b2);
+        CHECK(st == QMX_ERR_UNSUPPORTED, "int2: %d", (int)st);
+        free_w(&t);
+        CHECK(qmx_blockw_pack_ggml_size(QMX_BLOCKW_GGML_Q8_0, 2, 48, &b2) == QMX_ERR_SHAPE,
+              "ggml K 48");
+        CHECK(qmx_blockw_pack_ggml_size(3, 2, 64, &b2) == QMX_ERR_ARG, "ggml type 3");
+        CHECK(qmx_blockw_pack_ggml(QMX_BLOCKW_GGML_Q8_0, zeros, 4 * 34 - 1, 2, 64, bad, bytes) ==
+              QMX_ERR_BUFFER_TOO_SMALL, "ggml blocks short");
+        CHECK(qmx_blockw_unpack_ggml(blob, bytes, QMX_BLOCKW_GGML_Q8_0, bad, bytes) ==
+              QMX_ERR_UNSUPPORTED, "unpack uint4 as Q8_0");
+        CHECK(qmx_blockw_unpack(blob, bytes, bad, bytes, (float *)(void *)ws, NULL, 1000) ==
+              QMX_ERR_NULL, "unpack zero points NULL");
+        CHECK(qmx_blockw_packed_info(blob, 10, &d) == QMX_ERR_BUFFER_TOO_SMALL, "info short");
+        CHECK(qmx_blockw_unpack_mx(blob, bytes, bad, bytes, (uint8_t *)ws, 1000) ==
+              QMX_ERR_UNSUPPORTED, "unpack_mx on a uint4 blob");
+        {   /* MX weights other than MXFP4 in blocks of 32; a ggml Q8_0 block with d < 0 and a
+             * -128 (qmx.h: unsupported): a status, the blob untouched */
+            qmx_mx_config mc;
+            qmx_blockw mw;
+            static uint8_t el[64], sc8[4], g8b[2 * 34];
+            memset(&mc, 0, sizeof mc);
+            mc.format = QMX_NVFP4; mc.outer = 2; mc.axis_len = 32; mc.inner = 1;
+            memset(&mw, 0, sizeof mw);
+            mw.kind = QMX_BLOCKW_MX; mw.mx = &mc; mw.data = el; mw.data_bytes = sizeof el;
+            mw.scale_codes = sc8; mw.n_scales = 4;
+            for (i = 0; i < 4; i++) sc8[i] = 0x38;
+            st = qmx_blockw_pack_size(&mw, 2, 32, &b2);
+            CHECK(st == QMX_ERR_UNSUPPORTED, "NVFP4: %d", (int)st);
+            mc.format = QMX_MXFP4; mc.block_size = 16;
+            st = qmx_blockw_pack_size(&mw, 2, 32, &b2);
+            CHECK(st == QMX_ERR_UNSUPPORTED, "MXFP4 block 16: %d", (int)st);
+            memset(g8b, 0, sizeof g8b);
+            g8b[34] = 0x00; g8b[35] = 0xBC;   /* d = -1.0 (binary16 0xBC00) */
+            g8b[36] = 0x80;                   /* q = -128 */
+            memset(bad, 0x5A, bytes);
+            CHECK(qmx_blockw_pack_ggml(QMX_BLOCKW_GGML_Q8_0, g8b, sizeof g8b, 1, 64, bad, bytes) ==
+                  QMX_ERR_UNSUPPORTED, "ggml Q8_0 d < 0 with -128");
+            for (i = 0; i < bytes; i++) if (bad[i] != 0x5A) break;
+            CHECK(i == bytes, "blob written on error");
+        }
+    }
+    free(bad); free(blob); free_w(&s);
+}
+
+int main(void) {
+    qmx_test_seed(16161);
+    hand_made();
+    random_shapes();
+    mxfp4_cases();
+    load_ggml();
+    ggml_case(1);
+    ggml_case(0);
+    ggml_mxfp4();
+    bad_input();
+    return QMX_TEST_END();
+}
