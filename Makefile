@@ -43,7 +43,7 @@ help:
 	@echo "  fuzz             every libFuzzer harness in tests/fuzz, FUZZ_SECONDS (60) each, ASan+UBSan,"
 	@echo "                   FUZZ_JOBS (2) at a time, FUZZ_CFLAGS (-march=native); FUZZ=\"fuzz_x ...\""
 	@echo "  bench-peers      apt-get oneDNN/gemmlowp/OpenBLAS (root) and build the peer harness for make bench"
-	@echo "  bench-cortex-m   insns/MAC of the int8/int4 fully-connected on Cortex-M4/M55 (QEMU) vs CMSIS-NN"
+	@echo "  bench-cortex-m   insns/MAC of the int8/int4/16x8 fully-connected on Cortex-M4/M55 (QEMU) vs CMSIS-NN"
 	@echo "  install          headers, qmx.pc and CMake config under PREFIX (/usr/local; DESTDIR honoured)"
 	@echo "  uninstall        remove what install wrote"
 	@echo "  test-consumers   out-of-tree consumers via make install + pkg-config, CMake find_package"
@@ -167,7 +167,8 @@ endif
 
 # ---- bench-cortex-m -------------------------------------------------------------------------
 # Executed instructions per MAC of qmx_fully_connected_i8 and qmx_fully_connected_i4 on
-# Cortex-M4 (DSP) and Cortex-M55 (MVE), batch 1 and 4 x 1024 -> 1024, counted exactly under QEMU
+# Cortex-M4 (DSP) and Cortex-M55 (MVE), batch 1 and 4 x 1024 -> 1024 (and qmx_fully_connected_i16,
+# K 512 and 1024, per tensor and per channel), counted exactly under QEMU
 # by the TCG plugin tools/targets/support/regioncount.c, beside CMSIS-NN's figures
 # (tools/cortexm_count.sh; bench/cortexm/). BENCH_CM_FLAGS adds CFLAGS, e.g. -O3.
 .PHONY: bench-cortex-m

@@ -364,11 +364,24 @@
  *   QMX_BATCH_MATMUL_I16_MAX_K = 2^16: |X * Y| <= 2^30, |acc| <= 2^46; int64 accumulation.
  *   Workspace (both kernels; qmx_fully_connected_i16_workspace_size, qmx_batch_matmul_i16_
  *   workspace_size, the same pure function of the shapes):
- *       64 + r64(32 * min(K, 512)) + r64(128 * min(M, 64))  bytes, any alignment
+ *       64 + r64(32 * min(K, 512)) + r64(128 * min(M, 256))  bytes, any alignment
  *   (16 weight rows, or columns of op(Y), widened to int16 W - w_zp per K block of 512; the
- *   int64 accumulators of a tile of 64 rows x 16 columns). Loop order: panel of 64 rows >
- *   strip of 16 output columns > K block. Portable C on every target for now (no SIMD path
- *   yet); the result is a pure function of the inputs. Stack: a few words.
+ *   int64 accumulators of a tile of 256 rows x 16 columns). Loop order: panel of 256 rows >
+ *   strip of 16 output columns > K block. SIMD tile steps, the same bits as the portable C
+ *   (exact integer sums: int32 runs of <= 256 products, added in int64, so any order gives the
+ *   same acc): AVX-512BW (vpdpwssd with AVX-512 VNNI, else vpmaddwd; vectorized widening and
+ *   output stage too) and AVX2 (vpmaddwd) on a strip stored as k pairs, NEON (vmlal_lane) on
+ *   a k-major strip; batch matmul splits any int16 y into 256 * (y >> 8) + (y & 255) for
+ *   them. Cortex-M4/M7/M33 DSP (SMLAD) and Cortex-M55 MVE (VMLADAVA): the fully-connected
+ *   (plain and packed) is not widened, the int16 activations meet the int8 weights in place
+ *   (SXTB16 / VLDRB.S16, gathers on the blob) in int32 runs of <= 512 products, whose only
+ *   overflowing sum, 2^31, is recovered exactly; w_zp enters as - w_zp * sum a; batch matmul
+ *   uses the widened strip with 64-bit SMLALD / VMLALDAVA. make bench-cortex-m, K -> 1024,
+ *   per-channel stage included, insns/MAC at K = 512 / 1024, batch 1 and 4: Cortex-M4 1.62 /
+ *   1.53 and 1.27 / 1.20 (CMSIS-NN s16, per tensor: 2.48 / 2.99), Cortex-M55 0.56 / 0.47
+ *   and 0.47 / 0.40 (0.88 / 2.44). Other targets: portable C. The result is a pure function of the inputs. Stack: a few words; the x86 /
+ *   aarch64 tile step adds a buffer of 8 (AVX-512) or 4 rows of 512 int16 (the rows of a
+ *   last partial tile, or of adj_x): about 9 KiB in all with AVX-512, 5 KiB else.
  *   Activations: qmx_quantize with QMX_RECIPE_TFLITE, symmetric, QMX_INT16 is TFLite's 16x8
  *   activation quantization: scale absmax / 32767, zero point 0, x / s in float rounded half
  *   away from zero, clamped to the full [-32768, 32767] (TFLite's QUANTIZE op, AffineQuantize:
@@ -464,7 +477,8 @@
  *   qmx_fully_connected_i4 Cortex-M4 1.81 / 1.81 (CMSIS-NN s4: 4.92), Cortex-M55 0.54 / 0.87
  *   (CMSIS-NN: 0.39); batch 4 per MAC 1.77 (M4), 0.49 / 0.58 (M55).
  *   Configuration: QMX_NO_DSP, QMX_NO_MVE (portable C instead), QMX_NO_DSP_ASM (the DSP
- *   loops in C intrinsics instead of assembly; -O0 builds do that anyway).
+ *   loops in C intrinsics instead of assembly; -O0 builds do that anyway; it also drops the
+ *   16x8 kernels' MVE 2 x 3 assembly loop).
  *
  * WORKSPACE: qmx_matmul_i4_workspace_size(M, N, K, params, &bytes) (the same for the three
  *   int4 entry points; a pure function of M, N, K and block_size, the same on every target):
@@ -1567,7 +1581,7 @@ QMX_API int32_t qmx_requantize64(int64_t acc, int32_t multiplier, int shift);
 /* QMX_OK when multiplier >= 0 and shift in [-31, 7], else QMX_ERR_ARG. */
 QMX_API qmx_status qmx_requantize64_check(int32_t multiplier, int shift);
 /* Workspace bytes of qmx_fully_connected_i16 and _i16_packed:
- * 64 + r64(32 * min(K, 512)) + r64(128 * min(M, 64)). */
+ * 64 + r64(32 * min(K, 512)) + r64(128 * min(M, 256)). */
 QMX_API qmx_status qmx_fully_connected_i16_workspace_size(size_t M, size_t N, size_t K,
                                                           size_t *bytes);
 /* TFLite 16x8 fully-connected: out[m][n] = stage(sum_k A[m][k] * (W[n*ldw + k] - w_zp)). */
@@ -10688,7 +10702,7 @@ extern "C" {
 #define QMX__S16_STRIP 16     /* weight rows / output columns widened into the workspace at once */
 #define QMX__S16_CHUNK 256    /* K run whose int16 x [-255, 255] products sum exactly in int32 */
 #define QMX__S16_KB 512       /* K block of the widened strip */
-#define QMX__S16_MB 64        /* rows of the int64 accumulator tile */
+#define QMX__S16_MB 256       /* rows of the int64 accumulator tile (a panel of A) */
 
 /* Arithmetic shift right of an int64 (C leaves >> of negatives to the implementation). */
 static int64_t qmx__s16_asr64(int64_t x, int s) {
@@ -10806,10 +10820,1199 @@ static void qmx__s16_tile_portable(size_t mb, size_t nb, size_t kl, const int16_
 }
 
 /* ---- 16x8 SIMD: AVX-512 / AVX2 / NEON (x86 and aarch64) ------------------------------------ */
-/* (a path defines qmx__s16_tile_simd and QMX__S16_TILE_SIMD here) */
+/* x86 (AVX-512BW, AVX2): the strip is stored as k pairs, pair p = 32 int16 = 16 columns x
+ * (k = 2p, 2p + 1), so one vpmaddwd / vpdpwssd of a broadcast activation pair against a pair
+ * row adds two products per column into int32 lanes (16 with AVX-512, 8 with AVX2). Exact:
+ * w_narrow (|w| <= 255): a pair is <= 2 * 2^15 * 255 and 128 pairs (256 k) sum below 2^31,
+ * then the lanes are added to the int64 tile. w_narrow == 0 (batch matmul, any int16 w): w =
+ * 256 * (w >> 8) + (w & 255), two streams with |w| <= 255 (the same bound), recombined in
+ * int64. Columns >= nb and the pad of an odd kl are masked off (never read unmasked).
+ * aarch64 (NEON): the strip is k-major, [kl][16] (16 columns of one k contiguous), vmlal_lane
+ * per activation into int32 lanes (one product per k per lane: 256 k of |w| <= 255 stay below
+ * 2^31), the same split for w_narrow == 0. Rows in register tiles of 8 (AVX-512) / 4 (AVX2,
+ * NEON); the rows of a last partial tile, or of a_k != 1 (batch matmul adj_x), are first
+ * copied into a local buffer. */
+#if defined(QMX__AVX512) || defined(QMX__AVX2)
+#  define QMX__S16_WIDX(j, k, kl) (((k) >> 1) * 32 + (j) * 2 + ((k) & 1))
+#  define QMX__S16_TILE_SIMD 1
+
+/* The int32 pair of a row at k (k + 1 < kl), as one 32-bit value. */
+static int32_t qmx__s16_x_pair(const int16_t *p) {
+#  if defined(__GNUC__) || defined(__clang__)
+    int32_t v;
+    __builtin_memcpy(&v, p, 4);
+    return v;
+#  else
+    return _mm_cvtsi128_si32(
+        _mm_unpacklo_epi16(_mm_cvtsi32_si128(p[0]), _mm_cvtsi32_si128(p[1])));
+#  endif
+}
+/* The last k of an odd kl, paired with 0 (the pad of the strip is masked too). */
+static int32_t qmx__s16_x_last(const int16_t *p) {
+    return (int32_t)(uint16_t)p[0];
+}
+#endif
+
+#if defined(QMX__AVX512)
+#  define QMX__S16_XR 8          /* rows of the register tile */
+#  define QMX__S16_WIDEN_SIMD 1
+/* all-lanes masks: the zero-masked intrinsic forms on purpose (GCC 12's unmasked ones trip
+ * -Wmaybe-uninitialized in C++ through _mm512_undefined_*, as the int8 kernels note) */
+#  define QMX__S16_F8 ((__mmask8)0xFF)
+#  define QMX__S16_F16 ((__mmask16)0xFFFF)
+#  if defined(__AVX512VNNI__)
+#    define QMX__S16_ZDOT(c, a, w) _mm512_dpwssd_epi32(c, a, w)
+#  else
+#    define QMX__S16_ZDOT(c, a, w) _mm512_add_epi32(c, _mm512_madd_epi16(a, w))
+#  endif
+/* acc[0..15] (=, or += when !set) the int32 lanes of c, times 256 when hi. */
+static void qmx__s16_z_flush(int64_t *acc, __m512i c, int hi, int set) {
+    __m512i l = _mm512_maskz_cvtepi32_epi64(
+        QMX__S16_F8, _mm512_maskz_extracti64x4_epi64((__mmask8)0xF, c, 0));
+    __m512i h = _mm512_maskz_cvtepi32_epi64(
+        QMX__S16_F8, _mm512_maskz_extracti64x4_epi64((__mmask8)0xF, c, 1));
+    if (hi) {
+        l = _mm512_maskz_slli_epi64(QMX__S16_F8, l, 8);
+        h = _mm512_maskz_slli_epi64(QMX__S16_F8, h, 8);
+    }
+    if (!set) {
+        l = _mm512_add_epi64(l, _mm512_loadu_si512((const void *)acc));
+        h = _mm512_add_epi64(h, _mm512_loadu_si512((const void *)(acc + 8)));
+    }
+    _mm512_storeu_si512((void *)acc, l);
+    _mm512_storeu_si512((void *)(acc + 8), h);
+}
+
+/* 8 rows (row r at a + r * lda, k contiguous; rows >= nr are not stored) x 16 columns over kl
+ * of the pair strip wt; the columns >= nb are masked off. w_narrow: one int32 stream. */
+#  define QMX__S16_Z8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#  define QMX__S16_ZDECL(r) __m512i s##r = _mm512_setzero_si512();
+#  if defined(__AVX512VNNI__) && (defined(__GNUC__) || defined(__clang__))
+/* vpdpwssd with the pair as an embedded broadcast operand: 8 instructions for 8 rows where the
+ * intrinsics give 8 broadcasts and (GCC 12) 16 register copies besides, which halves the
+ * speed when the core's other hardware thread is busy (measured on Zen 4) */
+typedef int32_t qmx__s16_a32 __attribute__((may_alias));
+#    define QMX__S16_ZPAIR(r)                                                                  \
+    __asm__("vpdpwssd {%2%{1to16%}, %1, %0|%0, %1, %2%{1to16%}}"                            \
+            : "+v"(s##r) : "v"(w), "m"(*(const qmx__s16_a32 *)(const void *)(q + (r) * lda)));
+#  else
+#    define QMX__S16_ZPAIR(r) \
+    s##r = QMX__S16_ZDOT(s##r, _mm512_set1_epi32(qmx__s16_x_pair(q + (r) * lda)), w);
+#  endif
+#  define QMX__S16_ZLAST(r) \
+    s##r = QMX__S16_ZDOT(s##r, _mm512_set1_epi32(qmx__s16_x_last(q + (r) * lda)), w);
+#  define QMX__S16_ZOUT(r) \
+    if ((r) < nr) qmx__s16_z_flush(acc + (r) * QMX__S16_STRIP, s##r, 0, set);
+static void qmx__s16_z8(const int16_t *a, size_t lda, size_t nr, size_t kl, const int16_t *wt,
+                        size_t nb, int64_t *acc, int first) {
+    const __mmask32 cm = nb >= 16 ? 0xFFFFFFFFu : (__mmask32)((1u << (2 * nb)) - 1u);
+    size_t c0, p;
+    for (c0 = 0; c0 < kl; c0 += QMX__S16_CHUNK) {
+        size_t c1 = kl - c0 < QMX__S16_CHUNK ? kl : c0 + QMX__S16_CHUNK, pe = c1 >> 1;
+        const int16_t *q = a + c0;
+        int set = first && c0 == 0;
+        __m512i w;
+        QMX__S16_Z8(QMX__S16_ZDECL)
+        for (p = c0 >> 1; p < pe; p++, q += 2) {
+            w = _mm512_maskz_loadu_epi16(cm, (const void *)(wt + p * 32));
+            QMX__S16_Z8(QMX__S16_ZPAIR)
+        }
+        if (c1 & 1) {
+            w = _mm512_maskz_loadu_epi16(cm & 0x55555555u, (const void *)(wt + pe * 32));
+            QMX__S16_Z8(QMX__S16_ZLAST)
+        }
+        QMX__S16_Z8(QMX__S16_ZOUT)
+    }
+}
+#  undef QMX__S16_ZDECL
+#  undef QMX__S16_ZPAIR
+#  undef QMX__S16_ZLAST
+#  undef QMX__S16_ZOUT
+
+/* The same for w_narrow == 0: w = 256 * (w >> 8) + (w & 255), two int32 streams. */
+#  define QMX__S16_ZDECL(r) __m512i s##r = _mm512_setzero_si512(), t##r = s##r;
+#  define QMX__S16_ZPAIR(r)                                                    \
+    x = _mm512_set1_epi32(p < pe ? qmx__s16_x_pair(q + (r) * lda)              \
+                                 : qmx__s16_x_last(q + (r) * lda));            \
+    s##r = QMX__S16_ZDOT(s##r, x, wl); t##r = QMX__S16_ZDOT(t##r, x, wh);
+#  define QMX__S16_ZOUT(r)                                                     \
+    if ((r) < nr) {                                                            \
+        qmx__s16_z_flush(acc + (r) * QMX__S16_STRIP, s##r, 0, set);            \
+        qmx__s16_z_flush(acc + (r) * QMX__S16_STRIP, t##r, 1, 0);              \
+    }
+static void qmx__s16_z8w(const int16_t *a, size_t lda, size_t nr, size_t kl, const int16_t *wt,
+                         size_t nb, int64_t *acc, int first) {
+    const __mmask32 cm = nb >= 16 ? 0xFFFFFFFFu : (__mmask32)((1u << (2 * nb)) - 1u);
+    const __m512i lo8 = _mm512_set1_epi16(0xFF);
+    size_t c0, p;
+    for (c0 = 0; c0 < kl; c0 += QMX__S16_CHUNK) {
+        size_t c1 = kl - c0 < QMX__S16_CHUNK ? kl : c0 + QMX__S16_CHUNK, pe = c1 >> 1;
+        const int16_t *q = a + c0;
+        int set = first && c0 == 0;
+        QMX__S16_Z8(QMX__S16_ZDECL)
+        for (p = c0 >> 1; p < pe + (c1 & 1); p++, q += 2) {
+            __m512i w = _mm512_maskz_loadu_epi16(p < pe ? cm : cm & 0x55555555u,
+                                                 (const void *)(wt + p * 32));
+            __m512i wl = _mm512_and_si512(w, lo8), wh = _mm512_srai_epi16(w, 8), x;
+            QMX__S16_Z8(QMX__S16_ZPAIR)
+        }
+        QMX__S16_Z8(QMX__S16_ZOUT)
+    }
+}
+#  undef QMX__S16_ZDECL
+#  undef QMX__S16_ZPAIR
+#  undef QMX__S16_ZOUT
+#  undef QMX__S16_Z8
+
+/* One row (a, k contiguous), two chains. */
+static void qmx__s16_z1(const int16_t *a, size_t kl, const int16_t *wt, size_t nb, int wide,
+                        int64_t *acc, int first) {
+    const __mmask32 cm = nb >= 16 ? 0xFFFFFFFFu : (__mmask32)((1u << (2 * nb)) - 1u);
+    const __m512i lo8 = _mm512_set1_epi16(0xFF);
+    size_t c0, p;
+    for (c0 = 0; c0 < kl; c0 += QMX__S16_CHUNK) {
+        size_t c1 = kl - c0 < QMX__S16_CHUNK ? kl : c0 + QMX__S16_CHUNK, pe = c1 >> 1;
+        __m512i s0 = _mm512_setzero_si512(), s1 = s0, t0 = s0, t1 = s0, w, x;
+        if (!wide) {
+            for (p = c0 >> 1; p + 1 < pe; p += 2) {
+                s0 = QMX__S16_ZDOT(s0, _mm512_set1_epi32(qmx__s16_x_pair(a + 2 * p)),
+                                   _mm512_maskz_loadu_epi16(cm, (const void *)(wt + p * 32)));
+                s1 = QMX__S16_ZDOT(s1, _mm512_set1_epi32(qmx__s16_x_pair(a + 2 * p + 2)),
+                                   _mm512_maskz_loadu_epi16(cm, (const void *)(wt + p * 32 + 32)));
+            }
+            for (; p < pe + (c1 & 1); p++) {
+                w = _mm512_maskz_loadu_epi16(p < pe ? cm : cm & 0x55555555u,
+                                             (const void *)(wt + p * 32));
+                x = _mm512_set1_epi32(p < pe ? qmx__s16_x_pair(a + 2 * p)
+                                             : qmx__s16_x_last(a + c1 - 1));
+                s0 = QMX__S16_ZDOT(s0, x, w);
+            }
+            qmx__s16_z_flush(acc, _mm512_add_epi32(s0, s1), 0, first && c0 == 0);
+        } else {
+            for (p = c0 >> 1; p < pe + (c1 & 1); p++) {
+                w = _mm512_maskz_loadu_epi16(p < pe ? cm : cm & 0x55555555u,
+                                             (const void *)(wt + p * 32));
+                x = _mm512_set1_epi32(p < pe ? qmx__s16_x_pair(a + 2 * p)
+                                             : qmx__s16_x_last(a + c1 - 1));
+                if (p & 1) {
+                    s1 = QMX__S16_ZDOT(s1, x, _mm512_and_si512(w, lo8));
+                    t1 = QMX__S16_ZDOT(t1, x, _mm512_srai_epi16(w, 8));
+                } else {
+                    s0 = QMX__S16_ZDOT(s0, x, _mm512_and_si512(w, lo8));
+                    t0 = QMX__S16_ZDOT(t0, x, _mm512_srai_epi16(w, 8));
+                }
+            }
+            qmx__s16_z_flush(acc, _mm512_add_epi32(s0, s1), 0, first && c0 == 0);
+            qmx__s16_z_flush(acc, _mm512_add_epi32(t0, t1), 1, 0);
+        }
+    }
+}
+
+/* Rows n0 .. n0+nb-1 of W - w_zp into the pair strip, 4 k at a time: 16 rows x 4 bytes (one
+ * 64-byte group of the packed blob, or a gather of the plain rows) sign-extended, the two
+ * pairs of each column split by two permutes. 0: not handled (the scalar loop then runs). */
+static int qmx__s16_widen_simd(const int8_t *W, size_t ldw, const uint8_t *panels, size_t kp,
+                               size_t n0, size_t nb, size_t k0, size_t kl, int32_t w_zp,
+                               int16_t *wt) {
+    const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28,
+                                         30);
+    const __m512i io = _mm512_add_epi32(ie, _mm512_set1_epi32(1));
+    const __m512i zp = _mm512_set1_epi16((short)w_zp);
+    __m512i vidx = _mm512_setzero_si512();
+    __mmask16 rm = (__mmask16)((1u << nb) - 1u);
+    size_t k, j, kv;
+    if (panels) {
+        kv = (kl + 3u) & ~(size_t)3u;   /* the blob is padded to a multiple of 4 k */
+        panels += (n0 / 16) * 16 * kp + k0 / 4 * 64;
+    } else {
+        if (ldw > 0x7FFFFFFF / 16) return 0;
+        kv = kl & ~(size_t)3u;
+        vidx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+                                                    13, 14, 15), _mm512_set1_epi32((int)ldw));
+        W += n0 * ldw + k0;
+    }
+    k = 0;
+    if (!panels && nb == 16)   /* 16 full rows: 16 k of each by 16-byte loads, transposed */
+        for (; k + 16 <= kl; k += 16) {
+            __m512i z[4], t0, t1, t2, t3, g[4];
+            size_t i, q;
+            for (i = 0; i < 4; i++) {
+                const int8_t *r = W + i * ldw + k;
+                __m512i v = _mm512_maskz_broadcast_i32x4(
+                    QMX__S16_F16, _mm_loadu_si128((const __m128i *)(const void *)r));
+                for (q = 1; q < 4; q++)   /* lane q: row i + 4q */
+                    v = _mm512_mask_broadcast_i32x4(
+                        v, (__mmask16)(0xFu << (4 * q)),
+                        _mm_loadu_si128((const __m128i *)(const void *)(r + 4 * q * ldw)));
+                z[i] = v;
+            }
+            /* 4x4 dword transposes per 128-bit lane: g[c] = dword c (k + 4c .. + 3) of rows
+             * 0 .. 15 in order */
+            t0 = _mm512_maskz_unpacklo_epi32(QMX__S16_F16, z[0], z[1]);
+            t1 = _mm512_maskz_unpackhi_epi32(QMX__S16_F16, z[0], z[1]);
+            t2 = _mm512_maskz_unpacklo_epi32(QMX__S16_F16, z[2], z[3]);
+            t3 = _mm512_maskz_unpackhi_epi32(QMX__S16_F16, z[2], z[3]);
+            g[0] = _mm512_maskz_unpacklo_epi64(QMX__S16_F8, t0, t2);
+            g[1] = _mm512_maskz_unpackhi_epi64(QMX__S16_F8, t0, t2);
+            g[2] = _mm512_maskz_unpacklo_epi64(QMX__S16_F8, t1, t3);
+            g[3] = _mm512_maskz_unpackhi_epi64(QMX__S16_F8, t1, t3);
+            for (i = 0; i < 4; i++) {
+                __m512i lo = _mm512_sub_epi16(_mm512_cvtepi8_epi16(
+                    _mm512_maskz_extracti64x4_epi64((__mmask8)0xF, g[i], 0)), zp);
+                __m512i hi = _mm512_sub_epi16(_mm512_cvtepi8_epi16(
+                    _mm512_maskz_extracti64x4_epi64((__mmask8)0xF, g[i], 1)), zp);
+                _mm512_storeu_si512((void *)(wt + (k + 4 * i) / 2 * 32),
+                                    _mm512_permutex2var_epi32(lo, ie, hi));
+                _mm512_storeu_si512((void *)(wt + (k + 4 * i) / 2 * 32 + 32),
+                                    _mm512_permutex2var_epi32(lo, io, hi));
+            }
+        }
+    for (; k < kv; k += 4) {
+        __m512i g = panels ? _mm512_loadu_si512((const void *)(panels + k / 4 * 64))
+                           : _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), rm, vidx,
+                                                         (const void *)(W + k), 1);
+        __m512i lo = _mm512_sub_epi16(
+            _mm512_cvtepi8_epi16(_mm512_maskz_extracti64x4_epi64((__mmask8)0xF, g, 0)), zp);
+        __m512i hi = _mm512_sub_epi16(
+            _mm512_cvtepi8_epi16(_mm512_maskz_extracti64x4_epi64((__mmask8)0xF, g, 1)), zp);
+        _mm512_storeu_si512((void *)(wt + k / 2 * 32), _mm512_permutex2var_epi32(lo, ie, hi));
+        if (k + 2 < kl)
+            _mm512_storeu_si512((void *)(wt + k / 2 * 32 + 32),
+                                _mm512_permutex2var_epi32(lo, io, hi));
+    }
+    for (; k < kl; k++)   /* plain: the last kl % 4 */
+        for (j = 0; j < nb; j++)
+            wt[QMX__S16_WIDX(j, k, kl)] = (int16_t)(W[j * ldw + k] - w_zp);
+    {   /* the next call's weights towards the cache while the tile step runs (the loads above
+         * otherwise wait on memory): the blob is read in order; plain rows, their next K block
+         * or the next strip. A prefetch never faults, the addresses are plain integers. */
+        uintptr_t nx = panels ? (uintptr_t)(panels + kv / 4 * 64)
+                              : (k0 + kl < ldw ? (uintptr_t)(W + kl)
+                                               : (uintptr_t)(W - k0) + 16u * ldw);
+        size_t span = panels ? kv * 16 : kl, o;
+        for (j = 0; j < (panels ? 1u : 16u); j++)
+            for (o = 0; o < span; o += 64)
+                _mm_prefetch((const char *)(nx + j * ldw + o), _MM_HINT_T1);
+    }
+    return 1;
+}
+#  define QMX__S16_X8(a, lda, nr, kl, wt, nb, wide, acc, first)                              \
+    ((wide) ? qmx__s16_z8w(a, lda, nr, kl, wt, nb, acc, first)                              \
+            : qmx__s16_z8(a, lda, nr, kl, wt, nb, acc, first))
+#  define QMX__S16_X1 qmx__s16_z1
+
+/* The output stage of a tile (rows m < mb, columns j < nb of acc, column n0 + j), as
+ * qmx__s16_stage lane by lane: x * rm as xh * rm * 2^32 + xl * rm (|x| < 2^47, rm < 2^15:
+ * exact), the rounding shift by vpsravq, the int32 result modulo 2^32 (vpmovqd), clamped. */
+#  define QMX__S16_STAGE_SIMD 1
+static void qmx__s16_stage_simd(const int64_t *acc, size_t mb, size_t nb, size_t n0,
+                                const qmx_requant64_config *rq, int32_t amin, int32_t amax,
+                                int16_t *out, size_t ldo) {
+    int64_t rmv[16], tsv[16], rdv[16], bv[16];
+    __m512i rm[2], ts[2], rd[2], b[2];
+    const __m512i lo = _mm512_set1_epi32(amin), hi = _mm512_set1_epi32(amax);
+    const __mmask16 om = (__mmask16)((1u << nb) - 1u);
+    size_t j, m, h;
+    (void)&qmx__s16_stage;   /* the scalar stage, lane by lane the same */
+    for (j = 0; j < 16; j++) {
+        size_t pi = rq->per_channel ? n0 + (j < nb ? j : 0) : 0;
+        int32_t mu = rq->multipliers[pi];
+        int t = 15 - rq->shifts[pi];
+        rmv[j] = mu < 0x7FFF0000 ? ((int64_t)mu + 32768) / 65536 : 0x7FFF;
+        tsv[j] = t;
+        rdv[j] = (int64_t)1 << (t - 1);
+        bv[j] = rq->bias && j < nb ? rq->bias[n0 + j] : 0;
+    }
+    for (h = 0; h < 2; h++) {
+        rm[h] = _mm512_loadu_si512((const void *)(rmv + 8 * h));
+        ts[h] = _mm512_loadu_si512((const void *)(tsv + 8 * h));
+        rd[h] = _mm512_loadu_si512((const void *)(rdv + 8 * h));
+        b[h] = _mm512_loadu_si512((const void *)(bv + 8 * h));
+    }
+    for (m = 0; m < mb; m++) {
+        __m256i v[2];
+        __m512i r;
+        for (h = 0; h < 2; h++) {
+            __m512i x = _mm512_add_epi64(
+                _mm512_loadu_si512((const void *)(acc + m * QMX__S16_STRIP + 8 * h)), b[h]);
+            __m512i p = _mm512_add_epi64(
+                _mm512_maskz_mul_epu32(QMX__S16_F8, x, rm[h]),
+                _mm512_maskz_slli_epi64(QMX__S16_F8, _mm512_maskz_mul_epi32(QMX__S16_F8,
+                    _mm512_maskz_srai_epi64(QMX__S16_F8, x, 32), rm[h]), 32));
+            v[h] = _mm512_maskz_cvtepi64_epi32(QMX__S16_F8, _mm512_maskz_srav_epi64(QMX__S16_F8,
+                _mm512_add_epi64(p, rd[h]), ts[h]));
+        }
+        r = _mm512_maskz_inserti64x4(QMX__S16_F8, _mm512_maskz_inserti64x4(QMX__S16_F8,
+                _mm512_setzero_si512(), v[0], 0), v[1], 1);
+        r = _mm512_maskz_max_epi32(QMX__S16_F16, _mm512_maskz_min_epi32(QMX__S16_F16, r, hi), lo);
+        if (nb == 16)   /* a masked store is slow on some cores (Zen 4) */
+            _mm256_storeu_si256((__m256i *)(void *)(out + m * ldo),
+                                _mm512_maskz_cvtepi32_epi16(QMX__S16_F16, r));
+        else
+            _mm256_mask_storeu_epi16((void *)(out + m * ldo), om,
+                                     _mm512_maskz_cvtepi32_epi16(QMX__S16_F16, r));
+    }
+}
+#endif /* QMX__AVX512 */
+
+#if defined(QMX__AVX2) && !defined(QMX__AVX512)
+#  define QMX__S16_XR 4          /* rows of the register tile */
+/* acc[0..7] (=, or += when !set) the int32 lanes of c, times 256 when hi. */
+static void qmx__s16_y_flush(int64_t *acc, __m256i c, int hi, int set) {
+    __m256i l = _mm256_cvtepi32_epi64(_mm256_castsi256_si128(c));
+    __m256i h = _mm256_cvtepi32_epi64(_mm256_extracti128_si256(c, 1));
+    if (hi) { l = _mm256_slli_epi64(l, 8); h = _mm256_slli_epi64(h, 8); }
+    if (!set) {
+        l = _mm256_add_epi64(l, _mm256_loadu_si256((const __m256i *)(const void *)acc));
+        h = _mm256_add_epi64(h, _mm256_loadu_si256((const __m256i *)(const void *)(acc + 4)));
+    }
+    _mm256_storeu_si256((__m256i *)(void *)acc, l);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 4), h);
+}
+#  define QMX__S16_YDOT(c, a, w) _mm256_add_epi32(c, _mm256_madd_epi16(a, w))
+#  define QMX__S16_YW(p) _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)( \
+                             wt + (p) * 32 + h * 16)), (p) < pe ? cm : cmt)
+#  define QMX__S16_YA(q, p) _mm256_set1_epi32((p) < pe ? qmx__s16_x_pair((q) + 2 * (p)) \
+                                                      : qmx__s16_x_last((q) + c1 - 1))
+
+/* 4 rows (row r at a + r * lda, k contiguous; rows >= nr are not stored) x 16 columns, as
+ * two halves of 8, over kl of the pair strip wt; columns >= nb masked off. */
+static void qmx__s16_y4(const int16_t *a, size_t lda, size_t nr, size_t kl, const int16_t *wt,
+                        size_t nb, int wide, int64_t *acc, int first) {
+    const int16_t *a0 = a, *a1 = a + lda, *a2 = a + 2 * lda, *a3 = a + 3 * lda;
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i lo8 = _mm256_set1_epi16(0xFF), ev = _mm256_set1_epi32(0xFFFF);
+    size_t c0, p, r, h;
+    for (h = 0; h < 2 && h * 8 < nb; h++) {
+        const __m256i cm = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(nb - 8 * h)), lane);
+        const __m256i cmt = _mm256_and_si256(cm, ev);
+        for (c0 = 0; c0 < kl; c0 += QMX__S16_CHUNK) {
+            size_t c1 = kl - c0 < QMX__S16_CHUNK ? kl : c0 + QMX__S16_CHUNK, pe = c1 >> 1;
+            __m256i z = _mm256_setzero_si256(), s0 = z, s1 = z, s2 = z, s3 = z;
+            __m256i t0 = z, t1 = z, t2 = z, t3 = z, c[4], d[4];
+            if (!wide) {
+                for (p = c0 >> 1; p < pe; p++) {
+                    __m256i w = QMX__S16_YW(p);
+                    s0 = QMX__S16_YDOT(s0, _mm256_set1_epi32(qmx__s16_x_pair(a0 + 2 * p)), w);
+                    s1 = QMX__S16_YDOT(s1, _mm256_set1_epi32(qmx__s16_x_pair(a1 + 2 * p)), w);
+                    s2 = QMX__S16_YDOT(s2, _mm256_set1_epi32(qmx__s16_x_pair(a2 + 2 * p)), w);
+                    s3 = QMX__S16_YDOT(s3, _mm256_set1_epi32(qmx__s16_x_pair(a3 + 2 * p)), w);
+                }
+                if (c1 & 1) {
+                    __m256i w = QMX__S16_YW(pe);
+                    s0 = QMX__S16_YDOT(s0, QMX__S16_YA(a0, pe), w);
+                    s1 = QMX__S16_YDOT(s1, QMX__S16_YA(a1, pe), w);
+                    s2 = QMX__S16_YDOT(s2, QMX__S16_YA(a2, pe), w);
+                    s3 = QMX__S16_YDOT(s3, QMX__S16_YA(a3, pe), w);
+                }
+            } else {
+                for (p = c0 >> 1; p < pe + (c1 & 1); p++) {
+                    __m256i w = QMX__S16_YW(p), x;
+                    __m256i wl = _mm256_and_si256(w, lo8), wh = _mm256_srai_epi16(w, 8);
+                    x = QMX__S16_YA(a0, p);
+                    s0 = QMX__S16_YDOT(s0, x, wl); t0 = QMX__S16_YDOT(t0, x, wh);
+                    x = QMX__S16_YA(a1, p);
+                    s1 = QMX__S16_YDOT(s1, x, wl); t1 = QMX__S16_YDOT(t1, x, wh);
+                    x = QMX__S16_YA(a2, p);
+                    s2 = QMX__S16_YDOT(s2, x, wl); t2 = QMX__S16_YDOT(t2, x, wh);
+                    x = QMX__S16_YA(a3, p);
+                    s3 = QMX__S16_YDOT(s3, x, wl); t3 = QMX__S16_YDOT(t3, x, wh);
+                }
+            }
+            c[0] = s0; c[1] = s1; c[2] = s2; c[3] = s3;
+            d[0] = t0; d[1] = t1; d[2] = t2; d[3] = t3;
+            for (r = 0; r < nr; r++) {
+                int64_t *ac = acc + r * QMX__S16_STRIP + h * 8;
+                qmx__s16_y_flush(ac, c[r], 0, first && c0 == 0);
+                if (wide) qmx__s16_y_flush(ac, d[r], 1, 0);
+            }
+        }
+    }
+}
+#  undef QMX__S16_YDOT
+#  undef QMX__S16_YW
+#  undef QMX__S16_YA
+#  define QMX__S16_X8 qmx__s16_y4
+#endif /* QMX__AVX2 */
+
+#if defined(QMX__NEON64) && !defined(QMX__AVX512) && !defined(QMX__AVX2)
+#  define QMX__S16_WIDX(j, k, kl) ((k) * 16 + (j))
+#  define QMX__S16_TILE_SIMD 1
+#  define QMX__S16_XR 4          /* rows of the register tile */
+/* acc[0..3] (=, or += when !set) the int32 lanes of c, times 256 when hi. */
+static void qmx__s16_n_flush(int64_t *acc, int32x4_t c, int hi, int set) {
+    int64x2_t l = vmovl_s32(vget_low_s32(c)), h = vmovl_high_s32(c);
+    if (hi) { l = vshlq_n_s64(l, 8); h = vshlq_n_s64(h, 8); }
+    if (!set) { l = vaddq_s64(l, vld1q_s64(acc)); h = vaddq_s64(h, vld1q_s64(acc + 2)); }
+    vst1q_s64(acc, l);
+    vst1q_s64(acc + 2, h);
+}
+#  define QMX__S16_N4(X) X(0) X(1) X(2) X(3)
+#  define QMX__S16_N8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+/* 4 rows (row r at a + r * lda; rows >= nr not stored) x 16 columns over kl of the k-major
+ * strip wt (w_narrow): per k, 16 products per row by vmlal_lane into 4 int32x4. */
+#  define QMX__S16_NDECL(r) int32x4_t c##r##0 = z, c##r##1 = z, c##r##2 = z, c##r##3 = z;
+#  define QMX__S16_NLD(r) const int16x8_t v##r = vld1q_s16(a + (r) * lda + k);
+#  define QMX__S16_NROW(r, l)                                                  \
+    c##r##0 = vmlal_laneq_s16(c##r##0, vget_low_s16(w0), v##r, l);             \
+    c##r##1 = vmlal_high_laneq_s16(c##r##1, w0, v##r, l);                      \
+    c##r##2 = vmlal_laneq_s16(c##r##2, vget_low_s16(w1), v##r, l);             \
+    c##r##3 = vmlal_high_laneq_s16(c##r##3, w1, v##r, l);
+#  define QMX__S16_NK(l)                                                       \
+    w0 = vld1q_s16(wt + (k + (l)) * 16); w1 = vld1q_s16(wt + (k + (l)) * 16 + 8); \
+    QMX__S16_NROW(0, l) QMX__S16_NROW(1, l) QMX__S16_NROW(2, l) QMX__S16_NROW(3, l)
+#  define QMX__S16_NONE(r)                                                     \
+    { int16_t x = a[(r) * lda + k];                                            \
+      c##r##0 = vmlal_n_s16(c##r##0, vget_low_s16(w0), x);                     \
+      c##r##1 = vmlal_high_n_s16(c##r##1, w0, x);                              \
+      c##r##2 = vmlal_n_s16(c##r##2, vget_low_s16(w1), x);                     \
+      c##r##3 = vmlal_high_n_s16(c##r##3, w1, x); }
+#  define QMX__S16_NOUT(r)                                                     \
+    if ((r) < nr) {                                                            \
+        qmx__s16_n_flush(acc + (r) * QMX__S16_STRIP, c##r##0, 0, set);         \
+        qmx__s16_n_flush(acc + (r) * QMX__S16_STRIP + 4, c##r##1, 0, set);     \
+        qmx__s16_n_flush(acc + (r) * QMX__S16_STRIP + 8, c##r##2, 0, set);     \
+        qmx__s16_n_flush(acc + (r) * QMX__S16_STRIP + 12, c##r##3, 0, set);    \
+    }
+static void qmx__s16_n4(const int16_t *a, size_t lda, size_t nr, size_t kl, const int16_t *wt,
+                        int64_t *acc, int first) {
+    const int32x4_t z = vdupq_n_s32(0);
+    size_t c0, k;
+    for (c0 = 0; c0 < kl; c0 += QMX__S16_CHUNK) {
+        size_t c1 = kl - c0 < QMX__S16_CHUNK ? kl : c0 + QMX__S16_CHUNK;
+        int set = first && c0 == 0;
+        int16x8_t w0, w1;
+        QMX__S16_N4(QMX__S16_NDECL)
+        for (k = c0; k + 8 <= c1; k += 8) {
+            QMX__S16_N4(QMX__S16_NLD)
+            QMX__S16_N8(QMX__S16_NK)
+        }
+        for (; k < c1; k++) {
+            w0 = vld1q_s16(wt + k * 16); w1 = vld1q_s16(wt + k * 16 + 8);
+            QMX__S16_N4(QMX__S16_NONE)
+        }
+        QMX__S16_N4(QMX__S16_NOUT)
+    }
+}
+#  undef QMX__S16_NDECL
+#  undef QMX__S16_NROW
+#  undef QMX__S16_NK
+#  undef QMX__S16_NONE
+#  undef QMX__S16_NOUT
+
+/* The same for w_narrow == 0, per half of 8 columns: w = 256 * (w >> 8) + (w & 255), two
+ * int32 streams. */
+#  define QMX__S16_NDECL(r) int32x4_t s##r##0 = z, s##r##1 = z, t##r##0 = z, t##r##1 = z;
+#  define QMX__S16_NROW(r, l)                                                  \
+    s##r##0 = vmlal_laneq_s16(s##r##0, vget_low_s16(wl), v##r, l);             \
+    s##r##1 = vmlal_high_laneq_s16(s##r##1, wl, v##r, l);                      \
+    t##r##0 = vmlal_laneq_s16(t##r##0, vget_low_s16(wh), v##r, l);             \
+    t##r##1 = vmlal_high_laneq_s16(t##r##1, wh, v##r, l);
+#  define QMX__S16_NK(l)                                                       \
+    w = vld1q_s16(wt + (k + (l)) * 16 + 8 * h);                                \
+    wl = vandq_s16(w, lo8); wh = vshrq_n_s16(w, 8);                            \
+    QMX__S16_NROW(0, l) QMX__S16_NROW(1, l) QMX__S16_NROW(2, l) QMX__S16_NROW(3, l)
+#  define QMX__S16_NONE(r)                                                     \
+    { int16_t x = a[(r) * lda + k];                                            \
+      s##r##0 = vmlal_n_s16(s##r##0, vget_low_s16(wl), x);                     \
+      s##r##1 = vmlal_high_n_s16(s##r##1, wl, x);                              \
+      t##r##0 = vmlal_n_s16(t##r##0, vget_low_s16(wh), x);                     \
+      t##r##1 = vmlal_high_n_s16(t##r##1, wh, x); }
+#  define QMX__S16_NOUT(r)                                                     \
+    if ((r) < nr) {                                                            \
+        int64_t *ac = acc + (r) * QMX__S16_STRIP + 8 * h;                      \
+        qmx__s16_n_flush(ac, s##r##0, 0, set);                                 \
+        qmx__s16_n_flush(ac + 4, s##r##1, 0, set);                             \
+        qmx__s16_n_flush(ac, t##r##0, 1, 0);                                   \
+        qmx__s16_n_flush(ac + 4, t##r##1, 1, 0);                               \
+    }
+static void qmx__s16_n4w(const int16_t *a, size_t lda, size_t nr, size_t kl, const int16_t *wt,
+                         size_t nb, int64_t *acc, int first) {
+    const int32x4_t z = vdupq_n_s32(0);
+    const int16x8_t lo8 = vdupq_n_s16(0xFF);
+    size_t c0, k, h;
+    for (h = 0; h < 2 && 8 * h < nb; h++)
+        for (c0 = 0; c0 < kl; c0 += QMX__S16_CHUNK) {
+            size_t c1 = kl - c0 < QMX__S16_CHUNK ? kl : c0 + QMX__S16_CHUNK;
+            int set = first && c0 == 0;
+            int16x8_t w, wl, wh;
+            QMX__S16_N4(QMX__S16_NDECL)
+            for (k = c0; k + 8 <= c1; k += 8) {
+                QMX__S16_N4(QMX__S16_NLD)
+                QMX__S16_N8(QMX__S16_NK)
+            }
+            for (; k < c1; k++) {
+                w = vld1q_s16(wt + k * 16 + 8 * h);
+                wl = vandq_s16(w, lo8); wh = vshrq_n_s16(w, 8);
+                QMX__S16_N4(QMX__S16_NONE)
+            }
+            QMX__S16_N4(QMX__S16_NOUT)
+        }
+}
+#  undef QMX__S16_NDECL
+#  undef QMX__S16_NLD
+#  undef QMX__S16_NROW
+#  undef QMX__S16_NK
+#  undef QMX__S16_NONE
+#  undef QMX__S16_NOUT
+#  undef QMX__S16_N4
+#  undef QMX__S16_N8
+#  define QMX__S16_X8(a, lda, nr, kl, wt, nb, wide, acc, first)                              \
+    ((wide) ? qmx__s16_n4w(a, lda, nr, kl, wt, nb, acc, first)                              \
+            : qmx__s16_n4(a, lda, nr, kl, wt, acc, first))
+#endif /* QMX__NEON64 */
+
+#if defined(QMX__AVX512) || defined(QMX__AVX2) || defined(QMX__NEON64)
+/* The tile step on the strip: register tiles of QMX__S16_XR rows; a_k != 1 (rows not
+ * contiguous in k) and a last block of fewer rows first copy the block's rows into tmp (the
+ * missing rows repeat the last one and are not stored). */
+static void qmx__s16_tile_simd(size_t mb, size_t nb, size_t kl, const int16_t *a, size_t a_row,
+                               size_t a_k, const int16_t *wt, int w_narrow, int64_t *acc,
+                               int first) {
+    int16_t tmp[QMX__S16_XR * QMX__S16_KB];
+    size_t m, r, k;
+    (void)&qmx__s16_tile_portable;   /* the reference of the default layout: not used here */
+    for (m = 0; m < mb; m += QMX__S16_XR) {
+        size_t nr = mb - m < QMX__S16_XR ? mb - m : QMX__S16_XR;
+        int64_t *ac = acc + m * QMX__S16_STRIP;
+        if (a_k == 1 && nr == QMX__S16_XR) {
+            QMX__S16_X8(a + m * a_row, a_row, nr, kl, wt, nb, !w_narrow, ac, first);
+            continue;
+        }
+#  if defined(QMX__S16_X1)
+        if (a_k == 1 && nr == 1) {
+            QMX__S16_X1(a + m * a_row, kl, wt, nb, !w_narrow, ac, first);
+            continue;
+        }
+#  endif
+        for (r = 0; r < QMX__S16_XR; r++) {
+            const int16_t *src = a + (m + (r < nr ? r : nr - 1)) * a_row;
+            for (k = 0; k < kl; k++) tmp[r * kl + k] = src[k * a_k];
+        }
+        QMX__S16_X8(tmp, kl, nr, kl, wt, nb, !w_narrow, ac, first);
+    }
+}
+#endif
 
 /* ---- 16x8 SIMD: Cortex-M4 DSP / Cortex-M55 MVE ------------------------------------------- */
 /* (a path defines qmx__s16_tile_simd and QMX__S16_TILE_SIMD here) */
+#if defined(QMX__K_DSP) || defined(QMX__K_MVE)
+/* Fully-connected on Cortex-M: the int8 weights are read in place, not widened. Widening costs
+ * about one instruction per weight, per call at batch 1 (as much as the dot itself), so
+ * qmx__s16_widen hands over (QMX__S16_WIDEN_SIMD) and this writes a descriptor of the plain W
+ * strip into the workspace instead: a tag no widened value can take (|W - w_zp| <= 255), w_zp,
+ * the address of W[n0][k0] in plain W or in the packed blob (16-row panels of 4-k groups),
+ * its strides, n0 and k0. The tile step sees the tag and dots the int16 activations with the
+ * int8 weights directly, in int32 runs of up to 512 k (QMX__S16_RUN); w_zp enters exactly as
+ * - w_zp * sum_k a[k] (int64). Batch matmul (any int16 x int16) takes the widened strip, with
+ * 64-bit accumulation (SMLALD / VMLALDAVA: a pair sum of int16 products can reach 2^31). */
+#define QMX__S16_DESC_TAG 0x7FFF
+typedef struct qmx__s16_desc {
+    int16_t tag, pad;
+    int32_t w_zp;
+    const int8_t *w;  /* W[n0][k0]; byte (c, k) of the strip: w[c * cs + (k / 4) * gs + k % 4] */
+    size_t cs, gs, n0, k0;   /* plain W: cs = ldw, gs = 4; packed blob: cs = 4, gs = 64 */
+} qmx__s16_desc;
+#define QMX__S16_DESC_BYTES 32  /* the descriptor's room at the start of the workspace strip */
+/* A run of n <= 512 products a * w, a int16 and w int8 (not W - w_zp), summed in int32 with
+ * wraparound (SMLAD, VMLADAVA): each product is in [-2^22 + 2^7, 2^22], so the sum S is in
+ * [-2^31 + 2^16, 2^31], and only S = 2^31 wraps, to INT32_MIN, which no other S gives. The
+ * exact sum of a run, from its int32 d: */
+#define QMX__S16_RUN(d) ((int64_t)(d) + ((d) == INT32_MIN ? ((int64_t)1 << 32) : 0))
+static int qmx__s16_widen_simd(const int8_t *W, size_t ldw, const uint8_t *panels, size_t kp,
+                               size_t n0, size_t nb, size_t k0, size_t kl, int32_t w_zp,
+                               int16_t *wt) {
+    qmx__s16_desc d;
+    (void)nb; (void)kl;
+    d.tag = QMX__S16_DESC_TAG; d.pad = 0; d.w_zp = w_zp; d.n0 = n0; d.k0 = k0;
+    if (panels) {   /* 16-row panels of 4-k groups of 64 bytes (n0, k0: multiples of 16, 4) */
+        d.w = (const int8_t *)(const void *)(panels + (n0 / 16) * 16 * kp + (k0 / 4) * 64);
+        d.cs = 4; d.gs = 64;
+    } else {
+        d.w = W + n0 * ldw + k0; d.cs = ldw; d.gs = 4;
+    }
+    __builtin_memcpy(wt, &d, sizeof d);
+    return 1;
+}
+#define QMX__S16_WIDEN_SIMD 1
+#endif
+
+#if defined(QMX__K_DSP)
+/* Cortex-M4/M7/M33 DSP. Fully-connected: each activation row is laid out in the workspace
+ * strip (once per panel and K block when the rows fit, see qmx__s16_dsp_fc) as int16 pairs
+ * (a[4g], a[4g+2]), (a[4g+1], a[4g+3]) (as qmx__k_dsp_expand for int8), so that one LDR of 4
+ * weights, SXTB16 (bytes 0,2) and SXTB16 ROR #8 (bytes 1,3) feed two SMLADs: 5 instructions
+ * per 4 MACs for one row, 7 per 8 for two rows sharing the SXTB16s. int32 runs of up to 512 k
+ * (QMX__S16_RUN), added in int64. Loops: 1 row x 4 columns (inline assembly, 13 registers)
+ * and 2 rows x 2 columns (naked function, 14 registers), 16 k per iteration; -O0 and
+ * QMX_NO_DSP_ASM get the same sums in C with the ACLE intrinsics. Batch matmul (widened
+ * strip): SMLALD on int16 pairs of A and of the strip, 64-bit. */
+#ifdef __cplusplus
+}
+#endif
+#include <arm_acle.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+static uint32_t qmx__s16_ld32(const void *p) { uint32_t v; __builtin_memcpy(&v, p, 4); return v; }
+/* row of kl int16 as pairs (a0,a2),(a1,a3) per 4 k, zero-padded to a multiple of 4 */
+static void qmx__s16_dsp_expand(const int16_t *src, size_t kl, uint32_t *dst) {
+    size_t g;
+    for (g = 0; g + 4 <= kl; g += 4) {
+        uint32_t lo = qmx__s16_ld32(src + g), hi = qmx__s16_ld32(src + g + 2);
+        dst[g / 2] = (lo & 0xFFFFu) | (hi << 16);
+        dst[g / 2 + 1] = (lo >> 16) | (hi & 0xFFFF0000u);
+    }
+    if (g < kl) {
+        uint32_t h[4], t;
+        for (t = 0; t < 4; t++) h[t] = g + t < kl ? (uint32_t)(uint16_t)src[g + t] : 0u;
+        dst[g / 2] = h[0] | h[2] << 16;
+        dst[g / 2 + 1] = h[1] | h[3] << 16;
+    }
+}
+static int32_t qmx__s16_dsp_aval(const uint32_t *x, size_t k) {
+    uint32_t w = x[(k >> 2) * 2 + (k & 1)], h = (k & 2) ? w >> 16 : w & 0xFFFFu;
+    return (int32_t)h - (h >= 0x8000u ? 65536 : 0);
+}
+/* d[i][c] += sum over 16 * steps k of x_i[k] * w_c[k], rows i < nr, columns c < nc, in C;
+ * the 4 bytes of k group g of column c at w[c] + g * gs */
+static void qmx__s16_dsp_c(int nr, int nc, const uint32_t *const *x, const int8_t *const *w,
+                           size_t gs, size_t steps, int32_t d[2][4]) {
+    size_t k;
+    int i, c;
+    for (k = 0; k < 16 * steps; k += 4)
+        for (c = 0; c < nc; c++) {
+            uint32_t v = qmx__s16_ld32(w[c] + (k >> 2) * gs);
+            int16x2_t e = __sxtb16(v), o = __sxtb16(v >> 8);
+            for (i = 0; i < nr; i++) {
+                d[i][c] = __smlad(e, (int16x2_t)x[i][k / 2], d[i][c]);
+                d[i][c] = __smlad(o, (int16x2_t)x[i][k / 2 + 1], d[i][c]);
+            }
+        }
+}
+#if defined(__OPTIMIZE__) && !defined(QMX_NO_DSP_ASM)
+#define QMX__S16_DSP_XA "ldrd %[xe], %[xo], [%[p]], #8\n\t"
+#define QMX__S16_DSP_COL(B, S, GS)                                                          \
+    "ldr %[v], [%[" B "]], #" GS "\n\tsxtb16 %[t], %[v]\n\t"                                \
+    "smlad %[" S "], %[t], %[xe], %[" S "]\n\t"                                             \
+    "sxtb16 %[v], %[v], ror #8\n\tsmlad %[" S "], %[v], %[xo], %[" S "]\n\t"
+#define QMX__S16_DSP_STEP1(GS)                                                              \
+    QMX__S16_DSP_XA QMX__S16_DSP_COL("b0", "s0", GS) QMX__S16_DSP_COL("b1", "s1", GS)       \
+    QMX__S16_DSP_COL("b2", "s2", GS) QMX__S16_DSP_COL("b3", "s3", GS)
+/* 1 row x 4 columns, steps >= 1 iterations of 16 k: d[0][c] = the sums; the next 4 weights of
+ * a column GS bytes on (4: plain W; 64: the packed blob) */
+#define QMX__S16_DSP_1X4(NAME, GS)                                                          \
+    static void NAME(const uint32_t *x, const int8_t *const *w, size_t steps,               \
+                     int32_t d[2][4]) {                                                     \
+        const uint32_t *p = x, *volatile pe = x + 8 * steps; /* in memory: 13 registers */  \
+        const int8_t *b0 = w[0], *b1 = w[1], *b2 = w[2], *b3 = w[3];                        \
+        int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;                                             \
+        uint32_t xe, xo, v, t;                                                              \
+        __asm__("1:\n\t"                                                                    \
+                QMX__S16_DSP_STEP1(GS) QMX__S16_DSP_STEP1(GS)                               \
+                QMX__S16_DSP_STEP1(GS) QMX__S16_DSP_STEP1(GS)                               \
+                "ldr %[t], %[pe]\n\t"                                                       \
+                "cmp %[p], %[t]\n\t"                                                        \
+                "bne 1b\n\t"                                                                \
+                : [p] "+r"(p), [b0] "+r"(b0), [b1] "+r"(b1), [b2] "+r"(b2), [b3] "+r"(b3),  \
+                  [s0] "+r"(s0), [s1] "+r"(s1), [s2] "+r"(s2), [s3] "+r"(s3),               \
+                  [xe] "=&r"(xe), [xo] "=&r"(xo), [v] "=&r"(v), [t] "=&r"(t)                \
+                : [pe] "m"(pe)                                                              \
+                : "cc", "memory");                                                          \
+        d[0][0] = s0; d[0][1] = s1; d[0][2] = s2; d[0][3] = s3;                             \
+    }
+QMX__S16_DSP_1X4(qmx__s16_dsp_1x4, "4")
+QMX__S16_DSP_1X4(qmx__s16_dsp_1x4p, "64")
+#undef QMX__S16_DSP_1X4
+#undef QMX__S16_DSP_XA
+#undef QMX__S16_DSP_COL
+#undef QMX__S16_DSP_STEP1
+/* 2 rows x 2 columns: 14 registers, more than inline assembly gets with a frame pointer, so a
+ * naked function saving r4-r11 itself. r0, r1 = the laid-out rows; r2 = {W column c, c+1}; r3
+ * = io: io[0] = iterations of 16 k (>= 1) on entry; io[0..3] = (0,c) (0,c+1) (1,c) (1,c+1). */
+#define QMX__S16_DSP_NCOL(Q, S0, S1, GS)                                                    \
+    "ldr r12, [" Q "], #" GS "\n\tsxtb16 lr, r12\n\tsxtb16 r12, r12, ror #8\n\t"            \
+    "smlad " S0 ", lr, r8, " S0 "\n\tsmlad " S0 ", r12, r9, " S0 "\n\t"                     \
+    "smlad " S1 ", lr, r10, " S1 "\n\tsmlad " S1 ", r12, r11, " S1 "\n\t"
+#define QMX__S16_DSP_NSTEP(GS)                                                              \
+    "ldrd r8, r9, [r0], #8\n\tldrd r10, r11, [r1], #8\n\t"                                  \
+    QMX__S16_DSP_NCOL("r2", "r4", "r6", GS) QMX__S16_DSP_NCOL("r3", "r5", "r7", GS)
+#define QMX__S16_UNUSED __attribute__((unused))
+#define QMX__S16_DSP_2X2(NAME, GS)                                                          \
+    __attribute__((naked, noinline)) static void NAME(                                      \
+        const uint32_t *x0 QMX__S16_UNUSED, const uint32_t *x1 QMX__S16_UNUSED,             \
+        const int8_t *const *q QMX__S16_UNUSED, int32_t *io QMX__S16_UNUSED) {              \
+        __asm__("push {r4-r11, lr}\n\t"                                                     \
+                "sub sp, sp, #8\n\t"                                                        \
+                "str r3, [sp]\n\t"                                                          \
+                "ldr r12, [r3]\n\t"                                                         \
+                "add r12, r0, r12, lsl #5\n\t"                                              \
+                "str r12, [sp, #4]\n\t"                                                     \
+                "ldr r3, [r2, #4]\n\t"                                                      \
+                "ldr r2, [r2]\n\t"                                                          \
+                "movs r4, #0\n\tmovs r5, #0\n\tmovs r6, #0\n\tmovs r7, #0\n\t"              \
+                "1:\n\t"                                                                    \
+                QMX__S16_DSP_NSTEP(GS) QMX__S16_DSP_NSTEP(GS)                               \
+                QMX__S16_DSP_NSTEP(GS) QMX__S16_DSP_NSTEP(GS)                               \
+                "ldr r12, [sp, #4]\n\t"                                                     \
+                "cmp r0, r12\n\t"                                                           \
+                "bne 1b\n\t"                                                                \
+                "ldr r3, [sp]\n\t"                                                          \
+                "str r4, [r3]\n\tstr r5, [r3, #4]\n\t"                                      \
+                "str r6, [r3, #8]\n\tstr r7, [r3, #12]\n\t"                                 \
+                "add sp, sp, #8\n\t"                                                        \
+                "pop {r4-r11, pc}\n\t");                                                    \
+    }
+QMX__S16_DSP_2X2(qmx__s16_dsp_2x2, "4")
+QMX__S16_DSP_2X2(qmx__s16_dsp_2x2p, "64")
+#undef QMX__S16_DSP_2X2
+#undef QMX__S16_UNUSED
+#undef QMX__S16_DSP_NCOL
+#undef QMX__S16_DSP_NSTEP
+#define QMX__S16_DSP_ASM 1
+#endif
+/* d[i][c] = sum_{k < cl} x_i[k] * w_c[k] (x laid out; w int8, k group g of column c at w[c] +
+ * g * gs, gs 4 or 64; cl <= 512: QMX__S16_RUN) */
+static void qmx__s16_dsp_run(int nr, int nc, const uint32_t *const *x, const int8_t *const *w,
+                             size_t gs, size_t cl, int32_t d[2][4]) {
+    size_t steps = cl / 16, k;
+    int i, c;
+#if defined(QMX__S16_DSP_ASM)
+    if (steps && nr == 1 && nc == 4) {
+        if (gs == 4) qmx__s16_dsp_1x4(x[0], w, steps, d);
+        else qmx__s16_dsp_1x4p(x[0], w, steps, d);
+    } else if (steps && nr == 2 && nc == 2) {
+        int32_t io[4];
+        io[0] = (int32_t)steps;
+        if (gs == 4) qmx__s16_dsp_2x2(x[0], x[1], w, io);
+        else qmx__s16_dsp_2x2p(x[0], x[1], w, io);
+        d[0][0] = io[0]; d[0][1] = io[1]; d[1][0] = io[2]; d[1][1] = io[3];
+    } else
+#endif
+    {
+        for (i = 0; i < nr; i++)
+            for (c = 0; c < nc; c++) d[i][c] = 0;
+        qmx__s16_dsp_c(nr, nc, x, w, gs, steps, d);
+    }
+    for (k = 16 * steps; k < cl; k++)
+        for (i = 0; i < nr; i++)
+            for (c = 0; c < nc; c++)
+                d[i][c] += qmx__s16_dsp_aval(x[i], k) * w[c][(k >> 2) * gs + (k & 3)];
+}
+/* The laid-out rows live in the workspace strip after the descriptor. When they fit, those of
+ * the whole panel are kept for every K block (slot k0 / 512, from byte 64): laid out by the
+ * strip n0 == 0 (the first the fully-connected visits for each panel and K block) and reused
+ * by the others, which saves the layout per strip. Else two rows at a time, per strip, in the
+ * last 2 * rowb bytes of the strip, which no slot reaches (a slot fits or not the same way for
+ * every strip; with several K blocks some slots may fit and later ones not). */
+static void qmx__s16_dsp_fc(size_t mb, size_t nb, size_t kl, const int16_t *a, size_t a_row,
+                            const int16_t *wt, int64_t *acc, int first) {
+    qmx__s16_desc dsc;
+    unsigned char *base = (unsigned char *)(uintptr_t)wt;
+    size_t m, j, k, pitch = 2 * qmx__k_r4(kl), cap, rowb, stride, slot;
+    int i, c, cached;
+    __builtin_memcpy(&dsc, wt, sizeof dsc);
+    /* bytes of the strip (qmx__s16_ws): the first K block has kl = min(K, QMX__S16_KB) */
+    cap = qmx__k_r64(2u * QMX__S16_STRIP * (dsc.k0 ? QMX__S16_KB : kl));
+    rowb = 2 * qmx__k_r4(dsc.k0 ? QMX__S16_KB : kl);   /* >= pitch; cap - 2 * rowb >= 48 */
+    stride = mb * rowb;
+    slot = dsc.k0 / QMX__S16_KB;
+    cached = 64 + 2 * rowb <= cap && stride <= (cap - 64 - 2 * rowb) / (slot + 1);
+    if (cached && dsc.n0 == 0)
+        for (m = 0; m < mb; m++)
+            qmx__s16_dsp_expand(a + m * a_row, kl,
+                                (uint32_t *)(void *)(base + 64 + slot * stride + m * pitch));
+    for (m = 0; m < mb; m += 2) {
+        int nr = mb - m >= 2 ? 2 : 1;
+        int64_t corr[2] = {0, 0};
+        uint32_t *xb[2];
+        for (i = 0; i < nr; i++) {
+            if (cached) {
+                xb[i] = (uint32_t *)(void *)(base + 64 + slot * stride + (m + (size_t)i) * pitch);
+            } else {   /* after the descriptor (32 bytes) and every slot */
+                xb[i] = (uint32_t *)(void *)(base + cap - 2 * rowb + (size_t)i * pitch);
+                qmx__s16_dsp_expand(a + (m + (size_t)i) * a_row, kl, xb[i]);
+            }
+            if (dsc.w_zp) {
+                int32_t sa = 0;   /* |sa| <= 512 * 2^15 */
+                for (k = 0; k < pitch / 4; k++) sa = __smlad((int16x2_t)xb[i][k], 0x00010001, sa);
+                corr[i] = (int64_t)dsc.w_zp * sa;
+            }
+        }
+        j = 0;
+        if (kl <= 512) {   /* the common cases, lean */
+            const uint32_t *xc[2];
+            int64_t *o = acc + m * QMX__S16_STRIP, b0 = corr[0], b1 = corr[1];
+            const int8_t *wc[4];
+            int32_t d[2][4];
+            xc[0] = xb[0]; xc[1] = xb[nr - 1];
+            if (nr == 1) {
+                for (; j + 4 <= nb; j += 4, o += 4) {
+                    wc[0] = dsc.w + j * dsc.cs; wc[1] = wc[0] + dsc.cs;
+                    wc[2] = wc[1] + dsc.cs; wc[3] = wc[2] + dsc.cs;
+                    qmx__s16_dsp_run(1, 4, xc, wc, dsc.gs, kl, d);
+                    if (first) {
+                        o[0] = QMX__S16_RUN(d[0][0]) - b0; o[1] = QMX__S16_RUN(d[0][1]) - b0;
+                        o[2] = QMX__S16_RUN(d[0][2]) - b0; o[3] = QMX__S16_RUN(d[0][3]) - b0;
+                    } else {
+                        o[0] += QMX__S16_RUN(d[0][0]) - b0; o[1] += QMX__S16_RUN(d[0][1]) - b0;
+                        o[2] += QMX__S16_RUN(d[0][2]) - b0; o[3] += QMX__S16_RUN(d[0][3]) - b0;
+                    }
+                }
+            } else {
+                for (; j + 2 <= nb; j += 2, o += 2) {
+                    wc[0] = dsc.w + j * dsc.cs; wc[1] = wc[0] + dsc.cs;
+                    qmx__s16_dsp_run(2, 2, xc, wc, dsc.gs, kl, d);
+                    if (first) {
+                        o[0] = QMX__S16_RUN(d[0][0]) - b0; o[1] = QMX__S16_RUN(d[0][1]) - b0;
+                        o[QMX__S16_STRIP] = QMX__S16_RUN(d[1][0]) - b1;
+                        o[QMX__S16_STRIP + 1] = QMX__S16_RUN(d[1][1]) - b1;
+                    } else {
+                        o[0] += QMX__S16_RUN(d[0][0]) - b0; o[1] += QMX__S16_RUN(d[0][1]) - b0;
+                        o[QMX__S16_STRIP] += QMX__S16_RUN(d[1][0]) - b1;
+                        o[QMX__S16_STRIP + 1] += QMX__S16_RUN(d[1][1]) - b1;
+                    }
+                }
+            }
+        }
+        while (j < nb) {
+            int nc = nr == 2 ? (nb - j >= 2 ? 2 : 1) : (nb - j >= 4 ? 4 : 1);
+            const int8_t *wc[4];
+            const uint32_t *xc[2];
+            size_t c0;
+            for (c0 = 0; c0 < kl; c0 += 512) {   /* int32 runs of 512 k (QMX__S16_RUN) */
+                size_t cl = kl - c0 < 512 ? kl - c0 : 512;
+                int32_t d[2][4];
+                for (i = 0; i < nr; i++) xc[i] = xb[i] + c0 / 2;
+                for (c = 0; c < nc; c++)
+                    wc[c] = dsc.w + (j + (size_t)c) * dsc.cs + (c0 >> 2) * dsc.gs;
+                qmx__s16_dsp_run(nr, nc, xc, wc, dsc.gs, cl, d);
+                for (i = 0; i < nr; i++) {
+                    int64_t *o = acc + (m + (size_t)i) * QMX__S16_STRIP + j;
+                    int64_t b = c0 ? 0 : corr[i];
+                    if (c0 == 0 && first)
+                        for (c = 0; c < nc; c++) o[c] = QMX__S16_RUN(d[i][c]) - b;
+                    else
+                        for (c = 0; c < nc; c++) o[c] += QMX__S16_RUN(d[i][c]) - b;
+                }
+            }
+            j += (size_t)nc;
+        }
+    }
+}
+/* widened strip, a_k == 1: SMLALD on int16 pairs, 1 row x 2 columns */
+static void qmx__s16_dsp_wide(size_t mb, size_t nb, size_t kl, const int16_t *a, size_t a_row,
+                              const int16_t *wt, int64_t *acc, int first) {
+    size_t m, j, k;
+    for (m = 0; m < mb; m++) {
+        const int16_t *x = a + m * a_row;
+        for (j = 0; j < nb; j += 2) {
+            const int16_t *w0 = wt + j * kl, *w1 = j + 1 < nb ? w0 + kl : w0;
+            int64_t s0 = 0, s1 = 0, *o = acc + m * QMX__S16_STRIP + j;
+            for (k = 0; k + 8 <= kl; k += 8) {
+                int16x2_t x0 = (int16x2_t)qmx__s16_ld32(x + k);
+                int16x2_t x1 = (int16x2_t)qmx__s16_ld32(x + k + 2);
+                int16x2_t x2 = (int16x2_t)qmx__s16_ld32(x + k + 4);
+                int16x2_t x3 = (int16x2_t)qmx__s16_ld32(x + k + 6);
+                s0 = __smlald(x0, (int16x2_t)qmx__s16_ld32(w0 + k), s0);
+                s1 = __smlald(x0, (int16x2_t)qmx__s16_ld32(w1 + k), s1);
+                s0 = __smlald(x1, (int16x2_t)qmx__s16_ld32(w0 + k + 2), s0);
+                s1 = __smlald(x1, (int16x2_t)qmx__s16_ld32(w1 + k + 2), s1);
+                s0 = __smlald(x2, (int16x2_t)qmx__s16_ld32(w0 + k + 4), s0);
+                s1 = __smlald(x2, (int16x2_t)qmx__s16_ld32(w1 + k + 4), s1);
+                s0 = __smlald(x3, (int16x2_t)qmx__s16_ld32(w0 + k + 6), s0);
+                s1 = __smlald(x3, (int16x2_t)qmx__s16_ld32(w1 + k + 6), s1);
+            }
+            for (; k + 2 <= kl; k += 2) {
+                int16x2_t xv = (int16x2_t)qmx__s16_ld32(x + k);
+                s0 = __smlald(xv, (int16x2_t)qmx__s16_ld32(w0 + k), s0);
+                s1 = __smlald(xv, (int16x2_t)qmx__s16_ld32(w1 + k), s1);
+            }
+            if (k < kl) { s0 += (int32_t)x[k] * w0[k]; s1 += (int32_t)x[k] * w1[k]; }
+            o[0] = first ? s0 : o[0] + s0;
+            if (j + 1 < nb) o[1] = first ? s1 : o[1] + s1;
+        }
+    }
+}
+static void qmx__s16_tile_simd(size_t mb, size_t nb, size_t kl, const int16_t *a, size_t a_row,
+                               size_t a_k, const int16_t *wt, int w_narrow, int64_t *acc,
+                               int first) {
+    if (w_narrow && a_k == 1 && wt[0] == QMX__S16_DESC_TAG)
+        qmx__s16_dsp_fc(mb, nb, kl, a, a_row, wt, acc, first);
+    else if (a_k == 1)
+        qmx__s16_dsp_wide(mb, nb, kl, a, a_row, wt, acc, first);
+    else
+        qmx__s16_tile_portable(mb, nb, kl, a, a_row, a_k, wt, w_narrow, acc, first);
+}
+#define QMX__S16_TILE_SIMD 1
+
+#elif defined(QMX__K_MVE)
+/* Cortex-M55 MVE. Fully-connected: one VLDRH of 8 int16 activations per row, and per column
+ * a widening VLDRB.S16 of 8 int8 weights and VMLADAVA (int32 dot of 8 pairs; runs of up to
+ * 512 k, QMX__S16_RUN), added in int64; the K tail predicated (VCTP). 1 row x 4 columns (C
+ * intrinsics: 10 instructions per 32 MACs) and 2 rows x 3 columns (assembly: 12 per 48).
+ * Widened strips (packed blob, batch matmul): VMLALDAVA (64-bit) on int16 x int16, 1 row x 2
+ * columns. */
+/* d[c] = sum_{k < cl} x[k] * w_c[k], c < nc (4 or 1); cl <= 512: QMX__S16_RUN */
+static void qmx__s16_mve_run(int nc, const int16_t *x, const int8_t *const *w, size_t cl,
+                             int32_t d[4]) {
+    const int8_t *p0 = w[0];
+    int32_t d0 = 0, d1 = 0, d2 = 0, d3 = 0;
+    size_t n = cl / 8;
+    if (nc == 4) {
+        const int8_t *p1 = w[1], *p2 = w[2], *p3 = w[3];
+        while (n--) {
+            int16x8_t xv = vld1q_s16(x);
+            x += 8;
+            d0 = vmladavaq_s16(d0, xv, vldrbq_s16(p0)); p0 += 8;
+            d1 = vmladavaq_s16(d1, xv, vldrbq_s16(p1)); p1 += 8;
+            d2 = vmladavaq_s16(d2, xv, vldrbq_s16(p2)); p2 += 8;
+            d3 = vmladavaq_s16(d3, xv, vldrbq_s16(p3)); p3 += 8;
+        }
+        if (cl & 7) { /* predicated: nothing past cl is read */
+            mve_pred16_t p = vctp16q((uint32_t)(cl & 7));
+            int16x8_t xv = vldrhq_z_s16(x, p);
+            d0 = vmladavaq_s16(d0, xv, vldrbq_z_s16(p0, p));
+            d1 = vmladavaq_s16(d1, xv, vldrbq_z_s16(p1, p));
+            d2 = vmladavaq_s16(d2, xv, vldrbq_z_s16(p2, p));
+            d3 = vmladavaq_s16(d3, xv, vldrbq_z_s16(p3, p));
+        }
+        d[1] = d1; d[2] = d2; d[3] = d3;
+    } else {
+        while (n--) {
+            d0 = vmladavaq_s16(d0, vld1q_s16(x), vldrbq_s16(p0));
+            x += 8; p0 += 8;
+        }
+        if (cl & 7) {
+            mve_pred16_t p = vctp16q((uint32_t)(cl & 7));
+            d0 = vmladavaq_s16(d0, vldrhq_z_s16(x, p), vldrbq_z_s16(p0, p));
+        }
+    }
+    d[0] = d0;
+}
+/* The same on the packed blob: k group g (4 k) of column c at p + 64 g + 4 c, so 8 k of a
+ * column are one gather (VLDRB.S16 with offsets 0..3, 64..67), all columns off one pointer */
+static void qmx__s16_mve_runp(int nc, const int16_t *x, const int8_t *p, size_t cl,
+                              int32_t d[4]) {
+    uint16x8_t i = vidupq_n_u16(0, 1);
+    uint16x8_t o0 = vaddq_u16(vandq_u16(i, vdupq_n_u16(3)), vshlq_n_u16(vshrq_n_u16(i, 2), 6));
+    uint16x8_t o1 = vaddq_n_u16(o0, 4), o2 = vaddq_n_u16(o0, 8), o3 = vaddq_n_u16(o0, 12);
+    int32_t d0 = 0, d1 = 0, d2 = 0, d3 = 0;
+    size_t n = cl / 8;
+    while (n--) {
+        int16x8_t xv = vld1q_s16(x);
+        x += 8;
+        d0 = vmladavaq_s16(d0, xv, vldrbq_gather_offset_s16(p, o0));
+        if (nc == 4) {
+            d1 = vmladavaq_s16(d1, xv, vldrbq_gather_offset_s16(p, o1));
+            d2 = vmladavaq_s16(d2, xv, vldrbq_gather_offset_s16(p, o2));
+            d3 = vmladavaq_s16(d3, xv, vldrbq_gather_offset_s16(p, o3));
+        }
+        p += 128;
+    }
+    if (cl & 7) { /* predicated: nothing past cl is read */
+        mve_pred16_t q = vctp16q((uint32_t)(cl & 7));
+        int16x8_t xv = vldrhq_z_s16(x, q);
+        d0 = vmladavaq_s16(d0, xv, vldrbq_gather_offset_z_s16(p, o0, q));
+        if (nc == 4) {
+            d1 = vmladavaq_s16(d1, xv, vldrbq_gather_offset_z_s16(p, o1, q));
+            d2 = vmladavaq_s16(d2, xv, vldrbq_gather_offset_z_s16(p, o2, q));
+            d3 = vmladavaq_s16(d3, xv, vldrbq_gather_offset_z_s16(p, o3, q));
+        }
+    }
+    d[0] = d0; d[1] = d1; d[2] = d2; d[3] = d3;
+}
+#if defined(__OPTIMIZE__) && !defined(QMX_NO_DSP_ASM)
+/* 2 rows x 3 columns, 8 k per iteration: 6 accumulators (VMLADAVA takes even registers only,
+ * r0-r10), 5 pointers in odd registers, the low-overhead loop in lr: a naked function.
+ * r0, r1 = the activation rows; r2 = {W column c, c+1, c+2}; r3 = io: io[0] = iterations (>=
+ * 1) on entry; io[0..5] = (0,c) (0,c+1) (0,c+2) (1,c) (1,c+1) (1,c+2) on return. */
+#define QMX__S16_UNUSED __attribute__((unused))
+__attribute__((naked, noinline)) static void qmx__s16_mve_2x3(const int16_t *x0 QMX__S16_UNUSED,
+                                                              const int16_t *x1 QMX__S16_UNUSED,
+                                                              const int8_t *const *q QMX__S16_UNUSED,
+                                                              int32_t *io QMX__S16_UNUSED) {
+    __asm__("push {r4-r11, lr}\n\t"
+            "mov r11, r0\n\t"
+            "mov r12, r3\n\t"
+            "ldr r9, [r3]\n\t"
+            "ldr r3, [r2]\n\t"
+            "ldr r5, [r2, #4]\n\t"
+            "ldr r7, [r2, #8]\n\t"
+            "movs r0, #0\n\tmovs r2, #0\n\tmovs r4, #0\n\tmovs r6, #0\n\t"
+            "mov r8, r0\n\tmov r10, r0\n\t"
+            "dls lr, r9\n\t"
+            "1:\n\t"
+            "vldrh.u16 q0, [r11], #16\n\t"
+            "vldrh.u16 q1, [r1], #16\n\t"
+            "vldrb.s16 q2, [r3], #8\n\t"
+            "vmlava.s16 r0, q0, q2\n\t"
+            "vmlava.s16 r6, q1, q2\n\t"
+            "vldrb.s16 q3, [r5], #8\n\t"
+            "vmlava.s16 r2, q0, q3\n\t"
+            "vmlava.s16 r8, q1, q3\n\t"
+            "vldrb.s16 q2, [r7], #8\n\t"
+            "vmlava.s16 r4, q0, q2\n\t"
+            "vmlava.s16 r10, q1, q2\n\t"
+            "le lr, 1b\n\t"
+            "str r0, [r12]\n\tstr r2, [r12, #4]\n\tstr r4, [r12, #8]\n\t"
+            "str r6, [r12, #12]\n\tstr r8, [r12, #16]\n\tstr r10, [r12, #20]\n\t"
+            "pop {r4-r11, pc}\n\t");
+}
+#undef QMX__S16_UNUSED
+#define QMX__S16_MVE_ASM 1
+#endif
+/* Rows in pairs (2 x 3 columns, the assembly above) when built with it and W is plain, else
+ * one at a time (1 x 4 columns; gathers on the packed blob); leftover columns one at a time. */
+static void qmx__s16_mve_fc(size_t mb, size_t nb, size_t kl, const int16_t *a, size_t a_row,
+                            const int16_t *wt, int64_t *acc, int first) {
+    qmx__s16_desc dsc;
+    size_t m, j, k;
+    int nr, i, c;
+    __builtin_memcpy(&dsc, wt, sizeof dsc);
+    for (m = 0; m < mb; m += (size_t)nr) {
+        const int16_t *x[2];
+        int64_t corr[2] = {0, 0};
+#if defined(QMX__S16_MVE_ASM)
+        nr = mb - m >= 2 && dsc.gs == 4 ? 2 : 1;
+#else
+        nr = 1;
+#endif
+        for (i = 0; i < nr; i++) {
+            x[i] = a + (m + (size_t)i) * a_row;
+            if (dsc.w_zp) {
+                int32_t sa = 0;   /* |sa| <= 512 * 2^15 */
+                for (k = 0; k + 8 <= kl; k += 8) sa = vaddvaq_s16(sa, vld1q_s16(x[i] + k));
+                for (; k < kl; k++) sa += x[i][k];
+                corr[i] = (int64_t)dsc.w_zp * sa;
+            }
+        }
+        j = 0;
+        if (nr == 1 && kl <= 512) {   /* the common case at batch 1, lean */
+            int64_t *o = acc + m * QMX__S16_STRIP, b = corr[0];
+            for (; j + 4 <= nb; j += 4, o += 4) {
+                const int8_t *wc[4];
+                int32_t d[4];
+                wc[0] = dsc.w + j * dsc.cs; wc[1] = wc[0] + dsc.cs;
+                wc[2] = wc[1] + dsc.cs; wc[3] = wc[2] + dsc.cs;
+                if (dsc.gs == 4) qmx__s16_mve_run(4, x[0], wc, kl, d);
+                else qmx__s16_mve_runp(4, x[0], wc[0], kl, d);
+                if (first) {
+                    o[0] = QMX__S16_RUN(d[0]) - b; o[1] = QMX__S16_RUN(d[1]) - b;
+                    o[2] = QMX__S16_RUN(d[2]) - b; o[3] = QMX__S16_RUN(d[3]) - b;
+                } else {
+                    o[0] += QMX__S16_RUN(d[0]) - b; o[1] += QMX__S16_RUN(d[1]) - b;
+                    o[2] += QMX__S16_RUN(d[2]) - b; o[3] += QMX__S16_RUN(d[3]) - b;
+                }
+            }
+        }
+#if defined(QMX__S16_MVE_ASM)
+        if (nr == 2 && kl >= 8 && kl % 8 == 0 && kl <= 512) {   /* batch > 1, lean */
+            int64_t *o = acc + m * QMX__S16_STRIP, b0 = corr[0], b1 = corr[1];
+            int32_t io[6];
+            for (; j + 3 <= nb; j += 3, o += 3) {
+                const int8_t *wc[3];
+                wc[0] = dsc.w + j * dsc.cs; wc[1] = wc[0] + dsc.cs; wc[2] = wc[1] + dsc.cs;
+                io[0] = (int32_t)(kl / 8);
+                qmx__s16_mve_2x3(x[0], x[1], wc, io);
+                if (first) {
+                    o[0] = QMX__S16_RUN(io[0]) - b0; o[1] = QMX__S16_RUN(io[1]) - b0;
+                    o[2] = QMX__S16_RUN(io[2]) - b0;
+                    o[QMX__S16_STRIP] = QMX__S16_RUN(io[3]) - b1;
+                    o[QMX__S16_STRIP + 1] = QMX__S16_RUN(io[4]) - b1;
+                    o[QMX__S16_STRIP + 2] = QMX__S16_RUN(io[5]) - b1;
+                } else {
+                    o[0] += QMX__S16_RUN(io[0]) - b0; o[1] += QMX__S16_RUN(io[1]) - b0;
+                    o[2] += QMX__S16_RUN(io[2]) - b0;
+                    o[QMX__S16_STRIP] += QMX__S16_RUN(io[3]) - b1;
+                    o[QMX__S16_STRIP + 1] += QMX__S16_RUN(io[4]) - b1;
+                    o[QMX__S16_STRIP + 2] += QMX__S16_RUN(io[5]) - b1;
+                }
+            }
+        }
+#endif
+        while (j < nb) {
+            int nc = nb - j >= (nr == 2 ? 3u : 4u) ? (nr == 2 ? 3 : 4) : 1;
+            const int8_t *wc[4];
+            size_t c0;
+            for (c0 = 0; c0 < kl; c0 += 512) {   /* int32 runs of 512 k (QMX__S16_RUN) */
+                size_t cl = kl - c0 < 512 ? kl - c0 : 512, k8 = 0;
+                int32_t d[2][4];
+                for (c = 0; c < nc; c++)
+                    wc[c] = dsc.w + (j + (size_t)c) * dsc.cs + (c0 >> 2) * dsc.gs;
+#if defined(QMX__S16_MVE_ASM)
+                if (nr == 2 && nc == 3) {
+                    int32_t io[6];
+                    k8 = cl & ~(size_t)7;
+                    for (c = 0; c < 3; c++) d[0][c] = d[1][c] = 0;
+                    if (k8) {
+                        io[0] = (int32_t)(k8 / 8);
+                        qmx__s16_mve_2x3(x[0] + c0, x[1] + c0, wc, io);
+                        for (c = 0; c < 3; c++) { d[0][c] = io[c]; d[1][c] = io[3 + c]; }
+                    }
+                }
+#endif
+                for (i = 0; i < nr; i++) {
+                    int64_t *o = acc + (m + (size_t)i) * QMX__S16_STRIP + j;
+                    int64_t b = c0 ? 0 : corr[i];
+                    if (nc != 3 && dsc.gs != 4) {
+                        qmx__s16_mve_runp(nc, x[i] + c0, wc[0], cl, d[i]);
+                    } else if (nc != 3) {
+                        qmx__s16_mve_run(nc, x[i] + c0, wc, cl, d[i]);
+                    } else if (k8 < cl) {   /* the 2 x 3 tail (plain W) */
+                        for (c = 0; c < nc; c++) {
+                            const int8_t *wt1 = wc[c] + k8;
+                            int32_t t[4];
+                            qmx__s16_mve_run(1, x[i] + c0 + k8, &wt1, cl - k8, t);
+                            d[i][c] = (int32_t)((uint32_t)d[i][c] + (uint32_t)t[0]);
+                        }
+                    }
+                    if (c0 == 0 && first)
+                        for (c = 0; c < nc; c++) o[c] = QMX__S16_RUN(d[i][c]) - b;
+                    else
+                        for (c = 0; c < nc; c++) o[c] += QMX__S16_RUN(d[i][c]) - b;
+                }
+            }
+            j += (size_t)nc;
+        }
+    }
+}
+static void qmx__s16_mve_wide(size_t mb, size_t nb, size_t kl, const int16_t *a, size_t a_row,
+                              const int16_t *wt, int64_t *acc, int first) {
+    size_t m, j, k;
+    for (m = 0; m < mb; m++) {
+        const int16_t *x = a + m * a_row;
+        for (j = 0; j < nb; j += 2) {
+            const int16_t *w0 = wt + j * kl, *w1 = j + 1 < nb ? w0 + kl : w0;
+            int64_t s0 = 0, s1 = 0, *o = acc + m * QMX__S16_STRIP + j;
+            for (k = 0; k + 8 <= kl; k += 8) {
+                int16x8_t xv = vld1q_s16(x + k);
+                s0 = vmlaldavaq_s16(s0, xv, vld1q_s16(w0 + k));
+                s1 = vmlaldavaq_s16(s1, xv, vld1q_s16(w1 + k));
+            }
+            if (k < kl) {
+                mve_pred16_t p = vctp16q((uint32_t)(kl - k));
+                int16x8_t xv = vldrhq_z_s16(x + k, p);
+                s0 = vmlaldavaq_s16(s0, xv, vldrhq_z_s16(w0 + k, p));
+                s1 = vmlaldavaq_s16(s1, xv, vldrhq_z_s16(w1 + k, p));
+            }
+            o[0] = first ? s0 : o[0] + s0;
+            if (j + 1 < nb) o[1] = first ? s1 : o[1] + s1;
+        }
+    }
+}
+static void qmx__s16_tile_simd(size_t mb, size_t nb, size_t kl, const int16_t *a, size_t a_row,
+                               size_t a_k, const int16_t *wt, int w_narrow, int64_t *acc,
+                               int first) {
+    if (w_narrow && a_k == 1 && wt[0] == QMX__S16_DESC_TAG)
+        qmx__s16_mve_fc(mb, nb, kl, a, a_row, wt, acc, first);
+    else if (a_k == 1)
+        qmx__s16_mve_wide(mb, nb, kl, a, a_row, wt, acc, first);
+    else
+        qmx__s16_tile_portable(mb, nb, kl, a, a_row, a_k, wt, w_narrow, acc, first);
+}
+#define QMX__S16_TILE_SIMD 1
+#endif /* 16x8: DSP / MVE */
 
 /* Index of (column j, k) in the widened strip of kl k values; a SIMD path above may define
  * its own layout (then its tile step handles every case, the portable one is not called). */
@@ -10833,6 +12036,9 @@ static void qmx__s16_widen(const int8_t *W, size_t ldw, const uint8_t *panels, s
                            size_t n0, size_t nb, size_t k0, size_t kl, int32_t w_zp,
                            int16_t *wt) {
     size_t j, k;
+#if defined(QMX__S16_WIDEN_SIMD)
+    if (qmx__s16_widen_simd(W, ldw, panels, kp, n0, nb, k0, kl, w_zp, wt)) return;
+#endif
     for (j = 0; j < nb; j++) {
         size_t n = n0 + j;
         for (k = k0; k < k0 + kl; k++) {
@@ -10895,10 +12101,15 @@ static qmx_status qmx__s16_fc(size_t M, size_t N, size_t K, const int16_t *A, si
                 qmx__s16_widen(W, ldw, panels, kp, n0, nb, k0, kl, w_zp, wt);
                 qmx__s16_tile(mb, nb, kl, A + m0 * lda + k0, lda, 1, wt, 1, acc, k0 == 0);
             }
+#if defined(QMX__S16_STAGE_SIMD)
+            qmx__s16_stage_simd(acc, mb, nb, n0, rq, amin, amax, out + m0 * ldo + n0, ldo);
+            (void)m; (void)j;
+#else
             for (m = 0; m < mb; m++)
                 for (j = 0; j < nb; j++)
                     out[(m0 + m) * ldo + n0 + j] =
                         qmx__s16_stage(acc[m * QMX__S16_STRIP + j], n0 + j, rq, amin, amax);
+#endif
         }
     }
     return QMX_OK;
@@ -10988,10 +12199,15 @@ QMX_API qmx_status qmx_batch_matmul_i16(size_t batch, size_t M, size_t N, size_t
                         qmx__s16_tile(mb, nb, kl, xb + m0 * ldx + k0, ldx, 1, wt, 0, acc,
                                       k0 == 0);
                 }
+#if defined(QMX__S16_STAGE_SIMD)
+                qmx__s16_stage_simd(acc, mb, nb, n0, rq, amin, amax, ob + m0 * ldo + n0, ldo);
+                (void)i;
+#else
                 for (i = 0; i < mb; i++)
                     for (j = 0; j < nb; j++)
                         ob[(m0 + i) * ldo + n0 + j] =
                             qmx__s16_stage(acc[i * QMX__S16_STRIP + j], n0 + j, rq, amin, amax);
+#endif
             }
         }
     }

@@ -266,6 +266,87 @@ static void bench_stages(void) {
            " qmx_matmul_i8_f32 per-row x per-channel scales; _pk packed weights, _pl plain [N,K])\n");
 }
 
+/* ---- 16x8: int16 activations x int8 weights (qmx_fully_connected_i16[_packed]) ---- */
+typedef struct fc16_ctx {
+    mm_ctx *mm;           /* the int8 case of the same shape: its weights, blob and timing */
+    int16_t *A, *out;
+    void *ws;
+    size_t wsb;
+    int32_t mult[1];
+    int shift[1];
+    int packed;
+} fc16_ctx;
+static void run_fc16(void *vctx) {
+    fc16_ctx *x = (fc16_ctx *)vctx;
+    mm_ctx *c = x->mm;
+    qmx_requant64_config rq;
+    qmx_status st;
+    memset(&rq, 0, sizeof rq);
+    rq.multipliers = x->mult; rq.shifts = x->shift;
+    st = x->packed ? qmx_fully_connected_i16_packed(c->M, c->N, c->K, x->A, c->K, c->blob, c->pb,
+                                                    3, &rq, x->out, c->N, x->ws, x->wsb)
+                   : qmx_fully_connected_i16(c->M, c->N, c->K, x->A, c->K, c->B, c->K, 3, &rq,
+                                             x->out, c->N, x->ws, x->wsb);
+    if (st != QMX_OK) { fprintf(stderr, "bench_matmul: 16x8 status %d\n", (int)st); exit(1); }
+}
+
+/* GOPS of the 16x8 fully-connected (int16 A, the int8 weights of the int8 case with w_zp 3,
+ * per-tensor int64 requantization to int16), plain [N,K] and on the int8 blob, each timed in
+ * alternation with qmx_matmul_i8_packed on the same shape: ratio = 16x8 speed / int8 speed.
+ * The outputs are spot-checked against a scalar int64 sum first. */
+static void bench_fc16(void) {
+    static const size_t sh[2][3] = {{1024, 1024, 1024}, {1, 1024, 1024}};
+    int i, packed;
+    printf("\n16x8 fully-connected (int16 x int8 -> int16, TFLite 16x8; GOPS; ratio = 16x8 speed /"
+           " qmx_matmul_i8_packed speed, alternating reps; aim >= 0.45x at 1024^3):\n");
+    printf("%-16s %9s %7s %9s %7s %9s\n", "M,N,K", "i16_pl", "/i8pk", "i16_pk", "/i8pk", "i8pk");
+    for (i = 0; i < 2; i++) {
+        mm_ctx c;
+        fc16_ctx x;
+        size_t M = sh[i][0], N = sh[i][1], K = sh[i][2], j;
+        unsigned seed = 7u;
+        double i8 = 0;
+        char nm[32];
+        mm_setup(&c, M, N, K);
+        c.packed = 1;
+        memset(&x, 0, sizeof x);
+        x.mm = &c;
+        x.A = (int16_t *)bqu_alloc(M * K * 2);
+        x.out = (int16_t *)bqu_alloc(M * N * 2);
+        for (j = 0; j < M * K; j++) x.A[j] = (int16_t)(bqu_rng(&seed) & 0xFFFFu);
+        x.mult[0] = 1 << 30; x.shift[0] = -24;
+        qmx_fully_connected_i16_workspace_size(M, N, K, &x.wsb);
+        x.ws = bqu_alloc(x.wsb);
+        snprintf(nm, sizeof nm, "%zu,%zu,%zu", M, N, K);
+        printf("%-16s", nm);
+        for (packed = 0; packed < 2; packed++) {
+            pair_res pr;
+            size_t t;
+            x.packed = packed;
+            run_fc16(&x);
+            for (t = 0; t < 3; t++) { /* spot check: out = round(acc / 2^25) of the int64 sum */
+                size_t m = (M - 1) * t / 2, n = (N - 1) * t / 2, k;
+                int64_t s = 0;
+                for (k = 0; k < K; k++) s += (int64_t)x.A[m * K + k] * (c.B[n * K + k] - 3);
+                if (x.out[m * N + n] != (int16_t)qmx_requantize64(s, x.mult[0], x.shift[0])) {
+                    printf("MISMATCH 16x8 M=%zu at (%zu,%zu)\n", M, m, n);
+                    exit(1);
+                }
+            }
+            pr = measure_pair(run_fc16, &x, run_mm, &c, 2.0 * (double)M * N * K);
+            printf(" %9.1f %6.2fx", pr.ga, pr.ratio);
+            i8 += pr.gb / 2;
+            fflush(stdout);
+        }
+        printf(" %9.1f\n", i8);
+        free(x.A); free(x.out); free(x.ws);
+        mm_free(&c);
+    }
+    printf("(i16_pl: qmx_fully_connected_i16 on row-major [N,K] int8 weights; i16_pk: "
+           "qmx_fully_connected_i16_packed\n on the int8 blob; i8pk: qmx_matmul_i8_packed, the "
+           "mean of its two alternating runs)\n");
+}
+
 #if defined(QMX_BENCH_HAVE_DNNL)
 static dnnl_engine_t dn_eng;
 static dnnl_stream_t dn_strm;
@@ -787,6 +868,8 @@ int main(int argc, char **argv) {
     printf("aims (>= 1.0x oneDNN prepacked, >= 1.5x at M=1, plain >= 1.0x oneDNN plain, cold GEMV "
            ">= 0.85x stream): %s\n", have_dnnl ? (aims_ok ? "all met" : "NOT all met") : "no oneDNN");
     bench_stages();
+    bench_fc16();
+    bench_blockw();
     (void)unused_helpers; (void)peak; (void)ghz;
     return bad;
 }

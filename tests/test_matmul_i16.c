@@ -9,7 +9,10 @@
  *      strides and broadcasting; the padding of out is never written.
  *   2. random shapes against a naive int64 reference written here (plain == packed ==
  *      reference), workspace at every alignment.
- *   3. errors: every status, with out and the workspace untouched. */
+ *   3. errors: every status, with out and the workspace untouched.
+ *   4. the SIMD tile steps (x86, aarch64, Cortex-M) against a plain int64 triple loop: every
+ *      ragged shape around the register tiles, panels, strips, int32 runs and K blocks, the
+ *      extremes (-32768 x +-255, Y = -32768), all transpose flags; whole outputs bit for bit. */
 #define QMX_IMPLEMENTATION
 #include "qmx_kernels.h"
 #include "qmx_test.h"
@@ -330,6 +333,174 @@ static void random_shapes(void) {
     }
 }
 
+/* ---- 4. the SIMD tile steps against a plain triple loop: every ragged shape ---- */
+/* Shapes that cross every block of the kernels: the register tiles of 8 / 4 rows, the panel
+ * of 256 rows, the strip of 16 columns, the int32 run of 256 k and the K block of 512 (an odd
+ * kl pads a k pair). Whole int16 outputs compared bit for bit, out's padding never written.
+ * Three kinds of data: tiny values with a unit stage (out = acc exactly, so one product off
+ * shows); the extremes (-32768 against w - w_zp = +-255: the int32 bound of a 256-k run) with
+ * a scaled stage; random full-range values with random multipliers and biases. */
+static int sweep_fc(size_t M, size_t N, size_t K, int kind, int per_channel, size_t pad) {
+    size_t lda = K + pad, ldw = K + (pad & 1), ldo = N + 1, wsb = 0, pb = 0, m, n, k, i;
+    int32_t wzp = 0, mult[40];
+    int shift[40];
+    int64_t bias[40];
+    int16_t *A = (int16_t *)malloc(M * lda * 2), *o1 = (int16_t *)malloc(M * ldo * 2);
+    int16_t *o2 = (int16_t *)malloc(M * ldo * 2);
+    int8_t *W = (int8_t *)malloc(N * ldw);
+    unsigned char *ws;
+    void *blob;
+    qmx_requant64_config rq;
+    int bad = 0;
+    memset(&rq, 0, sizeof rq);
+    rq.per_channel = per_channel; rq.multipliers = mult; rq.shifts = shift;
+    for (i = 0; i < M * lda; i++)
+        A[i] = kind == 0 ? (int16_t)((int)(qmx_test_rand() % 5u) - 2)
+             : kind == 1 ? (int16_t)((qmx_test_rand() & 7u) ? -32768 : 32767)
+                         : (int16_t)((int32_t)(qmx_test_rand() & 0xFFFFu) - 32768);
+    if (kind == 1) {   /* w - w_zp = -255 (w = -128, w_zp = 127) or +255 (127, -128), mixed */
+        wzp = (qmx_test_rand() & 1u) ? 127 : -128;
+        for (i = 0; i < N * ldw; i++)
+            W[i] = (int8_t)((qmx_test_rand() & 3u) ? (wzp == 127 ? -128 : 127)
+                                                    : (wzp == 127 ? 127 : -128));
+    } else {
+        wzp = (int32_t)(qmx_test_rand() % 256u) - 128;
+        fill8(W, N * ldw, 0);
+    }
+    for (n = 0; n < 40; n++) {
+        if (kind == 0) { mult[n] = 1 << 30; shift[n] = 1; bias[n] = 0; }   /* x 1.0: out = acc */
+        else if (kind == 1) {
+            mult[n] = (1 << 30) + (int32_t)n * 4099; shift[n] = -20; bias[n] = 0;
+        }
+        else {
+            mult[n] = (int32_t)((1u << 30) + (qmx_test_rand() >> 2));
+            shift[n] = -(int)qmx_test_rand_range(12, 22);
+            bias[n] = ((int64_t)(qmx_test_rand() % 2000001u) - 1000000) * 3;
+        }
+    }
+    rq.bias = kind == 2 ? bias : NULL;
+    qmx_fully_connected_i16_workspace_size(M, N, K, &wsb);
+    ws = (unsigned char *)malloc(wsb + 8);
+    qmx_matmul_i8_pack_weights_size(N, K, &pb);
+    blob = malloc(pb);
+    qmx_matmul_i8_pack_weights(W, N, K, ldw, QMX_B_NK, blob, pb);
+    for (i = 0; i < M * ldo; i++) o1[i] = o2[i] = SENT16;
+    if (qmx_fully_connected_i16(M, N, K, A, lda, W, ldw, wzp, &rq, o1, ldo, ws + pad % 8, wsb) !=
+            QMX_OK ||
+        qmx_fully_connected_i16_packed(M, N, K, A, lda, blob, pb, wzp, &rq, o2, ldo,
+                                       ws + (pad + 3) % 8, wsb) != QMX_OK)
+        bad = 1;
+    for (m = 0; m < M && !bad; m++)
+        for (n = 0; n < ldo; n++) {
+            int16_t want = SENT16;
+            if (n < N) {
+                int64_t s = 0;
+                for (k = 0; k < K; k++)
+                    s += (int64_t)A[m * lda + k] * ((int64_t)W[n * ldw + k] - wzp);
+                want = ref_stage(s, n, &rq);
+            }
+            if (o1[m * ldo + n] != want || o2[m * ldo + n] != want) bad = 1;
+        }
+    free(A); free(o1); free(o2); free(W); free(ws); free(blob);
+    return bad;
+}
+
+static int sweep_bmm(size_t batch, size_t M, size_t N, size_t K, int ax, int ay, int kind) {
+    size_t xr = ax ? K : M, xc = ax ? M : K, yr = ay ? N : K, yc = ay ? K : N;
+    size_t ldx = xc + (K & 1), ldy = yc + 1, ldo = N + 1, xbs = xr * ldx;
+    size_t ybs = batch > 1 && kind ? 0 : yr * ldy;   /* kind 1, 2: Y broadcast over batches */
+    size_t obs = M * ldo + 1, wsb = 0, b, i, j, k, xn = ext(batch, xbs, xr, xc, ldx);
+    size_t yn = ext(batch, ybs, yr, yc, ldy);
+    int16_t *X = (int16_t *)malloc(xn * 2), *Y = (int16_t *)malloc(yn * 2);
+    int16_t *O = (int16_t *)malloc(batch * obs * 2);
+    int32_t mult[40];
+    int shift[40];
+    unsigned char *ws;
+    qmx_requant64_config rq;
+    int bad = 0;
+    for (i = 0; i < xn; i++)
+        X[i] = kind == 0 ? (int16_t)((int)(qmx_test_rand() % 5u) - 2)
+             : kind == 1 ? (int16_t)-32768
+                         : (int16_t)((int32_t)(qmx_test_rand() & 0xFFFFu) - 32768);
+    for (i = 0; i < yn; i++)
+        Y[i] = kind == 0 ? (int16_t)((int32_t)(qmx_test_rand() & 0xFFFFu) - 32768) / 64
+             : kind == 1 ? (int16_t)((qmx_test_rand() & 3u) ? -32768 : 32767)
+                         : (int16_t)((int32_t)(qmx_test_rand() & 0xFFFFu) - 32768);
+    for (j = 0; j < 40; j++) {
+        mult[j] = kind == 0 ? 1 << 30 : (1 << 30) + (int32_t)j * 1021;
+        shift[j] = kind == 0 ? 1 : -31;
+    }
+    memset(&rq, 0, sizeof rq);
+    rq.per_channel = kind == 2; rq.multipliers = mult; rq.shifts = shift;
+    qmx_batch_matmul_i16_workspace_size(M, N, K, &wsb);
+    ws = (unsigned char *)malloc(wsb);
+    for (i = 0; i < batch * obs; i++) O[i] = SENT16;
+    if (qmx_batch_matmul_i16(batch, M, N, K, X, ldx, xbs, ax, Y, ldy, ybs, ay, &rq, O, ldo, obs,
+                             ws, wsb) != QMX_OK)
+        bad = 1;
+    for (b = 0; b < batch && !bad; b++)
+        for (i = 0; i < M; i++)
+            for (j = 0; j < ldo; j++) {
+                int16_t want = SENT16;
+                if (j < N) {
+                    int64_t s = 0;
+                    for (k = 0; k < K; k++) {
+                        int64_t xv = ax ? X[b * xbs + k * ldx + i] : X[b * xbs + i * ldx + k];
+                        int64_t yv = ay ? Y[b * ybs + j * ldy + k] : Y[b * ybs + k * ldy + j];
+                        s += xv * yv;
+                    }
+                    want = ref_stage(s, j, &rq);
+                }
+                if (O[b * obs + i * ldo + j] != want) bad = 1;
+            }
+    for (b = 0; b + 1 < batch; b++)   /* the gap between batches of out */
+        if (O[b * obs + M * ldo] != SENT16) bad = 1;
+    free(X); free(Y); free(O); free(ws);
+    return bad;
+}
+
+static void simd_sweep(void) {
+#if SMALL_MEM
+    static const size_t Ms[] = {1, 3, 65}, Ns[] = {1, 17}, Ks[] = {1, 3, 257, 513};
+    static const size_t bM[] = {1, 9}, bN[] = {1, 17}, bK[] = {1, 3, 257, 513};
+#else
+    static const size_t Ms[] = {1, 3, 63, 64, 65, 130}, Ns[] = {1, 15, 16, 17, 33};
+    static const size_t Ks[] = {1, 2, 3, 255, 256, 257, 511, 512, 513, 1000, 1100};
+    static const size_t bM[] = {1, 3, 65}, bN[] = {1, 16, 17, 33};
+    static const size_t bK[] = {1, 3, 256, 257, 513, 1100};
+#endif
+    size_t a, b, c, t = 0;
+    int adj;
+    QMX_TEST_CASE("SIMD tile steps vs a plain triple loop: ragged shapes, extremes");
+    qmx_test_seed(0x51616u);
+    for (a = 0; a < sizeof Ms / sizeof Ms[0]; a++)
+        for (b = 0; b < sizeof Ns / sizeof Ns[0]; b++)
+            for (c = 0; c < sizeof Ks / sizeof Ks[0]; c++, t++) {
+                int kind = (int)(t % 3), pc = (int)(t / 3 % 2);
+                CHECK(!sweep_fc(Ms[a], Ns[b], Ks[c], kind, pc, t % 4),
+                      "fc M %lu N %lu K %lu kind %d per_channel %d", (unsigned long)Ms[a],
+                      (unsigned long)Ns[b], (unsigned long)Ks[c], kind, pc);
+            }
+    /* the extremes at every K, both channel modes; a second panel of 256 rows */
+    for (c = 0; c < sizeof Ks / sizeof Ks[0]; c++)
+        for (adj = 0; adj < 2; adj++)
+            CHECK(!sweep_fc(adj ? 9 : 1, 17, Ks[c], 1, adj, c % 4), "fc extremes K %lu",
+                  (unsigned long)Ks[c]);
+    CHECK(!sweep_fc(SMALL_MEM ? 257 : 300, 17, 513, 0, 1, 1), "fc M past one panel");
+    CHECK(!sweep_fc(SMALL_MEM ? 257 : 300, 33, 1100, 2, 0, 2), "fc M past one panel, random");
+    for (a = 0; a < sizeof bM / sizeof bM[0]; a++)
+        for (b = 0; b < sizeof bN / sizeof bN[0]; b++)
+            for (c = 0; c < sizeof bK / sizeof bK[0]; c++)
+                for (adj = 0; adj < 4; adj++, t++) {
+                    int kind = (int)(t % 3);
+                    size_t batch = 1 + t % 2;
+                    CHECK(!sweep_bmm(batch, bM[a], bN[b], bK[c], adj & 1, adj >> 1, kind),
+                          "bmm batch %lu M %lu N %lu K %lu adj %d %d kind %d",
+                          (unsigned long)batch, (unsigned long)bM[a], (unsigned long)bN[b],
+                          (unsigned long)bK[c], adj & 1, adj >> 1, kind);
+                }
+}
+
 /* ---- 3. errors: a status, out and the workspace untouched ---- */
 static int16_t eout[64];
 static unsigned char ews[8192];
@@ -487,9 +658,168 @@ static void errors(void) {
                  "shift clamped");
 }
 
+/* ---- 5. the Cortex-M paths (DSP, MVE) against a plain int64 triple loop ---- */
+/* The fully-connected reads int8 W in place there (1 x 4, 2 x 2 / 2 x 3 register tiles,
+ * int32 runs of up to 512 k, laid-out rows cached per panel and K block when they fit, the
+ * weight zero point as - w_zp * sum a); packed and batch matmul take the widened 64-bit path.
+ * The stage is x 2^-e with e from the reference (out = acc exactly when |acc| < 2^14, else
+ * round(acc / 2^e) with |out| <= 2^14), per channel or per tensor. Data: 0 tiny, 1 random,
+ * 2 extremes (a = -32768 / 32767 against w - w_zp = +-255), 3 all a = -32768 and all w = -128
+ * (w_zp 0: every product 2^22, a 512-k run sums to exactly 2^31). */
+static int cm_stage(const int64_t *ref, size_t M, size_t N, int pc, int32_t *mult, int *shift) {
+    size_t m, n;
+    int64_t mx = 0;
+    for (n = 0; n < N; n++) {
+        int e = 0;
+        if (pc || n == 0) {
+            mx = 0;
+            for (m = 0; m < M; m++) {
+                size_t c;
+                for (c = pc ? n : 0; c < (pc ? n + 1 : N); c++) {
+                    int64_t v = ref[m * N + c] < 0 ? -ref[m * N + c] : ref[m * N + c];
+                    if (v > mx) mx = v;
+                }
+            }
+        }
+        while ((mx >> e) >= 16384) e++;
+        mult[n] = 1 << 30; shift[n] = 1 - e;
+    }
+    return 0;
+}
+static int cm_fc(size_t M, size_t N, size_t K, int kind, int32_t wzp, int pc, size_t pad) {
+    size_t lda = K + pad, ldw = K + (pad & 1), ldo = N, wsb = 0, pb = 0, m, n, k, i;
+    int16_t *A = (int16_t *)malloc(M * lda * 2), *o1 = (int16_t *)malloc(M * ldo * 2);
+    int16_t *o2 = (int16_t *)malloc(M * ldo * 2);
+    int8_t *W = (int8_t *)malloc(N * ldw);
+    int64_t *ref = (int64_t *)malloc(M * N * 8);
+    int32_t *mult = (int32_t *)malloc(N * 4);
+    int *shift = (int *)malloc(N * sizeof(int));
+    unsigned char *ws;
+    void *blob;
+    qmx_requant64_config rq;
+    int bad = 0;
+    for (i = 0; i < M * lda; i++) {
+        uint32_t r = qmx_test_rand();
+        A[i] = kind == 0 ? (int16_t)((int)(r % 7u) - 3)
+             : kind == 1 ? (int16_t)((int32_t)(r & 0xFFFFu) - 32768)
+             : kind == 2 ? (int16_t)((r & 3u) ? -32768 : 32767) : (int16_t)-32768;
+    }
+    for (i = 0; i < N * ldw; i++) {
+        uint32_t r = qmx_test_rand();
+        W[i] = kind == 0 ? (int8_t)((int)(r % 5u) - 2)
+             : kind == 1 ? (int8_t)((int32_t)(r & 0xFFu) - 128)
+             : kind == 2 ? (int8_t)((r & 3u) ? (wzp >= 0 ? -128 : 127) : (wzp >= 0 ? 127 : -128))
+                         : (int8_t)-128;
+    }
+    for (m = 0; m < M; m++)
+        for (n = 0; n < N; n++) {
+            int64_t s = 0;
+            for (k = 0; k < K; k++) s += (int64_t)A[m * lda + k] * ((int64_t)W[n * ldw + k] - wzp);
+            ref[m * N + n] = s;
+        }
+    cm_stage(ref, M, N, pc, mult, shift);
+    memset(&rq, 0, sizeof rq);
+    rq.per_channel = pc; rq.multipliers = mult; rq.shifts = shift;
+    qmx_fully_connected_i16_workspace_size(M, N, K, &wsb);
+    ws = (unsigned char *)malloc(wsb + 8);
+    qmx_matmul_i8_pack_weights_size(N, K, &pb);
+    blob = malloc(pb);
+    qmx_matmul_i8_pack_weights(W, N, K, ldw, QMX_B_NK, blob, pb);
+    memset(ws, 0x7F, wsb + 8);   /* stale workspace: nothing may be reused across calls */
+    if (qmx_fully_connected_i16(M, N, K, A, lda, W, ldw, wzp, &rq, o1, ldo, ws + pad % 8, wsb) !=
+            QMX_OK ||
+        qmx_fully_connected_i16_packed(M, N, K, A, lda, blob, pb, wzp, &rq, o2, ldo, ws, wsb) !=
+            QMX_OK)
+        bad = 1;
+    for (m = 0; m < M && !bad; m++)
+        for (n = 0; n < N; n++) {
+            int16_t want = ref_stage(ref[m * N + n], n, &rq);
+            if (o1[m * ldo + n] != want || o2[m * ldo + n] != want) bad = 1;
+        }
+    free(A); free(o1); free(o2); free(W); free(ref); free(mult); free(shift); free(ws); free(blob);
+    return bad;
+}
+static int cm_bmm(size_t M, size_t N, size_t K, int ax, int ay, int kind) {
+    size_t xr = ax ? K : M, xc = ax ? M : K, yr = ay ? N : K, yc = ay ? K : N, wsb = 0, i, j, k;
+    size_t ldx = xc + 1, ldy = yc + (K & 1);
+    int16_t *X = (int16_t *)malloc(xr * ldx * 2), *Y = (int16_t *)malloc(yr * ldy * 2);
+    int16_t *O = (int16_t *)malloc(M * N * 2);
+    int64_t *ref = (int64_t *)malloc(M * N * 8);
+    int32_t *mult = (int32_t *)malloc(N * 4);
+    int *shift = (int *)malloc(N * sizeof(int));
+    unsigned char *ws;
+    qmx_requant64_config rq;
+    int bad = 0;
+    for (i = 0; i < xr * ldx; i++)
+        X[i] = kind ? (int16_t)((qmx_test_rand() & 7u) ? -32768 : 32767)
+                    : (int16_t)((int32_t)(qmx_test_rand() & 0xFFFFu) - 32768);
+    for (i = 0; i < yr * ldy; i++)
+        Y[i] = kind ? (int16_t)-32768 : (int16_t)((int32_t)(qmx_test_rand() & 0xFFFFu) - 32768);
+    for (i = 0; i < M; i++)
+        for (j = 0; j < N; j++) {
+            int64_t s = 0;
+            for (k = 0; k < K; k++)
+                s += (int64_t)(ax ? X[k * ldx + i] : X[i * ldx + k]) *
+                     (ay ? Y[j * ldy + k] : Y[k * ldy + j]);
+            ref[i * N + j] = s;
+        }
+    cm_stage(ref, M, N, 1, mult, shift);
+    memset(&rq, 0, sizeof rq);
+    rq.per_channel = 1; rq.multipliers = mult; rq.shifts = shift;
+    qmx_batch_matmul_i16_workspace_size(M, N, K, &wsb);
+    ws = (unsigned char *)malloc(wsb);
+    if (qmx_batch_matmul_i16(1, M, N, K, X, ldx, 0, ax, Y, ldy, 0, ay, &rq, O, N, 0, ws, wsb) !=
+        QMX_OK)
+        bad = 1;
+    for (i = 0; i < M * N && !bad; i++)
+        if (O[i] != ref_stage(ref[i], i % N, &rq)) bad = 1;
+    free(X); free(Y); free(O); free(ref); free(mult); free(shift); free(ws);
+    return bad;
+}
+static void cortexm_paths(void) {
+    static const size_t Ms[] = {1, 2, 3, 5, 9, 17}, Ns[] = {1, 3, 4, 5, 15, 16, 17, 33};
+    static const size_t Ks[] = {1, 2, 3, 8, 15, 16, 17, 255, 256, 257, 511, 512, 513, 1000, 1024};
+    static const size_t xK[] = {255, 256, 511, 512, 513, 1024};
+    static const size_t bK[] = {1, 2, 7, 8, 9, 255, 256, 257, 1000};
+    size_t a, c, t = 0;
+    QMX_TEST_CASE("Cortex-M paths vs a plain int64 triple loop: ragged shapes, 2^31 runs");
+    qmx_test_seed(0xC0DE16u);
+    for (c = 0; c < sizeof Ks / sizeof Ks[0]; c++)
+        for (a = 0; a < sizeof Ms / sizeof Ms[0]; a++, t++) {
+            size_t N = Ns[(c + 3 * a) % 8];
+            int kind = (int)(t % 3), pc = (int)(t / 3 % 2);
+            int32_t wzp = t % 4 == 0 ? 0 : t % 4 == 1 ? (int32_t)(qmx_test_rand() % 256u) - 128
+                        : t % 4 == 2 ? 127 : -128;
+            CHECK(!cm_fc(Ms[a], N, Ks[c], kind, wzp, pc, t % 3), "fc M %lu N %lu K %lu kind %d "
+                  "w_zp %ld pc %d", (unsigned long)Ms[a], (unsigned long)N, (unsigned long)Ks[c],
+                  kind, (long)wzp, pc);
+        }
+    for (c = 0; c < sizeof xK / sizeof xK[0]; c++)   /* 2^31 runs, extremes */
+        for (a = 0; a < 3; a++) {
+            CHECK(!cm_fc(a + 1, 17, xK[c], 3, 0, (int)(a & 1), a), "fc all -32768 x -128 M %lu K %lu",
+                  (unsigned long)(a + 1), (unsigned long)xK[c]);
+            CHECK(!cm_fc(a + 1, 17, xK[c], 3, 127, (int)(a & 1), a), "fc w - w_zp = -255 M %lu K %lu",
+                  (unsigned long)(a + 1), (unsigned long)xK[c]);
+            CHECK(!cm_fc(a + 2, 16, xK[c], 2, (int32_t)a - 1, 1, 0), "fc extremes M %lu K %lu",
+                  (unsigned long)(a + 2), (unsigned long)xK[c]);
+        }
+    /* laid-out rows cached for some K blocks only; several strips reuse them */
+    CHECK(!cm_fc(9, 33, 1500, 1, 0, 1, 1), "fc cached slot 0 only");
+    CHECK(!cm_fc(14, 20, 1024, 1, 5, 0, 0), "fc 14 rows, K 1024");
+    CHECK(!cm_fc(5, 40, 2100, 0, -3, 1, 2), "fc 5 rows, K 2100");
+    CHECK(!cm_fc(13, 18, 512, 2, 0, 0, 1), "fc 13 rows, K 512");
+    for (c = 0; c < sizeof bK / sizeof bK[0]; c++)
+        for (a = 0; a < 4; a++, t++)
+            CHECK(!cm_bmm(1 + t % 3, Ns[(c + a) % 8], bK[c], (int)(a == 3), (int)(a & 1),
+                          (int)(t % 2)), "bmm M %lu N %lu K %lu adj %d %d", (unsigned long)(1 + t % 3),
+                  (unsigned long)Ns[(c + a) % 8], (unsigned long)bK[c], (int)(a == 3), (int)(a & 1));
+}
+
 int main(void) {
     golden();
     random_shapes();
+    simd_sweep();
     errors();
+    cortexm_paths();
     return QMX_TEST_END();
 }

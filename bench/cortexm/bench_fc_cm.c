@@ -3,6 +3,11 @@
  * Regions, in this order, each batch x 1024 -> 1024, per-channel double-rounding requant:
  *   0 qmx_fully_connected_i8  batch 1      1 qmx_fully_connected_i8  batch 4
  *   2 qmx_fully_connected_i4  batch 1      3 qmx_fully_connected_i4  batch 4
+ * With -DBENCH_S16 (tools/cortexm_count.sh: in the input-zero-point-0 run) eight more follow,
+ * qmx_fully_connected_i16 (int16 x int8 -> int16, TFLite 16x8), weight zero point 0:
+ *   4 K 512 per tensor batch 1    5 K 512 per tensor batch 4
+ *   6 K 512 per channel batch 1   7 K 512 per channel batch 4     (K -> 1024 outputs)
+ *   8 .. 11 the same with K 1024
  * The input zero point is BENCH_AZP (default -3, an asymmetric int8 input as TFLite gives;
  * -DBENCH_AZP=0 for a symmetric one). After each region the outputs are checked against an
  * int64 reference through qmx_requantize (outside the region), so a wrong kernel cannot
@@ -10,6 +15,7 @@
 #define QMX_IMPLEMENTATION
 #include "qmx_kernels.h"
 #include <stdio.h>
+#include <string.h>
 #include <inttypes.h>
 
 #ifndef BENCH_AZP
@@ -51,6 +57,65 @@ static int check(int i4, size_t M) {
         }
     return bad;
 }
+
+#ifdef BENCH_S16
+static int16_t A16[BMAX * NIN], out16[BMAX * NOUT];
+static int32_t mult16[NOUT];
+static int shift16[NOUT];
+static int64_t bias16[NOUT];
+
+static int check16(size_t M, size_t K, const qmx_requant64_config *rq) {
+    size_t m, n, k;
+    int bad = 0;
+    for (m = 0; m < M; m++)
+        for (n = 0; n < NOUT; n++) {
+            size_t c = rq->per_channel ? n : 0;
+            int64_t acc = 0;
+            int32_t v;
+            for (k = 0; k < K; k++) acc += (int64_t)A16[m * K + k] * W8[n * K + k];
+            v = qmx_requantize64(acc + bias16[n], mult16[c], shift16[c]);
+            v = v < -32768 ? -32768 : (v > 32767 ? 32767 : v);
+            bad += out16[m * NOUT + n] != v;
+        }
+    return bad;
+}
+
+/* regions 4 .. 11: qmx_fully_connected_i16, K x {per tensor, per channel} x batch {1, 4} */
+static int bench_s16(void) {
+    qmx_requant64_config rq;
+    size_t i, K, M, need = 0;
+    int pc, bad = 0;
+    for (i = 0; i < BMAX * NIN; i++) A16[i] = (int16_t)rnd();
+    for (i = 0; i < NOUT; i++) {
+        mult16[i] = (int32_t)(0x40000000u + (rnd() & 0x3FFFFFFFu));
+        shift16[i] = -10 - (int)(rnd() % 3);
+        bias16[i] = (int64_t)(rnd() % 2000001u) - 1000000;
+    }
+    memset(&rq, 0, sizeof rq);
+    rq.multipliers = mult16; rq.shifts = shift16; rq.bias = bias16;
+    for (K = 512; K <= NIN; K *= 2)
+        for (pc = 0; pc <= 1; pc++)
+            for (M = 1; M <= 4; M += 3) {
+                qmx_status st;
+                rq.per_channel = pc;
+                if (qmx_fully_connected_i16_workspace_size(M, NOUT, K, &need) != QMX_OK ||
+                    need > sizeof ws) {
+                    printf("s16 workspace too small (%lu)\n", (unsigned long)need);
+                    return 1;
+                }
+                qmx_region_begin();   /* A [M,K], W8 as [NOUT,K] */
+                st = qmx_fully_connected_i16(M, NOUT, K, A16, K, W8, K, 0, &rq, out16, NOUT, ws,
+                                             need);
+                qmx_region_end();
+                i = (size_t)check16(M, K, &rq);
+                printf("fc int16 K %lu %s batch %lu: status %d, %lu wrong\n", (unsigned long)K,
+                       pc ? "per channel" : "per tensor", (unsigned long)M, (int)st,
+                       (unsigned long)i);
+                bad += st != QMX_OK || i != 0;
+            }
+    return bad;
+}
+#endif
 
 int main(void) {
     qmx_requant_config rq;
@@ -94,5 +159,8 @@ int main(void) {
         printf("fc int4 batch %lu: status %d, %lu wrong\n", (unsigned long)M, (int)st, (unsigned long)i);
         bad += st != QMX_OK || i != 0;
     }
+#ifdef BENCH_S16
+    bad += bench_s16();
+#endif
     return bad != 0;
 }
