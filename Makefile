@@ -29,7 +29,7 @@ help:
 	@echo "qmx make targets:"
 	@echo "  demo             the end-to-end demo: an MLP on the UCI digits quantized in every format"
 	@echo "  demo-cortex-m    the demo's int8 model exported as a C header, run on a Cortex-M4 (QEMU)"
-	@echo "  test             check-headers, then every test on the host in 4 builds: -O2 -march=native,"
+	@echo "  test             check-headers and every test on the host in 4 builds: -O2 -march=native,"
 	@echo "                   -O2 -DQMX_NO_SIMD, C++11, -std=gnu99 -O3 -ffp-contract=fast"
 	@echo "  test-targets     every test on host (SIMD and scalar), i386, aarch64 (v8.2 dotprod and"
 	@echo "                   v8.0), armhf, s390x, ppc, riscv64, Cortex-M3/M4/M55 (QEMU; installs the"
@@ -85,8 +85,9 @@ $(BUILD):
 check-headers:
 	@tools/check_headers.sh
 
-test: check-headers
-	@tools/test_matrix.sh --title "make test" \
+# check-headers runs in one of the 2 job slots beside the first configurations (--with).
+test:
+	@tools/test_matrix.sh --parallel 2 --with tools/check_headers.sh --title "make test" \
 	    "native host" \
 	    "scalar HOST_MARCH= host -DQMX_NO_SIMD" \
 	    "cxx host-c++" \

@@ -41,17 +41,21 @@ if ! cmp -s <(grep -v '^#' "$tmp") <(grep -v '^#' "$list" 2>/dev/null); then
 fi
 rm -f "$tmp"
 
-# Builds and runs one harness; leaves build/fuzz/NAME/result: the harness's ok/FAIL line(s).
-run_one() {
-    local n=$1 src=tests/fuzz/$1.c out=build/fuzz/$1 seeds=() d rc execs
-    mkdir -p "$out/corpus"
-    rm -f "$out/result"
+# Builds one harness; leaves build/fuzz/NAME/built, or its FAIL line in build/fuzz/NAME/result.
+build_one() {
+    local n=$1 src=tests/fuzz/$1.c out=build/fuzz/$1
     # shellcheck disable=SC2086  # FUZZ_CFLAGS is a list of flags
-    if ! "$cc" -std=c99 -g -O1 -I. -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+    if "$cc" -std=c99 -g -O1 -I. -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
             ${FUZZ_CFLAGS--march=native} "$src" -o "$out/$n" 2>"$out/build.log"; then
+        : >"$out/built"
+    else
         { echo "  FAIL  $n: build failed (see $out/build.log)"; sed -n 1,20p "$out/build.log"; } >"$out/result"
-        return
     fi
+}
+
+# Runs one built harness for $secs; leaves build/fuzz/NAME/result: its ok/FAIL line(s).
+fuzz_one() {
+    local n=$1 out=build/fuzz/$1 seeds=() d rc execs
     for d in "tests/fuzz/corpus/$n" "tests/fuzz/regressions/$n"; do
         [ -d "$d" ] && seeds+=("../../../$d")
     done
@@ -68,12 +72,38 @@ run_one() {
     fi
 }
 
+# The schedule, $jobs tasks at a time: every build first (a free slot takes the next build while
+# there is one), then the runs, each as soon as its harness is built. Each run has a whole CPU to
+# itself for its $secs (with 2 CPUs and 2 jobs), and the runs start staggered by the builds'
+# lengths, so the last ones end close together instead of one running alone at the end.
 t0=$(date +%s)
-running=0
 for n in "${names[@]}"; do
-    if [ "$running" -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
-    run_one "$n" &
-    running=$((running + 1))
+    mkdir -p "build/fuzz/$n/corpus" && rm -f "build/fuzz/$n/result" "build/fuzz/$n/built"
+done
+todo_build=("${names[@]}") todo_run=("${names[@]}") running=0
+while [ ${#todo_build[@]} -gt 0 ] || [ ${#todo_run[@]} -gt 0 ]; do
+    while [ $running -lt "$jobs" ]; do
+        if [ ${#todo_build[@]} -gt 0 ]; then
+            build_one "${todo_build[0]}" &
+            todo_build=("${todo_build[@]:1}")
+        else
+            started='' left=()
+            for n in "${todo_run[@]}"; do
+                if [ -z "$started" ] && [ -f "build/fuzz/$n/built" ]; then
+                    fuzz_one "$n" & started=$n
+                elif [ -f "build/fuzz/$n/result" ]; then
+                    :   # its build failed: nothing to run
+                else
+                    left+=("$n")
+                fi
+            done
+            todo_run=(${left[@]+"${left[@]}"})
+            [ -n "$started" ] || break   # nothing built yet: wait for a build
+        fi
+        running=$((running + 1))
+    done
+    [ $running -gt 0 ] || break
+    wait -n; running=$((running - 1))
 done
 wait
 pass=0 fail=0

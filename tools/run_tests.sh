@@ -13,7 +13,10 @@
 # a missing closing line or a non-zero exit with no failed check counts as 1 failed.
 # Binaries and full logs: build/tests/NAME/ (NAME defaults to TARGET).
 # Environment: JOBS=2 programs at once; TESTS="tests/test_a.c ..." instead of all of them;
-# TARGET_TIMEOUT, HOST_CC, HOST_CXX, HOST_MARCH: see tools/targets/run-on.
+# TARGET_TIMEOUT, HOST_CC, HOST_CXX, HOST_MARCH, TARGET_BUILD_CACHE: see tools/targets/run-on.
+# (tools/test_matrix.sh --parallel also sets QMX_JOB_SLOTS_FD, a pipe of job-slot tokens shared
+# by several runs: one is taken before each program starts and given back when it is done, and
+# QMX_DISPATCHED, a file created once the last program has started.)
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT" || exit 2
@@ -103,11 +106,14 @@ report() {
     [ -n "$line" ] || why="${why:+$why, }no closing 'N passed, N failed' line"
     if [ "$fail" -eq 0 ] && { [ "$rc" -ne 0 ] || [ -z "$line" ]; }; then fail=1; fi
     total_pass=$((total_pass + pass)) total_fail=$((total_fail + fail))
+    # a build identical to an earlier one (TARGET_BUILD_CACHE) is said so
+    local reused=''
+    ! grep -q '^\[[^]]*\] build reused: ' "$out/$name.log" || reused='  (build reused)'
     if [ "$fail" -eq 0 ]; then
-        printf '  ok    %-28s %6d passed, %d failed  %6ss\n' "$name" "$pass" "$fail" "$secs"
+        printf '  ok    %-28s %6d passed, %d failed  %6ss%s\n' "$name" "$pass" "$fail" "$secs" "$reused"
     else
         bad_programs=$((bad_programs + 1))
-        printf '  FAIL  %-28s %6d passed, %d failed  %6ss%s\n' "$name" "$pass" "$fail" "$secs" "${why:+  ($why)}"
+        printf '  FAIL  %-28s %6d passed, %d failed  %6ss%s\n' "$name" "$pass" "$fail" "$secs" "$reused${why:+  ($why)}"
         # The failure lines (or the compiler's errors), indented so that no line of them can be
         # taken for a closing line; the whole log stays in $out.
         tr -d '\r' <"$out/$name.log" | tail -n 40 | sed 's/^/        | /'
@@ -123,14 +129,23 @@ flush_done() {  # report, in order, every program whose run has finished
         next=$((next + 1))
     done
 }
+slots=${QMX_JOB_SLOTS_FD:-}
+[[ $slots =~ ^[0-9]+$ ]] && { true >&"$slots"; } 2>/dev/null || slots=''
 for i in "${!tests[@]}"; do
     while [ $running -ge "$jobs_max" ]; do
         wait -n; running=$((running - 1))
         flush_done
     done
-    run_one "$i" &
+    if [ -n "$slots" ] && read -r -n 1 -u "$slots" _; then   # waits for a free job slot
+        flush_done
+        { run_one "$i"; printf x >&"$slots"; } &
+    else
+        slots=''
+        run_one "$i" &
+    fi
     running=$((running + 1))
 done
+[ -z "${QMX_DISPATCHED:-}" ] || : >"$QMX_DISPATCHED"
 wait
 flush_done
 

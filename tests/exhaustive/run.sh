@@ -17,7 +17,8 @@
 # that nothing was checked.
 #
 # qmx itself is compiled as C99 by $HOST_CC / $CC / gcc (-O2 -march=native, as `make test`'s
-# native build) and linked in, as a C user would.
+# native build) and linked in, as a C user would. The two oracles are compiled in the background
+# while the array check below builds and runs (their logs: build/exhaustive/build-*.log).
 #
 # Before that (no CUDA needed), fp8_array_vs_scalar.c checks the vectorised array paths
 # (qmx_fp8_quantize_array x/s, qmx_quantize fp8 AQT x*(1/s)) against the scalar
@@ -43,24 +44,14 @@ cd "$ROOT" || exit 1
 OUT=build/exhaustive
 SRC=tests/exhaustive
 
-die() { echo "test-exhaustive: $*" >&2; echo "0 passed, 1 failed"; exit 1; }
+die() { wait; echo "test-exhaustive: $*" >&2; echo "0 passed, 1 failed"; exit 1; }  # (no orphaned builds)
 
 cc=${HOST_CC:-${CC:-gcc}}
 threads=${EXH_THREADS:-$(nproc 2>/dev/null || echo 2)}
 mkdir -p "$OUT" || die "cannot create $OUT"
 
-# ---- the SIMD array paths against the scalar encoder (no CUDA needed) --------------------------
 "$cc" -std=c99 -O2 -march=native -Wall -Wextra -Werror -I. \
     -c "$SRC/qmx_impl.c" -o "$OUT/qmx_impl.o" || die "building qmx ($cc) failed"
-"$cc" -std=c99 -O2 -march=native -Wall -Wextra -Werror -I. "$SRC/fp8_array_vs_scalar.c" \
-    "$OUT/qmx_impl.o" -o "$OUT/fp8_array_vs_scalar" -pthread \
-    || die "building fp8_array_vs_scalar failed"
-# shellcheck disable=SC2086  # EXH_ARGS is word-split on purpose
-"$OUT/fp8_array_vs_scalar" --threads "$threads" --stride "${EXH_ARRAY_STRIDE:-16}" ${EXH_ARGS:-} \
-    | tee "$OUT/array.log"
-arr_rc=${PIPESTATUS[0]}
-arr_last=$(tail -n 1 "$OUT/array.log")
-case $arr_rc in 0|1) ;; *) die "$OUT/fp8_array_vs_scalar ended with exit status $arr_rc" ;; esac
 
 # ---- find the CUDA toolkit --------------------------------------------------------------------
 cuda=
@@ -72,39 +63,65 @@ if [ -z "$cuda" ] && command -v nvcc >/dev/null 2>&1; then
     [ -f "$c/include/cuda_fp8.h" ] && cuda=$c
 fi
 if [ -z "$cuda" ] && [ -f /usr/local/cuda/include/cuda_fp8.h ]; then cuda=/usr/local/cuda; fi
+nvcc=
+[ -n "$cuda" ] && [ -x "$cuda/bin/nvcc" ] && nvcc=$cuda/bin/nvcc
+
+cxx=${HOST_CXX:-${CXX:-g++}}
+
+# ---- build the two oracles in the background (each a single-threaded compile of a few tens of
+# seconds) while the array check below builds and runs; their logs: $OUT/build-*.log ------------
+build_oracle() {  # NAME EXTRA_WARNING_FLAGS: builds $OUT/NAME from $SRC/NAME.cpp + qmx_impl.o
+    local n=$1 w=$2
+    if [ -n "$nvcc" ]; then
+        "$nvcc" -ccbin "$cxx" -O3 -std=c++11 -x cu -Xcompiler "-Wall,-Wextra$w,-march=native" -I. \
+            -c "$SRC/$n.cpp" -o "$OUT/$n.o" || { echo "building $n (nvcc) failed"; return 1; }
+        "$nvcc" -ccbin "$cxx" "$OUT/$n.o" "$OUT/qmx_impl.o" -o "$OUT/$n" \
+            || { echo "linking $n (nvcc) failed"; return 1; }
+    else
+        "$cxx" -O3 -std=c++11 -march=native -Wall -Wextra ${w//,/ } -I. -I"$cuda/include" \
+            "$SRC/$n.cpp" "$OUT/qmx_impl.o" -o "$OUT/$n" -pthread \
+            || { echo "building $n ($cxx) failed"; return 1; }
+    fi
+}
+oracle_pids=()
+if [ -n "$cuda" ]; then
+    build_oracle fp8_vs_cuda '' >"$OUT/build-fp8_vs_cuda.log" 2>&1 </dev/null &
+    oracle_pids+=($!)
+    # cuda_fp4.hpp has unused parameters: -Wno-unused-parameter keeps the log readable
+    build_oracle lowfloat_vs_cuda ',-Wno-unused-parameter' >"$OUT/build-lowfloat_vs_cuda.log" 2>&1 </dev/null &
+    oracle_pids+=($!)
+fi
+
+# ---- the SIMD array paths against the scalar encoder (no CUDA needed) --------------------------
+"$cc" -std=c99 -O2 -march=native -Wall -Wextra -Werror -I. "$SRC/fp8_array_vs_scalar.c" \
+    "$OUT/qmx_impl.o" -o "$OUT/fp8_array_vs_scalar" -pthread \
+    || die "building fp8_array_vs_scalar failed"
+# shellcheck disable=SC2086  # EXH_ARGS is word-split on purpose
+"$OUT/fp8_array_vs_scalar" --threads "$threads" --stride "${EXH_ARRAY_STRIDE:-16}" ${EXH_ARGS:-} \
+    | tee "$OUT/array.log"
+arr_rc=${PIPESTATUS[0]}
+arr_last=$(tail -n 1 "$OUT/array.log")
+case $arr_rc in 0|1) ;; *) die "$OUT/fp8_array_vs_scalar ended with exit status $arr_rc" ;; esac
+
 if [ -z "$cuda" ]; then
     die "the CUDA toolkit headers (cuda_fp8.h) were not found in \$CUDA_HOME, \$CUDA_PATH, next
     to nvcc or in /usr/local/cuda. This test compares qmx's fp8 conversions with NVIDIA's
     cuda_fp8.h and needs the toolkit installed (no GPU needed); set CUDA_HOME to its root."
 fi
-nvcc=
-[ -x "$cuda/bin/nvcc" ] && nvcc=$cuda/bin/nvcc
 
-cxx=${HOST_CXX:-${CXX:-g++}}
-
-# ---- build ------------------------------------------------------------------------------------
+# ---- the oracles' builds ----------------------------------------------------------------------
 echo "== test-exhaustive: fp8 vs NVIDIA cuda_fp8.h ($cuda)"
 if [ -n "$nvcc" ]; then
     echo "   oracle: $("$nvcc" --version | tail -n 1), host compiler $("$cxx" -dumpversion 2>/dev/null)"
-    "$nvcc" -ccbin "$cxx" -O3 -std=c++11 -x cu -Xcompiler -Wall,-Wextra,-march=native -I. \
-        -c "$SRC/fp8_vs_cuda.cpp" -o "$OUT/fp8_vs_cuda.o" || die "building the oracle (nvcc) failed"
-    "$nvcc" -ccbin "$cxx" "$OUT/fp8_vs_cuda.o" "$OUT/qmx_impl.o" -o "$OUT/fp8_vs_cuda" \
-        || die "linking the oracle (nvcc) failed"
-    # cuda_fp4.hpp has unused parameters: -Wno-unused-parameter keeps the log readable
-    "$nvcc" -ccbin "$cxx" -O3 -std=c++11 -x cu -Xcompiler -Wall,-Wextra,-Wno-unused-parameter,-march=native \
-        -I. -c "$SRC/lowfloat_vs_cuda.cpp" -o "$OUT/lowfloat_vs_cuda.o" \
-        || die "building the fp4/fp6/e8m0 oracle (nvcc) failed"
-    "$nvcc" -ccbin "$cxx" "$OUT/lowfloat_vs_cuda.o" "$OUT/qmx_impl.o" -o "$OUT/lowfloat_vs_cuda" \
-        || die "linking the fp4/fp6/e8m0 oracle (nvcc) failed"
 else
     echo "   oracle: no nvcc in $cuda/bin; $cxx with -I$cuda/include"
-    "$cxx" -O3 -std=c++11 -march=native -Wall -Wextra -I. -I"$cuda/include" \
-        "$SRC/fp8_vs_cuda.cpp" "$OUT/qmx_impl.o" -o "$OUT/fp8_vs_cuda" -pthread \
-        || die "building the oracle ($cxx) failed"
-    "$cxx" -O3 -std=c++11 -march=native -Wall -Wextra -Wno-unused-parameter -I. -I"$cuda/include" \
-        "$SRC/lowfloat_vs_cuda.cpp" "$OUT/qmx_impl.o" -o "$OUT/lowfloat_vs_cuda" -pthread \
-        || die "building the fp4/fp6/e8m0 oracle ($cxx) failed"
 fi
+for i in 0 1; do
+    n=$([ $i = 0 ] && echo fp8_vs_cuda || echo lowfloat_vs_cuda)
+    wait "${oracle_pids[$i]}"; brc=$?
+    sed 's/^/   /' "$OUT/build-$n.log"
+    [ $brc -eq 0 ] || die "$(tail -n 1 "$OUT/build-$n.log")"
+done
 
 # ---- run --------------------------------------------------------------------------------------
 # shellcheck disable=SC2086  # EXH_ARGS is word-split on purpose
