@@ -20,7 +20,9 @@
  *   first byte 251..255: qmx_matmul_blockw_dyn_i8 (MX / NVFP4 / qconfig weights of raw codes,
  *     any format, rule, dtype, granularity, block and activation block; against the documented
  *     order: element values from the weights dequantized with unit scales, exact segment sums
- *     in int64 units of 2^-27 rounded once, then * sw, * sx, + in order)
+ *     in int64 units of 2^-27 rounded once, then * sw, * sx, + in order), and where the
+ *     weights pack, qmx_blockw_pack (+ a blob one byte short, a truncated or corrupted
+ *     header) and qmx_matmul_blockw_packed_dyn_i8 on the blob: the same Y bits
  * Buffers are malloc'ed at exactly their extent ((rows-1)*ld + cols elements); workspaces at
  * exactly the size the library's *_workspace_size / *_storage_size query returns, or one byte
  * less (then QMX_ERR_BUFFER_TOO_SMALL with nothing written is required), and like packed
@@ -1229,6 +1231,69 @@ static void fk_bw_mxfp8(size_t M, size_t N, size_t K, const qmx_blockw *w) {
     if (qmx_matmul_mxfp8_f32(N, N, K, w, w, Y2, N) != QMX_OK || memcmp(Y1, Y2, N * N * 4) != 0)
         __builtin_trap();
 }
+/* The prepacked blob of fk_bwd's weights (qmx_blockw_pack; formats it does not take give a
+ * status from the size query, a blob one byte short BUFFER_TOO_SMALL with it untouched), its
+ * info and unpack, and qmx_matmul_blockw_packed_dyn_i8 on it: Y0 of the unpacked call bit for
+ * bit, or (an act_block the blob kernel does not take, a short workspace) a status with Y and
+ * the workspace untouched. */
+static unsigned long fk_bwd_packed_runs;   /* successful blob calls (seed search) */
+static void fk_bwd_packed(fz_rd *r, size_t M, size_t N, size_t K, const float *X, size_t ldx,
+                          const qmx_blockw *w, const qmx_blockw_dyn_opts *op, const float *Y0,
+                          size_t ldy, size_t ey) {
+    size_t bytes = 0, need = 0, wsb, i;
+    unsigned b = fz_u8(r);
+    unsigned char *blob;
+    qmx_blockw_packed_desc desc;
+    float *Y;
+    void *ws, *snap, *wsnap, *bsnap;
+    int short_ws;
+    qmx_status st = qmx_blockw_pack_size(w, N, K, &bytes);
+    fz_check(st);
+    if (st != QMX_OK) return;
+    if (bytes > FK_BIG) __builtin_trap();
+    if (b & 1) {   /* one byte short: refused, the blob untouched */
+        blob = (unsigned char *)fz_alloc_at(bytes - 1, (int)(b >> 2));
+        bsnap = fz_snap(blob, bytes - 1);
+        if (qmx_blockw_pack(w, N, K, blob, bytes - 1) != QMX_ERR_BUFFER_TOO_SMALL) __builtin_trap();
+        fz_same(blob, bsnap, bytes - 1);
+        return;
+    }
+    blob = (unsigned char *)fz_alloc_at(bytes, (int)(b >> 2));
+    if (qmx_blockw_pack(w, N, K, blob, bytes) != QMX_OK) __builtin_trap();   /* sized: packs */
+    if (qmx_blockw_packed_info(blob, bytes, &desc) != QMX_OK) __builtin_trap();
+    st = qmx_blockw_packed_info(blob, bytes - 1, &desc);                 /* truncated */
+    if (st == QMX_OK) __builtin_trap();
+    fz_check(st);
+    if (b & 2) {   /* a corrupted header byte: a status or (a don't-care byte) the same Y */
+        blob[fz_u8(r) % 64] ^= (unsigned char)(1u + fz_u8(r) % 255);
+    }
+    st = qmx_matmul_blockw_packed_dyn_i8_workspace_size(M, N, K, op, &need);
+    fz_check(st);
+    if (st != QMX_OK) need = 64;
+    ws = fk_ws(r, need, &wsb, &short_ws);
+    Y = (float *)fk_buf(ey, 4);
+    for (i = 0; i < ey; i++) Y[i] = -7.0f;
+    snap = fz_snap(Y, ey * 4);
+    wsnap = fz_snap(ws, wsb);
+    st = qmx_matmul_blockw_packed_dyn_i8(M, N, K, X, ldx, blob, bytes, op, Y, ldy, ws, wsb);
+    fz_check(st);
+    if (st != QMX_OK) {
+        fz_same(Y, snap, ey * 4);
+        fz_same(ws, wsnap, wsb);
+        return;
+    }
+    if (short_ws) __builtin_trap();
+    fk_bwd_packed_runs++;
+    if (b & 2) return;   /* (a corrupted byte the kernel does not read: no claim on Y) */
+    for (i = 0; i < M; i++) {   /* the same bits as the unpacked call; padding untouched */
+        size_t n;
+        for (n = 0; n < ldy && i * ldy + n < ey; n++) {
+            float want = n < N ? Y0[i * ldy + n] : -7.0f;
+            if (fz_fbits(Y[i * ldy + n]) != fz_fbits(want)) __builtin_trap();
+        }
+    }
+}
+
 static void fk_bwd(fz_rd *r) {
     static const qmx_dtype dts[17] = {QMX_INT2, QMX_UINT2, QMX_INT3, QMX_INT4, QMX_UINT4,
                                       QMX_INT5, QMX_INT6, QMX_INT7, QMX_INT8, QMX_UINT8,
@@ -1405,6 +1470,7 @@ static void fk_bwd(fz_rd *r) {
         for (n = 0; n < N; n++)
             if (Y[m * ldy + n] != Y[m * ldy + n] && fz_fbits(Y[m * ldy + n]) != 0x7FC00000u)
                 __builtin_trap();
+    if (w.kind && !((how & 128) && !(how & 64))) fk_bwd_packed(r, M, N, K, X, ldx, &w, op, Y, ldy, ey);
 }
 
 /* ---- 10 (first byte 246..249): 16x8: qmx_fully_connected_i16 (+ _packed, against the plain
