@@ -110,6 +110,7 @@ static void check_roundtrip(const wset *s, const uint8_t *blob, size_t bytes, co
     float *sc = (float *)malloc(s->ns * sizeof(float));
     int32_t *zp = (int32_t *)malloc(s->ns * sizeof(int32_t));
     size_t i, bad = 0;
+    memset(&d, 0, sizeof d);
     CHECK(qmx_blockw_packed_info(blob, bytes, &d) == QMX_OK, "%s info", what);
     CHECK(d.N == s->N && d.K == s->K && d.nblk * s->N == s->ns && d.bytes == bytes &&
           d.dtype == s->qc.dtype && d.has_zp == (s->zp != NULL), "%s desc", what);
@@ -135,7 +136,7 @@ static void check_roundtrip(const wset *s, const uint8_t *blob, size_t bytes, co
 /* Y of qmx_matmul_blockw_dyn_i8 and of the packed kernel: the same bits */
 static void check_kernel(const wset *s, const uint8_t *blob, size_t bytes, size_t M,
                          size_t act_block, int xmode, const char *what) {
-    size_t N = s->N, K = s->K, ldx = K + 3, ldy = N + 2, i, wsa, wsb, bad = 0;
+    size_t N = s->N, K = s->K, ldx = K + 3, ldy = N + 2, i, wsa = 0, wsb = 0, bad = 0;
     float *X = (float *)malloc((M * ldx) * sizeof(float));
     float *Ya = (float *)malloc(M * ldy * sizeof(float));
     float *Yb = (float *)malloc(M * ldy * sizeof(float));
@@ -173,7 +174,7 @@ static void random_shapes(void) {
     for (a = 0; a < sizeof Ms / sizeof Ms[0]; a++)
         for (b = 0; b < sizeof Ns / sizeof Ns[0]; b++)
             for (c = 0; c < sizeof Ks / sizeof Ks[0]; c++, r++) {
-                size_t M = Ms[a], N = Ns[b], K = Ks[c], bytes;
+                size_t M = Ms[a], N = Ns[b], K = Ks[c], bytes = 0;
                 int type = (int)(r % T_NTYPES), mode = (int)((r / 2) % 5), f16 = (int)(r & 1);
                 wset s;
                 uint8_t *blob;
@@ -266,7 +267,7 @@ static void hand_made(void) {
     qmx_qconfig qc;
     qmx_blockw w;
     uint8_t blob[64 + 2 * (512 + 32)], ws[4096];
-    size_t bytes, i, need;
+    size_t bytes = 0, i, need = 0;
     float sx = 1.0f / 127.0f, want0, want1, p;
     QMX_TEST_CASE("packed kernel: hand-made int8 extremes");
     for (i = 0; i < 64; i++) { q[i] = 127; q[64 + i] = -128; X[i] = 1.0f; }
@@ -326,7 +327,7 @@ static int d_zero(const uint8_t *blk) { return (blk[0] | (blk[1] & 0x7F)) == 0; 
 static void ggml_case(int q8) {
     /* N = 5 rows of K = 256 (8 blocks): 40 golden blocks */
     enum { N = 5, K = 256, NB = N * K / 32 };
-    size_t bb = q8 ? QMX_GGML_Q8_0_BLOCK_BYTES : QMX_GGML_Q4_0_BLOCK_BYTES, i, bytes, bad = 0;
+    size_t bb = q8 ? QMX_GGML_Q8_0_BLOCK_BYTES : QMX_GGML_Q4_0_BLOCK_BYTES, i, bytes = 0, bad = 0;
     int type = q8 ? QMX_BLOCKW_GGML_Q8_0 : QMX_BLOCKW_GGML_Q4_0;
     static uint8_t in[NB * 34], back[NB * 34], blob[64 + 8 * (512 + 32)];
     static int8_t q8v[N * K];
@@ -346,7 +347,7 @@ static void ggml_case(int q8) {
     for (i = 0; i < NB; i++)
         if (!d_zero(in + i * bb)) bad += memcmp(in + i * bb, back + i * bb, bb) != 0;
     CHECK(bad == 0, "%u blocks differ", (unsigned)bad);
-    CHECK(back[NB * bb] == 0xEE || NB * bb == sizeof back, "wrote past the blocks");
+    CHECK(NB * bb == sizeof back || back[NB * bb] == 0xEE, "wrote past the blocks");
     /* the kernel on the blob == dyn_i8 on qmx.h's conversion of the same blocks */
     memset(&s, 0, sizeof s);
     s.N = N; s.K = K; s.ns = NB;
@@ -368,7 +369,7 @@ static void ggml_case(int q8) {
     check_kernel(&s, blob, bytes, 3, 32, 0, "ggml M 3 ab 32");
     {   /* and packing qmx's conversion gives the same blob bytes */
         static uint8_t blob2[sizeof blob];
-        size_t b2;
+        size_t b2 = 0;
         CHECK(qmx_blockw_pack_size(&s.w, N, K, &b2) == QMX_OK && b2 == bytes, "qmx size");
         CHECK(qmx_blockw_pack(&s.w, N, K, blob2, b2) == QMX_OK &&
               memcmp(blob, blob2, bytes) == 0, "blob from qmx != blob from ggml");
@@ -419,7 +420,7 @@ static void ggml_mxfp4(void) {
 static void bad_input(void) {
     wset s;
     uint8_t *blob, *bad;
-    size_t bytes, need, i, M = 3;
+    size_t bytes = 0, need = 0, i, M = 3;
     float X[3 * 96], Y[3 * 17];
     static unsigned char ws[1 << 14];
     qmx_blockw_dyn_opts o;
@@ -478,7 +479,7 @@ static void bad_input(void) {
     X[5] = 0.0f;
     /* the packers */
     {
-        size_t b2;
+        size_t b2 = 0;
         wset t;
         static const uint8_t zeros[64 * 34] = {0};
         qmx_blockw_packed_desc d;
