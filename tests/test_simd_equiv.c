@@ -84,10 +84,12 @@ static void model_init(model *m, const qmx_qconfig *c) {
     case QMX_INT7: lo = -64; hi = 63; break;
     default: lo = -32768; hi = 32767; break;
     }
-    /* AQT is symmetric [-qmax, qmax]; TFLite symmetric is narrow; narrow_range forces it;
-     * torch and ONNX saturate to the full range */
-    narrow = c->narrow_range || (!c->asymmetric && (c->recipe == QMX_RECIPE_AQT ||
-                                                    c->recipe == QMX_RECIPE_TFLITE));
+    /* AQT is symmetric [-qmax, qmax]; TFLite symmetric is narrow except int16 (the 16x8
+     * activations: the QUANTIZE op's full range); narrow_range forces it; torch and ONNX
+     * saturate to the full range */
+    narrow = c->narrow_range ||
+             (!c->asymmetric && (c->recipe == QMX_RECIPE_AQT ||
+                                 (c->recipe == QMX_RECIPE_TFLITE && c->dtype != QMX_INT16)));
     if (narrow && lo < 0) lo = -hi;
     m->recipe = c->recipe;
     m->away = c->rounding == QMX_ROUND_HALF_AWAY ||

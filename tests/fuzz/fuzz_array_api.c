@@ -233,8 +233,10 @@ static void fa_quantize(fz_rd *r) {
         if (memcmp(q, q2, qb) != 0) __builtin_trap();
     }
     if (is_int) {
+        /* TFLite: symmetric weights narrow; int16 (16x8 activations) the QUANTIZE op's full range */
         int narrow = c.narrow_range ||
-                     (!c.asymmetric && (c.recipe == QMX_RECIPE_AQT || c.recipe == QMX_RECIPE_TFLITE));
+                     (!c.asymmetric && (c.recipe == QMX_RECIPE_AQT ||
+                                        (c.recipe == QMX_RECIPE_TFLITE && dt != QMX_INT16)));
         int32_t rlo = narrow && lo < 0 ? -hi : lo;
         int half_away = c.rounding == QMX_ROUND_HALF_AWAY ||
                         (c.rounding == QMX_ROUND_DEFAULT && c.recipe == QMX_RECIPE_TFLITE);
