@@ -163,7 +163,8 @@
  *   qmx_fully_connected_i8 the shared stage adds it to each row of the tile (AVX-512 VNNI,
  *   AVX2, NEON, MVE, DSP and portable tiles alike), the row sums recomputed per tile of 256
  *   columns (O(M*K*ceil(N/256)) adds plus one vector pass over the tile: +1.5% time at
- *   M = 128, N = K = 1024 with AVX-512 VNNI); qmx_fully_connected_i8_packed passes it as the
+ *   M = 128, N = K = 1024 with AVX-512 VNNI, measured 2026-11-27 on the shared Zen 4, AMD
+ *   family 25 model 17, not a bench row); qmx_fully_connected_i8_packed passes it as the
  *   packed kernels' row terms (once per panel of 64 rows, no extra pass). w_zp = 0 costs
  *   nothing. tests/test_fc_wzp.c checks the three fully-connected kernels bit for bit
  *   against TFLite's formulas (tests/gen/gen_fc8_wzp.py, tests/data/fc8_wzp_golden.txt).
