@@ -14,7 +14,8 @@
  * that the test also runs on 16 MiB Cortex-M targets. Floats are compared by bit pattern; no
  * float arithmetic is done here, so the test means the same on x87, s390x and soft-float.
  * Error cases: every bad argument returns its status and leaves every output (sentinel-filled)
- * untouched. */
+ * untouched; NaN/Inf data makes qmx_compute_qparams write exactly the groups before the first
+ * group holding one (its one-pass rule; the data's nf line names that group). */
 #define QMX_IMPLEMENTATION
 #include "qmx.h"
 #include "qmx_test.h"
@@ -156,7 +157,8 @@ typedef struct rec {
     int stochastic;
     size_t count, n_scales;
     int qp;
-    int has_z, has_q, has_p, has_y, has_r;
+    size_t nf;              /* QP 2: the first group holding NaN/Inf */
+    int has_z, has_q, has_p, has_y, has_r, has_nf;
     size_t n_p;
     uint32_t r_exp;
 } rec;
@@ -166,7 +168,7 @@ static long n_cases, n_elems;
 /* Reads the lines of one record after "case NAME". Returns 0 on a malformed record. */
 static int read_record(FILE *f, const char *file, rec *r) {
     int ok = 1;
-    r->has_z = r->has_q = r->has_p = r->has_y = r->has_r = 0;
+    r->has_z = r->has_q = r->has_p = r->has_y = r->has_r = r->has_nf = 0;
     while (qmx_test_next_line(f, line_buf, LINE)) {
         char *key;
         size_t len = strlen(line_buf), i;
@@ -213,6 +215,12 @@ static int read_record(FILE *f, const char *file, rec *r) {
                 else y_exp[i] = u;
             }
             if (key[0] == 'y') r->has_y = 1;
+        } else if (!strcmp(key, "nf")) {
+            char *t = tok_next();
+            if (!t) { ok = 0; break; }
+            r->nf = (size_t)parse_dec(t, &ok);
+            if (r->nf >= r->n_scales) ok = 0;
+            r->has_nf = 1;
         } else if (!strcmp(key, "z")) {
             for (i = 0; i < r->n_scales && ok; i++) {
                 char *t = tok_next();
@@ -298,11 +306,18 @@ static void run_record(const char *file, rec *r) {
             bad |= fbits(&sc_out[i]) != 0x7FA5A5A5u || zp[i] != (int32_t)0xA5A5A5A5u;
         CHECK(!bad, "%s %s: compute_qparams wrote past n_scales", file, r->name);
     } else if (r->qp == 2) {
+        /* one pass: the groups before the first non-finite one are written, no other */
         CHECK(st == QMX_ERR_NONFINITE, "%s %s: compute_qparams on NaN/Inf gave %d, want NONFINITE",
               file, r->name, (int)st);
-        for (i = 0, bad = 0; i < ns + GUARD; i++)
+        CHECK(r->has_nf, "%s %s: QP 2 record without its nf line", file, r->name);
+        for (i = 0, bad = 0; r->has_nf && i < r->nf; i++)
+            bad += fbits(&sc_out[i]) != fbits(&sc_exp[i]) || (asym && zp[i] != zp_exp[i]);
+        CHECK(!bad, "%s %s: %d of the %lu groups before the first NaN/Inf one not written as the "
+              "reference", file, r->name, bad, (unsigned long)r->nf);
+        for (i = r->has_nf ? r->nf : 0, bad = 0; i < ns + GUARD; i++)
             bad |= fbits(&sc_out[i]) != 0x7FA5A5A5u || zp[i] != (int32_t)0xA5A5A5A5u;
-        CHECK(!bad, "%s %s: compute_qparams wrote outputs on error", file, r->name);
+        CHECK(!bad, "%s %s: compute_qparams wrote group %lu (holds NaN/Inf) or a later one",
+              file, r->name, (unsigned long)(r->has_nf ? r->nf : 0));
     }
     if (r->stochastic)
         CHECK(!memcmp(&rng, &rng0, sizeof rng), "%s %s: compute_qparams consumed random draws",

@@ -189,7 +189,19 @@ static void fa_quantize(fz_rd *r) {
         if (zps) zsnap = fz_snap(zps, ns * 4);
         st = qmx_compute_qparams(&c, x, count, scales, ns, zps);
         fz_check(st);
-        if (st != QMX_OK) {
+        if (st == QMX_ERR_NONFINITE) {
+            /* one pass: the groups before the first NaN/Inf group may be written, so what
+             * differs from the snapshot must be valid scales (test_quantize checks the exact
+             * prefix against golden data); the data must hold a NaN/Inf */
+            size_t w = ns, nonfinite = 0;
+            for (e = 0; e < count; e++) nonfinite |= !fz_finite(x[e]);
+            if (!nonfinite) __builtin_trap();
+            while (w > 0 && !memcmp(scales + w - 1, (const char *)ssnap + 4 * (w - 1), 4) &&
+                   (!zps || !memcmp(zps + w - 1, (const char *)zsnap + 4 * (w - 1), 4)))
+                w--;
+            for (e = 0; e < w; e++)
+                if (fz_isnan(scales[e]) || !(scales[e] >= 0.0f)) __builtin_trap();
+        } else if (st != QMX_OK) {
             fz_same(scales, ssnap, ns * 4);
             if (zps) fz_same(zps, zsnap, ns * 4);
         } else {
