@@ -9577,8 +9577,7 @@ QMX_API qmx_status qmx_matmul_blockw_dyn_i8(size_t M, size_t N, size_t K, const 
  *   per-block zero points, QMX_INT4 with or without them), MXFP4 (qmx_mx_config QMX_MXFP4,
  *   blocks of 32, any rule). Not in this slice: NVFP4 / MXFP6 / MXFP8 / fp8 / nf4 weights,
  *   other block lengths, ggml Q4_1 (its float minimum is not an integer zero point), ggml
- *   block_nvfp4, f32 x blob kernels, NEON / MVE / DSP paths (the portable path serves
- *   there), fuzz_kernels_api.
+ *   block_nvfp4, f32 x blob kernels, MVE / DSP paths (the portable path serves there).
  *
  * BLOB, byte by byte (the same bytes on every target; multi-byte values little-endian)
  *   [0, 8)   magic "QMXBWPK1"        [8, 12) N (uint32)        [12, 16) K (uint32)
@@ -9668,8 +9667,11 @@ QMX_API qmx_status qmx_matmul_blockw_dyn_i8(size_t M, size_t N, size_t K, const 
  *   loaded and split once per 4 rows. AVX2 (QMX__K_AVX2, not VNNI): 8 lanes, 2 panels at a
  *   time; int8: vpmaddubsw(|w|, sign(q, w)) + vpmaddwd (pairs <= 32512: no saturation);
  *   4-bit: vpmaddubsw(u, q) summed in int16 (uint4 / int4: <= 30480; MXFP4 two groups at a
- *   time, <= 12192), then vpmaddwd; binary16 by vcvtph2ps with F16C, else scalar. Elsewhere
- *   portable C, the same integer and float steps one lane at a time.
+ *   time, <= 12192), then vpmaddwd; binary16 by vcvtph2ps with F16C, else scalar. NEON
+ *   (aarch64): 16 lanes as 4 x 4 per block, sdot with dotprod (else vmull_s8 + pairwise
+ *   adds) on the codes as signed bytes (int8: u ^ 0x80, so I = dot + (128 - z) qsum; 4-bit
+ *   u as is, MXFP4 through vqtbl1q), then the same float steps (vcvtq, vmulq, vaddq, no
+ *   FMA). Elsewhere portable C, the same integer and float steps one lane at a time.
  *   SPEED (bench/bench_matmul.c, bench_blockw; QMX_BENCH_MATMUL_ONLY=blockw runs only it),
  *   one core of the project's shared AMD Zen 4 VM (family 25), other jobs running, so the
  *   ratios moved run to run (the stream itself 11-21 GB/s). GEMV M = 1, N = K = 8192, weights
@@ -9837,7 +9839,8 @@ static void qmx__bp_setu(const qmx__bp *h, uint8_t *blk, size_t j, size_t t, uin
 /* E2M1 code -> u = 12 + 2 x value (ggml's kvalues: the same integers), z = 12 */
 static const uint8_t qmx__bp_e2m1u[16] = {12, 13, 14, 15, 16, 18, 20, 24,
                                           12, 11, 10, 9, 8, 6, 4, 0};
-#if !defined(QMX__K_VNNI) && !defined(QMX__K_AVX2)   /* the portable kernel's identity table */
+#if !defined(QMX__K_VNNI) && !defined(QMX__K_AVX2) && !defined(QMX__K_NEON) && \
+    !defined(QMX__K_NEONDOT)   /* the portable kernel's identity table */
 static const uint8_t qmx__bp_idu[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
 #endif
 static float qmx__bp_getscale(const qmx__bp *h, const uint8_t *blk, size_t j) {
@@ -10197,7 +10200,8 @@ QMX_API qmx_status qmx_matmul_blockw_packed_dyn_i8_workspace_size(size_t M, size
     return QMX_OK;
 }
 
-#if !defined(QMX__K_VNNI) && !defined(QMX__K_AVX2)
+#if !defined(QMX__K_VNNI) && !defined(QMX__K_AVX2) && !defined(QMX__K_NEON) && \
+    !defined(QMX__K_NEONDOT)
 /* One row of X against one panel: y[16] (the lanes of the panel). Portable C, the documented
  * integer and float steps. */
 QMX__NOFMA
@@ -10236,6 +10240,83 @@ static void qmx__bp_panel_c(const qmx__bp *h, const uint8_t *pp, const int8_t *q
             y[j] = y[j] + p;
         }
     }
+}
+#endif
+
+#if defined(QMX__K_NEON) || defined(QMX__K_NEONDOT)
+/* acc + the 4-byte dots of a (16 bytes: 4 lanes x 4 k) with b (the same 4 bytes in each
+ * lane): sdot with dotprod, else vmull_s8 and pairwise adds (products <= 2^14: exact). */
+static inline int32x4_t qmx__bp_dot_neon(int32x4_t acc, int8x16_t a, int8x16_t b) {
+#if defined(QMX__K_NEONDOT)
+    return vdotq_s32(acc, a, b);
+#else
+    int16x8_t lo = vmull_s8(vget_low_s8(a), vget_low_s8(b));
+    int16x8_t hi = vmull_high_s8(a, b);
+    return vaddq_s32(acc, vpaddq_s32(vpaddlq_s16(lo), vpaddlq_s16(hi)));
+#endif
+}
+
+/* qmx__bp_panel_c on NEON: 16 lanes as 4 x 4, one block at a time. Codes go to the signed
+ * dot as they are (4-bit u <= 24) or as u - 128 (int8: u ^ 0x80), so the block integer is
+ * I = dot + (c - z) qsum, c = 128 for int8 else 0: the same exact int32; then the same float
+ * steps (p = (float)I, [p * 0.5], p * sw, p * sx, y + p; contraction off). */
+QMX__NOFMA
+static void qmx__bp_panel_neon(const qmx__bp *h, const uint8_t *pp, const int8_t *q,
+                               const int32_t *qs, const float *sxb, float *y) {
+    QMX__PRAGMA_NOFMA
+    const uint8x16_t lut = vld1q_u8(qmx__bp_e2m1u), m4 = vdupq_n_u8(15u), x80 = vdupq_n_u8(0x80u);
+    const int32_t corr = h->elem == 1 ? 128 : 0;
+    float32x4_t yv[4];
+    size_t bk, g, v;
+    for (v = 0; v < 4u; v++) yv[v] = vdupq_n_f32(0.0f);
+    for (bk = 0; bk < h->nb; bk++) {
+        const uint8_t *blk = pp + bk * h->S;
+        const uint8_t *qb = (const uint8_t *)q + 32u * bk;   /* bytes for qmx__k_ld32le */
+        int32x4_t d[4], zv[4];
+        float sw[16];
+        for (v = 0; v < 4u; v++) d[v] = vdupq_n_s32(0);
+        if (h->elem == 1) {
+            for (g = 0; g < 8u; g++) {
+                int8x16_t b = vreinterpretq_s8_u32(vdupq_n_u32(qmx__k_ld32le(qb + 4u * g)));
+                for (v = 0; v < 4u; v++)
+                    d[v] = qmx__bp_dot_neon(
+                        d[v], vreinterpretq_s8_u8(veorq_u8(vld1q_u8(blk + 64u * g + 16u * v), x80)),
+                        b);
+            }
+        } else {
+            for (g = 0; g < 4u; g++) {
+                int8x16_t bl = vreinterpretq_s8_u32(vdupq_n_u32(qmx__k_ld32le(qb + 4u * g)));
+                int8x16_t bh = vreinterpretq_s8_u32(vdupq_n_u32(qmx__k_ld32le(qb + 16u + 4u * g)));
+                for (v = 0; v < 4u; v++) {
+                    uint8x16_t c = vld1q_u8(blk + 64u * g + 16u * v);
+                    uint8x16_t lo = vandq_u8(c, m4), hi = vshrq_n_u8(c, 4);
+                    if (h->elem == 4) { lo = vqtbl1q_u8(lut, lo); hi = vqtbl1q_u8(lut, hi); }
+                    d[v] = qmx__bp_dot_neon(d[v], vreinterpretq_s8_u8(lo), bl);
+                    d[v] = qmx__bp_dot_neon(d[v], vreinterpretq_s8_u8(hi), bh);
+                }
+            }
+        }
+        if (h->zp) {
+            uint8x16_t z8 = vld1q_u8(blk + h->cb + 16u * h->sb);
+            uint16x8_t zl = vmovl_u8(vget_low_u8(z8)), zh = vmovl_u8(vget_high_u8(z8));
+            zv[0] = vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(zl)));
+            zv[1] = vreinterpretq_s32_u32(vmovl_u16(vget_high_u16(zl)));
+            zv[2] = vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(zh)));
+            zv[3] = vreinterpretq_s32_u32(vmovl_u16(vget_high_u16(zh)));
+        } else {
+            for (v = 0; v < 4u; v++) zv[v] = vdupq_n_s32((int32_t)h->off);
+        }
+        for (v = 0; v < 16u; v++) sw[v] = qmx__bp_getscale(h, blk, v);
+        for (v = 0; v < 4u; v++) {
+            int32x4_t i = vmlaq_s32(d[v], vsubq_s32(vdupq_n_s32(corr), zv[v]), vdupq_n_s32(qs[bk]));
+            float32x4_t p = vcvtq_f32_s32(i);   /* |I| < 2^21: exact */
+            if (h->unit) p = vmulq_f32(p, vdupq_n_f32(0.5f));
+            p = vmulq_f32(p, vld1q_f32(sw + 4u * v));
+            p = vmulq_f32(p, vdupq_n_f32(sxb[bk]));
+            yv[v] = vaddq_f32(yv[v], p);
+        }
+    }
+    for (v = 0; v < 4u; v++) vst1q_f32(y + 4u * v, yv[v]);
 }
 #endif
 
@@ -10674,6 +10755,8 @@ QMX_API qmx_status qmx_matmul_blockw_packed_dyn_i8(size_t M, size_t N, size_t K,
                 qmx__bp_panel_vnni(&h, pp, npn, q + i * kp, qs + i * h.nb, sxb + i * h.nb, y);
 #elif defined(QMX__K_AVX2)
                 qmx__bp_panel_avx2(&h, pp, npn, q + i * kp, qs + i * h.nb, sxb + i * h.nb, y);
+#elif defined(QMX__K_NEON) || defined(QMX__K_NEONDOT)
+                qmx__bp_panel_neon(&h, pp, q + i * kp, qs + i * h.nb, sxb + i * h.nb, y);
 #else
                 qmx__bp_panel_c(&h, pp, q + i * kp, qs + i * h.nb, sxb + i * h.nb, y);
 #endif
