@@ -9577,7 +9577,7 @@ QMX_API qmx_status qmx_matmul_blockw_dyn_i8(size_t M, size_t N, size_t K, const 
  *   per-block zero points, QMX_INT4 with or without them), MXFP4 (qmx_mx_config QMX_MXFP4,
  *   blocks of 32, any rule). Not in this slice: NVFP4 / MXFP6 / MXFP8 / fp8 / nf4 weights,
  *   other block lengths, ggml Q4_1 (its float minimum is not an integer zero point), ggml
- *   block_nvfp4, f32 x blob kernels, MVE / DSP paths (the portable path serves there).
+ *   block_nvfp4, f32 x blob kernels.
  *
  * BLOB, byte by byte (the same bytes on every target; multi-byte values little-endian)
  *   [0, 8)   magic "QMXBWPK1"        [8, 12) N (uint32)        [12, 16) K (uint32)
@@ -9671,7 +9671,10 @@ QMX_API qmx_status qmx_matmul_blockw_dyn_i8(size_t M, size_t N, size_t K, const 
  *   (aarch64): 16 lanes as 4 x 4 per block, sdot with dotprod (else vmull_s8 + pairwise
  *   adds) on the codes as signed bytes (int8: u ^ 0x80, so I = dot + (128 - z) qsum; 4-bit
  *   u as is, MXFP4 through vqtbl1q), then the same float steps (vcvtq, vmulq, vaddq, no
- *   FMA). Elsewhere portable C, the same integer and float steps one lane at a time.
+ *   FMA). Cortex-M55 MVE: per row one VLDRB gather of its 16 bytes (4 groups) and VMLADAV
+ *   against q; Cortex-M4 DSP: UXTB16 / SXTB16 and SMLAD per word of codes (MXFP4: the portable
+ *   dots); the float steps of the portable path. Elsewhere portable C, the same integer and
+ *   float steps one lane at a time.
  *   SPEED (bench/bench_matmul.c, bench_blockw; QMX_BENCH_MATMUL_ONLY=blockw runs only it),
  *   one core of the project's shared AMD Zen 4 VM (family 25), other jobs running, so the
  *   ratios moved run to run (the stream itself 11-21 GB/s). GEMV M = 1, N = K = 8192, weights
@@ -10202,34 +10205,117 @@ QMX_API qmx_status qmx_matmul_blockw_packed_dyn_i8_workspace_size(size_t M, size
 
 #if !defined(QMX__K_VNNI) && !defined(QMX__K_AVX2) && !defined(QMX__K_NEON) && \
     !defined(QMX__K_NEONDOT)
-/* One row of X against one panel: y[16] (the lanes of the panel). Portable C, the documented
- * integer and float steps. */
+#if !defined(QMX__K_MVE)
+/* dot[j] = sum over the block's 32 k of q * u (row j of the panel), exact int32. Portable C;
+ * qsum (the sum of q) is for the Cortex-M paths below. */
+static void qmx__bp_dots_c(const qmx__bp *h, const uint8_t *blk, const int8_t *qb, int32_t qsum,
+                           int32_t dot[16]) {
+    size_t g, j, t;
+    (void)qsum;
+    for (j = 0; j < 16u; j++) dot[j] = 0;
+    if (h->elem == 1) {
+        for (g = 0; g < 8u; g++)
+            for (j = 0; j < 16u; j++)
+                for (t = 0; t < 4u; t++)
+                    dot[j] += (int32_t)qb[4u * g + t] * (int32_t)blk[64u * g + 4u * j + t];
+    } else {
+        const uint8_t *lut = h->elem == 4 ? qmx__bp_e2m1u : qmx__bp_idu;
+        for (g = 0; g < 4u; g++)
+            for (j = 0; j < 16u; j++)
+                for (t = 0; t < 4u; t++) {
+                    uint32_t c = blk[64u * g + 4u * j + t];
+                    dot[j] += (int32_t)qb[4u * g + t] * (int32_t)lut[c & 15u] +
+                              (int32_t)qb[16u + 4u * g + t] * (int32_t)lut[c >> 4];
+                }
+    }
+}
+#endif
+
+#if defined(QMX__K_MVE)
+/* Cortex-M55 MVE: row j's 16 bytes of 4 groups gathered at 64 g + 4 j + t (one VLDRB gather),
+ * VMLADAV against q. int8: (u ^ 0x80) is the signed code, so dot = sum + 128 qsum; 4-bit: the
+ * nibbles as they are, MXFP4 through a gather from the u table. */
+static const uint8_t qmx__bp_goff[16] = {0, 1, 2, 3, 64, 65, 66, 67,
+                                         128, 129, 130, 131, 192, 193, 194, 195};
+static void qmx__bp_dots(const qmx__bp *h, const uint8_t *blk, const int8_t *qb, int32_t qsum,
+                         int32_t dot[16]) {
+    const uint8x16_t off = vld1q_u8(qmx__bp_goff), x80 = vdupq_n_u8(0x80u), m4 = vdupq_n_u8(15u);
+    const int8x16_t q0 = vld1q_s8(qb), q1 = vld1q_s8(qb + 16);
+    size_t j;
+    for (j = 0; j < 16u; j++) {
+        uint8x16_t r = vldrbq_gather_offset_u8(blk + 4u * j, off);
+        if (h->elem == 1) {
+            uint8x16_t r1 = vldrbq_gather_offset_u8(blk + 256u + 4u * j, off);
+            int32_t d = vmladavq_s8(vreinterpretq_s8_u8(veorq_u8(r, x80)), q0);
+            d = vmladavaq_s8(d, vreinterpretq_s8_u8(veorq_u8(r1, x80)), q1);
+            dot[j] = d + 128 * qsum;
+        } else {
+            uint8x16_t lo = vandq_u8(r, m4), hi = vshrq_n_u8(r, 4);
+            if (h->elem == 4) {
+                lo = vldrbq_gather_offset_u8(qmx__bp_e2m1u, lo);
+                hi = vldrbq_gather_offset_u8(qmx__bp_e2m1u, hi);
+            }
+            dot[j] = vmladavaq_s8(vmladavq_s8(vreinterpretq_s8_u8(lo), q0),
+                                  vreinterpretq_s8_u8(hi), q1);
+        }
+    }
+}
+#elif defined(QMX__K_DSP)
+#ifdef __cplusplus
+}
+#endif
+#include <arm_acle.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Cortex-M4 DSP: per row and group the 4 code bytes (one word) meet the 4 q bytes in two SMLAD
+ * (UXTB16 of the codes, SXTB16 of q: bytes 0,2 then 1,3); 4-bit codes split into their
+ * nibble words first. |u q| <= 255 x 128: exact. MXFP4 (a table per nibble): portable. */
+static void qmx__bp_dots(const qmx__bp *h, const uint8_t *blk, const int8_t *qb, int32_t qsum,
+                         int32_t dot[16]) {
+    const uint8_t *qu = (const uint8_t *)qb;
+    uint32_t qe[8], qo[8];
+    size_t g, j, ng = h->elem == 1 ? 8u : 4u;
+    if (h->elem == 4) { qmx__bp_dots_c(h, blk, qb, qsum, dot); return; }
+    for (g = 0; g < 8u; g++) {
+        uint32_t w = qmx__k_ld32le(qu + 4u * g);
+        qe[g] = __sxtb16(w);
+        qo[g] = __sxtb16(w >> 8);
+    }
+    for (j = 0; j < 16u; j++) {
+        uint32_t s = 0;
+        for (g = 0; g < ng; g++) {
+            uint32_t w = qmx__k_ld32le(blk + 64u * g + 4u * j);
+            if (h->elem == 1) {
+                s = __smlad(__uxtb16(w), qe[g], s);
+                s = __smlad(__uxtb16(w >> 8), qo[g], s);
+            } else {   /* low nibbles: k = 4 g + t (q group g), high: k = 16 + 4 g + t (g + 4) */
+                uint32_t lo = w & 0x0F0F0F0Fu, hi = (w >> 4) & 0x0F0F0F0Fu;
+                s = __smlad(lo & 0x00FF00FFu, qe[g], s);
+                s = __smlad((lo >> 8) & 0x00FF00FFu, qo[g], s);
+                s = __smlad(hi & 0x00FF00FFu, qe[g + 4u], s);
+                s = __smlad((hi >> 8) & 0x00FF00FFu, qo[g + 4u], s);
+            }
+        }
+        dot[j] = qmx__k_u2i(s);
+    }
+}
+#else
+#define qmx__bp_dots qmx__bp_dots_c
+#endif
+
+/* One row of X against one panel: y[16] (the lanes of the panel): the block dots of the path
+ * (qmx__bp_dots), then the documented integer and float steps in portable C. */
 QMX__NOFMA
 static void qmx__bp_panel_c(const qmx__bp *h, const uint8_t *pp, const int8_t *q,
                             const int32_t *qs, const float *sxb, float *y) {
     QMX__PRAGMA_NOFMA
-    size_t bk, g, j, t;
+    size_t bk, j;
     for (j = 0; j < 16u; j++) y[j] = 0.0f;
     for (bk = 0; bk < h->nb; bk++) {
         const uint8_t *blk = pp + bk * h->S;
-        const int8_t *qb = q + 32u * bk;
         int32_t dot[16];
-        for (j = 0; j < 16u; j++) dot[j] = 0;
-        if (h->elem == 1) {
-            for (g = 0; g < 8u; g++)
-                for (j = 0; j < 16u; j++)
-                    for (t = 0; t < 4u; t++)
-                        dot[j] += (int32_t)qb[4u * g + t] * (int32_t)blk[64u * g + 4u * j + t];
-        } else {
-            const uint8_t *lut = h->elem == 4 ? qmx__bp_e2m1u : qmx__bp_idu;
-            for (g = 0; g < 4u; g++)
-                for (j = 0; j < 16u; j++)
-                    for (t = 0; t < 4u; t++) {
-                        uint32_t c = blk[64u * g + 4u * j + t];
-                        dot[j] += (int32_t)qb[4u * g + t] * (int32_t)lut[c & 15u] +
-                                  (int32_t)qb[16u + 4u * g + t] * (int32_t)lut[c >> 4];
-                    }
-        }
+        qmx__bp_dots(h, blk, q + 32u * bk, qs[bk], dot);
         for (j = 0; j < 16u; j++) {
             float p = (float)(dot[j] - (int32_t)qmx__bp_getz(h, blk, j) * qs[bk]);
             if (h->unit) p = p * 0.5f;   /* RN(I 2^-1): exact */
