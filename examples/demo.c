@@ -137,14 +137,15 @@ static void train(mlp *m) {
 }
 
 /* ---- quantized layers run by qmx's kernels ---- */
-typedef enum fmt_kind { F_F32, F_I8, F_I4, F_FP8, F_MX, F_NF4 } fmt_kind;
+typedef enum fmt_kind { F_F32, F_I8, F_I4, F_FP8, F_MX, F_NF4, F_U4Z } fmt_kind;
 typedef struct fmt {
     fmt_kind kind;
     size_t block;      /* K-block (sub-channel) length; 0 = one scale per output channel */
     qmx_dtype fp8;     /* F_FP8: the format of weights and activations */
     float clip;        /* weight clipping scale (intmp w_scale); 0 = 1 */
     qmx_mx_format mx;  /* F_MX: the block-scaled format (OCP FLOOR rule, blocks along k) */
-    size_t act_i8;     /* F_MX / F_NF4: 0 = float32 activations, else int8 per block of it */
+    size_t act_i8;     /* F_MX / F_NF4 / F_U4Z: 0 = float32 activations, else int8 per block */
+    int packed;        /* F_MX (MXFP4) / F_U4Z: weights in a prepacked block blob */
 } fmt;
 
 typedef struct qlayer {
@@ -156,10 +157,36 @@ typedef struct qlayer {
     float ws[NHID * NPIX];                     /* weight scales [n][nblk] */
     size_t nblk, bytes;                        /* blocks along k; stored weight bytes */
     qmx_mx_config mxc;                         /* F_MX: elements in wfp8, scale codes in mxs */
-    qmx_qconfig qc;                            /* F_NF4: codes in w4, absmax scales in ws */
+    qmx_qconfig qc;                            /* F_NF4 / F_U4Z: codes in w4, scales in ws */
     uint8_t mxs[NHID * NPIX];
+    int32_t wz[NHID * NPIX];                   /* F_U4Z: zero point per (row, block) */
     size_t nscales;
+    unsigned char blob[8192];                  /* f.packed: qmx_blockw_pack's blob */
+    size_t blob_bytes;
 } qlayer;
+
+/* The layer's block-scaled weights as the qmx_blockw the kernels take. */
+static qmx_blockw layer_blockw(const qlayer *L) {
+    qmx_blockw w = QMX_ZERO_INIT;
+    if (L->f.kind == F_MX) {
+        w.kind = QMX_BLOCKW_MX; w.mx = &L->mxc; w.data = L->wfp8; w.data_bytes = sizeof L->wfp8;
+        w.scale_codes = L->mxs;
+    } else {
+        w.kind = QMX_BLOCKW_QCONFIG; w.qc = &L->qc; w.data = L->w4; w.data_bytes = sizeof L->w4;
+        w.scales = L->ws;
+        if (L->f.kind == F_U4Z) w.zero_points = L->wz;
+    }
+    w.n_scales = L->nscales;
+    return w;
+}
+
+/* f.packed: the weights packed once into a blob; its size is what the layer stores. */
+static void layer_pack(qlayer *L) {
+    qmx_blockw w = layer_blockw(L);
+    TRY(qmx_blockw_pack_size(&w, (size_t)L->n, (size_t)L->k, &L->blob_bytes));
+    TRY(qmx_blockw_pack(&w, (size_t)L->n, (size_t)L->k, L->blob, sizeof L->blob));
+    L->bytes = L->blob_bytes;
+}
 
 static uint8_t g_ws[1 << 20];                  /* kernels' workspace (sizes checked) */
 
@@ -179,6 +206,22 @@ static void layer_build(qlayer *L, fmt f, const float *w, const float *b, int n,
         TRY(qmx_mx_quantize(m, w, (size_t)n * (size_t)k, L->wfp8, sizeof L->wfp8, L->mxs,
                             sizeof L->mxs));
         L->bytes = eb + L->nscales;   /* one byte per scale code (E8M0 / E4M3) */
+        if (f.packed) layer_pack(L);
+        return;
+    }
+    if (f.kind == F_U4Z) {    /* ggml Q4_0 / GPTQ class: uint4 + zero point per block along k */
+        qmx_qconfig *q = &L->qc;
+        memset(q, 0, sizeof *q);
+        q->dtype = QMX_UINT4; q->granularity = QMX_PER_BLOCK; q->asymmetric = 1;
+        q->recipe = QMX_RECIPE_QWIX;
+        q->outer = (size_t)n; q->axis_len = (size_t)k; q->inner = 1; q->block_size = f.block;
+        TRY(qmx_qparams_count(q, (size_t)n * (size_t)k, &L->nscales));
+        TRY(qmx_compute_qparams(q, w, (size_t)n * (size_t)k, L->ws, L->nscales, L->wz));
+        TRY(qmx_quantize(q, w, (size_t)n * (size_t)k, L->ws, L->nscales, L->wz, L->w4,
+                         sizeof L->w4));
+        TRY(qmx_dtype_storage_bytes(QMX_UINT4, (size_t)n * (size_t)k, &L->bytes));
+        L->bytes += L->nscales * (sizeof(float) + 1);   /* a byte holds a zero point */
+        if (f.packed) layer_pack(L);
         return;
     }
     if (f.kind == F_NF4) {    /* QLoRA NormalFloat4: absmax per block of f.block along k */
@@ -226,18 +269,17 @@ static void layer_forward(const qlayer *L, const float *X, int M, float *Y, int 
                 for (t = 0; t < k; t++) a += L->wf[j * k + t] * X[i * k + t];
                 Y[i * n + j] = a;
             }
-    } else if (L->f.kind == F_MX || L->f.kind == F_NF4) {
+    } else if (L->f.kind == F_MX || L->f.kind == F_NF4 || L->f.kind == F_U4Z) {
         /* block-scaled weights x float32 activations (qmx_matmul_blockw_f32) */
-        qmx_blockw w = QMX_ZERO_INIT;
-        if (L->f.kind == F_MX) {
-            w.kind = QMX_BLOCKW_MX; w.mx = &L->mxc; w.data = L->wfp8; w.data_bytes = sizeof L->wfp8;
-            w.scale_codes = L->mxs;
-        } else {
-            w.kind = QMX_BLOCKW_QCONFIG; w.qc = &L->qc; w.data = L->w4; w.data_bytes = sizeof L->w4;
-            w.scales = L->ws;
-        }
-        w.n_scales = L->nscales;
-        if (L->f.act_i8) {    /* activations quantized to int8 on the fly, one scale per block */
+        qmx_blockw w = layer_blockw(L);
+        if (L->f.packed) {    /* the blob, int8 activations per block (the same bits) */
+            qmx_blockw_dyn_opts o = QMX_ZERO_INIT;
+            o.act_block = L->f.act_i8;
+            TRY(qmx_matmul_blockw_packed_dyn_i8_workspace_size(Mz, n, k, &o, &need));
+            if (need > sizeof g_ws) die("workspace", QMX_ERR_BUFFER_TOO_SMALL);
+            TRY(qmx_matmul_blockw_packed_dyn_i8(Mz, n, k, X, k, L->blob, L->blob_bytes, &o, Y, n,
+                                                g_ws, sizeof g_ws));
+        } else if (L->f.act_i8) {   /* activations quantized to int8 on the fly, per block */
             qmx_blockw_dyn_opts o = QMX_ZERO_INIT;
             o.act_block = L->f.act_i8;
             TRY(qmx_matmul_blockw_dyn_i8_workspace_size(Mz, n, k, &o, &need));
@@ -494,22 +536,25 @@ int main(int argc, char **argv) {
     qmx_intmp_rule rules[8];
     char names[256];
     qmx_intmp_config mp;
-    const fmt f32 = { F_F32, 0, QMX_INT8, 0, QMX_MXFP8_E4M3, 0 };
+    const fmt f32 = { F_F32, 0, QMX_INT8, 0, QMX_MXFP8_E4M3, 0, 0 };
     const struct { const char *name; fmt f; } fmts[] = {
-        { "int8 per-channel       (qmx_matmul_i8_f32)", { F_I8, 0, QMX_INT8, 0, QMX_MXFP8_E4M3, 0 } },
-        { "int8 per-block 16      (qmx_matmul_i8_f32)", { F_I8, 16, QMX_INT8, 0, QMX_MXFP8_E4M3, 0 } },
-        { "int4 per-channel       (qmx_matmul_i4_f32)", { F_I4, 0, QMX_INT8, 0, QMX_MXFP8_E4M3, 0 } },
-        { "int4 per-block 16      (qmx_matmul_i4_f32)", { F_I4, 16, QMX_INT8, 0, QMX_MXFP8_E4M3, 0 } },
-        { "fp8 E4M3 per-channel  (qmx_matmul_fp8_f32)", { F_FP8, 0, QMX_FP8_E4M3FN, 0, QMX_MXFP8_E4M3, 0 } },
-        { "fp8 E5M2 per-channel  (qmx_matmul_fp8_f32)", { F_FP8, 0, QMX_FP8_E5M2, 0, QMX_MXFP8_E4M3, 0 } },
-        { "MXFP8 E4M3 x f32   (qmx_matmul_blockw_f32)", { F_MX, 32, QMX_INT8, 0, QMX_MXFP8_E4M3, 0 } },
-        { "MXFP4 x f32        (qmx_matmul_blockw_f32)", { F_MX, 32, QMX_INT8, 0, QMX_MXFP4, 0 } },
-        { "NVFP4 x f32        (qmx_matmul_blockw_f32)", { F_MX, 16, QMX_INT8, 0, QMX_NVFP4, 0 } },
-        { "nf4 per-block 32 x f32 (qmx_matmul_blockw)", { F_NF4, 32, QMX_INT8, 0, QMX_MXFP8_E4M3, 0 } },
-        { "MXFP8 E4M3 x int8/32   (blockw_dyn_i8)", { F_MX, 32, QMX_INT8, 0, QMX_MXFP8_E4M3, 32 } },
-        { "MXFP4 x int8/32        (blockw_dyn_i8)", { F_MX, 32, QMX_INT8, 0, QMX_MXFP4, 32 } },
-        { "NVFP4 x int8/32        (blockw_dyn_i8)", { F_MX, 16, QMX_INT8, 0, QMX_NVFP4, 32 } },
-        { "nf4 per-block 32 x int8/32 (blockw_dyn_i8)", { F_NF4, 32, QMX_INT8, 0, QMX_MXFP8_E4M3, 32 } },
+        { "int8 per-channel       (qmx_matmul_i8_f32)", { F_I8, 0, QMX_INT8, 0, QMX_MXFP8_E4M3, 0, 0 } },
+        { "int8 per-block 16      (qmx_matmul_i8_f32)", { F_I8, 16, QMX_INT8, 0, QMX_MXFP8_E4M3, 0, 0 } },
+        { "int4 per-channel       (qmx_matmul_i4_f32)", { F_I4, 0, QMX_INT8, 0, QMX_MXFP8_E4M3, 0, 0 } },
+        { "int4 per-block 16      (qmx_matmul_i4_f32)", { F_I4, 16, QMX_INT8, 0, QMX_MXFP8_E4M3, 0, 0 } },
+        { "fp8 E4M3 per-channel  (qmx_matmul_fp8_f32)", { F_FP8, 0, QMX_FP8_E4M3FN, 0, QMX_MXFP8_E4M3, 0, 0 } },
+        { "fp8 E5M2 per-channel  (qmx_matmul_fp8_f32)", { F_FP8, 0, QMX_FP8_E5M2, 0, QMX_MXFP8_E4M3, 0, 0 } },
+        { "MXFP8 E4M3 x f32   (qmx_matmul_blockw_f32)", { F_MX, 32, QMX_INT8, 0, QMX_MXFP8_E4M3, 0, 0 } },
+        { "MXFP4 x f32        (qmx_matmul_blockw_f32)", { F_MX, 32, QMX_INT8, 0, QMX_MXFP4, 0, 0 } },
+        { "NVFP4 x f32        (qmx_matmul_blockw_f32)", { F_MX, 16, QMX_INT8, 0, QMX_NVFP4, 0, 0 } },
+        { "nf4 per-block 32 x f32 (qmx_matmul_blockw)", { F_NF4, 32, QMX_INT8, 0, QMX_MXFP8_E4M3, 0, 0 } },
+        { "MXFP8 E4M3 x int8/32   (blockw_dyn_i8)", { F_MX, 32, QMX_INT8, 0, QMX_MXFP8_E4M3, 32, 0 } },
+        { "MXFP4 x int8/32        (blockw_dyn_i8)", { F_MX, 32, QMX_INT8, 0, QMX_MXFP4, 32, 0 } },
+        { "NVFP4 x int8/32        (blockw_dyn_i8)", { F_MX, 16, QMX_INT8, 0, QMX_NVFP4, 32, 0 } },
+        { "nf4 per-block 32 x int8/32 (blockw_dyn_i8)", { F_NF4, 32, QMX_INT8, 0, QMX_MXFP8_E4M3, 32, 0 } },
+        { "uint4+zp/32 (Q4_0 class) x int8/32 (dyn_i8)", { F_U4Z, 32, QMX_INT8, 0, QMX_MXFP8_E4M3, 32, 0 } },
+        { "uint4+zp/32 x int8/32        (prepacked blob)", { F_U4Z, 32, QMX_INT8, 0, QMX_MXFP8_E4M3, 32, 1 } },
+        { "MXFP4 x int8/32              (prepacked blob)", { F_MX, 32, QMX_INT8, 0, QMX_MXFP4, 32, 1 } },
     };
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--export") && i + 1 < argc) export_path = argv[++i];
@@ -570,7 +615,10 @@ int main(int argc, char **argv) {
     printf("\nweight bytes include the scales (and integer-only: biases, multipliers, shifts).\n"
            "The float rows run the whole held-out set as one batch per layer (single thread);\n"
            "the integer-only rows classify one image at a time, as firmware does.\n"
-           "The block-scaled rows (MX, NVFP4, nf4) run qmx's portable kernels, no SIMD yet.\n"
+           "The unpacked block-scaled rows (MX, NVFP4, nf4, uint4+zp) run portable kernels; the\n"
+           "prepacked blob rows (qmx_matmul_blockw_packed_dyn_i8) give the same outputs as their\n"
+           "unpacked rows with SIMD; a blob pads rows to 16 and has a 64-byte header, so on\n"
+           "these small layers it holds more bytes than the unpacked codes.\n"
            "integer-only calibration chosen on the training images: %s (train accuracy %.2f%%);\n"
            "its predictions digest: %08lx\n", calib_name[best], train_acc[best],
            (unsigned long)fnv1a(pred, NTEST));
