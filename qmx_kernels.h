@@ -10415,7 +10415,7 @@ static void qmx__bp_panel_neon(const qmx__bp *h, const uint8_t *pp, const int8_t
 #endif
 /* The 16 block scales of a block as floats: float32, binary16 (vcvtph2ps, exact) or E8M0
  * codes decoded as qmx__bp_getscale does. */
-static inline __m512 qmx__bp_sw_vnni(const qmx__bp *h, const uint8_t *blk) {
+QMX__K_AINLINE __m512 qmx__bp_sw_vnni(const qmx__bp *h, const uint8_t *blk) {
     if (h->sk >= 2) {
         const __m512i c = _mm512_maskz_cvtepu8_epi32(
             (__mmask16)0xFFFFu, _mm_loadu_si128((const __m128i *)(const void *)(blk + h->cb)));
@@ -10442,147 +10442,92 @@ static inline __m512 qmx__bp_sw_vnni(const qmx__bp *h, const uint8_t *blk) {
                   : _mm512_loadu_ps((const void *)(blk + h->cb));
 }
 
-/* One block of one panel on 16 lanes (lane j = row j of the panel): returns
- * p = ((float)(sum q u - z qsum) * sw) * sx, the value added to the lane's output. */
-QMX__NOFMA
-static inline __m512 qmx__bp_blk_vnni(const qmx__bp *h, const uint8_t *blk, const uint8_t *xb,
-                                      int32_t qsum, float sx) {
-    QMX__PRAGMA_NOFMA
+/* The 8 code vectors of a block (group g: 16 rows x 4 k as u bytes, vpdpbusd's unsigned
+ * operand): int8 as stored; 4-bit codes split by and / shift (groups 4-7 the high nibbles);
+ * MXFP4 codes to u = 12 + 2 x value by vpshufb. */
+QMX__K_AINLINE void qmx__bp_codes_vnni(const qmx__bp *h, const uint8_t *blk, __m512i w[8]) {
     const __m512i m4 = _mm512_set1_epi8(0x0F);
-    __m512i w0, w1, w2, w3, w4, w5, w6, w7, a0, a1, z;
-    __m512 p, sw;
+    int g;
     if (h->elem == 1) {
-        w0 = _mm512_loadu_si512((const void *)(blk));
-        w1 = _mm512_loadu_si512((const void *)(blk + 64));
-        w2 = _mm512_loadu_si512((const void *)(blk + 128));
-        w3 = _mm512_loadu_si512((const void *)(blk + 192));
-        w4 = _mm512_loadu_si512((const void *)(blk + 256));
-        w5 = _mm512_loadu_si512((const void *)(blk + 320));
-        w6 = _mm512_loadu_si512((const void *)(blk + 384));
-        w7 = _mm512_loadu_si512((const void *)(blk + 448));
-    } else {
-        __m512i v0 = _mm512_loadu_si512((const void *)(blk));
-        __m512i v1 = _mm512_loadu_si512((const void *)(blk + 64));
-        __m512i v2 = _mm512_loadu_si512((const void *)(blk + 128));
-        __m512i v3 = _mm512_loadu_si512((const void *)(blk + 192));
-        w0 = _mm512_and_si512(v0, m4); w4 = _mm512_and_si512(_mm512_srli_epi16(v0, 4), m4);
-        w1 = _mm512_and_si512(v1, m4); w5 = _mm512_and_si512(_mm512_srli_epi16(v1, 4), m4);
-        w2 = _mm512_and_si512(v2, m4); w6 = _mm512_and_si512(_mm512_srli_epi16(v2, 4), m4);
-        w3 = _mm512_and_si512(v3, m4); w7 = _mm512_and_si512(_mm512_srli_epi16(v3, 4), m4);
-        if (h->elem == 4) {   /* E2M1 codes -> u = 12 + 2 x value (vpshufb) */
-            const __m512i lut = _mm512_broadcast_i32x4(
-                _mm_loadu_si128((const __m128i *)(const void *)qmx__bp_e2m1u));
-            w0 = _mm512_shuffle_epi8(lut, w0); w1 = _mm512_shuffle_epi8(lut, w1);
-            w2 = _mm512_shuffle_epi8(lut, w2); w3 = _mm512_shuffle_epi8(lut, w3);
-            w4 = _mm512_shuffle_epi8(lut, w4); w5 = _mm512_shuffle_epi8(lut, w5);
-            w6 = _mm512_shuffle_epi8(lut, w6); w7 = _mm512_shuffle_epi8(lut, w7);
-        }
+        for (g = 0; g < 8; g++) w[g] = _mm512_loadu_si512((const void *)(blk + 64 * g));
+        return;
     }
-    /* 4 activations per broadcast dword */
-    a0 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w0, _mm512_set1_epi32((int)qmx__k_ld32le(xb)));
-    a1 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w1,
-                             _mm512_set1_epi32((int)qmx__k_ld32le(xb + 4)));
-    a0 = _mm512_dpbusd_epi32(a0, w2, _mm512_set1_epi32((int)qmx__k_ld32le(xb + 8)));
-    a1 = _mm512_dpbusd_epi32(a1, w3, _mm512_set1_epi32((int)qmx__k_ld32le(xb + 12)));
-    a0 = _mm512_dpbusd_epi32(a0, w4, _mm512_set1_epi32((int)qmx__k_ld32le(xb + 16)));
-    a1 = _mm512_dpbusd_epi32(a1, w5, _mm512_set1_epi32((int)qmx__k_ld32le(xb + 20)));
-    a0 = _mm512_dpbusd_epi32(a0, w6, _mm512_set1_epi32((int)qmx__k_ld32le(xb + 24)));
-    a1 = _mm512_dpbusd_epi32(a1, w7, _mm512_set1_epi32((int)qmx__k_ld32le(xb + 28)));
-    if (h->zp)
-        z = _mm512_mullo_epi32(
-            _mm512_maskz_cvtepu8_epi32(   /* zero-masked: no GCC PR 105593 warning */
-                (__mmask16)0xFFFFu,
-                _mm_loadu_si128((const __m128i *)(const void *)(blk + h->cb + 16u * h->sb))),
-            _mm512_set1_epi32(qsum));
-    else
-        z = _mm512_set1_epi32((int32_t)h->off * qsum);
-    a0 = _mm512_sub_epi32(_mm512_add_epi32(a0, a1), z);
-    sw = qmx__bp_sw_vnni(h, blk);
+    for (g = 0; g < 4; g++) {
+        __m512i v = _mm512_loadu_si512((const void *)(blk + 64 * g));
+        w[g] = _mm512_and_si512(v, m4);
+        w[g + 4] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+    }
+    if (h->elem == 4) {
+        const __m512i lut = _mm512_broadcast_i32x4(
+            _mm_loadu_si128((const __m128i *)(const void *)qmx__bp_e2m1u));
+        for (g = 0; g < 8; g++) w[g] = _mm512_shuffle_epi8(lut, w[g]);
+    }
+}
+/* z of the 16 rows of a block: stored zero points, or the dtype's offset */
+QMX__K_AINLINE __m512i qmx__bp_z_vnni(const qmx__bp *h, const uint8_t *blk) {
+    return h->zp ? _mm512_maskz_cvtepu8_epi32(   /* zero-masked: no GCC PR 105593 warning */
+                       (__mmask16)0xFFFFu,
+                       _mm_loadu_si128((const __m128i *)(const void *)(blk + h->cb + 16u * h->sb)))
+                 : _mm512_set1_epi32((int32_t)h->off);
+}
+/* One row of X (its 32 bytes of the block at xb) against a decoded block on 16 lanes (lane j =
+ * row j of the panel): p = ((float)(sum q u - z qsum) [* 0.5]) * sw) * sx, the value added to
+ * the lane's output. */
+QMX__NOFMA
+QMX__K_AINLINE __m512 qmx__bp_row_vnni(const qmx__bp *h, const __m512i w[8], __m512i zv,
+                                      __m512 sw, const uint8_t *xb, int32_t qsum, float sx) {
+    QMX__PRAGMA_NOFMA
+    __m512i a0 = _mm512_setzero_si512(), a1 = a0;
+    __m512 p;
+    int g;
+    for (g = 0; g < 8; g += 2) {   /* 4 activations per broadcast dword, two chains */
+        a0 = _mm512_dpbusd_epi32(a0, w[g], _mm512_set1_epi32((int)qmx__k_ld32le(xb + 4 * g)));
+        a1 = _mm512_dpbusd_epi32(a1, w[g + 1],
+                                 _mm512_set1_epi32((int)qmx__k_ld32le(xb + 4 * g + 4)));
+    }
+    a0 = _mm512_sub_epi32(_mm512_add_epi32(a0, a1),
+                          _mm512_mullo_epi32(zv, _mm512_set1_epi32(qsum)));
     p = _mm512_cvtepi32_ps(a0);
     if (h->unit) p = _mm512_mul_ps(p, _mm512_set1_ps(0.5f));   /* RN(I 2^-1): exact */
     p = _mm512_mul_ps(p, sw);
     return _mm512_mul_ps(p, _mm512_set1_ps(sx));
 }
+/* One block of one panel against one row of X. */
+QMX__NOFMA
+QMX__K_AINLINE __m512 qmx__bp_blk_vnni(const qmx__bp *h, const uint8_t *blk, const uint8_t *xb,
+                                      int32_t qsum, float sx) {
+    __m512i w[8];
+    qmx__bp_codes_vnni(h, blk, w);
+    return qmx__bp_row_vnni(h, w, qmx__bp_z_vnni(h, blk), qmx__bp_sw_vnni(h, blk), xb, qsum, sx);
+}
 
 /* Four rows of X (q + r kp, r < 4) against one panel: y[16 r + j]; per block the weights
- * are loaded (and 4-bit codes split) once for the four rows; per row the same integer and
- * float steps as qmx__bp_blk_vnni. */
-#define QMX__BP_ROW4(r, yr)                                                                       \
-    do {                                                                                          \
-        const uint8_t *xb = (const uint8_t *)(q + (r) * kp + 32u * bk);                           \
-        __m512i a0 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w0,                              \
-                                         _mm512_set1_epi32((int)qmx__k_ld32le(xb)));              \
-        __m512i a1 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w1,                              \
-                                         _mm512_set1_epi32((int)qmx__k_ld32le(xb + 4)));          \
-        __m512 p;                                                                                 \
-        a0 = _mm512_dpbusd_epi32(a0, w2, _mm512_set1_epi32((int)qmx__k_ld32le(xb + 8)));          \
-        a1 = _mm512_dpbusd_epi32(a1, w3, _mm512_set1_epi32((int)qmx__k_ld32le(xb + 12)));         \
-        a0 = _mm512_dpbusd_epi32(a0, w4, _mm512_set1_epi32((int)qmx__k_ld32le(xb + 16)));         \
-        a1 = _mm512_dpbusd_epi32(a1, w5, _mm512_set1_epi32((int)qmx__k_ld32le(xb + 20)));         \
-        a0 = _mm512_dpbusd_epi32(a0, w6, _mm512_set1_epi32((int)qmx__k_ld32le(xb + 24)));         \
-        a1 = _mm512_dpbusd_epi32(a1, w7, _mm512_set1_epi32((int)qmx__k_ld32le(xb + 28)));         \
-        a0 = _mm512_sub_epi32(_mm512_add_epi32(a0, a1),                                           \
-                              _mm512_mullo_epi32(zv, _mm512_set1_epi32(qs[(r) * nb + bk])));      \
-        p = _mm512_cvtepi32_ps(a0);                                                               \
-        if (h->unit) p = _mm512_mul_ps(p, _mm512_set1_ps(0.5f)); /* RN(I 2^-1): exact */          \
-        p = _mm512_mul_ps(p, sw);                                                                 \
-        p = _mm512_mul_ps(p, _mm512_set1_ps(sxb[(r) * nb + bk]));                                 \
-        yr = _mm512_add_ps(yr, p);                                                                \
-    } while (0)
+ * are loaded (and 4-bit codes split) once for the four rows. */
 QMX__NOFMA
 static void qmx__bp_tile4_vnni(const qmx__bp *h, const uint8_t *pp, const int8_t *q, size_t kp,
                                const int32_t *qs, const float *sxb, size_t nb, float *y) {
     QMX__PRAGMA_NOFMA
-    const __m512i m4 = _mm512_set1_epi8(0x0F);
     __m512 y0 = _mm512_setzero_ps(), y1 = y0, y2 = y0, y3 = y0;
+    const uint8_t *x = (const uint8_t *)q;
     size_t bk;
     for (bk = 0; bk < nb; bk++) {
-        const uint8_t *blk = pp + bk * h->S;
-        __m512i w0, w1, w2, w3, w4, w5, w6, w7, zv;
-        __m512 sw;
-        if (h->elem == 1) {
-            w0 = _mm512_loadu_si512((const void *)(blk));
-            w1 = _mm512_loadu_si512((const void *)(blk + 64));
-            w2 = _mm512_loadu_si512((const void *)(blk + 128));
-            w3 = _mm512_loadu_si512((const void *)(blk + 192));
-            w4 = _mm512_loadu_si512((const void *)(blk + 256));
-            w5 = _mm512_loadu_si512((const void *)(blk + 320));
-            w6 = _mm512_loadu_si512((const void *)(blk + 384));
-            w7 = _mm512_loadu_si512((const void *)(blk + 448));
-        } else {
-            __m512i v0 = _mm512_loadu_si512((const void *)(blk));
-            __m512i v1 = _mm512_loadu_si512((const void *)(blk + 64));
-            __m512i v2 = _mm512_loadu_si512((const void *)(blk + 128));
-            __m512i v3 = _mm512_loadu_si512((const void *)(blk + 192));
-            w0 = _mm512_and_si512(v0, m4); w4 = _mm512_and_si512(_mm512_srli_epi16(v0, 4), m4);
-            w1 = _mm512_and_si512(v1, m4); w5 = _mm512_and_si512(_mm512_srli_epi16(v1, 4), m4);
-            w2 = _mm512_and_si512(v2, m4); w6 = _mm512_and_si512(_mm512_srli_epi16(v2, 4), m4);
-            w3 = _mm512_and_si512(v3, m4); w7 = _mm512_and_si512(_mm512_srli_epi16(v3, 4), m4);
-            if (h->elem == 4) {   /* E2M1 codes -> u = 12 + 2 x value (vpshufb) */
-                const __m512i lut = _mm512_broadcast_i32x4(
-                    _mm_loadu_si128((const __m128i *)(const void *)qmx__bp_e2m1u));
-                w0 = _mm512_shuffle_epi8(lut, w0); w1 = _mm512_shuffle_epi8(lut, w1);
-                w2 = _mm512_shuffle_epi8(lut, w2); w3 = _mm512_shuffle_epi8(lut, w3);
-                w4 = _mm512_shuffle_epi8(lut, w4); w5 = _mm512_shuffle_epi8(lut, w5);
-                w6 = _mm512_shuffle_epi8(lut, w6); w7 = _mm512_shuffle_epi8(lut, w7);
-            }
-        }
-        zv = h->zp ? _mm512_maskz_cvtepu8_epi32((__mmask16)0xFFFFu,
-                                                _mm_loadu_si128((const __m128i *)(const void *)(
-                                                    blk + h->cb + 16u * h->sb)))
-                   : _mm512_set1_epi32((int32_t)h->off);
-        sw = qmx__bp_sw_vnni(h, blk);
-        QMX__BP_ROW4(0, y0);
-        QMX__BP_ROW4(1, y1);
-        QMX__BP_ROW4(2, y2);
-        QMX__BP_ROW4(3, y3);
+        const uint8_t *blk = pp + bk * h->S, *xb = x + 32u * bk;
+        __m512i w[8], zv = qmx__bp_z_vnni(h, blk);
+        __m512 sw = qmx__bp_sw_vnni(h, blk);
+        qmx__bp_codes_vnni(h, blk, w);
+        y0 = _mm512_add_ps(y0, qmx__bp_row_vnni(h, w, zv, sw, xb, qs[bk], sxb[bk]));
+        y1 = _mm512_add_ps(y1, qmx__bp_row_vnni(h, w, zv, sw, xb + kp, qs[nb + bk],
+                                                sxb[nb + bk]));
+        y2 = _mm512_add_ps(y2, qmx__bp_row_vnni(h, w, zv, sw, xb + 2u * kp, qs[2u * nb + bk],
+                                                sxb[2u * nb + bk]));
+        y3 = _mm512_add_ps(y3, qmx__bp_row_vnni(h, w, zv, sw, xb + 3u * kp, qs[3u * nb + bk],
+                                                sxb[3u * nb + bk]));
     }
     _mm512_storeu_ps(y, y0);
     _mm512_storeu_ps(y + 16, y1);
     _mm512_storeu_ps(y + 32, y2);
     _mm512_storeu_ps(y + 48, y3);
 }
-#undef QMX__BP_ROW4
 
 /* One row of X against np (1 .. 4) consecutive panels at once (np weight streams, as the
  * int8 GEMV reads 4 panels): y[16 t + j] = lane j of panel t. Blocks in increasing k. */
