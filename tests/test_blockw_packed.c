@@ -167,7 +167,7 @@ static void check_kernel(const wset *s, const uint8_t *blob, size_t bytes, size_
 }
 
 static void random_shapes(void) {
-    static const size_t Ms[] = {1, 2, 5, 17, 64, 65}, Ns[] = {1, 15, 16, 17, 33},
+    static const size_t Ms[] = {1, 2, 5, 13, 17, 64, 65}, Ns[] = {1, 15, 16, 17, 33},
                         Ks[] = {32, 64, 96, 4096, 80, 200};
     size_t a, b, c, r = 0;
     QMX_TEST_CASE("packed kernel == qmx_matmul_blockw_dyn_i8, random shapes and formats");
