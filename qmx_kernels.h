@@ -9577,7 +9577,7 @@ QMX_API qmx_status qmx_matmul_blockw_dyn_i8(size_t M, size_t N, size_t K, const 
  *   per-block zero points, QMX_INT4 with or without them), MXFP4 (qmx_mx_config QMX_MXFP4,
  *   blocks of 32, any rule). Not in this slice: NVFP4 / MXFP6 / MXFP8 / fp8 / nf4 weights,
  *   other block lengths, ggml Q4_1 (its float minimum is not an integer zero point), ggml
- *   block_nvfp4, f32 x blob kernels.
+ *   block_nvfp4, NEON / MVE / DSP paths of the f32 x blob kernel.
  *
  * BLOB, byte by byte (the same bytes on every target; multi-byte values little-endian)
  *   [0, 8)   magic "QMXBWPK1"        [8, 12) N (uint32)        [12, 16) K (uint32)
@@ -9685,6 +9685,24 @@ QMX_API qmx_status qmx_matmul_blockw_dyn_i8(size_t M, size_t N, size_t K, const 
  *   qmx_matmul_i8_packed's MAC rate in the same run: M = 16 0.57x (0.48-0.51x), M = 128
  *   0.60x (0.50-0.60x); ggml's repacked Q4_0 was measured at about 0.33x of it (issue 16). AVX2 build (-march=x86-64-v3): GEMV Q8_0 8.6 GB/s, Q4_0 6.8 GB/s in a loaded
  *   run (no AVX2 read stream to compare with).
+ * FLOAT32 ACTIVATIONS ON THE BLOB: qmx_matmul_blockw_packed_f32(M, N, K, X, ldx, blob, bytes, Y,
+ *   ldy, workspace, workspace_bytes): Y = the bits qmx_matmul_blockw_f32 gives on the weights
+ *   the blob was packed from: per output sum = +0, then for k increasing sum = sum + X[m][k] *
+ *   Wdq[n][k] (one rounding each, no FMA), NaN written as 0x7FC00000, where Wdq is what
+ *   qmx_dequantize / qmx_mx_dequantize give: (float)(u - z) * s for the integer codes,
+ *   value(E2M1 code) * s for MXFP4 (ggml rule: ggml's integer values * 2^(c - 128)). How: per
+ *   panel and per 64 rows of X, each block is decoded once into a 32 x 16 float tile, then
+ *   every row adds its 32 (or, last, K mod 32) products to 16 lane accumulators: the 16 rows of
+ *   the panel in the lanes, each lane's sum in increasing k. AVX-512 (QMX__K_VNNI): the tile by
+ *   shifts / masks (int codes), vpermps of the 16 E2M1 values (MXFP4), vcvtdq2ps, vmulps; the
+ *   rows by vbroadcastss, vmulps, vaddps. Elsewhere portable C, the same operations.
+ *   SPEED (bench_matmul, GEMV 8192^2 from DRAM, Zen 4 under load, 2026-11-27): 0.34x (Q8_0
+ *   class), 0.24x (Q4_0 class), 0.25x (MXFP4) of the read stream: one dependent float add per
+ *   16 weights and row, after a float dequantization of each weight; the int8-activation
+ *   kernel above reads the same blob at about the stream.
+ *   WORKSPACE: qmx_matmul_blockw_packed_f32_workspace_size = 64 + 2048 + 4096 bytes, any M, N, K.
+ *   ERRORS: those below for both kernels (the f32 one has no act_block and no activation
+ *   checks: non-finite X propagates as in qmx_matmul_blockw_f32).
  *   ERRORS (Y and workspace untouched): QMX_ERR_NULL X, blob, Y, workspace; QMX_ERR_SIZE M, N
  *   or K 0; QMX_ERR_SHAPE ldx < K, ldy < N, N or K not the blob's; QMX_ERR_OVERFLOW extents;
  *   the info errors of the blob; QMX_ERR_UNSUPPORTED act_block; QMX_ERR_BUFFER_TOO_SMALL
@@ -9740,6 +9758,14 @@ QMX_API qmx_status qmx_blockw_unpack_mx(const void *blob, size_t blob_bytes, voi
 QMX_API qmx_status qmx_matmul_blockw_packed_dyn_i8_workspace_size(size_t M, size_t N, size_t K,
                                                                   const qmx_blockw_dyn_opts *opts,
                                                                   size_t *bytes);
+/* 64 + 2048 + 4096 bytes (a decoded block tile and 64 rows of accumulators). */
+QMX_API qmx_status qmx_matmul_blockw_packed_f32_workspace_size(size_t M, size_t N, size_t K,
+                                                               size_t *bytes);
+/* qmx_matmul_blockw_f32 on a blob: the same Y bits. */
+QMX_API qmx_status qmx_matmul_blockw_packed_f32(size_t M, size_t N, size_t K, const float *X,
+                                                size_t ldx, const void *blob, size_t blob_bytes,
+                                                float *Y, size_t ldy, void *workspace,
+                                                size_t workspace_bytes);
 /* qmx_matmul_blockw_dyn_i8 on a blob: the same Y bits. */
 QMX_API qmx_status qmx_matmul_blockw_packed_dyn_i8(size_t M, size_t N, size_t K, const float *X,
                                                    size_t ldx, const void *blob,
@@ -10798,6 +10824,152 @@ QMX_API qmx_status qmx_matmul_blockw_packed_dyn_i8(size_t M, size_t N, size_t K,
     }
     return QMX_OK;
 }
+
+/* ---- float32 activations on the blob (qmx__bpf_) ---- */
+#if defined(QMX__K_VNNI) && defined(__GNUC__) && !defined(__clang__)
+/* g++ 12: false -Wmaybe-uninitialized inside the AVX-512 intrinsics (GCC PR 105593) */
+#  pragma GCC diagnostic push
+#  pragma GCC diagnostic ignored "-Wuninitialized"
+#  pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#define QMX__BPF_MB 64u   /* rows of X per pass over a panel */
+static const float qmx__bpf_ggml_kv[16] = {0.0f,  1.0f,  2.0f,  3.0f,  4.0f,  6.0f,  8.0f,  12.0f,
+                                           0.0f, -1.0f, -2.0f, -3.0f, -4.0f, -6.0f, -8.0f, -12.0f};
+#if !defined(QMX__K_VNNI)
+/* T[16 t + j] = Wdq of row j, k = 32 b + t: exactly qmx_dequantize's / qmx_mx_dequantize's. */
+static void qmx__bpf_tile(const qmx__bp *h, const uint8_t *blk, float *T) {
+    size_t j, t;
+    for (j = 0; j < 16u; j++) {
+        float sc = qmx__bp_getscale(h, blk, j);
+        int32_t z = (int32_t)qmx__bp_getz(h, blk, j);
+        for (t = 0; t < 32u; t++) {
+            uint32_t u = qmx__bp_getu(h, blk, j, t);
+            float v = h->elem != 4 ? (float)((int32_t)u - z)
+                      : h->sk == 4 ? qmx__bpf_ggml_kv[u] : qmx__bits_f32(qmx__fp4_bits[u]);
+            T[16u * t + j] = v * sc;
+        }
+    }
+}
+/* acc[16 r + j] += X[r][t] * T[16 t + j] for t < kn, r < rows, in increasing t. */
+QMX__NOFMA
+static void qmx__bpf_rows(const float *T, size_t kn, const float *X, size_t ldx, size_t rows,
+                          float *acc) {
+    QMX__PRAGMA_NOFMA
+    size_t r, t, j;
+    for (r = 0; r < rows; r++)
+        for (t = 0; t < kn; t++) {
+            float a = X[r * ldx + t];
+            for (j = 0; j < 16u; j++) {
+                float p = a * T[16u * t + j];
+                QMX__OPAQUE(p);
+                acc[16u * r + j] = acc[16u * r + j] + p;
+            }
+        }
+}
+#else
+static void qmx__bpf_tile(const qmx__bp *h, const uint8_t *blk, float *T) {
+    const __m512 sw = qmx__bp_sw_vnni(h, blk);
+    const __m512i zv = qmx__bp_z_vnni(h, blk);
+    const __m512i m8 = _mm512_set1_epi32(0xFF), m4 = _mm512_set1_epi32(0x0F);
+    int g, t;
+    if (h->elem == 1) {
+        for (g = 0; g < 8; g++) {   /* dword j = row j's 4 codes, k = 4 g + t */
+            __m512i v = _mm512_loadu_si512((const void *)(blk + 64 * g));
+            for (t = 0; t < 4; t++) {
+                __m512i c = _mm512_and_si512(_mm512_srlv_epi32(v, _mm512_set1_epi32(8 * t)), m8);
+                _mm512_storeu_ps(T + 16 * (4 * g + t),
+                                 _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(c, zv)), sw));
+            }
+        }
+        return;
+    }
+    for (g = 0; g < 4; g++) {   /* low nibbles k = 4 g + t, high k = 16 + 4 g + t */
+        __m512i v = _mm512_loadu_si512((const void *)(blk + 64 * g));
+        for (t = 0; t < 8; t++) {
+            __m512i c = _mm512_and_si512(_mm512_srlv_epi32(v, _mm512_set1_epi32(4 * t)), m4);
+            __m512 w;
+            if (h->elem == 4)
+                w = _mm512_permutexvar_ps(
+                    c, h->sk == 4 ? _mm512_loadu_ps(qmx__bpf_ggml_kv)
+                                  : _mm512_castsi512_ps(_mm512_loadu_si512(
+                                        (const void *)qmx__fp4_bits)));
+            else
+                w = _mm512_cvtepi32_ps(_mm512_sub_epi32(c, zv));
+            /* nibble t: byte t / 2, low (t even) or high half */
+            _mm512_storeu_ps(T + 16 * ((t & 1) ? 16 + 4 * g + t / 2 : 4 * g + t / 2),
+                             _mm512_mul_ps(w, sw));
+        }
+    }
+}
+QMX__NOFMA
+static void qmx__bpf_rows(const float *T, size_t kn, const float *X, size_t ldx, size_t rows,
+                          float *acc) {
+    QMX__PRAGMA_NOFMA
+    size_t r, t;
+    for (r = 0; r < rows; r++) {
+        const float *x = X + r * ldx;
+        __m512 y = _mm512_loadu_ps(acc + 16u * r);
+        for (t = 0; t < kn; t++)
+            y = _mm512_add_ps(y, _mm512_mul_ps(_mm512_set1_ps(x[t]), _mm512_loadu_ps(T + 16u * t)));
+        _mm512_storeu_ps(acc + 16u * r, y);
+    }
+}
+#endif
+
+QMX_API qmx_status qmx_matmul_blockw_packed_f32_workspace_size(size_t M, size_t N, size_t K,
+                                                               size_t *bytes) {
+    if (!bytes) return QMX_ERR_NULL;
+    if (M == 0 || N == 0 || K == 0) return QMX_ERR_SIZE;
+    *bytes = 64u + 32u * 16u * sizeof(float) + QMX__BPF_MB * 16u * sizeof(float);
+    return QMX_OK;
+}
+
+QMX_API qmx_status qmx_matmul_blockw_packed_f32(size_t M, size_t N, size_t K, const float *X,
+                                                size_t ldx, const void *blob, size_t blob_bytes,
+                                                float *Y, size_t ldy, void *workspace,
+                                                size_t workspace_bytes) {
+    qmx__bp h;
+    size_t need, ext, p, m0, bk, r, j;
+    float *T, *acc;
+    qmx_status st;
+    if (!X || !blob || !Y || !workspace) return QMX_ERR_NULL;
+    if (M == 0 || N == 0 || K == 0) return QMX_ERR_SIZE;
+    if (ldx < K || ldy < N) return QMX_ERR_SHAPE;
+    if (!qmx__k_extent(M, K, ldx)) return QMX_ERR_OVERFLOW;
+    ext = qmx__k_extent(M, N, ldy);
+    if (!ext || ext > SIZE_MAX / sizeof(float)) return QMX_ERR_OVERFLOW;
+    st = qmx__bp_parse(blob, blob_bytes, &h);
+    if (st != QMX_OK) return st;
+    if (h.N != N || h.K != K) return QMX_ERR_SHAPE;
+    st = qmx_matmul_blockw_packed_f32_workspace_size(M, N, K, &need);
+    if (st != QMX_OK) return st;
+    if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    T = (float *)(void *)((unsigned char *)workspace +
+                          ((64u - ((uintptr_t)workspace & 63u)) & 63u));
+    acc = T + 32u * 16u;
+    for (p = 0; p < h.np; p++) {
+        const uint8_t *pp = (const uint8_t *)blob + QMX_BLOCKW_PACK_HEADER + p * h.nb * h.S;
+        size_t c0 = 16u * p, ct = N - c0 < 16u ? N - c0 : 16u;
+        for (m0 = 0; m0 < M; m0 += QMX__BPF_MB) {
+            size_t rows = M - m0 < QMX__BPF_MB ? M - m0 : QMX__BPF_MB;
+            for (j = 0; j < 16u * rows; j++) acc[j] = 0.0f;
+            for (bk = 0; bk < h.nb; bk++) {
+                size_t kn = K - 32u * bk < 32u ? K - 32u * bk : 32u;
+                qmx__bpf_tile(&h, pp + bk * h.S, T);
+                qmx__bpf_rows(T, kn, X + m0 * ldx + 32u * bk, ldx, rows, acc);
+            }
+            for (r = 0; r < rows; r++)
+                for (j = 0; j < ct; j++) {
+                    float v = acc[16u * r + j];
+                    Y[(m0 + r) * ldy + c0 + j] = v != v ? qmx__bits_f32(QMX__BW_QNAN) : v;
+                }
+        }
+    }
+    return QMX_OK;
+}
+#if defined(QMX__K_VNNI) && defined(__GNUC__) && !defined(__clang__)
+#  pragma GCC diagnostic pop
+#endif
 
 #ifdef __cplusplus
 }

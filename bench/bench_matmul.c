@@ -495,7 +495,8 @@ static void unused_helpers(void) { (void)bqu_measure_ratio; (void)peak_vnni; }
  * the bytes each kernel reads for its weights per second, and that over the read stream timed
  * in alternation with it (QMX_BENCH_MATMUL_ONLY=blockw runs only these rows) ---- */
 typedef struct bw_ctx {
-    int kind;                 /* 0 blob, 1 unpacked qmx_blockw, 2 per-channel int8 blob */
+    int kind;                 /* 0 blob, 1 unpacked qmx_blockw, 2 per-channel int8 blob,
+                                 3 blob x float32 activations (qmx_matmul_blockw_packed_f32) */
     size_t M, N, K, wsb, pb;
     const float *X;
     const qmx_blockw *w;
@@ -512,6 +513,9 @@ static void run_bw(void *vctx) {
         : c->kind == 1
         ? qmx_matmul_blockw_dyn_i8(c->M, c->N, c->K, c->X, c->K, c->w, NULL, c->Y, c->N, c->ws,
                                    c->wsb)
+        : c->kind == 3
+        ? qmx_matmul_blockw_packed_f32(c->M, c->N, c->K, c->X, c->K, c->blob, c->pb, c->Y, c->N,
+                                       c->ws, c->wsb)
         : qmx_matmul_f32_dyn_i8(c->M, c->N, c->K, c->X, c->K, c->blob, c->pb, c->wsc, c->N, c->Y,
                                 c->N, c->ws, c->wsb);
     if (st != QMX_OK) { fprintf(stderr, "bench_matmul: blockw status %d\n", (int)st); exit(1); }
@@ -528,7 +532,8 @@ static void bench_blockw(void) {
     sc.p = (const uint8_t *)bqu_alloc(sc.n);
     memset((void *)(uintptr_t)sc.p, 1, sc.n);
     for (i = 0; i < K; i++) X[i] = (float)((int)(bqu_rng(&seed) & 255) - 128) / 32.0f;
-    printf("\nblock-scaled weights, GEMV M=1 N=K=8192 (weights from DRAM), X quantized per row on the fly;\n"
+    printf("\nblock-scaled weights, GEMV M=1 N=K=8192 (weights from DRAM), X quantized per row on the fly\n"
+           "(packed_f32: X float32, no quantization);\n"
            "weight GB/s and its ratio to the read stream timed in alternation (aims: Q4_0-class and\n"
            "MXFP4 >= 0.9x, Q8_0-class >= 1.0x)\n");
     printf("%-44s %7s %8s %8s %7s\n", "kernel", "bits/w", "GB/s", "stream", "ratio");
@@ -579,16 +584,17 @@ static void bench_blockw(void) {
             if (qmx_matmul_i8_pack_weights((const int8_t *)data, N, K, K, QMX_B_NK, blob, bytes) != QMX_OK)
                 exit(1);
         }
-        for (kind = 0; kind < 2; kind++) {
+        for (kind = 0; kind < 3; kind++) {
             pair_res pr;
             double wbytes;
             const char *name;
             memset(&c, 0, sizeof c);
-            c.kind = fmt == 2 ? 2 : kind; c.M = 1; c.N = N; c.K = K; c.X = X; c.w = &w;
-            c.blob = blob; c.pb = bytes; c.wsc = sc_; c.Y = kind ? Y2 : Y;
+            c.kind = fmt == 2 ? 2 : kind == 2 ? 3 : kind; c.M = 1; c.N = N; c.K = K; c.X = X; c.w = &w;
+            c.blob = blob; c.pb = bytes; c.wsc = sc_; c.Y = kind == 1 ? Y2 : Y;
             ws_need = 0;
             if (c.kind == 0) qmx_matmul_blockw_packed_dyn_i8_workspace_size(1, N, K, NULL, &ws_need);
             else if (c.kind == 1) qmx_matmul_blockw_dyn_i8_workspace_size(1, N, K, NULL, &ws_need);
+            else if (c.kind == 3) qmx_matmul_blockw_packed_f32_workspace_size(1, N, K, &ws_need);
             else qmx_matmul_f32_dyn_i8_workspace_size(1, N, K, &ws_need);
             c.wsb = ws_need;
             c.ws = bqu_alloc(ws_need);
@@ -603,6 +609,9 @@ static void bench_blockw(void) {
             }
             pr = measure_pair(run_bw, &c, read_stream, &sc, wbytes);
             name = fmt == 2 ? "qmx_matmul_f32_dyn_i8 (per-channel int8)"
+                 : c.kind == 3 ? (fmt == 0 ? "packed_f32 (f32 x blob), Q8_0 class"
+                                  : fmt == 1 ? "packed_f32 (f32 x blob), Q4_0 class"
+                                             : "packed_f32 (f32 x blob), MXFP4")
                  : kind == 0 ? (fmt == 0 ? "packed_dyn_i8, Q8_0 class (int8/32)"
                                 : fmt == 1 ? "packed_dyn_i8, Q4_0 class (uint4+zp/32)"
                                            : "packed_dyn_i8, MXFP4 (E2M1 + E8M0/32)")

@@ -166,11 +166,43 @@ static void check_kernel(const wset *s, const uint8_t *blob, size_t bytes, size_
     free(X); free(Ya); free(Yb); free(wa); free(wb);
 }
 
+/* Y of qmx_matmul_blockw_f32 and of the packed f32 kernel: the same bits (xmode 3: NaN and
+ * +-Inf among the activations, so NaN / Inf outputs appear; xmode 2: products overflow) */
+static void check_kernel_f32(const wset *s, const uint8_t *blob, size_t bytes, size_t M,
+                             int xmode, const char *what) {
+    size_t N = s->N, K = s->K, ldx = K + 1, ldy = N + 3, i, wsa = 0, wsb = 0, bad = 0;
+    float *X = (float *)malloc((M * ldx) * sizeof(float));
+    float *Ya = (float *)malloc(M * ldy * sizeof(float));
+    float *Yb = (float *)malloc(M * ldy * sizeof(float));
+    void *wa, *wb;
+    qmx_status sa, sb;
+    for (i = 0; i < M * ldx; i++) {
+        float v = (rnd_unit() - 0.5f) * 8.0f;
+        if (xmode == 1 && (i % 7) == 0) v = 0.0f;
+        if (xmode == 2) v = (i / ldx) % 2 ? -0.0f : v * 1e37f;
+        if (xmode == 3 && (i % 53) == 5) v = (i % 3) ? qmx_test_bits_f32(0x7F800000u ^ (uint32_t)((i & 8) << 28))
+                                                     : qmx_test_bits_f32(0x7FC00001u);
+        X[i] = v;
+    }
+    for (i = 0; i < M * ldy; i++) { Ya[i] = -7.0f; Yb[i] = -7.0f; }
+    CHECK(qmx_matmul_blockw_f32_workspace_size(M, N, K, &wsa) == QMX_OK, "%s f32 ws a", what);
+    CHECK(qmx_matmul_blockw_packed_f32_workspace_size(M, N, K, &wsb) == QMX_OK, "%s f32 ws b",
+          what);
+    wa = malloc(wsa); wb = malloc(wsb + 3);
+    sa = qmx_matmul_blockw_f32(M, N, K, X, ldx, &s->w, Ya, ldy, wa, wsa);
+    sb = qmx_matmul_blockw_packed_f32(M, N, K, X, ldx, blob, bytes, Yb, ldy, (char *)wb + 3, wsb);
+    CHECK(sa == QMX_OK && sb == QMX_OK, "%s f32: status %d %d", what, (int)sa, (int)sb);
+    for (i = 0; i < M * ldy; i++) bad += fb(Ya[i]) != fb(Yb[i]);
+    CHECK(bad == 0, "%s f32: %u of %u outputs differ (M %u N %u K %u xmode %d)", what,
+          (unsigned)bad, (unsigned)(M * ldy), (unsigned)M, (unsigned)N, (unsigned)K, xmode);
+    free(X); free(Ya); free(Yb); free(wa); free(wb);
+}
+
 static void random_shapes(void) {
     static const size_t Ms[] = {1, 2, 5, 13, 17, 64, 65}, Ns[] = {1, 15, 16, 17, 33},
                         Ks[] = {32, 64, 96, 4096, 80, 200};
     size_t a, b, c, r = 0;
-    QMX_TEST_CASE("packed kernel == qmx_matmul_blockw_dyn_i8, random shapes and formats");
+    QMX_TEST_CASE("packed kernels == qmx_matmul_blockw_dyn_i8 / _f32, random shapes and formats");
     for (a = 0; a < sizeof Ms / sizeof Ms[0]; a++)
         for (b = 0; b < sizeof Ns / sizeof Ns[0]; b++)
             for (c = 0; c < sizeof Ks / sizeof Ks[0]; c++, r++) {
@@ -190,6 +222,7 @@ static void random_shapes(void) {
                     check_kernel(&s, blob, bytes, M, 0, (int)(r % 3), what);
                     check_kernel(&s, blob, bytes, M, 32, (int)((r + 1) % 3), what);
                     if (K % 64 == 0 && M < 20) check_kernel(&s, blob, bytes, M, 64, 0, what);
+                    check_kernel_f32(&s, blob, bytes, M, (int)(r % 4), what);
                 }
                 free(blob);
                 free_w(&s);
@@ -477,6 +510,40 @@ static void bad_input(void) {
     X[5] = qmx_test_bits_f32(0x7FC00000u);
     RUN(QMX_ERR_NONFINITE, M, 17, 96, X, 96, blob, bytes, NULL, Y, 17, ws, need, "NaN in X");
     X[5] = 0.0f;
+    /* the f32 x blob kernel: the same checks (no act_block, no activation pass) */
+    {
+        size_t nf = 0;
+        CHECK(qmx_matmul_blockw_packed_f32_workspace_size(M, 17, 96, &nf) == QMX_OK &&
+              nf < sizeof ws, "f32 ws");
+        CHECK(qmx_matmul_blockw_packed_f32_workspace_size(M, 17, 96, NULL) == QMX_ERR_NULL &&
+              qmx_matmul_blockw_packed_f32_workspace_size(M, 0, 96, &nf) == QMX_ERR_SIZE,
+              "f32 ws: NULL, N 0");
+#define RUNF(expect, MM, NN, KK, XX, LDX, B, BB, YY, LDY, W, WB, what)                          \
+    do {                                                                                       \
+        for (i = 0; i < 3 * 17; i++) Y[i] = -3.0f;                                             \
+        memset(ws, 0xA5, sizeof ws);                                                           \
+        st = qmx_matmul_blockw_packed_f32(MM, NN, KK, XX, LDX, B, BB, YY, LDY, W, WB);          \
+        CHECK(st == (expect), "f32 %s: got %d want %d", what, (int)st, (int)(expect));          \
+        for (i = 0; i < 3 * 17; i++) if (fb(Y[i]) != fb(-3.0f)) break;                         \
+        CHECK(i == 3 * 17, "f32 %s: Y written", what);                                         \
+        for (i = 0; i < sizeof ws; i++) if (ws[i] != 0xA5) break;                              \
+        CHECK(i == sizeof ws, "f32 %s: workspace written", what);                              \
+    } while (0)
+        RUNF(QMX_ERR_NULL, M, 17, 96, NULL, 96, blob, bytes, Y, 17, ws, nf, "X NULL");
+        RUNF(QMX_ERR_NULL, M, 17, 96, X, 96, blob, bytes, NULL, 17, ws, nf, "Y NULL");
+        RUNF(QMX_ERR_SIZE, M, 17, 0, X, 96, blob, bytes, Y, 17, ws, nf, "K 0");
+        RUNF(QMX_ERR_SHAPE, M, 17, 96, X, 96, blob, bytes, Y, 16, ws, nf, "ldy");
+        RUNF(QMX_ERR_SHAPE, M, 16, 96, X, 96, blob, bytes, Y, 17, ws, nf, "N mismatch");
+        RUNF(QMX_ERR_OVERFLOW, (size_t)-1 / 8, 17, 96, X, 96, blob, bytes, Y, 17, ws, nf,
+             "M x ldx overflows");
+        RUNF(QMX_ERR_BUFFER_TOO_SMALL, M, 17, 96, X, 96, blob, bytes - 1, Y, 17, ws, nf,
+             "truncated blob");
+        RUNF(QMX_ERR_BUFFER_TOO_SMALL, M, 17, 96, X, 96, blob, bytes, Y, 17, ws, nf - 1,
+             "workspace one byte short");
+        memcpy(bad, blob, bytes); bad[1] = 'X';
+        RUNF(QMX_ERR_PARSE, M, 17, 96, X, 96, bad, bytes, Y, 17, ws, nf, "magic");
+#undef RUNF
+    }
     /* the packers */
     {
         size_t b2 = 0;

@@ -1235,7 +1235,8 @@ static void fk_bw_mxfp8(size_t M, size_t N, size_t K, const qmx_blockw *w) {
  * status from the size query, a blob one byte short BUFFER_TOO_SMALL with it untouched), its
  * info and unpack, and qmx_matmul_blockw_packed_dyn_i8 on it: Y0 of the unpacked call bit for
  * bit, or (an act_block the blob kernel does not take, a short workspace) a status with Y and
- * the workspace untouched. */
+ * the workspace untouched; then qmx_matmul_blockw_packed_f32: always accepted on a blob the
+ * dyn kernel ran on, and the bits of qmx_matmul_blockw_f32 whenever that accepts the weights. */
 static unsigned long fk_bwd_packed_runs;   /* successful blob calls (seed search) */
 static void fk_bwd_packed(fz_rd *r, size_t M, size_t N, size_t K, const float *X, size_t ldx,
                           const qmx_blockw *w, const qmx_blockw_dyn_opts *op, const float *Y0,
@@ -1291,6 +1292,22 @@ static void fk_bwd_packed(fz_rd *r, size_t M, size_t N, size_t K, const float *X
             float want = n < N ? Y0[i * ldy + n] : -7.0f;
             if (fz_fbits(Y[i * ldy + n]) != fz_fbits(want)) __builtin_trap();
         }
+    }
+    {   /* qmx_matmul_blockw_packed_f32: qmx_matmul_blockw_f32's bits on the unpacked weights */
+        size_t na = 0, nf = 0;
+        float *Ya = (float *)fk_buf(ey, 4), *Yb = (float *)fk_buf(ey, 4);
+        void *wa, *wf;
+        qmx_status sa, sf;
+        if (qmx_matmul_blockw_f32_workspace_size(M, N, K, &na) != QMX_OK ||
+            qmx_matmul_blockw_packed_f32_workspace_size(M, N, K, &nf) != QMX_OK)
+            __builtin_trap();
+        wa = fz_alloc(na);
+        wf = fz_alloc(nf);
+        for (i = 0; i < ey; i++) { Ya[i] = -7.0f; Yb[i] = -7.0f; }
+        sa = qmx_matmul_blockw_f32(M, N, K, X, ldx, w, Ya, ldy, wa, na);
+        sf = qmx_matmul_blockw_packed_f32(M, N, K, X, ldx, blob, bytes, Yb, ldy, wf, nf);
+        fz_check(sa);
+        if (sf != QMX_OK || (sa == QMX_OK && memcmp(Ya, Yb, ey * 4) != 0)) __builtin_trap();
     }
 }
 
