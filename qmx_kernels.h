@@ -9869,7 +9869,7 @@ static void qmx__bp_setu(const qmx__bp *h, uint8_t *blk, size_t j, size_t t, uin
 static const uint8_t qmx__bp_e2m1u[16] = {12, 13, 14, 15, 16, 18, 20, 24,
                                           12, 11, 10, 9, 8, 6, 4, 0};
 #if !defined(QMX__K_VNNI) && !defined(QMX__K_AVX2) && !defined(QMX__K_NEON) && \
-    !defined(QMX__K_NEONDOT)   /* the portable kernel's identity table */
+    !defined(QMX__K_NEONDOT) && !defined(QMX__K_MVE)   /* the portable dots' identity table */
 static const uint8_t qmx__bp_idu[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
 #endif
 static float qmx__bp_getscale(const qmx__bp *h, const uint8_t *blk, size_t j) {
