@@ -977,8 +977,19 @@
  *                 128 * sum(q8), the 16 int32 sums reduced together, then the float steps.
  *   AVX-512       float-path keys (float32, fp8, float query, KIVI blocks), 16 tokens at a
  *                 time: each token's 16 lanes as dot16, then the 16 lane sets folded together
- *                 by shuffles in dot16's own tree. fp8 rows decoded by bit placement (x 2^(127
- *                 - bias), exact) instead of the table. exp + sum16; max + finiteness.
+ *                 by shuffles in dot16's own tree. exp + sum16; max + finiteness.
+ *   fp8 decoding  every fp8 value is sign | a bfloat16, so two 128-byte tables on the code's
+ *                 magnitude give it exactly, NaN / Inf / subnormal codes included (the tests
+ *                 check all 256 codes of both formats against qmx_fp8_to_f32). AVX-512 VBMI:
+ *                 vpermi2b x 2 + vpternlogd (sign) + 4 vpermt2b (bytes to floats): 64 codes
+ *                 to 4 vectors in 7 instructions, decoded in registers and each vector used
+ *                 for 4 query heads, in the keys' 16-token kernel (4 tokens x 4 heads of dot16
+ *                 lanes per pass, then the same tree; any head_dim: lanes past it add +0) and
+ *                 in the values' kernel (4 heads x 64 dims, any run of tokens). NEON: tbl on
+ *                 the same tables. AVX-512 without VBMI, AVX2: bit placement (x 2^(127 - bias),
+ *                 exact), groups holding a NaN / Inf code from the table. Same floats as the
+ *                 scalar table, so the float order (and the bits) do not change; the dots stay
+ *                 float (an integer dot would drop the per-product rounding that dot16 has).
  *   AVX-512, AVX2, NEON (aarch64): float values in tiles of 64 (16 for fp8) tokens with the
  *                 accumulators of up to 4 query heads x 64 / 16 / 16 dims in registers (each
  *                 element still accumulates over the tokens in order); integer values as
@@ -987,17 +998,25 @@
  *                 registers; int8 dot (NEON dotprod when targeted), dot16, axpy; AVX2: exp
  *                 + sum16.
  *   int4 is unpacked to int8 (64 rows at a time for values, 16 for keys) by portable C.
- *   Stack: the portable path uses under 512 bytes; the AVX-512 kernels hold up to 30 vector
- *   locals (1920 bytes if the compiler spills them).
+ *   Stack: the portable path uses under 512 bytes; the AVX-512 kernels hold up to 36 vector
+ *   locals (2304 bytes if the compiler spills them).
  * SPEED (make bench, bench/bench_kv.c: context 4096, 32/8 heads, d 128, one core of this
  *   project's shared AMD EPYC VM): see README.md for the figures of the latest run. The int8
  *   step reads its 8 MiB (which fit the 32 MiB L3) faster than the 64 MiB (DRAM) read stream
  *   would deliver them only because the keys' integer dots and the integer value sums leave
  *   little float work: the softmax, one conversion and two float steps per element per tile.
  *   fp8 and float32 values keep the per-token float order (two float ops per element per
- *   query head, no FMA so that every target gives the same bits).
- * Not done: a 16-token K kernel for AVX2 / NEON; SIMD for the Hadamard transform; batch > 1
- *   (call per sequence); threads.
+ *   query head, no FMA so that every target gives the same bits). fp8 therefore has a floor
+ *   that int8 does not: keys and values each take one rounded multiply and one rounded add per
+ *   (query head, token, element), 2 x 16.8 M of each at the bench shape, at best one 512-bit
+ *   multiply and one add per cycle on Zen 4: 2.1 M cycles, about 0.58 ms at 3.6 GHz, before
+ *   decoding (7 instructions per 64 codes) and the dot16 trees (45 per 16 dots). Measured
+ *   (2026-11-27, Zen 4 VM shared with other jobs, load 5.5-7.8): make bench E4M3FN / E5M2
+ *   3.3x / 3.4x float32, alternating reps 2.5-2.7x, 1.5-2.4x int8's step time (the element-
+ *   wise decoding before, same conditions: 1.5-1.9x float32, 3.3-4.2x int8's time; 1.4x at
+ *   load 0.3). The 4x-float32 aim is not met (README.md).
+ * Not done: a 16-token K kernel for AVX2 / NEON (their fp8 rows are decoded by vector, then
+ *   dot16 per head); SIMD for the Hadamard transform; batch > 1 (call per sequence); threads.
  *
  * ============================================================================================
  * BLOCK-SCALED WEIGHTS (qmx_matmul_blockw_f32, qmx_matmul_mxfp8_f32, qmx_matmul_blockw_dyn_i8;
@@ -8448,13 +8467,116 @@ static const int8_t *qmx__kv_row_i8(qmx_dtype dt, const unsigned char *src, size
     return row8;
 }
 /* fp8 codes (E4M3FN / E5M2) to float: y[i] = lut[src[i]] (lut = qmx_fp8_to_f32 of every
- * code). AVX-512: the code's exponent and mantissa bits placed at the top of a float's and
- * that float multiplied by 2^(127 - bias) (exact: a power of two, subnormal codes included),
- * sign OR-ed in; a group holding a NaN/Inf code takes the table. Same floats either way. */
+ * code); the vector paths give the same floats, NaN / Inf / subnormal codes included.
+ * Every decoded value is sign | a bfloat16 (low 16 bits zero), so two byte tables indexed by
+ * the code's 7 magnitude bits give it exactly (qmx__kv_f8tab: bits 16-23 and 24-30; the sign
+ * is the code's bit 7): AVX-512 VBMI looks them up with vpermi2b (64 codes at a time), NEON
+ * with tbl. AVX-512 without VBMI and AVX2: the code's exponent and mantissa bits placed at the
+ * top of a float's and that float multiplied by 2^(127 - bias) (exact: a power of two,
+ * subnormal codes included), sign OR-ed in; a group holding a NaN/Inf code takes the table. */
+#if defined(QMX__AVX512) && defined(__AVX512VBMI__)
+#  define QMX__KV_VBMI 1
+#endif
+#if defined(QMX__KV_VBMI) || defined(QMX__NEON64)
+/* [format: E4M3FN, E5M2][bits 16-23, bits 24-30] of qmx_fp8_to_f32(code), code 0..127
+ * (tests/test_kvcache.c test_fp8_decode checks every code against qmx_fp8_to_f32) */
+static const unsigned char qmx__kv_f8tab[2][2][128] = {
+    {{0x00, 0x00, 0x80, 0xC0, 0x00, 0x20, 0x40, 0x60, 0x80, 0x90, 0xA0, 0xB0, 0xC0, 0xD0, 0xE0, 0xF0,
+      0x00, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x90, 0xA0, 0xB0, 0xC0, 0xD0, 0xE0, 0xF0,
+      0x00, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x90, 0xA0, 0xB0, 0xC0, 0xD0, 0xE0, 0xF0,
+      0x00, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x90, 0xA0, 0xB0, 0xC0, 0xD0, 0xE0, 0xF0,
+      0x00, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x90, 0xA0, 0xB0, 0xC0, 0xD0, 0xE0, 0xF0,
+      0x00, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x90, 0xA0, 0xB0, 0xC0, 0xD0, 0xE0, 0xF0,
+      0x00, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x90, 0xA0, 0xB0, 0xC0, 0xD0, 0xE0, 0xF0,
+      0x00, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x90, 0xA0, 0xB0, 0xC0, 0xD0, 0xE0, 0xC0},
+     {0x00, 0x3B, 0x3B, 0x3B, 0x3C, 0x3C, 0x3C, 0x3C, 0x3C, 0x3C, 0x3C, 0x3C, 0x3C, 0x3C, 0x3C, 0x3C,
+      0x3D, 0x3D, 0x3D, 0x3D, 0x3D, 0x3D, 0x3D, 0x3D, 0x3D, 0x3D, 0x3D, 0x3D, 0x3D, 0x3D, 0x3D, 0x3D,
+      0x3E, 0x3E, 0x3E, 0x3E, 0x3E, 0x3E, 0x3E, 0x3E, 0x3E, 0x3E, 0x3E, 0x3E, 0x3E, 0x3E, 0x3E, 0x3E,
+      0x3F, 0x3F, 0x3F, 0x3F, 0x3F, 0x3F, 0x3F, 0x3F, 0x3F, 0x3F, 0x3F, 0x3F, 0x3F, 0x3F, 0x3F, 0x3F,
+      0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40,
+      0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41,
+      0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42,
+      0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x7F}},
+    {{0x00, 0x80, 0x00, 0x40, 0x80, 0xA0, 0xC0, 0xE0, 0x00, 0x20, 0x40, 0x60, 0x80, 0xA0, 0xC0, 0xE0,
+      0x00, 0x20, 0x40, 0x60, 0x80, 0xA0, 0xC0, 0xE0, 0x00, 0x20, 0x40, 0x60, 0x80, 0xA0, 0xC0, 0xE0,
+      0x00, 0x20, 0x40, 0x60, 0x80, 0xA0, 0xC0, 0xE0, 0x00, 0x20, 0x40, 0x60, 0x80, 0xA0, 0xC0, 0xE0,
+      0x00, 0x20, 0x40, 0x60, 0x80, 0xA0, 0xC0, 0xE0, 0x00, 0x20, 0x40, 0x60, 0x80, 0xA0, 0xC0, 0xE0,
+      0x00, 0x20, 0x40, 0x60, 0x80, 0xA0, 0xC0, 0xE0, 0x00, 0x20, 0x40, 0x60, 0x80, 0xA0, 0xC0, 0xE0,
+      0x00, 0x20, 0x40, 0x60, 0x80, 0xA0, 0xC0, 0xE0, 0x00, 0x20, 0x40, 0x60, 0x80, 0xA0, 0xC0, 0xE0,
+      0x00, 0x20, 0x40, 0x60, 0x80, 0xA0, 0xC0, 0xE0, 0x00, 0x20, 0x40, 0x60, 0x80, 0xA0, 0xC0, 0xE0,
+      0x00, 0x20, 0x40, 0x60, 0x80, 0xA0, 0xC0, 0xE0, 0x00, 0x20, 0x40, 0x60, 0x80, 0xC0, 0xC0, 0xC0},
+     {0x00, 0x37, 0x38, 0x38, 0x38, 0x38, 0x38, 0x38, 0x39, 0x39, 0x39, 0x39, 0x39, 0x39, 0x39, 0x39,
+      0x3A, 0x3A, 0x3A, 0x3A, 0x3A, 0x3A, 0x3A, 0x3A, 0x3B, 0x3B, 0x3B, 0x3B, 0x3B, 0x3B, 0x3B, 0x3B,
+      0x3C, 0x3C, 0x3C, 0x3C, 0x3C, 0x3C, 0x3C, 0x3C, 0x3D, 0x3D, 0x3D, 0x3D, 0x3D, 0x3D, 0x3D, 0x3D,
+      0x3E, 0x3E, 0x3E, 0x3E, 0x3E, 0x3E, 0x3E, 0x3E, 0x3F, 0x3F, 0x3F, 0x3F, 0x3F, 0x3F, 0x3F, 0x3F,
+      0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41,
+      0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x43,
+      0x44, 0x44, 0x44, 0x44, 0x44, 0x44, 0x44, 0x44, 0x45, 0x45, 0x45, 0x45, 0x45, 0x45, 0x45, 0x45,
+      0x46, 0x46, 0x46, 0x46, 0x46, 0x46, 0x46, 0x46, 0x47, 0x47, 0x47, 0x47, 0x7F, 0x7F, 0x7F, 0x7F}}};
+#endif
+
+#if defined(QMX__KV_VBMI)
+/* The tables in registers: t[0..1] bits 16-23 (codes 0-63, 64-127), t[2..3] bits 24-30; sp[k]
+ * spreads looked-up bytes e of vector k (16k + e) to bytes 2 (low table) and 3 (high) of
+ * float e. */
+typedef struct qmx__kv_f8v {
+    __m512i t[4], sp[4], sgn;
+} qmx__kv_f8v;
+static void qmx__kv_f8v_init(qmx__kv_f8v *v, qmx_dtype dt) {
+    const unsigned char *tb = qmx__kv_f8tab[dt == QMX_FP8_E5M2 ? 1 : 0][0];
+    unsigned char sp[64];
+    int k, e;
+    for (k = 0; k < 4; k++) v->t[k] = _mm512_loadu_si512((const void *)(tb + 64 * k));
+    for (k = 0; k < 4; k++) {
+        for (e = 0; e < 16; e++) {
+            sp[4 * e] = sp[4 * e + 1] = 0;
+            sp[4 * e + 2] = (unsigned char)(16 * k + e);
+            sp[4 * e + 3] = (unsigned char)(64 + 16 * k + e);
+        }
+        v->sp[k] = _mm512_loadu_si512((const void *)sp);
+    }
+    v->sgn = _mm512_set1_epi8((char)0x80);
+}
+/* 64 codes to 4 vectors of 16 floats (codes 16k .. 16k+15 in x[k]), exact for every code */
+#  define QMX__KV_F8X64(V, c, x) do {                                                          \
+        __m512i lo_ = _mm512_permutex2var_epi8((V)->t[0], (c), (V)->t[1]);                     \
+        __m512i hi_ = _mm512_permutex2var_epi8((V)->t[2], (c), (V)->t[3]);                     \
+        hi_ = _mm512_ternarylogic_epi32(hi_, (c), (V)->sgn, 0xF8);  /* hi | (c & 0x80) */      \
+        (x)[0] = _mm512_castsi512_ps(_mm512_maskz_permutex2var_epi8(                          \
+            (__mmask64)0xCCCCCCCCCCCCCCCCull, lo_, (V)->sp[0], hi_));                          \
+        (x)[1] = _mm512_castsi512_ps(_mm512_maskz_permutex2var_epi8(                          \
+            (__mmask64)0xCCCCCCCCCCCCCCCCull, lo_, (V)->sp[1], hi_));                          \
+        (x)[2] = _mm512_castsi512_ps(_mm512_maskz_permutex2var_epi8(                          \
+            (__mmask64)0xCCCCCCCCCCCCCCCCull, lo_, (V)->sp[2], hi_));                          \
+        (x)[3] = _mm512_castsi512_ps(_mm512_maskz_permutex2var_epi8(                          \
+            (__mmask64)0xCCCCCCCCCCCCCCCCull, lo_, (V)->sp[3], hi_));                          \
+    } while (0)
+/* the first n <= 64 codes at p (bytes past n are not read; their floats are +0) */
+#  define QMX__KV_F8LOAD(p, n) \
+    ((n) >= 64 ? _mm512_loadu_si512((const void *)(p)) \
+               : _mm512_maskz_loadu_epi8((((__mmask64)1) << (n)) - 1, (const void *)(p)))
+#endif
+
 static void qmx__kv_fp8_decode(const unsigned char *src, size_t n, qmx_dtype dt,
                                const float *lut, float *y) {
     size_t i = 0;
-#if defined(QMX__AVX512)
+#if defined(QMX__KV_VBMI)
+    {
+        qmx__kv_f8v V;
+        qmx__kv_f8v_init(&V, dt);
+        for (; i < n; i += 64) {
+            size_t r = n - i < 64 ? n - i : 64, k;
+            __m512 x[4];
+            QMX__KV_F8X64(&V, QMX__KV_F8LOAD(src + i, r), x);
+            for (k = 0; k < 4 && 16 * k < r; k++) {
+                size_t m = r - 16 * k;
+                _mm512_mask_storeu_ps(y + i + 16 * k,
+                                      m >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << m) - 1u), x[k]);
+            }
+        }
+        (void)lut;
+    }
+#elif defined(QMX__AVX512)
     {
         int e4 = dt == QMX_FP8_E4M3FN;
         __m512 mul = _mm512_set1_ps(e4 ? 1.329227995784915872903807060280344576e36f    /* 2^120 */
@@ -8474,6 +8596,54 @@ static void qmx__kv_fp8_decode(const unsigned char *src, size_t n, qmx_dtype dt,
             v = _mm512_mul_ps(v, mul);
             v = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(v), sgn));
             _mm512_storeu_ps(y + i, v);
+        }
+    }
+#elif defined(QMX__AVX2)
+    {   /* 32 codes per check; sign-extended codes shifted so that the sign stays at bit 31 */
+        int e4 = dt == QMX_FP8_E4M3FN;
+        __m256 mul = _mm256_set1_ps(e4 ? 1.329227995784915872903807060280344576e36f    /* 2^120 */
+                                       : 5.192296858534827628530496329220096e33f);     /* 2^112 */
+        __m256i keep = _mm256_set1_epi32(e4 ? (int)0x87F00000u : (int)0x8FE00000u);
+        __m256i lim = _mm256_set1_epi8((char)(e4 ? 0x7E : 0x7B)), m7f = _mm256_set1_epi8(0x7F);
+        for (; i + 32 <= n; i += 32) {
+            __m256i c = QMX__KV_L256(src + i);
+            size_t k;
+            if (_mm256_movemask_epi8(_mm256_cmpgt_epi8(_mm256_and_si256(c, m7f), lim))) {
+                for (k = 0; k < 32; k++) y[i + k] = lut[src[i + k]];   /* NaN / Inf codes */
+                continue;
+            }
+            for (k = 0; k < 32; k += 8) {
+                __m256i x = _mm256_cvtepi8_epi32(QMX__KV_L64(src + i + k));
+                x = _mm256_and_si256(e4 ? _mm256_slli_epi32(x, 20) : _mm256_slli_epi32(x, 21), keep);
+                _mm256_storeu_ps(y + i + k, _mm256_mul_ps(_mm256_castsi256_ps(x), mul));
+            }
+        }
+    }
+#elif defined(QMX__NEON64)
+    {   /* 16 codes: tbl on the 7 magnitude bits (two 64-byte halves), sign OR-ed in, then the
+         * byte pairs widened to the top 16 bits of each float */
+        const unsigned char *tb = qmx__kv_f8tab[dt == QMX_FP8_E5M2 ? 1 : 0][0];
+        uint8x16x4_t t0, t1, t2, t3;
+        uint8x16_t m7f = vdupq_n_u8(0x7F), b64 = vdupq_n_u8(64);
+        int k;
+        for (k = 0; k < 4; k++) {
+            t0.val[k] = vld1q_u8(tb + 16 * k);
+            t1.val[k] = vld1q_u8(tb + 64 + 16 * k);
+            t2.val[k] = vld1q_u8(tb + 128 + 16 * k);
+            t3.val[k] = vld1q_u8(tb + 192 + 16 * k);
+        }
+        for (; i + 16 <= n; i += 16) {
+            uint8x16_t c = vld1q_u8(src + i), a = vandq_u8(c, m7f), a2 = veorq_u8(a, b64);
+            uint8x16_t lo = vqtbx4q_u8(vqtbl4q_u8(t0, a), t1, a2);
+            uint8x16_t hi = vqtbx4q_u8(vqtbl4q_u8(t2, a), t3, a2);
+            uint16x8_t w0, w1;
+            hi = vorrq_u8(hi, vbicq_u8(c, m7f));
+            w0 = vreinterpretq_u16_u8(vzip1q_u8(lo, hi));
+            w1 = vreinterpretq_u16_u8(vzip2q_u8(lo, hi));
+            vst1q_f32(y + i, vreinterpretq_f32_u32(vshll_n_u16(vget_low_u16(w0), 16)));
+            vst1q_f32(y + i + 4, vreinterpretq_f32_u32(vshll_high_n_u16(w0, 16)));
+            vst1q_f32(y + i + 8, vreinterpretq_f32_u32(vshll_n_u16(vget_low_u16(w1), 16)));
+            vst1q_f32(y + i + 12, vreinterpretq_f32_u32(vshll_high_n_u16(w1, 16)));
         }
     }
 #else
@@ -8639,6 +8809,141 @@ QMX__KV_STRICT static void qmx__kv_kf16(const float *q, const float *rows, const
 }
 #endif
 
+#if defined(QMX__KV_VBMI)
+/* dot16 of 4 query heads (qh[h], for h < 4) with 16 fp8 rows (row t at src + t * stride, d
+ * codes, any d), the rows decoded in registers (QMX__KV_F8X64) and each decoded vector used
+ * for the 4 heads: per 4 tokens, accumulator 4u + h holds (token u, head h), each lane
+ * accumulating as in qmx__kv_dot_f32 (lanes past d add +0, which changes no lane: a lane
+ * that starts at +0 is never -0), then qmx__kv_kf16's tree, so dots[h][u] is bit-identical to
+ * qmx__kv_dot_f32(qh[h], row u, d). */
+QMX__KV_STRICT static void qmx__kv_kf16_fp8(const float *const qh[4], const unsigned char *src,
+                                            size_t stride, size_t d, const qmx__kv_f8v *V,
+                                            float dots[4][16]) {
+    QMX__KV_NOCONTRACT
+    size_t t0, u, h, e, s;
+    for (t0 = 0; t0 < 16; t0 += 4) {
+        __m512 a[16], b[8], c4[4], d2[2], f;
+        for (u = 0; u < 4; u += 2) {   /* whole chunks, a token pair per pass: each q vector
+                                        * loaded once for 2 tokens, constant trip counts */
+            __m512 y0[4], y1[4];
+            for (h = 0; h < 4; h++) y0[h] = y1[h] = _mm512_setzero_ps();
+            for (e = 0; e + 64 <= d; e += 64) {
+                __m512 x0[4], x1[4];
+                QMX__KV_F8X64(V, _mm512_loadu_si512((const void *)(src + (t0 + u) * stride + e)), x0);
+                QMX__KV_F8X64(V, _mm512_loadu_si512((const void *)(src + (t0 + u + 1) * stride + e)), x1);
+                for (s = 0; s < 4; s++)
+                    for (h = 0; h < 4; h++) {
+                        __m512 qv = _mm512_loadu_ps(qh[h] + e + 16 * s), p0, p1;
+#if defined(__GNUC__)
+                        __asm__("" : "+v"(qv));   /* one load for both products */
+#endif
+                        p0 = _mm512_mul_ps(qv, x0[s]);
+                        p1 = _mm512_mul_ps(qv, x1[s]);
+                        QMX__KV_BAR(p0);
+                        QMX__KV_BAR(p1);
+                        y0[h] = _mm512_add_ps(y0[h], p0);
+                        y1[h] = _mm512_add_ps(y1[h], p1);
+                    }
+            }
+            for (h = 0; h < 4; h++) {
+                a[4 * u + h] = y0[h];
+                a[4 * u + 4 + h] = y1[h];
+            }
+        }
+        e = d & ~(size_t)63;
+        if (e < d) {   /* the last d % 64 dims: masked (lanes past d: q = 0, code 0) */
+            size_t r = d - e, ns = (r + 15) / 16;
+            for (u = 0; u < 4; u++) {
+                __m512 x[4];
+                QMX__KV_F8X64(V, QMX__KV_F8LOAD(src + (t0 + u) * stride + e, r), x);
+                for (s = 0; s < ns; s++) {
+                    size_t m = r - 16 * s;
+                    __mmask16 k = m >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << m) - 1u);
+                    for (h = 0; h < 4; h++) {
+                        __m512 p = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, qh[h] + e + 16 * s), x[s]);
+                        QMX__KV_BAR(p);
+                        a[4 * u + h] = _mm512_add_ps(a[4 * u + h], p);
+                    }
+                }
+            }
+        }
+        for (u = 0; u < 8; u++)
+            b[u] = _mm512_add_ps(_mm512_shuffle_f32x4(a[2 * u], a[2 * u + 1], 0x44),
+                                 _mm512_shuffle_f32x4(a[2 * u], a[2 * u + 1], 0xEE));
+        for (u = 0; u < 4; u++)
+            c4[u] = _mm512_add_ps(_mm512_shuffle_f32x4(b[2 * u], b[2 * u + 1], 0x88),
+                                  _mm512_shuffle_f32x4(b[2 * u], b[2 * u + 1], 0xDD));
+        for (u = 0; u < 2; u++)
+            d2[u] = _mm512_add_ps(_mm512_shuffle_ps(c4[2 * u], c4[2 * u + 1], 0x44),
+                                  _mm512_shuffle_ps(c4[2 * u], c4[2 * u + 1], 0xEE));
+        f = _mm512_add_ps(_mm512_shuffle_ps(d2[0], d2[1], 0x88), _mm512_shuffle_ps(d2[0], d2[1], 0xDD));
+        /* lane 4i + t holds accumulator 4t + i: (token t, head i) */
+        _mm_storeu_ps(dots[0] + t0, _mm512_castps512_ps128(f));
+        _mm_storeu_ps(dots[1] + t0, _mm512_extractf32x4_ps(f, 1));
+        _mm_storeu_ps(dots[2] + t0, _mm512_extractf32x4_ps(f, 2));
+        _mm_storeu_ps(dots[3] + t0, _mm512_extractf32x4_ps(f, 3));
+    }
+}
+
+/* The float-value sum of qmx__kv_v_tile_f32 (acc[j][e] = acc[j][e] + w[j][t] * v[t][e], tokens
+ * in order) over n fp8 rows (row t at rows + t * stride), decoded in registers: 4 heads x 64
+ * dims of accumulators, each decoded vector used for the 4 heads; any d, any n. */
+QMX__KV_STRICT static void qmx__kv_v_fp8(float *acc, size_t d, const float *w, size_t ldw,
+                                         size_t g, const unsigned char *rows, size_t stride,
+                                         size_t n, const qmx__kv_f8v *V) {
+    QMX__KV_NOCONTRACT
+    size_t j0, j, c, t, k;
+    for (j0 = 0; j0 < g; j0 += 4) {
+        size_t hb = g - j0 < 4 ? g - j0 : 4;
+        for (c = 0; c < d; c += 64) {
+            size_t r = d - c < 64 ? d - c : 64, ns = (r + 15) / 16;
+            __mmask16 km[4];
+            __m512 a[4][4];
+            for (k = 0; k < 4; k++) {
+                size_t m = r > 16 * k ? r - 16 * k : 0;
+                km[k] = m >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << m) - 1u);
+            }
+            for (j = 0; j < 4; j++)
+                for (k = 0; k < 4; k++)
+                    a[j][k] = j < hb ? _mm512_maskz_loadu_ps(km[k], acc + (j0 + j) * d + c + 16 * k)
+                                     : _mm512_setzero_ps();
+            if (hb == 4 && ns == 4) {   /* the usual case: no per-head or per-vector test */
+                for (t = 0; t < n; t++) {
+                    __m512 x[4];
+                    if (t + 16 < n)   /* a strided walk (row halves): ask for it ahead */
+                        _mm_prefetch((const char *)(rows + (t + 16) * stride + c), _MM_HINT_T0);
+                    QMX__KV_F8X64(V, _mm512_loadu_si512((const void *)(rows + t * stride + c)), x);
+                    for (j = 0; j < 4; j++) {
+                        __m512 ww = _mm512_set1_ps(w[(j0 + j) * ldw + t]);
+                        for (k = 0; k < 4; k++) {
+                            __m512 p = _mm512_mul_ps(ww, x[k]);
+                            QMX__KV_BAR(p);
+                            a[j][k] = _mm512_add_ps(a[j][k], p);
+                        }
+                    }
+                }
+            } else {
+                for (t = 0; t < n; t++) {
+                    __m512 x[4];
+                    QMX__KV_F8X64(V, QMX__KV_F8LOAD(rows + t * stride + c, r), x);
+                    for (j = 0; j < hb; j++) {
+                        __m512 ww = _mm512_set1_ps(w[(j0 + j) * ldw + t]);
+                        for (k = 0; k < ns; k++) {
+                            __m512 p = _mm512_mul_ps(ww, x[k]);
+                            QMX__KV_BAR(p);
+                            a[j][k] = _mm512_add_ps(a[j][k], p);
+                        }
+                    }
+                }
+            }
+            for (j = 0; j < hb; j++)
+                for (k = 0; k < ns; k++)
+                    _mm512_mask_storeu_ps(acc + (j0 + j) * d + c + 16 * k, km[k], a[j][k]);
+        }
+    }
+}
+#endif
+
 /* Logits of the g query heads of KV head h over positions [lo, hi) into w->logits[j][i]. */
 QMX__KV_STRICT static void qmx__kv_logits(const qmx_kv_cache *c, size_t h, const float *q,
                                           size_t g, size_t lo, size_t hi, float isd, int int_q,
@@ -8650,6 +8955,10 @@ QMX__KV_STRICT static void qmx__kv_logits(const qmx_kv_cache *c, size_t h, const
     size_t G = n->channel_block, completed = chan ? qmx__kv_completed(c) : 0;
     qmx_dtype dt = n->k_dtype;
     int use_int = int_q && !chan && (dt == QMX_INT8 || dt == QMX_INT4);
+#if defined(QMX__KV_VBMI)
+    qmx__kv_f8v f8;
+    if (qmx_dtype_is_fp8(dt)) qmx__kv_f8v_init(&f8, dt);
+#endif
     if (use_int && !chan)
         for (j = 0; j < g; j++) w->qsc[j] = qmx__kv_quant_query(q + j * d, d, w->q8 + j * d) * isd;
 #if defined(QMX__K_VNNI)
@@ -8705,6 +9014,43 @@ QMX__KV_STRICT static void qmx__kv_logits(const qmx_kv_cache *c, size_t h, const
             ks = c->k_scales[n->k_axis == QMX_KV_DKV ? h * cap + slot : slot];
             scaled = 1;
         }
+#if defined(QMX__KV_VBMI)
+        if (qmx_dtype_is_fp8(dt) && i + 16 <= cnt && slot + 16 <= cap &&
+            (!chan || (p + 16 <= completed && slot / G == (slot + 15) / G))) {
+            /* fp8 rows decoded in registers, 4 query heads per pass (any head_dim) */
+            const float *qq = chan ? w->qf : q;
+            const float *kss = !scaled ? NULL
+                             : c->k_scales + (n->k_axis == QMX_KV_DKV ? h * cap + slot : slot);
+            float dots[4][16];
+            size_t j0, r;
+            for (j0 = 0; j0 + 4 <= g; j0 += 4) {
+                const float *qh[4];
+                for (r = 0; r < 4; r++) qh[r] = qq + (j0 + r) * d;
+                qmx__kv_kf16_fp8(qh, src, c->row_k, d, &f8, dots);
+                for (j = 0; j < 4; j++)
+                    for (r = 0; r < 16; r++) {
+                        float l = dots[j][r] * isd;
+                        if (scaled) l = l * kss[r];
+                        w->logits[(j0 + j) * cnt + i + r] = l;
+                    }
+            }
+            if (j0 < g) {   /* the g % 4 other heads: the rows decoded once, dot16 per head */
+                qmx__kv_fp8_decode(src, 16 * d, dt, w->lut_k, w->rowf);
+                for (; j0 < g; j0++)
+                    for (r = 0; r < 16; r++) {
+                        float l;
+                        if (r == 0 && (d & 15) == 0)
+                            qmx__kv_kf16(qq + j0 * d, w->rowf, NULL, d, dots[0]);
+                        l = (d & 15) == 0 ? dots[0][r] : qmx__kv_dot_f32(qq + j0 * d, w->rowf + r * d, d);
+                        l = l * isd;
+                        if (scaled) l = l * kss[r];
+                        w->logits[j0 * cnt + i + r] = l;
+                    }
+            }
+            i += 15;
+            continue;
+        }
+#endif
 #if defined(QMX__AVX512)
         if (!use_int && (d & 15) == 0 && i + 16 <= cnt && slot + 16 <= cap &&
             (!chan || (p + 16 <= completed && slot / G == (slot + 15) / G))) {
@@ -8896,6 +9242,19 @@ QMX__KV_STRICT static qmx_status qmx__kv_attend(const qmx_kv_cache *c, const flo
                     * (fp8: 16 decoded; float32: 64 in place): a per-token order, so the tile
                     * boundaries do not change the result */
             size_t i0 = 0, T = n->v_dtype == QMX_FLOAT32 ? 64 : 16;
+#if defined(QMX__KV_VBMI)
+            if (qmx_dtype_is_fp8(n->v_dtype)) {   /* decoded in registers, whole runs */
+                qmx__kv_f8v f8;
+                qmx__kv_f8v_init(&f8, n->v_dtype);
+                while (i0 < cnt) {
+                    size_t slot = (lo + i0) % cap, run = cap - slot;
+                    if (run > cnt - i0) run = cnt - i0;
+                    qmx__kv_v_fp8(acc, d, w.logits + i0, cnt, g, c->v + (h * cap + slot) * c->row_v,
+                                  c->row_v, run, &f8);
+                    i0 += run;
+                }
+            }
+#endif
             while (i0 < cnt) {
                 size_t slot = (lo + i0) % cap, run = cap - slot, t0;
                 if (run > cnt - i0) run = cnt - i0;

@@ -181,12 +181,14 @@ static void test_inv_sqrt(void) {
     CHECK(qmx_kv_inv_sqrt(0) == 0.0f && qmx_kv_inv_sqrt(QMX_KV_MAX_HEAD_DIM + 1) == 0.0f, "out of range -> 0");
 }
 
-/* The attention's fp8 row decoder (internal; SIMD bit placement) equals qmx_fp8_to_f32 for
- * all 256 codes of both formats, at every position of a SIMD group. */
+/* The attention's fp8 row decoder (internal; SIMD table lookups or bit placement) equals
+ * qmx_fp8_to_f32 for all 256 codes of both formats, at every position of a SIMD group, and
+ * for every run length up to 140. */
 static void test_fp8_decode(void) {
     unsigned char codes[256 + 16];
     float lut[256], y[256 + 16];
     int f, c, off;
+    uint32_t rs = 12345u;
     QMX_TEST_CASE("fp8 row decoding in attention == qmx_fp8_to_f32 for every code");
     for (f = 0; f < 2; f++) {
         qmx_dtype dt = f ? QMX_FP8_E5M2 : QMX_FP8_E4M3FN;
@@ -199,6 +201,20 @@ static void test_fp8_decode(void) {
                 CHECK(qmx_test_f32_bits(y[c]) == qmx_test_f32_bits(want) || (y[c] != y[c] && want != want),
                       "%s code 0x%02x: %g want %g", dt_name(dt), codes[c], (double)y[c], (double)want);
             }
+        }
+        /* every run length 0..140 (vector tails of 4..64 codes), random codes; floats past the
+         * run stay untouched */
+        for (off = 0; off <= 140; off++) {   /* (a local generator: the hashed data below stays) */
+            for (c = 0; c < 256 + 16; c++) {
+                rs = rs * 1664525u + 1013904223u;
+                codes[c] = (unsigned char)(rs >> 24);
+                y[c] = -3.5f;
+            }
+            qmx__kv_fp8_decode(codes + (off & 3), (size_t)off, dt, lut, y + (off & 1));
+            for (c = 0; c < off; c++)
+                CHECK(qmx_test_f32_bits(y[c + (off & 1)]) == qmx_test_f32_bits(lut[codes[c + (off & 3)]]),
+                      "%s run %d code 0x%02x", dt_name(dt), off, codes[c + (off & 3)]);
+            for (c = off + (off & 1); c < 256 + 16; c++) CHECK(y[c] == -3.5f, "%s run %d: wrote past the end", dt_name(dt), off);
         }
     }
 }
@@ -1141,6 +1157,178 @@ static void test_zero_tokens(void) {
     a.vax = QMX_KV_HEADS_AND_DKV; a.vd = QMX_INT4; run_att(&a, 1);
 }
 
+/* ---- fp8 / float32 keys and values: every SIMD path against the documented float order ---- */
+/* A model of ATTENTION DECODE for float32 / fp8 K and V written here from the doc block (codes
+ * decoded by qmx_fp8_to_f32; dot16, sum16, the per-token value sums; one rounded float op per
+ * call, so no contraction or excess precision), on caches whose codes include planted NaN, Inf,
+ * subnormal and signed-zero codes, for ragged head_dim, context lengths, GQA groups (1..8),
+ * rings, windows and KIVI keys: the output must be the model's bits (NaN: any NaN), and a
+ * NaN / Inf key code must give QMX_ERR_NONFINITE. The build under test picks its path
+ * (AVX-512 VBMI / AVX-512 / AVX2 / NEON / portable), so each target checks its own. */
+static float mf_mul(float a, float b) { volatile float r = a * b; return r; }
+static float mf_add(float a, float b) { volatile float r = a + b; return r; }
+static float mf_div(float a, float b) { volatile float r = a / b; return r; }
+static float mf_sum16(const float *x, const float *y, size_t n) {   /* dot16 (y) or sum16 */
+    float l[16];
+    size_t i, j;
+    for (j = 0; j < 16; j++) l[j] = 0.0f;
+    for (i = 0; i < n; i++) l[i & 15] = mf_add(l[i & 15], y ? mf_mul(x[i], y[i]) : x[i]);
+    for (j = 0; j < 8; j++) l[j] = mf_add(l[j], l[j + 8]);
+    for (j = 0; j < 4; j++) l[j] = mf_add(l[j], l[j + 4]);
+    for (j = 0; j < 2; j++) l[j] = mf_add(l[j], l[j + 2]);
+    return mf_add(l[0], l[1]);
+}
+static void mf_row(qmx_dtype dt, const unsigned char *src, size_t d, float *y) {
+    size_t i;
+    for (i = 0; i < d; i++)
+        y[i] = dt == QMX_FLOAT32 ? ((const float *)(const void *)src)[i] : qmx_fp8_to_f32(src[i], dt);
+}
+/* returns 0, or 1 when a logit is not finite (the call must fail) */
+static int model_attention(const qmx_kv_cache *c, const float *q, size_t NH, size_t lo, size_t hi,
+                           float *out) {
+    const qmx_kv_config *n = &c->cfg;
+    size_t d = n->head_dim, cap = n->capacity, H = n->n_kv_heads, g = NH / H, cnt = hi - lo;
+    size_t G = n->channel_block, h, j, t, i;
+    int chan = n->k_axis == QMX_KV_CHANNEL && n->k_dtype != QMX_FLOAT32;
+    size_t completed = chan ? c->n_tokens / G * G : 0;
+    float isd = qmx_kv_inv_sqrt(d), *l = (float *)malloc(4 * cnt), *row = (float *)malloc(4 * d);
+    float *qf = (float *)malloc(4 * d), *acc = (float *)malloc(4 * d);
+    int bad = 0;
+    for (h = 0; h < H && !bad; h++)
+        for (j = 0; j < g && !bad; j++) {
+            const float *qj = q + (h * g + j) * d;
+            float m, S;
+            for (t = 0; t < cnt; t++) {
+                size_t p = lo + t, slot = p % cap;
+                float x;
+                if (chan && p >= completed) {
+                    x = mf_mul(mf_sum16(qj, c->k_resid + (h * G + p % G) * d, d), isd);
+                } else if (chan) {
+                    const float *s = c->k_scales + (h * (cap / G) + slot / G) * d;
+                    for (i = 0; i < d; i++) qf[i] = mf_mul(qj[i], s[i]);
+                    mf_row(n->k_dtype, c->k + (h * cap + slot) * c->row_k, d, row);
+                    x = mf_mul(mf_sum16(qf, row, d), isd);
+                } else {
+                    mf_row(n->k_dtype, c->k + (h * cap + slot) * c->row_k, d, row);
+                    x = mf_mul(mf_sum16(qj, row, d), isd);
+                    if (n->k_dtype != QMX_FLOAT32)
+                        x = mf_mul(x, c->k_scales[n->k_axis == QMX_KV_DKV ? h * cap + slot : slot]);
+                }
+                l[t] = x;
+            }
+            m = l[0];
+            for (t = 0; t < cnt; t++) {
+                if (l[t] != l[t] || l[t] - l[t] != 0.0f) bad = 1;
+                if (l[t] > m) m = l[t];
+            }
+            if (bad) break;
+            for (t = 0; t < cnt; t++) {
+                volatile float x = l[t] - m;
+                l[t] = x < -87.3365020751953125f ? 0.0f : qmx_kv_exp(x);
+            }
+            S = mf_sum16(l, NULL, cnt);
+            for (i = 0; i < d; i++) acc[i] = 0.0f;
+            for (t = 0; t < cnt; t++) {
+                size_t slot = (lo + t) % cap;
+                float wt = l[t];
+                if (n->v_dtype != QMX_FLOAT32)
+                    wt = mf_mul(wt, c->v_scales[n->v_axis == QMX_KV_DKV ? h * cap + slot : slot]);
+                mf_row(n->v_dtype, c->v + (h * cap + slot) * c->row_v, d, row);
+                for (i = 0; i < d; i++) acc[i] = mf_add(acc[i], mf_mul(wt, row[i]));
+            }
+            for (i = 0; i < d; i++) out[(h * g + j) * d + i] = mf_div(acc[i], S);
+        }
+    free(l); free(row); free(qf); free(acc);
+    return bad;
+}
+
+/* special fp8 codes: subnormals / zeros (finite), then Inf and NaN */
+static const unsigned char F8_FINITE_SPECIAL[2][8] = {
+    {0x01, 0x03, 0x07, 0x80, 0x00, 0x81, 0x86, 0x7E},   /* E4M3FN: 0x7E = 448 */
+    {0x01, 0x02, 0x03, 0x80, 0x00, 0x81, 0x83, 0x7B}};  /* E5M2: 0x7B = 57344 */
+static const unsigned char F8_NONFINITE[2][4] = {{0x7F, 0xFF, 0x7F, 0xFF},
+                                                 {0x7C, 0xFC, 0x7E, 0xFF}};
+
+static void test_fp8_paths(void) {
+    static const size_t DS[] = {1, 7, 16, 33, 64, 100, 128, 136, 192};
+    static const size_t NS[] = {1, 15, 16, 17, 40, 70};
+    static const size_t GS[] = {1, 2, 3, 4, 5, 8};
+    static const qmx_dtype FT[3] = {QMX_FP8_E4M3FN, QMX_FP8_E5M2, QMX_FLOAT32};
+    size_t cases = 0, nonfinite = 0, ci;
+    QMX_TEST_CASE("fp8 attention paths == the documented float order (special codes, ragged shapes)");
+    for (ci = 0; ci < (BIG ? 160u : 40u); ci++) {
+        qmx_kv_config cfg = QMX_ZERO_INIT;
+        qmx_kv_attn_opts o = QMX_ZERO_INIT;
+        qmx_kv_cache c;
+        size_t D = DS[ci % 9], N = NS[(ci / 3) % 6], g = GS[(ci / 5) % 6], H = 1 + ci % 2;
+        size_t NH = H * g, per, sb = 0, wb = 0, lo, hi, i, t;
+        int kf = (int)(ci % 3), vf = (int)((ci / 3) % 3), mode = (int)((ci / 7) % 4), plant;
+        float *K, *V, *q, *out, *want;
+        void *st, *ws;
+        qmx_status s;
+        if (kf == 2 && vf == 2) vf = (int)(ci & 1);   /* at least one fp8 side */
+        cfg.head_dim = D; cfg.n_kv_heads = H; cfg.k_dtype = FT[kf]; cfg.v_dtype = FT[vf];
+        cfg.capacity = N + 8;
+        cfg.k_axis = cfg.v_axis = (ci & 4) ? QMX_KV_DKV : QMX_KV_HEADS_AND_DKV;
+        if (mode == 1) { cfg.mode = QMX_KV_RING; cfg.capacity = N > 20 ? N - 9 : N; }
+        if (mode == 2 && kf != 2) { cfg.k_axis = QMX_KV_CHANNEL; cfg.channel_block = 8; cfg.capacity = 80; }
+        per = H * D;
+        K = (float *)malloc(4 * N * per); V = (float *)malloc(4 * N * per);
+        q = (float *)malloc(4 * NH * D); out = (float *)malloc(4 * NH * D);
+        want = (float *)malloc(4 * NH * D);
+        fill_kv(K, N, H, D, 1, 1.0f);
+        fill_kv(V, N, H, D, 0, 1.0f);
+        fill_kv(q, 1, NH, D, 0, 2.0f);
+        CHECK(qmx_kv_cache_storage_size(&cfg, &sb) == QMX_OK &&
+              qmx_kv_attention_workspace_size(&cfg, NH, &wb) == QMX_OK, "sizes");
+        st = malloc(sb); ws = malloc(wb + 3);
+        CHECK(qmx_kv_cache_init(&c, &cfg, st, sb) == QMX_OK && qmx_kv_cache_append(&c, K, V, N) == QMX_OK,
+              "init / append");
+        hi = (mode == 3 && N > 2) ? N - 1 : N;
+        o.causal_len = hi;
+        o.window = mode == 3 ? 13 : 0;
+        lo = o.window && o.window < hi ? hi - o.window : 0;
+        if (N > cfg.capacity && lo < N - cfg.capacity) lo = N - cfg.capacity;
+        /* plant special codes in the stored rows: finite ones in K and V, Inf / NaN in V; in
+         * every fourth case an Inf / NaN in K (the attention must then fail) */
+        plant = (int)(ci % 4 == 3) * 2 + 1;
+        for (t = 0; t < cfg.capacity && t < N; t++)
+            for (i = 0; i < H * D; i += 5) {
+                size_t hh = i / D, e = i % D, r = qmx_test_rand();
+                if (qmx_dtype_is_fp8(cfg.k_dtype) && (r & 3) == 0)
+                    c.k[(hh * cfg.capacity + t) * c.row_k + e] =
+                        F8_FINITE_SPECIAL[kf][(r >> 2) & 7];
+                if (qmx_dtype_is_fp8(cfg.v_dtype) && ((r >> 5) & 3) == 0)
+                    c.v[(hh * cfg.capacity + t) * c.row_v + e] =
+                        ((r >> 7) & 15) == 0 ? F8_NONFINITE[vf][(r >> 11) & 3]
+                                             : F8_FINITE_SPECIAL[vf][(r >> 11) & 7];
+            }
+        if (plant == 3 && qmx_dtype_is_fp8(cfg.k_dtype) && !(cfg.k_axis == QMX_KV_CHANNEL))
+            c.k[((H - 1) * cfg.capacity + (hi - 1) % cfg.capacity) * c.row_k + D / 2] =
+                F8_NONFINITE[kf][ci & 3];
+        for (i = 0; i < NH * D; i++) out[i] = -1.25f;
+        s = qmx_kv_attention(&c, q, NH, &o, out, (char *)ws + 3, wb);
+        if (model_attention(&c, q, NH, lo, hi, want)) {
+            nonfinite++;
+            CHECK(s == QMX_ERR_NONFINITE, "case %u: status %d, want QMX_ERR_NONFINITE", (unsigned)ci, (int)s);
+            for (i = 0; i < NH * D; i++) CHECK(out[i] == -1.25f, "case %u: out written on error", (unsigned)ci);
+        } else {
+            CHECK(s == QMX_OK, "case %u: status %d", (unsigned)ci, (int)s);
+            for (i = 0; i < NH * D; i++)
+                CHECK(qmx_test_f32_bits(out[i]) == qmx_test_f32_bits(want[i]) ||
+                          (out[i] != out[i] && want[i] != want[i]),
+                      "case %u (K %s V %s d %u n %u g %u H %u mode %d axis %d) out[%u] %a want %a",
+                      (unsigned)ci, dt_name(cfg.k_dtype), dt_name(cfg.v_dtype), (unsigned)D,
+                      (unsigned)N, (unsigned)g, (unsigned)H, mode, (int)cfg.k_axis, (unsigned)i,
+                      (double)out[i], (double)want[i]);
+        }
+        cases++;
+        free(K); free(V); free(q); free(out); free(want); free(st); free(ws);
+    }
+    printf("  %u cases, %u with an Inf / NaN key code (QMX_ERR_NONFINITE)\n", (unsigned)cases,
+           (unsigned)nonfinite);
+}
+
 /* The hash of every output bit above, computed on x86-64 (AVX-512 build); any target or build
  * that differs in one bit fails here. */
 #define KV_HASH 0x43e839dcu
@@ -1169,5 +1357,6 @@ int main(void) {
     test_attention_formats();
     test_proven_bounds();
     test_prefill_midway();
+    test_fp8_paths();
     return QMX_TEST_END();
 }
