@@ -19,7 +19,8 @@ BUILD   := build
 HEADERS := qmx.h qmx_kernels.h qmx_calib.h
 
 # Every cross target of tools/targets/run-on (avr is not one of them).
-CROSS_TARGETS := i386 aarch64 aarch64-v8a armhf s390x ppc riscv64 cortex-m3 cortex-m4 cortex-m55
+CROSS_TARGETS := i386 aarch64 aarch64-v8a armhf s390x ppc riscv64 riscv64-rvv128 riscv64-rvv256 \
+                 riscv64-rvv512 cortex-m3 cortex-m4 cortex-m55
 
 .DEFAULT_GOAL := help
 .PHONY: help demo demo-cortex-m test test-targets test-sanitize test-exhaustive check-headers clean bench fuzz test-valgrind
@@ -44,6 +45,8 @@ help:
 	@echo "                   FUZZ_JOBS (2) at a time, FUZZ_CFLAGS (-march=native); FUZZ=\"fuzz_x ...\""
 	@echo "  bench-peers      apt-get oneDNN/gemmlowp/OpenBLAS (root) and build the peer harness for make bench"
 	@echo "  bench-cortex-m   insns/MAC of the int8/int4/16x8 fully-connected on Cortex-M4/M55 (QEMU) vs CMSIS-NN"
+	@echo "  bench-riscv      insns/MAC of the int8 fully-connected, insns/element of quantize: RISC-V"
+	@echo "                   portable vs RVV at VLEN 128/256/512 (QEMU)"
 	@echo "  install          headers, qmx.pc and CMake config under PREFIX (/usr/local; DESTDIR honoured)"
 	@echo "  uninstall        remove what install wrote"
 	@echo "  test-consumers   out-of-tree consumers via make install + pkg-config, CMake find_package"
@@ -175,6 +178,16 @@ endif
 .PHONY: bench-cortex-m
 bench-cortex-m: | $(BUILD)
 	@tools/cortexm_count.sh $(BENCH_CM_FLAGS)
+
+# ---- bench-riscv ----------------------------------------------------------------------------
+# Executed instructions per MAC of qmx_fully_connected_i8 (1024 -> 1024, batch 1 and 4) and per
+# element of int8 qmx_quantize on RISC-V: the portable path (riscv64, gcc) beside RVV 1.0
+# (clang-16) at VLEN 128 / 256 / 512, counted exactly under qemu-riscv64 by the TCG plugin
+# tools/targets/support/regioncount.c (tools/riscv_count.sh; bench/riscv/). BENCH_RV_FLAGS adds
+# CFLAGS.
+.PHONY: bench-riscv
+bench-riscv: | $(BUILD)
+	@tools/riscv_count.sh $(BENCH_RV_FLAGS)
 
 # ---- fuzz -----------------------------------------------------------------------------------
 # Every tests/fuzz/fuzz_*.c is a libFuzzer harness, run FUZZ_SECONDS each under ASan + UBSan

@@ -15,10 +15,13 @@
  *
  * CONFIGURATION (define before including the implementation)
  *   QMX_NO_SIMD        scalar code only (every SIMD path gives the same bits anyway)
- *   QMX_NO_AVX2, QMX_NO_AVX512, QMX_NO_NEON
+ *   QMX_NO_AVX2, QMX_NO_AVX512, QMX_NO_NEON, QMX_NO_RVV
  *                      disable one instruction set; by default a path is compiled when the
  *                      compiler targets it (-mavx2, -mavx512f/bw/vl, -march=native, NEON on
- *                      ARM). There is no run-time CPU detection: build for the CPU you run on.
+ *                      ARM, RVV 1.0 on RISC-V: __riscv_vector with the intrinsics of clang >= 16,
+ *                      e.g. -march=rv64gcv). There is no run-time CPU detection: build for the
+ *                      CPU you run on. The RVV paths are vector-length agnostic (vsetvl strips,
+ *                      private prefix qmx__rvv_): the same bits at every VLEN.
  *   QMX_ASSERT(x)      internal invariant check; defaults to nothing. Bad *input* never
  *                      asserts: it returns a status.
  *   QMX_STATIC         all functions static (private copy in one translation unit).
@@ -329,7 +332,8 @@
  * SECTIONS: 1 config  2 status  3 dtypes  4 fp8  4b fp4/fp6/e8m0  5 rng  6 quantize
  *           6b block-scaled formats (MX, NVFP4)  7 requantize  8 interop  9 implementation
  *           (scalar reference, then SIMD paths that give the same bits; the MX / NVFP4 vector
- *           kernels sit in 6b, beside their scalar reference)
+ *           kernels sit in 6b, beside their scalar reference; the RVV paths, private prefix
+ *           qmx__rvv_, close section 9)
  * ============================================================================================ */
 #ifndef QMX_H
 #define QMX_H
@@ -752,12 +756,19 @@ QMX_API qmx_status qmx_ggml_q4_0_to_qmx(const uint8_t *blocks, size_t blocks_byt
 #  if !defined(QMX_NO_NEON) && (defined(__ARM_NEON) || defined(__ARM_NEON__)) && defined(__aarch64__)
 #    define QMX__NEON64 1
 #  endif
+#  if !defined(QMX_NO_RVV) && defined(__riscv_vector) && defined(__riscv_v_intrinsic) && \
+      __riscv_v_intrinsic >= 11000 && defined(__riscv_v_elen) && __riscv_v_elen >= 64
+#    define QMX__RVV 1   /* RVV 1.0 with 64-bit elements (the widening requantization) */
+#  endif
 #endif
 #if defined(QMX__AVX512) || defined(QMX__AVX2)
 #  include <immintrin.h>
 #endif
 #if defined(QMX__NEON64)
 #  include <arm_neon.h>
+#endif
+#if defined(QMX__RVV)
+#  include <riscv_vector.h>
 #endif
 
 #ifdef __cplusplus
@@ -1839,6 +1850,25 @@ static uint32_t qmx__st_minmax(const float *x, size_t n, float *pmn, float *pmx)
         mx = vmaxvq_f32(vmaxq_f32(b0, b1));
         mb = vmaxvq_u32(vmaxq_u32(m0, m1));
     }
+#elif defined(QMX__RVV)
+    if (n >= 8) {   /* vsetvl strips into tail-undisturbed lanes, then one reduction each */
+        const size_t vlm = __riscv_vsetvlmax_e32m4();
+        vfloat32m4_t a = __riscv_vfmv_v_f_f32m4(x[0], vlm), b = a;
+        vuint32m4_t m = __riscv_vmv_v_x_u32m4(0, vlm);
+        size_t vl;
+        for (; i < n; i += vl) {
+            vfloat32m4_t u;
+            vl = __riscv_vsetvl_e32m4(n - i);
+            u = __riscv_vle32_v_f32m4(x + i, vl);
+            a = __riscv_vfmin_vv_f32m4_tu(a, a, u, vl);
+            b = __riscv_vfmax_vv_f32m4_tu(b, b, u, vl);
+            m = __riscv_vmaxu_vv_u32m4_tu(m, m, __riscv_vand_vx_u32m4(
+                    __riscv_vreinterpret_v_f32m4_u32m4(u), 0x7FFFFFFFu, vl), vl);
+        }
+        mn = __riscv_vfmv_f_s_f32m1_f32(__riscv_vfredmin_vs_f32m4_f32m1(a, __riscv_vfmv_s_f_f32m1(x[0], 1), vlm));
+        mx = __riscv_vfmv_f_s_f32m1_f32(__riscv_vfredmax_vs_f32m4_f32m1(b, __riscv_vfmv_s_f_f32m1(x[0], 1), vlm));
+        mb = __riscv_vmv_x_s_u32m1_u32(__riscv_vredmaxu_vs_u32m4_u32m1(m, __riscv_vmv_s_x_u32m1(0, 1), vlm));
+    }
 #endif
     for (; i < n; i++) {
         float e = x[i];
@@ -2853,8 +2883,11 @@ static void qmx__mx_dqblock(const qmx__mxq *q, const uint8_t *el, size_t e0, siz
                 y[k * stride] = qmx__bits_f32(qmx__fp4_bits[(el[e / 2] >> ((e & 1) * 4)) & 0xFu]) * s;
             }
         } else if (q->kind == QMX__MXE_FP8) {
-            for (k = 0; k < n; k++) {       /* NaN only for a NaN element: it keeps its bits */
+            for (k = 0; k < n; k++) {       /* NaN only for a NaN element: it keeps its bits
+                                               (r opaque: clang -O2 folds d != d ? d : d * s
+                                               into d * s, RISC-V's canonical NaN) */
                 float d = qmx__bits_f32(qmx__fp8_decode_bits(el[e0 + k * stride], &q->f8)), r = d * s;
+                QMX__OPAQUE(r);
                 y[k * stride] = d != d ? d : r;
             }
         } else if (q->kind == QMX__MXE_FP6) {
@@ -4352,6 +4385,21 @@ QMX__DEF qmx_status qmx_requantize_check(qmx_requant_mode mode, int32_t m, int s
     return QMX_OK;
 }
 
+#if defined(QMX__RVV)
+/* One row of an output stage on RVV (qmx_requantize_array; qmx_kernels.h's fully-connected
+ * stage): out[j] = clamp(requant(acc[j] + bias[j]), lo, hi) + ozp, its low esize (1, 2) bytes
+ * stored; mu / sh / sc per column when pc, else element 0. Defined in the SIMD section. */
+typedef struct qmx__rvv_rqrow {
+    int mode, pc, esize;
+    const int32_t *acc, *bias, *mu;
+    const int *sh;
+    const float *sc;
+    int32_t lo, hi, ozp;
+    void *out;
+} qmx__rvv_rqrow;
+static void qmx__rvv_requant_row(const qmx__rvv_rqrow *r, size_t n);
+#endif
+
 QMX__DEF qmx_status qmx_requantize_array(const qmx_requant_config *c, const int32_t *acc,
                                          size_t rows, size_t channels, void *out, size_t out_bytes) {
     qmx_dtype od;
@@ -4382,6 +4430,22 @@ QMX__DEF qmx_status qmx_requantize_array(const qmx_requant_config *c, const int3
             if (qmx_requantize_check(c->mode, c->multipliers[ch], c->shifts[ch]) != QMX_OK)
                 return QMX_ERR_ARG;
     }
+#if defined(QMX__RVV)
+    if (c->mode != QMX_REQUANT_FLOAT_EXACT && sizeof(int) == 4) {   /* shifts read as int32 */
+        qmx__rvv_rqrow w;   /* clamp(v, amin - zp, amax - zp) + zp: no overflow, zp in range */
+        w.mode = (int)c->mode; w.pc = c->per_channel != 0;
+        w.esize = od == QMX_INT16 || od == QMX_UINT16 ? 2 : 1;
+        w.bias = c->bias; w.mu = c->multipliers; w.sh = c->shifts; w.sc = c->scales;
+        w.lo = amin - c->output_zero_point; w.hi = amax - c->output_zero_point;
+        w.ozp = c->output_zero_point;
+        for (r = 0; r < rows; r++) {
+            w.acc = acc + r * channels;
+            w.out = (uint8_t *)out + r * channels * (size_t)w.esize;
+            qmx__rvv_requant_row(&w, channels);
+        }
+        return QMX_OK;
+    }
+#endif
     for (r = 0; r < rows; r++) {
         for (ch = 0; ch < channels; ch++) {
             size_t pi = c->per_channel ? ch : 0;
@@ -4621,7 +4685,7 @@ QMX__DEF qmx_status qmx_ggml_q4_0_to_qmx(const uint8_t *blocks, size_t blocks_by
  * - fp8 decode builds the float bits: normal (a << (23 - mbits)) + ((127 - bias) << 23); with
  *   exponent field 0 that reads 2^-bias * (1 + m / 2^mbits), and the subnormal value is twice that
  *   minus 2^emin (both steps exact); specials by mask, then the sign. */
-#if defined(QMX__AVX512) || defined(QMX__AVX2) || defined(QMX__NEON64)
+#if defined(QMX__AVX512) || defined(QMX__AVX2) || defined(QMX__NEON64) || defined(QMX__RVV)
 typedef struct qmx__f8c {
     int32_t drop;        /* 23 - mbits */
     uint32_t kadd;       /* 2^(drop-1) - 1 - ((127 - bias) << 23), wrapping */
@@ -6054,6 +6118,283 @@ static size_t qmx__unpack_nibbles_simd(const uint8_t *in, size_t pairs, int is_s
         vst2q_s8(s + 2 * i, r);
     }
     return i;
+}
+#elif defined(QMX__RVV)
+/* ---- RISC-V Vector 1.0 (qmx__rvv_): vector-length agnostic, one vsetvl strip after another,
+ * every lane the scalar expression, so no result depends on VLEN. Conversions to integer
+ * truncate (vfcvt.rtz) and round as the scalar qmx__round_rne / _half_away do, from the exact
+ * fraction, never through the frm rounding mode; a NaN lane (RVV converts it to INT32_MAX and
+ * vfmax/vfmin drop it) is merged to the scalar's NaN result explicitly. ---- */
+/* The scalar rounding of t (|t| < 2^31, not NaN): i = trunc(t), fr = t - i (exact), then +-1. */
+QMX__VINLINE vint32m4_t qmx__rvv_round_m4(vfloat32m4_t t, int away, size_t vl) {
+    vint32m4_t i = __riscv_vfcvt_rtz_x_f_v_i32m4(t, vl);
+    vfloat32m4_t fr = __riscv_vfsub_vv_f32m4(t, __riscv_vfcvt_f_x_v_f32m4(i, vl), vl);
+    vbool8_t up, dn;
+    if (away) {
+        up = __riscv_vmfge_vf_f32m4_b8(fr, 0.5f, vl);
+        dn = __riscv_vmfle_vf_f32m4_b8(fr, -0.5f, vl);
+    } else {
+        vbool8_t odd = __riscv_vmsne_vx_i32m4_b8(__riscv_vand_vx_i32m4(i, 1, vl), 0, vl);
+        up = __riscv_vmor_mm_b8(__riscv_vmfgt_vf_f32m4_b8(fr, 0.5f, vl),
+                                __riscv_vmand_mm_b8(__riscv_vmfeq_vf_f32m4_b8(fr, 0.5f, vl), odd, vl), vl);
+        dn = __riscv_vmor_mm_b8(__riscv_vmflt_vf_f32m4_b8(fr, -0.5f, vl),
+                                __riscv_vmand_mm_b8(__riscv_vmfeq_vf_f32m4_b8(fr, -0.5f, vl), odd, vl), vl);
+    }
+    i = __riscv_vadd_vx_i32m4_mu(up, i, i, 1, vl);
+    return __riscv_vsub_vx_i32m4_mu(dn, i, i, 1, vl);
+}
+
+QMX__VINLINE size_t qmx__rvv_quant_loop(const float *x, size_t n, const qmx__run *p, int8_t *q,
+                                        int div, int addz, int away) {
+    const float s = div ? p->scale : p->inv, zpf = p->zp_f, lo = p->lo_f, hi = p->hi_f;
+    const int32_t zpi = p->zp_i, nanv = p->zp_i + (int32_t)p->zp_f;
+    size_t i = 0, vl;
+    for (; i < n; i += vl) {
+        vfloat32m4_t t;
+        vint32m4_t r;
+        vbool8_t ok;
+        vl = __riscv_vsetvl_e32m4(n - i);
+        t = __riscv_vle32_v_f32m4(x + i, vl);
+        t = div ? __riscv_vfdiv_vf_f32m4(t, s, vl) : __riscv_vfmul_vf_f32m4(t, s, vl);
+        if (addz) t = __riscv_vfadd_vf_f32m4(t, zpf, vl);
+        ok = __riscv_vmfeq_vv_f32m4_b8(t, t, vl);                /* false on NaN */
+        t = __riscv_vfmin_vf_f32m4(__riscv_vfmax_vf_f32m4(t, lo, vl), hi, vl);
+        r = __riscv_vadd_vx_i32m4(qmx__rvv_round_m4(t, away, vl), zpi, vl);
+        r = __riscv_vmerge_vvm_i32m4(__riscv_vmv_v_x_i32m4(nanv, vl), r, ok, vl);
+        /* the low byte, as the (int8_t) cast */
+        __riscv_vse8_v_i8m1(q + i, __riscv_vncvt_x_x_w_i8m1(__riscv_vncvt_x_x_w_i16m2(r, vl), vl), vl);
+    }
+    return n;
+}
+
+static size_t qmx__quant_run_s8_simd(const float *x, size_t n, const qmx__run *p, int8_t *q) {
+    int div = p->use_div != 0, addz = p->zp_f != 0.0f;
+    /* |t| < 2^31 after the clamp (the integer round trip of qmx__rvv_round_m4) */
+    if (p->round == QMX_ROUND_STOCHASTIC || (addz && !div)) return 0;
+    if (!(p->lo_f >= -2147483520.0f && p->hi_f <= 2147483520.0f)) return 0;
+    if (p->round == QMX_ROUND_HALF_AWAY) {
+        if (!div) return qmx__rvv_quant_loop(x, n, p, q, 0, 0, 1);
+        return addz ? qmx__rvv_quant_loop(x, n, p, q, 1, 1, 1) : qmx__rvv_quant_loop(x, n, p, q, 1, 0, 1);
+    }
+    if (!div) return qmx__rvv_quant_loop(x, n, p, q, 0, 0, 0);
+    return addz ? qmx__rvv_quant_loop(x, n, p, q, 1, 1, 0) : qmx__rvv_quant_loop(x, n, p, q, 1, 0, 0);
+}
+
+static size_t qmx__dequant_run_s8_simd(const int8_t *q, size_t n, int32_t zp, float s, float *y) {
+    size_t i = 0, vl;
+    for (; i < n; i += vl) {   /* (float)(q - zp) * s: the int32 difference as the scalar's */
+        vint32m4_t d;
+        vl = __riscv_vsetvl_e32m4(n - i);
+        d = __riscv_vsub_vx_i32m4(__riscv_vsext_vf4_i32m4(__riscv_vle8_v_i8m1(q + i, vl), vl), zp, vl);
+        __riscv_vse32_v_f32m4(y + i, __riscv_vfmul_vf_f32m4(__riscv_vfcvt_f_x_v_f32m4(d, vl), s, vl), vl);
+    }
+    return n;
+}
+
+/* fp8 encode, the NEON kernel's integer steps (see "How each kernel matches" above) on e32m4
+ * lanes, with RISC-V's differences made explicit: a NaN quotient is replaced by x itself (as
+ * the scalar does: RISC-V arithmetic returns the canonical +NaN), the saturating clip is an
+ * unsigned min on |bits| that spares NaN (vfmin would drop it), and the fp8-subnormal lanes
+ * round |t| * 2^(mbits - emin) to nearest even from the exact fraction (qmx__rvv_round_m4). */
+QMX__VINLINE size_t qmx__rvv_f8q_loop(const float *x, size_t n, float s, const qmx__f8c *k,
+                                      uint8_t *out, int div, int sat, int fnuz) {
+    const uint32_t maxb = qmx__f32_bits(k->maxf);
+    size_t i = 0, vl;
+    for (; i < n; i += vl) {
+        vfloat32m4_t xv, t;
+        vuint32m4_t u, a, rn, rs, code, sg;
+        vl = __riscv_vsetvl_e32m4(n - i);
+        xv = __riscv_vle32_v_f32m4(x + i, vl);
+        t = div ? __riscv_vfdiv_vf_f32m4(xv, s, vl) : __riscv_vfmul_vf_f32m4(xv, s, vl);
+        t = __riscv_vmerge_vvm_f32m4(xv, t, __riscv_vmfeq_vv_f32m4_b8(t, t, vl), vl);
+        u = __riscv_vreinterpret_v_f32m4_u32m4(t);
+        a = __riscv_vand_vx_u32m4(u, 0x7FFFFFFFu, vl);
+        if (sat)   /* |t| clipped to max (bit order = value order); a NaN stays */
+            a = __riscv_vmerge_vvm_u32m4(a, __riscv_vminu_vx_u32m4(a, maxb, vl),
+                                         __riscv_vmsleu_vx_u32m4_b8(a, 0x7F800000u, vl), vl);
+        rn = __riscv_vadd_vv_u32m4(__riscv_vadd_vx_u32m4(a, k->kadd, vl),
+                                   __riscv_vand_vx_u32m4(__riscv_vsrl_vx_u32m4(a, (size_t)k->drop, vl), 1u, vl), vl);
+        rn = __riscv_vsrl_vx_u32m4(rn, (size_t)k->drop, vl);
+        rs = __riscv_vreinterpret_v_i32m4_u32m4(qmx__rvv_round_m4(
+            __riscv_vfmul_vf_f32m4(__riscv_vreinterpret_v_u32m4_f32m4(a), k->subk, vl), 0, vl));
+        code = __riscv_vmerge_vvm_u32m4(rs, rn, __riscv_vmsgeu_vx_u32m4_b8(a, k->thr, vl), vl);
+        if (sat) {
+            code = __riscv_vminu_vx_u32m4(code, k->nan, vl);
+        } else {
+            code = __riscv_vmerge_vxm_u32m4(code, k->ovf, __riscv_vmsgtu_vx_u32m4_b8(code, k->maxc, vl), vl);
+            code = __riscv_vmerge_vxm_u32m4(code, k->nan, __riscv_vmsgtu_vx_u32m4_b8(a, 0x7F800000u, vl), vl);
+        }
+        sg = __riscv_vand_vx_u32m4(__riscv_vsrl_vx_u32m4(u, 24, vl), 0x80u, vl);
+        if (fnuz) sg = __riscv_vmerge_vxm_u32m4(sg, 0u, __riscv_vmseq_vx_u32m4_b8(code, 0u, vl), vl);
+        code = __riscv_vor_vv_u32m4(code, sg, vl);
+        __riscv_vse8_v_u8m1(out + i, __riscv_vncvt_x_x_w_u8m1(__riscv_vncvt_x_x_w_u16m2(code, vl), vl), vl);
+    }
+    return n;
+}
+static size_t qmx__fp8_quant_run_simd(const float *x, size_t n, float scale, int use_div,
+                                      const qmx__fp8fmt *f, int saturate, uint8_t *out) {
+    qmx__f8c k;
+    int div = use_div != 0, sat = saturate != 0, fnuz = f->fnuz != 0;
+    qmx__f8c_init(f, &k);
+    if (div) {
+        if (sat) return fnuz ? qmx__rvv_f8q_loop(x, n, scale, &k, out, 1, 1, 1) : qmx__rvv_f8q_loop(x, n, scale, &k, out, 1, 1, 0);
+        return fnuz ? qmx__rvv_f8q_loop(x, n, scale, &k, out, 1, 0, 1) : qmx__rvv_f8q_loop(x, n, scale, &k, out, 1, 0, 0);
+    }
+    if (sat) return fnuz ? qmx__rvv_f8q_loop(x, n, scale, &k, out, 0, 1, 1) : qmx__rvv_f8q_loop(x, n, scale, &k, out, 0, 1, 0);
+    return fnuz ? qmx__rvv_f8q_loop(x, n, scale, &k, out, 0, 0, 1) : qmx__rvv_f8q_loop(x, n, scale, &k, out, 0, 0, 0);
+}
+/* fp8 decode: the float bits as the NEON kernel builds them, then * scale (a NaN code gives
+ * the canonical NaN there, as the scalar's multiply does on RISC-V). */
+QMX__VINLINE size_t qmx__rvv_f8d_loop(const uint8_t *c, size_t n, float s, const qmx__f8c *k,
+                                      uint32_t mlim, float *y, int kind) {
+    size_t i = 0, vl;
+    for (; i < n; i += vl) {
+        vuint32m4_t cv, a, v;
+        vfloat32m4_t vf;
+        vl = __riscv_vsetvl_e32m4(n - i);
+        cv = __riscv_vzext_vf4_u32m4(__riscv_vle8_v_u8m1(c + i, vl), vl);
+        a = __riscv_vand_vx_u32m4(cv, 0x7Fu, vl);
+        v = __riscv_vadd_vx_u32m4(__riscv_vsll_vx_u32m4(a, (size_t)k->drop, vl), k->adj, vl);
+        vf = __riscv_vreinterpret_v_u32m4_f32m4(v);   /* exponent field 0: 2v - 2^emin, exact */
+        vf = __riscv_vfsub_vf_f32m4(__riscv_vfadd_vv_f32m4(vf, vf, vl), k->eminf, vl);
+        v = __riscv_vmerge_vvm_u32m4(v, __riscv_vreinterpret_v_f32m4_u32m4(vf),
+                                     __riscv_vmsltu_vx_u32m4_b8(a, mlim, vl), vl);
+        if (kind == 0) {
+            v = __riscv_vmerge_vxm_u32m4(v, 0x7FC00000u, __riscv_vmseq_vx_u32m4_b8(a, 0x7Fu, vl), vl);
+        } else if (kind == 1) {
+            v = __riscv_vmerge_vxm_u32m4(v, 0x7FC00000u, __riscv_vmsgtu_vx_u32m4_b8(a, 0x7Cu, vl), vl);
+            v = __riscv_vmerge_vxm_u32m4(v, 0x7F800000u, __riscv_vmseq_vx_u32m4_b8(a, 0x7Cu, vl), vl);
+        }
+        v = __riscv_vor_vv_u32m4(v, __riscv_vand_vx_u32m4(__riscv_vsll_vx_u32m4(cv, 24, vl), 0x80000000u, vl), vl);
+        if (kind == 2) v = __riscv_vmerge_vxm_u32m4(v, 0x7FC00000u, __riscv_vmseq_vx_u32m4_b8(cv, 0x80u, vl), vl);
+        __riscv_vse32_v_f32m4(y + i, __riscv_vfmul_vf_f32m4(__riscv_vreinterpret_v_u32m4_f32m4(v), s, vl), vl);
+    }
+    return n;
+}
+static size_t qmx__fp8_dequant_run_simd(const uint8_t *c, size_t n, float scale,
+                                        const qmx__fp8fmt *f, float *y) {
+    qmx__f8c k;
+    uint32_t mlim = 1u << f->mbits;
+    qmx__f8c_init(f, &k);
+    if (k.kind == 0) return qmx__rvv_f8d_loop(c, n, scale, &k, mlim, y, 0);
+    if (k.kind == 1) return qmx__rvv_f8d_loop(c, n, scale, &k, mlim, y, 1);
+    return qmx__rvv_f8d_loop(c, n, scale, &k, mlim, y, 2);
+}
+/* The fixed-point and float requantization, lane by lane the integer steps of qmx_requantize /
+ * _single_rounding / _float (not vsmul / vssra: their vxrm rounding is not gemmlowp's).
+ * Double rounding: SRDHM(x, m) = (x * m + 2^30) >> 31 in 64 bits for every product (gemmlowp's
+ * nudge-and-truncate gives exactly that, negative ties included), the narrowing shift keeps
+ * the low 32 bits, and only x = m = INT32_MIN reaches 2^31 (the one lane that reads INT32_MIN
+ * afterwards: -1 wraps it to INT32_MAX); then RoundingDivideByPOT with its remainder and
+ * threshold (ties away from zero). Single: (acc * m + 2^(total - 1)) >> total in 64 bits,
+ * saturated. Float: (float)acc * scale held in [-2^31, 2^31 - 128], then qmx__round_rne's
+ * steps (trunc, exact fraction, +-1). */
+QMX__VINLINE vint32m2_t qmx__rvv_rq_m2(vint32m2_t a, vint32m2_t mu, vint32m2_t sh, vfloat32m2_t sc,
+                                       int mode, size_t vl) {
+    if (mode == QMX_REQUANT_DOUBLE_ROUNDING) {
+        vuint32m2_t left = __riscv_vreinterpret_v_i32m2_u32m2(__riscv_vmax_vx_i32m2(sh, 0, vl));
+        vuint32m2_t right = __riscv_vreinterpret_v_i32m2_u32m2(
+            __riscv_vmax_vx_i32m2(__riscv_vrsub_vx_i32m2(sh, 0, vl), 0, vl));
+        vint32m2_t x = __riscv_vsll_vv_i32m2(a, left, vl), v, mask, rem, thr;
+        vint64m4_t p = __riscv_vadd_vx_i64m4(__riscv_vwmul_vv_i64m4(x, mu, vl), (int64_t)1 << 30, vl);
+        v = __riscv_vnsra_wx_i32m2(p, 31, vl);
+        v = __riscv_vsub_vx_i32m2_mu(__riscv_vmseq_vx_i32m2_b16(v, INT32_MIN, vl), v, v, 1, vl);
+        mask = __riscv_vsub_vx_i32m2(__riscv_vsll_vv_i32m2(__riscv_vmv_v_x_i32m2(1, vl), right, vl), 1, vl);
+        rem = __riscv_vand_vv_i32m2(v, mask, vl);
+        thr = __riscv_vadd_vv_i32m2(__riscv_vsra_vx_i32m2(mask, 1, vl),
+                                    __riscv_vreinterpret_v_u32m2_i32m2(__riscv_vsrl_vx_u32m2(
+                                        __riscv_vreinterpret_v_i32m2_u32m2(v), 31, vl)), vl);
+        v = __riscv_vsra_vv_i32m2(v, right, vl);
+        return __riscv_vadd_vx_i32m2_mu(__riscv_vmsgt_vv_i32m2_b16(rem, thr, vl), v, v, 1, vl);
+    } else if (mode == QMX_REQUANT_SINGLE_ROUNDING) {
+        vint64m4_t tot = __riscv_vsext_vf2_i64m4(__riscv_vrsub_vx_i32m2(sh, 31, vl), vl);   /* 1..62 */
+        vuint64m4_t ut = __riscv_vreinterpret_v_i64m4_u64m4(tot);
+        vint64m4_t r = __riscv_vsll_vv_i64m4(__riscv_vmv_v_x_i64m4(1, vl),
+                                             __riscv_vsub_vx_u64m4(ut, 1, vl), vl);
+        r = __riscv_vadd_vv_i64m4(__riscv_vwmul_vv_i64m4(a, mu, vl), r, vl);
+        r = __riscv_vsra_vv_i64m4(r, ut, vl);
+        r = __riscv_vmax_vx_i64m4(__riscv_vmin_vx_i64m4(r, INT32_MAX, vl), INT32_MIN, vl);
+        return __riscv_vncvt_x_x_w_i32m2(r, vl);
+    } else {
+        vfloat32m2_t t = __riscv_vfmul_vv_f32m2(__riscv_vfcvt_f_x_v_f32m2(a, vl), sc, vl), fr;
+        vint32m2_t i;
+        vbool16_t odd, up, dn;
+        t = __riscv_vfmax_vf_f32m2(__riscv_vfmin_vf_f32m2(t, 2147483520.0f, vl), -2147483648.0f, vl);
+        i = __riscv_vfcvt_rtz_x_f_v_i32m2(t, vl);
+        fr = __riscv_vfsub_vv_f32m2(t, __riscv_vfcvt_f_x_v_f32m2(i, vl), vl);
+        odd = __riscv_vmsne_vx_i32m2_b16(__riscv_vand_vx_i32m2(i, 1, vl), 0, vl);
+        up = __riscv_vmor_mm_b16(__riscv_vmfgt_vf_f32m2_b16(fr, 0.5f, vl),
+                                 __riscv_vmand_mm_b16(__riscv_vmfeq_vf_f32m2_b16(fr, 0.5f, vl), odd, vl), vl);
+        dn = __riscv_vmor_mm_b16(__riscv_vmflt_vf_f32m2_b16(fr, -0.5f, vl),
+                                 __riscv_vmand_mm_b16(__riscv_vmfeq_vf_f32m2_b16(fr, -0.5f, vl), odd, vl), vl);
+        i = __riscv_vadd_vx_i32m2_mu(up, i, i, 1, vl);
+        return __riscv_vsub_vx_i32m2_mu(dn, i, i, 1, vl);
+    }
+}
+
+QMX__VINLINE void qmx__rvv_requant_loop(const qmx__rvv_rqrow *r, size_t n, int mode) {
+    size_t j, vl;
+    for (j = 0; j < n; j += vl) {
+        vint32m2_t a, mu, sh, v;
+        vfloat32m2_t sc;
+        vl = __riscv_vsetvl_e32m2(n - j);
+        a = __riscv_vle32_v_i32m2(r->acc + j, vl);
+        if (r->bias) a = __riscv_vadd_vv_i32m2(a, __riscv_vle32_v_i32m2(r->bias + j, vl), vl); /* wraps */
+        if (mode == QMX_REQUANT_FLOAT) {
+            sc = r->pc ? __riscv_vle32_v_f32m2(r->sc + j, vl) : __riscv_vfmv_v_f_f32m2(r->sc[0], vl);
+            mu = sh = __riscv_vmv_v_x_i32m2(0, vl);
+        } else {
+            mu = r->pc ? __riscv_vle32_v_i32m2(r->mu + j, vl) : __riscv_vmv_v_x_i32m2(r->mu[0], vl);
+            sh = r->pc ? __riscv_vle32_v_i32m2((const int32_t *)(const void *)(r->sh + j), vl)
+                       : __riscv_vmv_v_x_i32m2(r->sh[0], vl);
+            sc = __riscv_vfmv_v_f_f32m2(0.0f, vl);
+        }
+        v = qmx__rvv_rq_m2(a, mu, sh, sc, mode, vl);
+        v = __riscv_vadd_vx_i32m2(__riscv_vmin_vx_i32m2(__riscv_vmax_vx_i32m2(v, r->lo, vl), r->hi, vl),
+                                  r->ozp, vl);
+        if (r->esize == 2)
+            __riscv_vse16_v_i16m1((int16_t *)r->out + j, __riscv_vncvt_x_x_w_i16m1(v, vl), vl);
+        else
+            __riscv_vse8_v_i8mf2((int8_t *)r->out + j,
+                                 __riscv_vncvt_x_x_w_i8mf2(__riscv_vncvt_x_x_w_i16m1(v, vl), vl), vl);
+    }
+}
+static void qmx__rvv_requant_row(const qmx__rvv_rqrow *r, size_t n) {
+    if (r->mode == QMX_REQUANT_DOUBLE_ROUNDING) qmx__rvv_requant_loop(r, n, QMX_REQUANT_DOUBLE_ROUNDING);
+    else if (r->mode == QMX_REQUANT_SINGLE_ROUNDING) qmx__rvv_requant_loop(r, n, QMX_REQUANT_SINGLE_ROUNDING);
+    else qmx__rvv_requant_loop(r, n, QMX_REQUANT_FLOAT);
+}
+
+/* Nibble pairs: segment loads / stores (de)interleave even and odd elements. */
+static size_t qmx__pack_nibbles_simd(const int8_t *s, size_t pairs, uint8_t *out) {
+    size_t i = 0, vl;
+    for (; i < pairs; i += vl) {
+        vuint8m2_t e, o;
+        vl = __riscv_vsetvl_e8m2(pairs - i);
+        __riscv_vlseg2e8_v_u8m2(&e, &o, (const uint8_t *)s + 2 * i, vl);
+        __riscv_vse8_v_u8m2(out + i, __riscv_vor_vv_u8m2(__riscv_vand_vx_u8m2(e, 0x0F, vl),
+                                                         __riscv_vsll_vx_u8m2(o, 4, vl), vl), vl);
+    }
+    return pairs;
+}
+static size_t qmx__unpack_nibbles_simd(const uint8_t *in, size_t pairs, int is_signed, int8_t *s) {
+    size_t i = 0, vl;
+    for (; i < pairs; i += vl) {
+        vuint8m2_t b;
+        vint8m2_t e, o;
+        vl = __riscv_vsetvl_e8m2(pairs - i);
+        b = __riscv_vle8_v_u8m2(in + i, vl);
+        if (is_signed) {   /* shift the nibble to the top, then arithmetic shift back */
+            vint8m2_t sb = __riscv_vreinterpret_v_u8m2_i8m2(b);
+            e = __riscv_vsra_vx_i8m2(__riscv_vsll_vx_i8m2(sb, 4, vl), 4, vl);
+            o = __riscv_vsra_vx_i8m2(sb, 4, vl);
+        } else {
+            e = __riscv_vreinterpret_v_u8m2_i8m2(__riscv_vand_vx_u8m2(b, 0x0F, vl));
+            o = __riscv_vreinterpret_v_u8m2_i8m2(__riscv_vsrl_vx_u8m2(b, 4, vl));
+        }
+        __riscv_vsseg2e8_v_i8m2(s + 2 * i, e, o, vl);
+    }
+    return pairs;
 }
 #else
 /* ---- no vector unit: the scalar reference does everything ---- */

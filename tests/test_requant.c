@@ -636,6 +636,61 @@ static void requantize_array_rejects_bad_input(void) {
     }
 }
 
+/* Ties of both gemmlowp roundings, positive and negative, in every lane position of the
+ * vector output stages (37 channels: strip tails at any vector length) and SRDHM(MIN, MIN):
+ * qmx_requantize_array against the scalar functions element by element, every mode. Channel j
+ * has exponent k = j % 8: double / single rounding m = 2^30 (0.5), shift -k, and acc = +-odd *
+ * 2^k, so SRDHM (k = 0) or RoundingDivideByPOT (k > 0) meets an exact .5; float scale 2^-(k+1).
+ * Row 3 is INT32_MIN everywhere, with m = INT32_MIN on every ninth channel (double rounding). */
+static void requantize_array_ties(void) {
+    enum { CH = 37, ROWS = 4 };
+    static int32_t acc[ROWS * CH], mult[CH], mult_sr[CH];
+    static int shift[CH];
+    static float scale[CH];
+    static int16_t out[ROWS * CH];
+    int mode, pc;
+    size_t r, j;
+    QMX_TEST_CASE("requantize_array: +-ties of SRDHM and RoundingDivideByPOT, SRDHM(MIN, MIN), every lane");
+    for (j = 0; j < CH; j++) {
+        int k = (int)(j % 8);
+        mult[j] = j % 9 == 8 ? INT32_MIN : 1 << 30;
+        mult_sr[j] = 1 << 30;
+        shift[j] = -k;
+        scale[j] = qmx_test_bits_f32((uint32_t)(126 - k) << 23);
+        for (r = 0; r < 3; r++) {
+            int32_t odd = (int32_t)(2 * (r * CH + j) + 1);
+            acc[r * CH + j] = (r == 1 ? -odd : odd) * (1 << k);
+        }
+        acc[3 * CH + j] = INT32_MIN;
+    }
+    for (mode = 0; mode < 3; mode++)
+    for (pc = 0; pc <= 1; pc++) {
+        qmx_requant_config c = QMX_ZERO_INIT;
+        int bad = 0;
+        c.mode = (qmx_requant_mode)mode;
+        c.per_channel = pc;
+        c.multipliers = mode == QMX_REQUANT_SINGLE_ROUNDING ? mult_sr : mult;
+        c.shifts = shift;
+        c.scales = scale;
+        c.out_dtype = QMX_INT16;
+        memset(out, 0x5A, sizeof out);
+        CHECK(qmx_requantize_array(&c, acc, ROWS, CH, out, sizeof out) == QMX_OK, "mode %d pc %d status", mode, pc);
+        for (r = 0; r < ROWS; r++)
+            for (j = 0; j < CH; j++) {
+                size_t p = pc ? j : 0;
+                int32_t a = acc[r * CH + j], v;
+                if (mode == QMX_REQUANT_DOUBLE_ROUNDING) v = qmx_requantize(a, c.multipliers[p], shift[p]);
+                else if (mode == QMX_REQUANT_SINGLE_ROUNDING) v = qmx_requantize_single_rounding(a, c.multipliers[p], shift[p]);
+                else v = qmx_requantize_float(a, scale[p]);
+                v = v < -32768 ? -32768 : (v > 32767 ? 32767 : v);
+                if (out[r * CH + j] != v && bad++ < 3)
+                    CHECK(0, "mode %d pc %d row %u channel %u acc %ld: got %d want %ld", mode, pc,
+                          (unsigned)r, (unsigned)j, (long)a, (int)out[r * CH + j], (long)v);
+            }
+        CHECK(bad == 0, "mode %d pc %d: %d elements differ from the scalar functions", mode, pc, bad);
+    }
+}
+
 int main(void) {
     fill_params();
     requantize_matches_tflite_gemmlowp_rows();
@@ -647,6 +702,7 @@ int main(void) {
     float_requantize_matches_exact_reference();
     requantize_array_matches_documented_formula();
     requantize_array_hand_worked();
+    requantize_array_ties();
     requantize_array_rejects_bad_input();
     return QMX_TEST_END();
 }
