@@ -9,7 +9,9 @@
  *     same bytes (but d = +-0 blocks, as qmx.h documents), and the kernel on them equals
  *     qmx_matmul_blockw_dyn_i8 on qmx_ggml_*_to_qmx's conversion;
  *   - bad input returns a status with Y and the workspace untouched. */
+#ifndef QMX_TEST_SEPARATE_IMPL
 #define QMX_IMPLEMENTATION
+#endif
 #include "qmx_kernels.h"
 #include "qmx_test.h"
 

@@ -3,7 +3,9 @@
  * (checked against Python re.fullmatch: tests/data/calib_regex.txt from tests/gen/gen_calib.py,
  * exact 0/1 agreement) and the status of every malformed config.
  */
+#ifndef QMX_TEST_SEPARATE_IMPL
 #define QMX_IMPLEMENTATION
+#endif
 #include "qmx_calib.h"
 #include "qmx_test.h"
 

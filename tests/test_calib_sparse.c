@@ -8,7 +8,9 @@
  * sums at the K bound; a dense naive float loop over the pruned weights in increasing k
  * (bit-exact: the pruned terms add exact zeros and the kept products are the same operations).
  */
+#ifndef QMX_TEST_SEPARATE_IMPL
 #define QMX_IMPLEMENTATION
+#endif
 #include "qmx_calib.h"
 #include "qmx_kernels.h"
 #include "qmx_test.h"

@@ -25,7 +25,9 @@
  *         fp8 e4m3fn: |x - y| <= 2^-4 |x| (3 mantissa bits, half an ulp) + 2^-10 s (half the
  *           smallest subnormal step), + 1e-6 |x|
  */
+#ifndef QMX_TEST_SEPARATE_IMPL
 #define QMX_IMPLEMENTATION
+#endif
 #include "qmx.h"
 #include "qmx_test.h"
 #include "../examples/qmx_convert/qmx_files.h"

@@ -1,7 +1,9 @@
 /* test_core.c - the core contracts of qmx.h that need no reference data: status names,
  * dtype facts, storage sizes with overflow detection, the int4 nibble layout, and the
  * portable random stream. Each case names the rule it checks. */
+#ifndef QMX_TEST_SEPARATE_IMPL
 #define QMX_IMPLEMENTATION
+#endif
 #include "qmx.h"
 #include "qmx_test.h"
 

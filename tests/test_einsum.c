@@ -20,7 +20,9 @@
  *     outputs recorded on x86-64.
  * Plus the API contract: plans that need no copy use no workspace, the workspace query is a
  * pure function of spec and shapes, every error status with an untouched output. */
+#ifndef QMX_TEST_SEPARATE_IMPL
 #define QMX_IMPLEMENTATION
+#endif
 #include "qmx_kernels.h"
 #include "qmx_test.h"
 

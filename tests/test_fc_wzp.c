@@ -14,7 +14,9 @@
  *      qmx_requantize_array (which ignores weight_zero_point).
  *   3. errors: weight zero points outside [-128, 127] (int8) / [-8, 7] (int4) return
  *      QMX_ERR_ARG with out and the workspace untouched. */
+#ifndef QMX_TEST_SEPARATE_IMPL
 #define QMX_IMPLEMENTATION
+#endif
 #include "qmx_kernels.h"
 #include "qmx_test.h"
 

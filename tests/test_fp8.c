@@ -19,7 +19,9 @@
  *     ml_dtypes keeps the sign), so any NaN code of the format is accepted against them, and
  *     qmx's own documented choice is checked separately.
  * Every data file is streamed line by line (the test also runs on 16 MiB Cortex-M targets). */
+#ifndef QMX_TEST_SEPARATE_IMPL
 #define QMX_IMPLEMENTATION
+#endif
 #include "qmx.h"
 #include "qmx_test.h"
 

@@ -19,6 +19,11 @@
 #include <string.h>
 #include <signal.h>
 
+/* (each harness below guards its own #define QMX_IMPLEMENTATION the same way) */
+#ifndef QMX_TEST_SEPARATE_IMPL
+#define QMX_IMPLEMENTATION
+#endif
+
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
 #  define QMX_FZ_SMALL 1
 #endif

@@ -8,7 +8,9 @@
  *   CMSIS-NN s4: the nibble reads of arm_nn_vec_mat_mult_t_s4's scalar path ((int8)(b << 4) >> 4
  *     for the low nibble, (int8)b >> 4 for the high one, flat over rows), applied here to
  *     qmx's packed int4. */
+#ifndef QMX_TEST_SEPARATE_IMPL
 #define QMX_IMPLEMENTATION
+#endif
 #include "qmx.h"
 #include "qmx_test.h"
 

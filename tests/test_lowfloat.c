@@ -21,7 +21,9 @@
  *     NaN (no saturation) or 0x00 (saturating) where qmx encodes |x| (zero -> 0x00), and for
  *     +-Inf ml_dtypes keeps NaN under saturation where qmx gives 0xFE: checked as such.
  * Every data file is streamed line by line (the test also runs on 16 MiB Cortex-M targets). */
+#ifndef QMX_TEST_SEPARATE_IMPL
 #define QMX_IMPLEMENTATION
+#endif
 #include "qmx.h"
 #include "qmx_test.h"
 

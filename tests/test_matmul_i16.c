@@ -13,7 +13,9 @@
  *   4. the SIMD tile steps (x86, aarch64, Cortex-M) against a plain int64 triple loop: every
  *      ragged shape around the register tiles, panels, strips, int32 runs and K blocks, the
  *      extremes (-32768 x +-255, Y = -32768), all transpose flags; whole outputs bit for bit. */
+#ifndef QMX_TEST_SEPARATE_IMPL
 #define QMX_IMPLEMENTATION
+#endif
 #include "qmx_kernels.h"
 #include "qmx_test.h"
 

@@ -5,7 +5,9 @@
  * and workspace weight sums, K at the overflow bound with the extreme values; every error
  * status with the outputs checked untouched. The qmx.h-first include order is used here on
  * purpose (check-headers covers qmx_kernels.h alone). */
+#ifndef QMX_TEST_SEPARATE_IMPL
 #define QMX_IMPLEMENTATION
+#endif
 #include "qmx.h"
 #include "qmx_kernels.h"
 #include "qmx_test.h"

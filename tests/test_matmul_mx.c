@@ -11,7 +11,9 @@
  * untouched; nothing is written past the queried workspace (sentinels).
  */
 #include <math.h>
+#ifndef QMX_TEST_SEPARATE_IMPL
 #define QMX_IMPLEMENTATION
+#endif
 #include "qmx_kernels.h"
 #include "qmx_test.h"
 

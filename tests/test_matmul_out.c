@@ -10,7 +10,9 @@
  * (nblk + 4) * 2^-24 * sum|terms| + 1e-37 (the float error bound of 3 rounded operations per
  * term plus nblk - 1 additions). Random shapes (1, odd, past the 64-row panel and the 256-column
  * tile), strides, zero points, every mode, and every error status with sentinel outputs. */
+#ifndef QMX_TEST_SEPARATE_IMPL
 #define QMX_IMPLEMENTATION
+#endif
 #include "qmx_kernels.h"
 #include "qmx_test.h"
 

@@ -17,7 +17,9 @@
  *   - qmx_matmul_f32_dyn_i8 against a reference written here in double (per-row absmax/127,
  *     nearest-even quantization, exact integer dot): the documented float order makes it
  *     bit-exact against that reference evaluated in float (see dyn_ref). */
+#ifndef QMX_TEST_SEPARATE_IMPL
 #define QMX_IMPLEMENTATION
+#endif
 #include "qmx_kernels.h"
 #include "qmx_test.h"
 #include <math.h>

@@ -11,7 +11,9 @@
  * error contract (nothing written on error).
  */
 #include <math.h>
+#ifndef QMX_TEST_SEPARATE_IMPL
 #define QMX_IMPLEMENTATION
+#endif
 #include "qmx.h"
 #include "qmx_test.h"
 

@@ -16,7 +16,9 @@
  * Error cases: every bad argument returns its status and leaves every output (sentinel-filled)
  * untouched; NaN/Inf data makes qmx_compute_qparams write exactly the groups before the first
  * group holding one (its one-pass rule; the data's nf line names that group). */
+#ifndef QMX_TEST_SEPARATE_IMPL
 #define QMX_IMPLEMENTATION
+#endif
 #include "qmx.h"
 #include "qmx_test.h"
 

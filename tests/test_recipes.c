@@ -16,7 +16,9 @@
  *
  * Every line of the data files is read as it comes (the tests also run on Cortex-M under QEMU).
  */
+#ifndef QMX_TEST_SEPARATE_IMPL
 #define QMX_IMPLEMENTATION
+#endif
 #include "qmx_calib.h"
 #include "qmx_test.h"
 

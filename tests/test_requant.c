@@ -21,7 +21,9 @@
  *     shift is done on that exact value. The test checks that this value really is outside
  *     int32 (why the row is NA) and that qmx returns INT32_MAX / INT32_MIN by its sign.
  * The data files are streamed line by line (the test also runs on 16 MiB Cortex-M targets). */
+#ifndef QMX_TEST_SEPARATE_IMPL
 #define QMX_IMPLEMENTATION
+#endif
 #include "qmx.h"
 #include "qmx_test.h"
 

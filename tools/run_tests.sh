@@ -12,6 +12,16 @@
 # A program counts by its closing line "N passed, N failed". A failed build, a crash, a timeout,
 # a missing closing line or a non-zero exit with no failed check counts as 1 failed.
 # Binaries and full logs: build/tests/NAME/ (NAME defaults to TARGET).
+# The library's implementation is compiled once per run, with the same compiler and flags, into
+# build/tests/NAME/qmx_impl.o (from build/tests/qmx_impl.c: QMX_IMPLEMENTATION + the three
+# headers), and linked into every program that opts in: one whose QMX_IMPLEMENTATION is guarded
+#     #ifndef QMX_TEST_SEPARATE_IMPL
+#     #define QMX_IMPLEMENTATION
+#     #endif
+# is compiled with -DQMX_TEST_SEPARATE_IMPL. A program without that guard, or one that #defines
+# a macro the headers test (a configuration knob, e.g. QMX_NT_STORE_MIN), builds its own
+# implementation, as does any program built alone (cc -I. tests/test_x.c -lm).
+# If the shared implementation does not build, each program that needed it counts 1 failed.
 # Environment: JOBS=2 programs at once; TESTS="tests/test_a.c ..." instead of all of them;
 # TARGET_TIMEOUT, HOST_CC, HOST_CXX, HOST_MARCH, TARGET_BUILD_CACHE: see tools/targets/run-on.
 # (tools/test_matrix.sh --parallel also sets QMX_JOB_SLOTS_FD, a pipe of job-slot tokens shared
@@ -22,7 +32,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT" || exit 2
 RUN_ON=tools/targets/run-on
 
-usage() { sed -n '2,17s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+usage() { sed -n '2,27s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 now() { date +%s.%N; }
 since() { awk -v t0="$1" -v t1="$(now)" 'BEGIN { printf "%.1f", t1 - t0 }'; }
 
@@ -70,13 +80,58 @@ jobs_max=${JOBS:-2}
 echo "== $label: ${#tests[@]} program(s) on $target, $jobs_max at a time:" \
      "$("$RUN_ON" --cflags "$runner" | sed "s| \.\.\. | ${flags[*]}${extra[*]:+ ${extra[*]}} TEST.c |")"
 
+# ---- the shared implementation (see the top) ----
+impl_src=build/tests/qmx_impl.c impl_obj=$out/qmx_impl.o
+# The macros the headers test (#if / #ifdef / #ifndef / defined()): a program that #defines one
+# of them (QMX_IMPLEMENTATION aside) configures its own implementation.
+knobs=$(cat qmx.h qmx_kernels.h qmx_calib.h 2>/dev/null |
+        grep -E '^[[:space:]]*#[[:space:]]*(if|ifdef|ifndef|elif)[[:space:]]' |
+        grep -oE '\bQMX_[A-Za-z0-9_]+' | grep -vx 'QMX_IMPLEMENTATION' | sort -u | paste -sd'|' -)
+shares_impl() {  # 0 when the program tests[$1] links the shared implementation
+    local src=${tests[$1]}
+    grep -q '^#ifndef QMX_TEST_SEPARATE_IMPL\b' "$src" || return 1
+    [ -z "$knobs" ] || ! grep -qE "^[[:space:]]*#[[:space:]]*define[[:space:]]+($knobs)\b" "$src"
+}
+shared=() own=() order=()
+for i in "${!tests[@]}"; do
+    if shares_impl "$i"; then shared+=("$i"); else own+=("$i"); fi
+done
+# Programs with their own implementation (the longer builds) start first, beside the shared one.
+order=(${own[@]+"${own[@]}"} ${shared[@]+"${shared[@]}"})
+if [ ${#shared[@]} -gt 0 ]; then
+    printf '#define QMX_IMPLEMENTATION\n#include "qmx.h"\n#include "qmx_kernels.h"\n#include "qmx_calib.h"\n' \
+        >"$impl_src.$$" && { cmp -s "$impl_src.$$" "$impl_src" || mv -f "$impl_src.$$" "$impl_src"; }
+    rm -f "$impl_src.$$"
+fi
+# Compiles the shared implementation; leaves qmx_impl.log and qmx_impl.status ("rc secs").
+build_impl() {
+    local t0 rc
+    t0=$(now)
+    TARGET_COMPILE_ONLY=1 TARGET_BIN=$impl_obj TARGET_QUIET=1 \
+        "$RUN_ON" "$runner" "${flags[@]}" "${extra[@]}" "$impl_src" >"$out/qmx_impl.log" 2>&1 </dev/null
+    rc=$?
+    echo "$rc $(since "$t0")" >"$out/qmx_impl.status.tmp" && mv "$out/qmx_impl.status.tmp" "$out/qmx_impl.status"
+}
+
 # Builds and runs tests[$1]; leaves NAME.log (build + program output) and NAME.status ("rc secs").
 run_one() {
-    local src=${tests[$1]} name t0 rc
+    local src=${tests[$1]} name t0 rc impl=() irc
     name=$(basename "$src" .c)
     t0=$(now)
+    if shares_impl "$1"; then
+        read -r irc _ <"$out/qmx_impl.status"
+        if [ "$irc" -ne 0 ]; then
+            { echo "run_tests: the shared implementation ($impl_obj) did not build:"
+              cat "$out/qmx_impl.log"; } >"$out/$name.log"
+            echo "125 $(since "$t0")" >"$out/$name.status.tmp" && mv "$out/$name.status.tmp" "$out/$name.status"
+            return
+        fi
+        impl=(-DQMX_TEST_SEPARATE_IMPL "$src" -x none "$impl_obj")
+    else
+        impl=("$src")
+    fi
     TARGET_BIN=$out/$name$ext TARGET_QUIET=1 \
-        "$RUN_ON" "$runner" "${flags[@]}" "${extra[@]}" "$src" >"$out/$name.log" 2>&1 </dev/null
+        "$RUN_ON" "$runner" "${flags[@]}" "${extra[@]}" "${impl[@]}" >"$out/$name.log" 2>&1 </dev/null
     rc=$?
     echo "$rc $(since "$t0")" >"$out/$name.status.tmp" && mv "$out/$name.status.tmp" "$out/$name.status"
 }
@@ -131,25 +186,45 @@ flush_done() {  # report, in order, every program whose run has finished
 }
 slots=${QMX_JOB_SLOTS_FD:-}
 [[ $slots =~ ^[0-9]+$ ]] && { true >&"$slots"; } 2>/dev/null || slots=''
-for i in "${!tests[@]}"; do
+dispatch() {  # runs the command "$@" in the background once a job slot is free
     while [ $running -ge "$jobs_max" ]; do
         wait -n; running=$((running - 1))
         flush_done
     done
     if [ -n "$slots" ] && read -r -n 1 -u "$slots" _; then   # waits for a free job slot
         flush_done
-        { run_one "$i"; printf x >&"$slots"; } &
+        { "$@"; printf x >&"$slots"; } &
     else
         slots=''
-        run_one "$i" &
+        "$@" &
     fi
     running=$((running + 1))
+}
+[ ${#shared[@]} -eq 0 ] || dispatch build_impl
+for i in "${order[@]}"; do
+    if shares_impl "$i"; then   # it links the shared implementation: wait until that is built
+        while [ ! -f "$out/qmx_impl.status" ] && [ $running -gt 0 ]; do
+            wait -n; running=$((running - 1))
+            flush_done
+        done
+    fi
+    dispatch run_one "$i"
 done
 [ -z "${QMX_DISPATCHED:-}" ] || : >"$QMX_DISPATCHED"
 wait
 flush_done
 
 echo "$total_pass $total_fail" >"$out/result"
-echo "== $label: $((${#tests[@]} - bad_programs))/${#tests[@]} programs ok in $(since "$t_all") s"
+impl_note=''
+if [ ${#shared[@]} -gt 0 ] && read -r irc isecs <"$out/qmx_impl.status"; then
+    impl_note="; ${#shared[@]} of them link the shared implementation"
+    if [ "$irc" -eq 0 ]; then
+        impl_note+=" (built in ${isecs} s)"
+        ! grep -q '^\[[^]]*\] build reused: ' "$out/qmx_impl.log" || impl_note+=" (build reused)"
+    else
+        impl_note+=", which FAILED to build (log: $out/qmx_impl.log)"
+    fi
+fi
+echo "== $label: $((${#tests[@]} - bad_programs))/${#tests[@]} programs ok in $(since "$t_all") s$impl_note"
 echo "$label: $total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]

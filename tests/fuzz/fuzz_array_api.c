@@ -23,7 +23,9 @@
  * independent of batching, counts add up; N:M: top-n selection, metadata bits and int64 / float
  * matmul over the pruned dense weights).
  * Build: make fuzz (tools/fuzz.sh); replayed by tests/test_fuzz_replay.c. */
+#ifndef QMX_TEST_SEPARATE_IMPL
 #define QMX_IMPLEMENTATION
+#endif
 #include "qmx_calib.h"
 #include <stdlib.h>
 #include <string.h>

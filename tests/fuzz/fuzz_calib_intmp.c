@@ -2,7 +2,9 @@
  * subset: qmx_intmp_parse on the input (small rule/name buffers too), then a lookup of a few
  * layer names and of the input itself; qmx_intmp_fullmatch with the input split into pattern
  * and string. Statuses only, never a crash or a sanitizer report. */
+#ifndef QMX_TEST_SEPARATE_IMPL
 #define QMX_IMPLEMENTATION
+#endif
 #include "qmx_calib.h"
 #include <stdlib.h>
 #include <string.h>

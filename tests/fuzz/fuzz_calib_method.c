@@ -2,7 +2,9 @@
  * Any input must give QMX_OK or QMX_ERR_PARSE, never a crash or a sanitizer report; the output
  * is written only on success; an accepted method satisfies the documented ranges and an
  * accepted number is finite. */
+#ifndef QMX_TEST_SEPARATE_IMPL
 #define QMX_IMPLEMENTATION
+#endif
 #include "qmx_calib.h"
 #include <stdlib.h>
 #include <string.h>

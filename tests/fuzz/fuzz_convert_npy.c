@@ -4,7 +4,9 @@
  * Checks beyond "no crash / no sanitizer report": an error always comes with a message and
  * leaves the list empty; a success yields one tensor whose element count is the product of its
  * dimensions and whose data bytes fit in the input. */
+#ifndef QMX_TEST_SEPARATE_IMPL
 #define QMX_IMPLEMENTATION
+#endif
 #include "qmx.h"
 #include "../../examples/qmx_convert/qmx_files.h"
 

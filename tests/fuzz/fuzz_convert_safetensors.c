@@ -6,7 +6,9 @@
  * Checks beyond "no crash / no sanitizer report": an error always comes with a message and
  * leaves the list empty; on success every tensor's count is the product of its dimensions and
  * the tensors' data together fit in the input. */
+#ifndef QMX_TEST_SEPARATE_IMPL
 #define QMX_IMPLEMENTATION
+#endif
 #include "qmx.h"
 #include "../../examples/qmx_convert/qmx_files.h"
 #include "../../examples/qmx_convert/qmx_convert_core.h"

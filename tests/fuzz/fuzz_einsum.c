@@ -23,7 +23,9 @@
  *     (qmx_unpack_int2), fp4 / fp6 / nf4 / fp8 without scales decoded to float32, an MX
  *     operand qmx_mx_dequantize'd on its [outer][axis_len][inner] view.
  * Build: make fuzz (tools/fuzz.sh), e.g. FUZZ=fuzz_einsum FUZZ_SECONDS=30 make fuzz. */
+#ifndef QMX_TEST_SEPARATE_IMPL
 #define QMX_IMPLEMENTATION
+#endif
 #include "qmx_kernels.h"
 #include <stdlib.h>
 #include <string.h>

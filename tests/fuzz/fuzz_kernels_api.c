@@ -39,7 +39,9 @@
  * within 4e-3 * max|v| of a double-precision softmax over the read-back cache; padding beyond
  * each row's N columns is never written.
  * Build: make fuzz (tools/fuzz.sh); replayed by tests/test_fuzz_replay.c. */
+#ifndef QMX_TEST_SEPARATE_IMPL
 #define QMX_IMPLEMENTATION
+#endif
 #include "qmx_kernels.h"
 #include <stdlib.h>
 #include <string.h>
