@@ -29,13 +29,15 @@ CROSS_TARGETS := i386 aarch64 aarch64-v8a armhf s390x ppc riscv64 riscv64-rvv128
 help:
 	@echo "qmx make targets:"
 	@echo "  demo             the end-to-end demo: an MLP on the UCI digits quantized in every format"
+	@echo "  examples         examples/parallel_pthreads.c and parallel_openmp.c: several cores, same bits"
 	@echo "  demo-cortex-m    the demo's int8 model exported as a C header, run on a Cortex-M4 (QEMU)"
 	@echo "  test             check-headers and every test on the host in 4 builds: -O2 -march=native,"
 	@echo "                   -O2 -DQMX_NO_SIMD, C++11, -std=gnu99 -O3 -ffp-contract=fast"
 	@echo "  test-targets     every test on host (SIMD and scalar), i386, aarch64 (v8.2 dotprod and"
-	@echo "                   v8.0), armhf, s390x, ppc, riscv64, Cortex-M3/M4/M55 (QEMU; installs the"
-	@echo "                   toolchains with apt-get on first use)"
+	@echo "                   v8.0), armhf, s390x, ppc, riscv64 (scalar, and RVV at VLEN 128/256/512),"
+	@echo "                   Cortex-M3/M4/M55 (QEMU; installs the toolchains with apt-get on first use)"
 	@echo "  test-sanitize    every test on the host with ASan + UBSan"
+	@echo "  test-tsan        tests/test_parallel.c (tasks on real threads) under ThreadSanitizer"
 	@echo "  test-valgrind    every test on the host under valgrind memcheck (AVX2 build)"
 	@echo "  test-exhaustive  tests/exhaustive/run.sh (long-running exhaustive checks)"
 	@echo "  check-headers    each header alone as C99 (SIMD and scalar), C++11 and freestanding Cortex-M"
@@ -69,6 +71,25 @@ demo: $(BUILD)/demo $(BUILD)/kv_decode
 	@$(BUILD)/demo examples/data/digits.csv
 	@echo
 	@$(BUILD)/kv_decode
+	@echo
+	@$(MAKE) --no-print-directory examples
+
+# The USING SEVERAL CORES examples (qmx_kernels.h): a pthreads pool and OpenMP (skipped when
+# $(CC) has no -fopenmp). `make examples` builds and runs both; `make demo` and `make test` too,
+# so that they keep compiling.
+EXAMPLE_CFLAGS := -std=c99 -O2 -march=native -Wall -Wextra -Wpedantic -Werror -I.
+HAVE_OPENMP := $(shell printf 'int main(void){return 0;}' | $(CC) -fopenmp -x c - -o /dev/null 2>/dev/null && echo 1)
+.PHONY: examples
+
+$(BUILD)/parallel_pthreads: examples/parallel_pthreads.c $(HEADERS) | $(BUILD)
+	$(CC) $(EXAMPLE_CFLAGS) examples/parallel_pthreads.c -o $@
+
+$(BUILD)/parallel_openmp: examples/parallel_openmp.c $(HEADERS) | $(BUILD)
+	$(CC) $(EXAMPLE_CFLAGS) -fopenmp examples/parallel_openmp.c -o $@
+
+examples: $(BUILD)/parallel_pthreads $(if $(HAVE_OPENMP),$(BUILD)/parallel_openmp)
+	@$(BUILD)/parallel_pthreads
+	@$(if $(HAVE_OPENMP),$(BUILD)/parallel_openmp,echo "examples: $(CC) has no -fopenmp: parallel_openmp skipped")
 
 # The int8 integer-only model of the demo as firmware: the host run exports it as a C header
 # (build/demo_model.h), and examples/demo_mcu.c classifies the held-out digits with it on a
@@ -88,8 +109,9 @@ $(BUILD):
 check-headers:
 	@tools/check_headers.sh
 
-# check-headers runs in one of the 2 job slots beside the first configurations (--with).
-test:
+# check-headers runs in one of the 2 job slots beside the first configurations (--with); the
+# examples are built and run first.
+test: examples
 	@tools/test_matrix.sh --parallel 2 --with tools/check_headers.sh --title "make test" \
 	    "native host" \
 	    "scalar HOST_MARCH= host -DQMX_NO_SIMD" \
@@ -105,6 +127,13 @@ test-targets:
 test-sanitize:
 	@UBSAN_OPTIONS=print_stacktrace=1 tools/test_matrix.sh --title "make test-sanitize" \
 	    "sanitize host -fsanitize=address,undefined -fno-sanitize-recover=all -g -O1"
+
+# The range-split kernels on real threads (tests/test_parallel.c: pthreads, which glibc >= 2.34
+# keeps in libc, so no -pthread flag is needed) under ThreadSanitizer.
+.PHONY: test-tsan
+test-tsan:
+	@TSAN_OPTIONS=halt_on_error=1 tools/test_matrix.sh --title "make test-tsan" \
+	    "tsan TESTS=tests/test_parallel.c host -fsanitize=thread -g -O1"
 
 # Valgrind 3.19 (Debian 12) decodes AVX2 but not AVX-512: this build targets x86-64-v3.
 test-valgrind:

@@ -285,6 +285,10 @@
  *     narrows. fp8 accepts only nearest-even rounding (else QMX_ERR_UNSUPPORTED).
  *   fp8 dtypes use the same calls: s = absmax / fp8_max (AQT, ONNX: absmax 0 -> 1; Qwix/TFLite: the
  *     guard above); quantize t = x / s (AQT: x * (1/s)), clip to +-max, cast nearest-even.
+ *   Several cores: qmx_quantize_run / qmx_dequantize_run compute tasks of QMX_TASK_ELEMS
+ *     elements (per-tensor configs without stochastic rounding; other configs are one task)
+ *     with the serial call's bits, on the caller's threads (qmx_kernels.h, USING SEVERAL
+ *     CORES; private prefix qmx__par_).
  *
  * FIXED-POINT REQUANTIZATION
  *   qmx_quantize_multiplier(real, &m, &shift) gives TFLite's QuantizeMultiplier exactly (no
@@ -369,6 +373,18 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* A caller's thread pool, for the kernels that split into tasks (qmx_kernels.h, USING SEVERAL
+ * CORES). qmx creates no thread: parallel_for must call fn(arg, task, worker) once for every
+ * task in [0, n_tasks), in any order and on any threads, with worker in [0, workers) and no
+ * two concurrent calls sharing a worker, and return when all are done. Zero-initialised or
+ * workers 0 / 1: serial (parallel_for not called). The result bits never depend on it. */
+typedef struct qmx_executor {
+    void (*parallel_for)(void *pool, int n_tasks, void (*fn)(void *arg, int task, int worker),
+                         void *arg);
+    void *pool;    /* passed to parallel_for as it is */
+    int workers;   /* >= 2 to use parallel_for; negative: QMX_ERR_ARG */
+} qmx_executor;
 
 /* ---- 2. status ------------------------------------------------------------------------------ */
 typedef enum qmx_status {
@@ -581,6 +597,24 @@ QMX_API qmx_status qmx_quantize(const qmx_qconfig *cfg, const float *x, size_t c
 QMX_API qmx_status qmx_dequantize(const qmx_qconfig *cfg, const void *q, size_t q_bytes,
                                   size_t count, const float *scales, size_t n_scales,
                                   const int32_t *zero_points, float *y);
+/* Range calls for several cores (qmx_kernels.h, USING SEVERAL CORES; private prefix qmx__par_).
+ * A per-tensor config without stochastic rounding splits into ceil(count / QMX_TASK_ELEMS)
+ * tasks, task t = elements [t * QMX_TASK_ELEMS, ...) of the flat index (whole bytes of every
+ * dtype); any other config is 1 task (not split yet). Each element is quantized on its own,
+ * so any split gives the serial call's bits. The _run calls take the arguments of
+ * qmx_quantize / qmx_dequantize plus tasks [task_begin, task_end) and write only those
+ * elements (a run of tasks as one call); errors of the whole call first, then a range out of
+ * bounds or reversed (QMX_ERR_ARG); nothing written on error. */
+#define QMX_TASK_ELEMS 65536
+QMX_API qmx_status qmx_quantize_tasks(const qmx_qconfig *cfg, size_t count, size_t *n_tasks);
+QMX_API qmx_status qmx_quantize_run(const qmx_qconfig *cfg, const float *x, size_t count,
+                                    const float *scales, size_t n_scales,
+                                    const int32_t *zero_points, void *q, size_t q_bytes,
+                                    size_t task_begin, size_t task_end);
+QMX_API qmx_status qmx_dequantize_run(const qmx_qconfig *cfg, const void *q, size_t q_bytes,
+                                      size_t count, const float *scales, size_t n_scales,
+                                      const int32_t *zero_points, float *y, size_t task_begin,
+                                      size_t task_end);
 
 /* ---- 6b. block-scaled formats: MX (OCP microscaling) and NVFP4 --------------------------------
  * One scale per block of consecutive elements along axis_len of the [outer][axis_len][inner]
@@ -705,6 +739,8 @@ typedef struct qmx_requant_config {
                                      filter offset is its negation): [-128, 127] for int8 W,
                                      [-8, 7] for int4 W; 0 = symmetric weights. Not read by
                                      qmx_requantize_array (acc is given there) */
+    const qmx_executor *executor; /* the fully-connected kernels only: NULL = serial (see
+                                     qmx_kernels.h USING SEVERAL CORES) */
 } qmx_requant_config;
 QMX_API qmx_status qmx_requantize_array(const qmx_requant_config *cfg, const int32_t *acc,
                                         size_t rows, size_t channels, void *out, size_t out_bytes);
@@ -2302,6 +2338,73 @@ QMX__DEF qmx_status qmx_fp8_dequantize_array(qmx_dtype fmt, const uint8_t *codes
     d = qmx__fp8_dequant_run_simd(codes, n, scale, &f, y);
     qmx__fp8_dequant_run_scalar(codes + d, n - d, scale, &f, y + d);
     return QMX_OK;
+}
+
+/* ---- range calls of qmx_quantize / qmx_dequantize (USING SEVERAL CORES) ---- */
+/* The whole call's checks that a chunk's own call cannot see (the view against count, the
+ * storage of all count elements), the task count, and the config of one chunk. */
+static qmx_status qmx__par_q_prep(const qmx_qconfig *cfg, const void *in, const void *out,
+                                  size_t count, size_t q_bytes, size_t tb, size_t te,
+                                  qmx_qconfig *sub, size_t *nt) {
+    size_t np, need;
+    qmx_status st;
+    if (!cfg || !in || !out) return QMX_ERR_NULL;
+    st = qmx_qparams_count(cfg, count, &np);
+    if (st != QMX_OK) return st;
+    st = qmx_dtype_storage_bytes(cfg->dtype == QMX_DTYPE_INVALID ? QMX_INT8 : cfg->dtype, count,
+                                 &need);
+    if (st != QMX_OK) return st;
+    if (q_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    *sub = *cfg;
+    *nt = 1;
+    if (cfg->granularity == QMX_PER_TENSOR && cfg->rounding != QMX_ROUND_STOCHASTIC) {
+        sub->outer = 0; sub->axis_len = 0; sub->inner = 0;   /* [1][chunk][1] */
+        *nt = count / QMX_TASK_ELEMS + (count % QMX_TASK_ELEMS != 0);
+    }
+    if (tb > te || te > *nt) return QMX_ERR_ARG;
+    return QMX_OK;
+}
+QMX__DEF qmx_status qmx_quantize_tasks(const qmx_qconfig *cfg, size_t count, size_t *n_tasks) {
+    qmx_qconfig sub;
+    size_t nt = 0;
+    qmx_status st;
+    if (!n_tasks) return QMX_ERR_NULL;
+    /* no buffers here (cfg stands in for them), and no storage limit */
+    st = qmx__par_q_prep(cfg, cfg, cfg, count, SIZE_MAX, 0, 0, &sub, &nt);
+    if (st == QMX_OK) *n_tasks = nt;
+    return st;
+}
+/* elements [e0, e1) of tasks [tb, te) and the byte offset of e0 (e0 a multiple of 4) */
+static void qmx__par_q_span(const qmx_qconfig *c, size_t count, size_t nt, size_t tb, size_t te,
+                            size_t *e0, size_t *e1, size_t *b0) {
+    int bits = qmx_dtype_bits(c->dtype == QMX_DTYPE_INVALID ? QMX_INT8 : c->dtype);
+    *e0 = nt == 1 ? 0 : tb * QMX_TASK_ELEMS;
+    *e1 = nt == 1 || te == nt ? count : te * QMX_TASK_ELEMS;
+    *b0 = *e0 / 8 * (size_t)bits;
+}
+QMX__DEF qmx_status qmx_quantize_run(const qmx_qconfig *cfg, const float *x, size_t count,
+                                     const float *scales, size_t n_scales,
+                                     const int32_t *zero_points, void *q, size_t q_bytes,
+                                     size_t task_begin, size_t task_end) {
+    qmx_qconfig sub;
+    size_t nt, e0, e1, b0;
+    qmx_status st = qmx__par_q_prep(cfg, x, q, count, q_bytes, task_begin, task_end, &sub, &nt);
+    if (st != QMX_OK || task_begin == task_end) return st;
+    qmx__par_q_span(cfg, count, nt, task_begin, task_end, &e0, &e1, &b0);
+    return qmx_quantize(&sub, x + e0, e1 - e0, scales, n_scales, zero_points,
+                        (unsigned char *)q + b0, q_bytes - b0);
+}
+QMX__DEF qmx_status qmx_dequantize_run(const qmx_qconfig *cfg, const void *q, size_t q_bytes,
+                                       size_t count, const float *scales, size_t n_scales,
+                                       const int32_t *zero_points, float *y, size_t task_begin,
+                                       size_t task_end) {
+    qmx_qconfig sub;
+    size_t nt, e0, e1, b0;
+    qmx_status st = qmx__par_q_prep(cfg, q, y, count, q_bytes, task_begin, task_end, &sub, &nt);
+    if (st != QMX_OK || task_begin == task_end) return st;
+    qmx__par_q_span(cfg, count, nt, task_begin, task_end, &e0, &e1, &b0);
+    return qmx_dequantize(&sub, (const unsigned char *)q + b0, q_bytes - b0, e1 - e0, scales,
+                          n_scales, zero_points, y + e0);
 }
 
 /* ---- 6b. block-scaled formats (MX, NVFP4) ---- */

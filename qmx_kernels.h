@@ -15,6 +15,7 @@
  *   DEQUANT-ON-OUTPUT             qmx_matmul_i8_f32: per-tensor/channel/block float scales
  *   PACKED WEIGHTS                qmx_matmul_i8_pack_weights + *_packed variants (fast path)
  *   DYNAMIC                       qmx_matmul_f32_dyn_i8: float rows quantized on the fly
+ *   USING SEVERAL CORES           qmx_*_run range calls, qmx_executor; private prefix qmx__par_
  *   16x8                          qmx_fully_connected_i16 (+ _packed), qmx_batch_matmul_i16:
  *                                 int16 activations, TFLite 16x8; private prefix qmx__s16_
  *   LOW-BIT MATMUL                qmx_matmul_i4*, qmx_fully_connected_i4, qmx_matmul_fp8_f32
@@ -332,6 +333,56 @@
  *   underflows to 0 (absmax < ~1.8e-43) or a weight scale that is not finite and > 0 ->
  *   QMX_ERR_ARG; 1 < w_scales_len < N -> QMX_ERR_BUFFER_TOO_SMALL. All checked before Y is
  *   written (X is read twice: scales first, then the quantization per block of 64 rows).
+ *
+ * USING SEVERAL CORES (range calls and a caller-supplied executor; private prefix qmx__par_)
+ *   qmx creates no thread. The int8 entry points split into TASKS that partition the OUTPUT,
+ *   never a reduction: task t of an M x N output is the tile of at most QMX_TASK_M (64) rows x
+ *   QMX_TASK_N (256) columns at rows 64 * (t / nc), columns 256 * (t % nc), nc = ceil(N / 256);
+ *   qmx_matmul_tasks(M, N, &n) gives their number. Each output element is computed by the same
+ *   code in the same order whatever tile holds it (the integer sums are exact; the float
+ *   stages are per element, over K in the documented order), so the result is bit-identical
+ *   for any number of workers and any order or interleaving of the tasks, on every target.
+ *   Covered: qmx_matmul_i8, qmx_matmul_i8_packed, qmx_fully_connected_i8 (+ _packed),
+ *   qmx_matmul_i8_f32 (+ _packed), qmx_matmul_f32_dyn_i8 (a task of rows quantizes its own
+ *   rows; a row's scale depends on that row only), qmx_matmul_i4, qmx_matmul_i4_f32,
+ *   qmx_fully_connected_i4 (int4 rows start on a byte: 64 m and 256 n are even),
+ *   qmx_matmul_fp8_f32; in qmx.h, qmx_quantize_run / qmx_dequantize_run (per-tensor configs:
+ *   chunks of QMX_TASK_ELEMS elements; other configs: one task). Not yet: block-scaled, 16x8,
+ *   einsum, the KV cache, the other qmx.h arrays (MX, fp8 arrays) and the observers.
+ *   Two ways in:
+ *   1. Range calls, plain C (also on Cortex-M): qmx_X_run(the arguments of qmx_X, task_begin,
+ *      task_end, workspace, workspace_bytes) computes tasks [task_begin, task_end) with one
+ *      worker's workspace: at least qmx_X_workspace_size(min(M, 64), min(N, 256), K) bytes
+ *      (the "task workspace"); given more, consecutive tiles run as one call. Each call checks
+ *      the whole call first (NULLs, shapes, overflow, K against the accumulator bound, scales,
+ *      the blob; as qmx_X), then the range (task_begin > task_end or task_end > n: QMX_ERR_ARG)
+ *      and the workspace (QMX_ERR_BUFFER_TOO_SMALL), and writes nothing on error. The one
+ *      data checks, NaN / Inf in the float rows of qmx_matmul_f32_dyn_i8_run and in the fp8
+ *      rows of qmx_matmul_fp8_f32_run, cover the rows of the call's own tasks (checked before
+ *      it writes); a row elsewhere is not read.
+ *      Concurrent range calls must use disjoint ranges and their own workspaces.
+ *   2. An executor (qmx_executor, qmx.h): a synchronous parallel_for(pool, n_tasks, fn, arg)
+ *      of the caller's pool, its pool pointer and worker count, given in
+ *      qmx_matmul_i8_opts.executor (qmx_matmul_i8, _packed), qmx_requant_config.executor
+ *      (qmx_fully_connected_i8, _packed, _i4), or to qmx_matmul_f32_dyn_i8_exec. NULL, or workers
+ *      0 / 1: the serial call, unchanged. With workers >= 2 the call checks everything first
+ *      (every float row of the dynamic path included) and then calls parallel_for once with
+ *      one task per tile (not at all when there is only 1 task), each task computed with the
+ *      workspace slice of the worker that runs it: the workspace must hold
+ *      qmx_par_workspace_size(ex, serial, task, &bytes) = workers x r64(task workspace)
+ *      (slices of r64(task) bytes; any alignment). Errors before any task, output untouched:
+ *      workers < 0 (QMX_ERR_ARG), parallel_for NULL with workers >= 2 (QMX_ERR_NULL), the
+ *      workspace too small (QMX_ERR_BUFFER_TOO_SMALL), more than INT_MAX tasks
+ *      (QMX_ERR_OVERFLOW), and every error of the serial call. parallel_for must run each task
+ *      once with a worker index in [0, workers), one task at a time per worker; a call outside
+ *      that contract is skipped (its tile is then not written). qmx_matmul_i8_f32 (+ _packed),
+ *      qmx_matmul_i4, qmx_matmul_i4_f32 and qmx_matmul_fp8_f32 take the range calls only
+ *      (run them from your own pool, as tests/test_parallel.c does): their option structs
+ *      have no executor field (callers fill them field by field, so a new field would be
+ *      read uninitialised).
+ *   Examples: examples/parallel_pthreads.c (a pthreads pool), examples/parallel_openmp.c.
+ *   tests/test_parallel.c: 1, 2, 3, 4, 8 workers on real threads in shuffled orders, bit for
+ *   bit against the serial call (make test-tsan: the same under ThreadSanitizer).
  *
  * ============================================================================================
  * 16x8: INT16 ACTIVATIONS x INT8 WEIGHTS -> INT16 (TFLite 16x8, CMSIS-NN s16; private prefix
@@ -1219,6 +1270,7 @@ typedef struct qmx_matmul_i8_opts {
     qmx_b_layout b_layout;  /* default QMX_B_NK */
     const int32_t *b_sums;  /* NULL (default), or sums from qmx_matmul_i8_weight_sums */
     size_t b_sums_len;      /* entries in b_sums (>= N) */
+    const qmx_executor *executor; /* NULL (default): serial; see USING SEVERAL CORES */
 } qmx_matmul_i8_opts;
 
 /* Bytes of the weight-sum array for N output channels (N * 4); 0 when that overflows. */
@@ -1334,6 +1386,74 @@ QMX_API qmx_status qmx_matmul_f32_dyn_i8(size_t M, size_t N, size_t K, const flo
                                          const float *w_scales, size_t w_scales_len, float *Y,
                                          size_t ldy, void *workspace, size_t workspace_bytes);
 
+/* ---- using several cores: range-split int8 kernels (USING SEVERAL CORES) -------------------- */
+#define QMX_TASK_M 64   /* rows of output per task */
+#define QMX_TASK_N 256  /* columns of output per task (a multiple of the packed panels' 16) */
+/* Tasks of an M x N output: ceil(M / QMX_TASK_M) * ceil(N / QMX_TASK_N); task t is the tile of
+ * rows from QMX_TASK_M * (t / nc) and columns from QMX_TASK_N * (t % nc), nc = ceil(N /
+ * QMX_TASK_N). Errors: NULL n_tasks, M or N 0 (SIZE). */
+QMX_API qmx_status qmx_matmul_tasks(size_t M, size_t N, size_t *n_tasks);
+/* Workspace of a call through ex: serial_bytes when ex is NULL or has 0 / 1 workers, else
+ * workers slices of task_bytes rounded up to 64. Errors: NULL bytes, workers < 0 (ARG),
+ * overflow. */
+QMX_API qmx_status qmx_par_workspace_size(const qmx_executor *ex, size_t serial_bytes,
+                                          size_t task_bytes, size_t *bytes);
+/* Range calls: the arguments of the entry point, then tasks [task_begin, task_end) of
+ * qmx_matmul_tasks(M, N) and one worker's workspace (at least the entry point's workspace size
+ * for min(M, QMX_TASK_M) x min(N, QMX_TASK_N); more lets consecutive tiles run as one call).
+ * Only those tasks' outputs are written, with the serial call's bits. The executor of opts /
+ * rq is ignored here. Errors: the entry point's (whole call), then task_begin > task_end or
+ * task_end > n_tasks (ARG), workspace too small (BUFFER_TOO_SMALL); nothing written. */
+QMX_API qmx_status qmx_matmul_i8_run(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
+                                     const int8_t *B, size_t ldb, int32_t *C, size_t ldc,
+                                     const qmx_matmul_i8_opts *opts, size_t task_begin,
+                                     size_t task_end, void *workspace, size_t workspace_bytes);
+QMX_API qmx_status qmx_matmul_i8_packed_run(size_t M, size_t N, size_t K, const int8_t *A,
+                                            size_t lda, const void *packed, size_t packed_bytes,
+                                            int32_t *C, size_t ldc,
+                                            const qmx_matmul_i8_opts *opts, size_t task_begin,
+                                            size_t task_end, void *workspace,
+                                            size_t workspace_bytes);
+QMX_API qmx_status qmx_fully_connected_i8_run(size_t M, size_t N, size_t K, const int8_t *A,
+                                              size_t lda, int32_t a_zp, const int8_t *W,
+                                              size_t ldw, const qmx_requant_config *rq,
+                                              void *out, size_t ldo, size_t task_begin,
+                                              size_t task_end, void *workspace,
+                                              size_t workspace_bytes);
+QMX_API qmx_status qmx_fully_connected_i8_packed_run(size_t M, size_t N, size_t K,
+                                                     const int8_t *A, size_t lda, int32_t a_zp,
+                                                     const void *packed, size_t packed_bytes,
+                                                     const qmx_requant_config *rq, void *out,
+                                                     size_t ldo, size_t task_begin,
+                                                     size_t task_end, void *workspace,
+                                                     size_t workspace_bytes);
+QMX_API qmx_status qmx_matmul_i8_f32_run(size_t M, size_t N, size_t K, const int8_t *A,
+                                         size_t lda, const int8_t *B, size_t ldb, float *C,
+                                         size_t ldc, const qmx_matmul_i8_f32_scales *scales,
+                                         size_t task_begin, size_t task_end, void *workspace,
+                                         size_t workspace_bytes);
+QMX_API qmx_status qmx_matmul_i8_f32_packed_run(size_t M, size_t N, size_t K, const int8_t *A,
+                                                size_t lda, const void *packed,
+                                                size_t packed_bytes, float *C, size_t ldc,
+                                                const qmx_matmul_i8_f32_scales *scales,
+                                                size_t task_begin, size_t task_end,
+                                                void *workspace, size_t workspace_bytes);
+/* The range call checks the rows of its own tasks for NaN / Inf (QMX_ERR_NONFINITE) before it
+ * writes; qmx_matmul_f32_dyn_i8_exec checks every row before the first task. */
+QMX_API qmx_status qmx_matmul_f32_dyn_i8_run(size_t M, size_t N, size_t K, const float *X,
+                                             size_t ldx, const void *packed, size_t packed_bytes,
+                                             const float *w_scales, size_t w_scales_len,
+                                             float *Y, size_t ldy, size_t task_begin,
+                                             size_t task_end, void *workspace,
+                                             size_t workspace_bytes);
+/* qmx_matmul_f32_dyn_i8 through an executor (it has no option struct); NULL: serial. */
+QMX_API qmx_status qmx_matmul_f32_dyn_i8_exec(size_t M, size_t N, size_t K, const float *X,
+                                              size_t ldx, const void *packed,
+                                              size_t packed_bytes, const float *w_scales,
+                                              size_t w_scales_len, float *Y, size_t ldy,
+                                              const qmx_executor *executor, void *workspace,
+                                              size_t workspace_bytes);
+
 /* ---- low-bit matmul: int4 weights, fp8 ----------------------------------------------------- */
 
 /* Largest K of the int4 matmuls (see OVERFLOW BOUND). */
@@ -1380,6 +1500,25 @@ QMX_API qmx_status qmx_fully_connected_i4(size_t M, size_t N, size_t K, const in
                                           size_t ldw, const qmx_requant_config *rq, void *out,
                                           size_t ldo, void *workspace, size_t workspace_bytes);
 
+/* int4 weights (LOW-BIT MATMUL): the same range calls; the executor of
+ * qmx_fully_connected_i4 is rq->executor (qmx_matmul_i4_params has none). */
+QMX_API qmx_status qmx_matmul_i4_run(size_t M, size_t N, size_t K, const void *A, size_t lda,
+                                     const uint8_t *W, size_t ldw, int32_t *C, size_t ldc,
+                                     const qmx_matmul_i4_params *params,
+                                     size_t task_begin, size_t task_end, void *workspace,
+                                     size_t workspace_bytes);
+QMX_API qmx_status qmx_matmul_i4_f32_run(size_t M, size_t N, size_t K, const void *A,
+                                         size_t lda, const uint8_t *W, size_t ldw, float *C,
+                                         size_t ldc, const qmx_matmul_i4_params *params,
+                                         size_t task_begin, size_t task_end, void *workspace,
+                                         size_t workspace_bytes);
+QMX_API qmx_status qmx_fully_connected_i4_run(size_t M, size_t N, size_t K, const int8_t *A,
+                                              size_t lda, int32_t a_zp, const uint8_t *W,
+                                              size_t ldw, const qmx_requant_config *rq,
+                                              void *out, size_t ldo, size_t task_begin,
+                                              size_t task_end, void *workspace,
+                                              size_t workspace_bytes);
+
 /* Formats and scales of qmx_matmul_fp8_f32 (zero-initialised: E4M3FN x E4M3FN, no scales). */
 typedef struct qmx_matmul_fp8_params {
     qmx_dtype a_fmt;          /* 0 or QMX_FP8_E4M3FN, or QMX_FP8_E5M2 */
@@ -1399,6 +1538,13 @@ QMX_API qmx_status qmx_matmul_fp8_f32(size_t M, size_t N, size_t K, const uint8_
                                       size_t lda, const uint8_t *B, size_t ldb, float *C,
                                       size_t ldc, const qmx_matmul_fp8_params *params,
                                       void *workspace, size_t workspace_bytes);
+/* Range calls (USING SEVERAL CORES): the non-finite scans cover the rows of A and B of the
+ * call's own tasks (checked before it writes). */
+QMX_API qmx_status qmx_matmul_fp8_f32_run(size_t M, size_t N, size_t K, const uint8_t *A,
+                                          size_t lda, const uint8_t *B, size_t ldb, float *C,
+                                          size_t ldc, const qmx_matmul_fp8_params *params,
+                                          size_t task_begin, size_t task_end, void *workspace,
+                                          size_t workspace_bytes);
 
 /* ---- einsum -------------------------------------------------------------------------------- */
 
@@ -1702,6 +1848,10 @@ static size_t qmx__k_r64(size_t x) { return (x + 63u) & ~(size_t)63u; }
 static size_t qmx__k_r16(size_t x) { return (x + 15u) & ~(size_t)15u; }
 static size_t qmx__k_r4(size_t x) { return (x + 3u) & ~(size_t)3u; }
 #define QMX__K_MB 64 /* rows of A per panel (and per packed panel) */
+/* modes of the inner entry points qmx__par_* (USING SEVERAL CORES) */
+#define QMX__PAR_RUN 0        /* check everything, then compute */
+#define QMX__PAR_CHECK 1      /* check the arguments (not the workspace size); write nothing */
+#define QMX__PAR_CHECK_DATA 2 /* and the checks that need a pass over an input (dyn rows) */
 /* Bytes of the panel of A that qmx__k_mm_nk lays out in the workspace: up to 64 rows of 2
  * bytes per element rounded up to 4 (the DSP layout; the other paths use at most half), the
  * same on every target so that the workspace sizes are. */
@@ -1746,6 +1896,7 @@ static qmx_status qmx__k_check_mm(size_t M, size_t N, size_t K, const int8_t *A,
         *o = *opts;
     } else {
         o->a_zp = 0; o->b_zp = 0; o->b_layout = QMX_B_NK; o->b_sums = NULL; o->b_sums_len = 0;
+        o->executor = NULL;
     }
     if (!A || !C) return QMX_ERR_NULL;
     if (o->a_zp < -128 || o->a_zp > 127 || o->b_zp < -128 || o->b_zp > 127) return QMX_ERR_ARG;
@@ -2550,10 +2701,11 @@ static int qmx__k_kn_i32(size_t M, size_t N, size_t K, const int8_t *A, size_t l
                          uint32_t ca, uint8_t *region, size_t nbytes);
 #endif
 
-QMX_API qmx_status qmx_matmul_i8(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
+/* qmx_matmul_i8 on one rectangle (USING SEVERAL CORES); mode QMX__PAR_CHECK: arguments only */
+static qmx_status qmx__par_mm_i8(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
                                  const int8_t *B, size_t ldb, int32_t *C, size_t ldc,
                                  const qmx_matmul_i8_opts *opts, void *workspace,
-                                 size_t workspace_bytes) {
+                                 size_t workspace_bytes, int mode) {
     qmx_matmul_i8_opts o;
     size_t need, m, off;
     uint8_t *ws;
@@ -2564,6 +2716,7 @@ QMX_API qmx_status qmx_matmul_i8(size_t M, size_t N, size_t K, const int8_t *A, 
     if (st != QMX_OK) return st;
     if (!workspace) return QMX_ERR_NULL;
     if (o.b_sums && o.b_sums_len < N) return QMX_ERR_BUFFER_TOO_SMALL;
+    if (mode != QMX__PAR_RUN) return QMX_OK;
     st = qmx_matmul_i8_workspace_size(M, N, K, &o, &need);
     if (st != QMX_OK) return st;
     if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
@@ -3199,10 +3352,10 @@ static qmx_status qmx__k_fc_prep(size_t M, size_t N, size_t ldo, const qmx_requa
     return QMX_OK;
 }
 
-QMX_API qmx_status qmx_fully_connected_i8(size_t M, size_t N, size_t K, const int8_t *A,
-                                          size_t lda, int32_t a_zp, const int8_t *W, size_t ldw,
-                                          const qmx_requant_config *rq, void *out, size_t ldo,
-                                          void *workspace, size_t workspace_bytes) {
+static qmx_status qmx__par_fc_i8(size_t M, size_t N, size_t K, const int8_t *A,
+                                 size_t lda, int32_t a_zp, const int8_t *W, size_t ldw,
+                                 const qmx_requant_config *rq, void *out, size_t ldo,
+                                 void *workspace, size_t workspace_bytes, int mode) {
     qmx__k_fc_ctx x;
     size_t need;
     qmx_status st;
@@ -3216,6 +3369,7 @@ QMX_API qmx_status qmx_fully_connected_i8(size_t M, size_t N, size_t K, const in
     if (!qmx__k_extent(M, K, lda)) return QMX_ERR_OVERFLOW;
     st = qmx__k_fc_prep(M, N, ldo, rq, out, &x);
     if (st != QMX_OK) return st;
+    if (mode != QMX__PAR_RUN) return QMX_OK;
     st = qmx__k_stage_ws(M, N, K, &need);
     if (st != QMX_OK) return st;
     if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
@@ -3425,10 +3579,10 @@ static void qmx__k_f32_stage(void *vctx, size_t m0, size_t mb, size_t n0, size_t
     }
 }
 
-QMX_API qmx_status qmx_matmul_i8_f32(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
-                                     const int8_t *B, size_t ldb, float *C, size_t ldc,
-                                     const qmx_matmul_i8_f32_scales *s, void *workspace,
-                                     size_t workspace_bytes) {
+static qmx_status qmx__par_f32(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
+                               const int8_t *B, size_t ldb, float *C, size_t ldc,
+                               const qmx_matmul_i8_f32_scales *s, void *workspace,
+                               size_t workspace_bytes, int mode) {
     qmx__k_f32_ctx x;
     size_t need, nblk = 1, ext;
     qmx_status st;
@@ -3444,6 +3598,7 @@ QMX_API qmx_status qmx_matmul_i8_f32(size_t M, size_t N, size_t K, const int8_t 
     if (!ext || ext > SIZE_MAX / sizeof(float)) return QMX_ERR_OVERFLOW;
     st = qmx__k_check_f32_scales(s, M, N, K, &nblk);
     if (st != QMX_OK) return st;
+    if (mode != QMX__PAR_RUN) return QMX_OK;
     st = qmx__k_stage_ws(M, N, K, &need);
     if (st != QMX_OK) return st;
     if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
@@ -4473,10 +4628,12 @@ static void qmx__k_pk_run(const qmx__k_pk_args *g) {
 #define QMX__K_PK_CA 0u
 #endif
 
-QMX_API qmx_status qmx_matmul_i8_packed(size_t M, size_t N, size_t K, const int8_t *A,
-                                        size_t lda, const void *packed, size_t packed_bytes,
-                                        int32_t *C, size_t ldc, const qmx_matmul_i8_opts *opts,
-                                        void *workspace, size_t workspace_bytes) {
+/* Columns [n_off, n_off + N) of a blob of n_blob columns (n_off a multiple of 16). */
+static qmx_status qmx__par_mm_i8p(size_t M, size_t N, size_t K, const int8_t *A,
+                                  size_t lda, const void *packed, size_t packed_bytes,
+                                  int32_t *C, size_t ldc, const qmx_matmul_i8_opts *opts,
+                                  void *workspace, size_t workspace_bytes, size_t n_off,
+                                  size_t n_blob, int mode) {
     qmx_matmul_i8_opts o;
     qmx__k_pk_args g;
     size_t need, off, m, n, ce;
@@ -4492,12 +4649,13 @@ QMX_API qmx_status qmx_matmul_i8_packed(size_t M, size_t N, size_t K, const int8
     if (!A || !C || !workspace) return QMX_ERR_NULL;
     if (o.a_zp < -128 || o.a_zp > 127 || o.b_zp < -128 || o.b_zp > 127) return QMX_ERR_ARG;
     if (M == 0) return QMX_ERR_SIZE;
-    st = qmx__k_pk_check(packed, packed_bytes, N, K);
+    st = qmx__k_pk_check(packed, packed_bytes, n_blob, K);
     if (st != QMX_OK) return st;
     if (lda < K || ldc < N) return QMX_ERR_SHAPE;
     if (!qmx__k_extent(M, K, lda)) return QMX_ERR_OVERFLOW;
     ce = qmx__k_extent(M, N, ldc);
     if (!ce || ce > SIZE_MAX / sizeof(int32_t)) return QMX_ERR_OVERFLOW;
+    if (mode != QMX__PAR_RUN) return QMX_OK;
     st = qmx_matmul_i8_packed_workspace_size(M, N, K, &need);
     if (st != QMX_OK) return st;
     if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
@@ -4505,7 +4663,7 @@ QMX_API qmx_status qmx_matmul_i8_packed(size_t M, size_t N, size_t K, const int8
     g.M = M; g.N = N; g.K = K; g.lda = lda; g.ldc = ldc;
     g.np = qmx__k_r16(N); g.kp = qmx__k_r4(K); g.pstride = 16 * g.kp;
     g.A = A; g.C = C;
-    g.panels = pk + QMX_MATMUL_I8_PACK_HEADER + 4 * g.np;
+    g.panels = pk + QMX_MATMUL_I8_PACK_HEADER + 4 * qmx__k_r16(n_blob) + (n_off / 16) * g.pstride;
     ws = (uint8_t *)workspace;
     off = (size_t)((64u - ((uintptr_t)ws & 63u)) & 63u);
     rt = (uint32_t *)(void *)(ws + off);
@@ -4521,7 +4679,7 @@ QMX_API qmx_status qmx_matmul_i8_packed(size_t M, size_t N, size_t K, const int8
     }
     ca = (uint32_t)o.a_zp + QMX__K_PK_CA;
     for (n = 0; n < g.np; n++)
-        cacs[n] = n < N ? ca * qmx__k_ld32le(pk + QMX_MATMUL_I8_PACK_HEADER + 4 * n) : 0u;
+        cacs[n] = n < N ? ca * qmx__k_ld32le(pk + QMX_MATMUL_I8_PACK_HEADER + 4 * (n_off + n)) : 0u;
     g.rt = rt; g.cacs = cacs;
     qmx__k_pk_run(&g);
     return QMX_OK;
@@ -4557,12 +4715,11 @@ QMX_API qmx_status qmx_fully_connected_i8_packed_workspace_size(size_t M, size_t
     return QMX_OK;
 }
 
-QMX_API qmx_status qmx_fully_connected_i8_packed(size_t M, size_t N, size_t K, const int8_t *A,
-                                                 size_t lda, int32_t a_zp, const void *packed,
-                                                 size_t packed_bytes,
-                                                 const qmx_requant_config *rq, void *out,
-                                                 size_t ldo, void *workspace,
-                                                 size_t workspace_bytes) {
+static qmx_status qmx__par_fc_i8p(size_t M, size_t N, size_t K, const int8_t *A,
+                                  size_t lda, int32_t a_zp, const void *packed,
+                                  size_t packed_bytes, const qmx_requant_config *rq, void *out,
+                                  size_t ldo, void *workspace, size_t workspace_bytes,
+                                  size_t n_off, size_t n_blob, int mode) {
     qmx__k_fc_ctx x;
     qmx__k_pk_args g;
     size_t need, off, np, kp, m0, n0, n;
@@ -4575,12 +4732,13 @@ QMX_API qmx_status qmx_fully_connected_i8_packed(size_t M, size_t N, size_t K, c
     if (a_zp < -128 || a_zp > 127) return QMX_ERR_ARG;
     if (rq->weight_zero_point < -128 || rq->weight_zero_point > 127) return QMX_ERR_ARG;
     if (M == 0) return QMX_ERR_SIZE;
-    st = qmx__k_pk_check(packed, packed_bytes, N, K);
+    st = qmx__k_pk_check(packed, packed_bytes, n_blob, K);
     if (st != QMX_OK) return st;
     if (lda < K || ldo < N) return QMX_ERR_SHAPE;
     if (!qmx__k_extent(M, K, lda)) return QMX_ERR_OVERFLOW;
     st = qmx__k_fc_prep(M, N, ldo, rq, out, &x);
     if (st != QMX_OK) return st;
+    if (mode != QMX__PAR_RUN) return QMX_OK;
     st = qmx_fully_connected_i8_packed_workspace_size(M, N, K, &need);
     if (st != QMX_OK) return st;
     if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
@@ -4595,7 +4753,7 @@ QMX_API qmx_status qmx_fully_connected_i8_packed(size_t M, size_t N, size_t K, c
     off += qmx__k_r64(4 * np);
     ca = (uint32_t)a_zp + QMX__K_PK_CA;
     for (n = 0; n < np; n++)
-        cacs[n] = n < N ? ca * qmx__k_ld32le(pk + QMX_MATMUL_I8_PACK_HEADER + 4 * n) : 0u;
+        cacs[n] = n < N ? ca * qmx__k_ld32le(pk + QMX_MATMUL_I8_PACK_HEADER + 4 * (n_off + n)) : 0u;
     g.apack = ws + off;
     off += qmx__k_r64(kp > (M < QMX__K_MB ? M : QMX__K_MB) * (kp < QMX__K_PK_KC ? kp : QMX__K_PK_KC)
                           ? kp : (M < QMX__K_MB ? M : QMX__K_MB) * (kp < QMX__K_PK_KC ? kp : QMX__K_PK_KC));
@@ -4616,7 +4774,8 @@ QMX_API qmx_status qmx_fully_connected_i8_packed(size_t M, size_t N, size_t K, c
             /* the tile's panels: n0 is a multiple of 16; full-K panels (stride 16*Kp) */
             g.M = mb; g.N = nb; g.ldc = nb; g.np = qmx__k_r16(nb);
             g.A = A + m0 * lda;
-            g.panels = pk + QMX_MATMUL_I8_PACK_HEADER + 4 * np + (n0 / 16) * 16 * kp;
+            g.panels = pk + QMX_MATMUL_I8_PACK_HEADER + 4 * qmx__k_r16(n_blob) +
+                       ((n_off + n0) / 16) * 16 * kp;
             g.C = tile;
             g.cacs = cacs + n0;
             qmx__k_pk_run(&g);
@@ -4666,11 +4825,11 @@ static void qmx__k_pk_blocksums(const uint8_t *panels, size_t pstride, size_t np
     }
 }
 
-QMX_API qmx_status qmx_matmul_i8_f32_packed(size_t M, size_t N, size_t K, const int8_t *A,
-                                            size_t lda, const void *packed, size_t packed_bytes,
-                                            float *C, size_t ldc,
-                                            const qmx_matmul_i8_f32_scales *s, void *workspace,
-                                            size_t workspace_bytes) {
+static qmx_status qmx__par_f32p(size_t M, size_t N, size_t K, const int8_t *A,
+                                size_t lda, const void *packed, size_t packed_bytes,
+                                float *C, size_t ldc, const qmx_matmul_i8_f32_scales *s,
+                                void *workspace, size_t workspace_bytes, size_t n_off,
+                                size_t n_blob, int mode) {
     qmx__k_f32_ctx x;
     qmx__k_pk_args g;
     size_t need, nblk = 1, i, ext, off, np, kp, m0, n0, kb, blk, bs, tn;
@@ -4683,7 +4842,7 @@ QMX_API qmx_status qmx_matmul_i8_f32_packed(size_t M, size_t N, size_t K, const 
     if (!s->a_scales || !s->b_scales) return QMX_ERR_NULL;
     if (s->a_zp < -128 || s->a_zp > 127) return QMX_ERR_ARG;
     if (M == 0 || s->block_size == 0) return QMX_ERR_SIZE;
-    st = qmx__k_pk_check(packed, packed_bytes, N, K);
+    st = qmx__k_pk_check(packed, packed_bytes, n_blob, K);
     if (st != QMX_OK) return st;
     if (lda < K || ldc < N) return QMX_ERR_SHAPE;
     if (!qmx__k_extent(M, K, lda)) return QMX_ERR_OVERFLOW;
@@ -4693,6 +4852,7 @@ QMX_API qmx_status qmx_matmul_i8_f32_packed(size_t M, size_t N, size_t K, const 
     if (bs < K && bs % 4 != 0) return QMX_ERR_UNSUPPORTED; /* blocks must start on a group */
     st = qmx__k_check_f32_scales(s, M, N, K, &nblk);
     if (st != QMX_OK) return st;
+    if (mode != QMX__PAR_RUN) return QMX_OK;
     st = qmx_fully_connected_i8_packed_workspace_size(M, N, K, &need);
     if (st != QMX_OK) return st;
     if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
@@ -4711,7 +4871,7 @@ QMX_API qmx_status qmx_matmul_i8_f32_packed(size_t M, size_t N, size_t K, const 
                           ? kp : (M < QMX__K_MB ? M : QMX__K_MB) * (kp < QMX__K_PK_KC ? kp : QMX__K_PK_KC));
     tile = (int32_t *)(void *)(ws + off);
     ca = (uint32_t)s->a_zp + QMX__K_PK_CA;
-    pan = pk + QMX_MATMUL_I8_PACK_HEADER + 4 * np;
+    pan = pk + QMX_MATMUL_I8_PACK_HEADER + 4 * qmx__k_r16(n_blob) + (n_off / 16) * 16 * kp;
     g.lda = lda; g.pstride = 16 * kp; g.rt = zeros; g.cacs = cacs; g.C = tile;
     /* a few rows and several K blocks: tiles of 4 panels, so that the blocks of each panel are
      * read one after the other (4 long streams instead of 16 short ones per block) */
@@ -4729,7 +4889,7 @@ QMX_API qmx_status qmx_matmul_i8_f32_packed(size_t M, size_t N, size_t K, const 
                 if (ca != 0 && kl == K) { /* one block: the blob's column sums (header) */
                     for (i = 0; i < 16 * npt; i++)
                         cacs[i] = n0 + i < N ? ca * qmx__k_ld32le(pk + QMX_MATMUL_I8_PACK_HEADER +
-                                                                    4 * (n0 + i)) : 0u;
+                                                                    4 * (n_off + n0 + i)) : 0u;
                 } else if (ca != 0) { /* this block's sums: its panels are in cache next */
                     qmx__k_pk_blocksums(bp, g.pstride, npt, 0, qmx__k_r4(kl) / 4,
                                         (int32_t *)(void *)cacs);
@@ -4785,10 +4945,12 @@ QMX_API qmx_status qmx_matmul_f32_dyn_i8_workspace_size(size_t M, size_t N, size
     return QMX_OK;
 }
 
-QMX_API qmx_status qmx_matmul_f32_dyn_i8(size_t M, size_t N, size_t K, const float *X,
-                                         size_t ldx, const void *packed, size_t packed_bytes,
-                                         const float *w_scales, size_t w_scales_len, float *Y,
-                                         size_t ldy, void *workspace, size_t workspace_bytes) {
+/* mode QMX__PAR_CHECK_DATA: the arguments and every row's scale (nothing written) */
+static qmx_status qmx__par_dyn(size_t M, size_t N, size_t K, const float *X,
+                               size_t ldx, const void *packed, size_t packed_bytes,
+                               const float *w_scales, size_t w_scales_len, float *Y,
+                               size_t ldy, void *workspace, size_t workspace_bytes, size_t n_off,
+                               size_t n_blob, int mode) {
     qmx_qconfig cfg;
     size_t need, inner, mb, off, m, m0, n, ext, nsc;
     uint8_t *ws;
@@ -4799,7 +4961,7 @@ QMX_API qmx_status qmx_matmul_f32_dyn_i8(size_t M, size_t N, size_t K, const flo
     if (!X || !Y || !w_scales || !workspace) return QMX_ERR_NULL;
     if (M == 0 || N == 0 || K == 0) return QMX_ERR_SIZE;
     if (K > QMX_MATMUL_I8_MAX_K) return QMX_ERR_OVERFLOW;
-    st = qmx__k_pk_check(packed, packed_bytes, N, K);
+    st = qmx__k_pk_check(packed, packed_bytes, n_blob, K);
     if (st != QMX_OK) return st;
     if (ldx < K || ldy < N) return QMX_ERR_SHAPE;
     if (!qmx__k_extent(M, K, ldx)) return QMX_ERR_OVERFLOW;
@@ -4809,6 +4971,14 @@ QMX_API qmx_status qmx_matmul_f32_dyn_i8(size_t M, size_t N, size_t K, const flo
     nsc = w_scales_len == 1 ? 1 : N;
     for (n = 0; n < nsc; n++)
         if (!qmx__k_scale_ok(w_scales[n])) return QMX_ERR_ARG;
+    qmx__k_dyn_cfg(&cfg);
+    for (m = 0; mode == QMX__PAR_CHECK_DATA && m < M; m++) { /* pass 1 below, kept nowhere */
+        float s1;
+        st = qmx_compute_qparams(&cfg, X + m * ldx, K, &s1, 1, NULL);
+        if (st != QMX_OK) return st;
+        if (!qmx__k_scale_ok(s1)) return QMX_ERR_ARG;
+    }
+    if (mode != QMX__PAR_RUN) return QMX_OK;
     st = qmx_matmul_f32_dyn_i8_workspace_size(M, N, K, &need);
     if (st != QMX_OK) return st;
     if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
@@ -4836,8 +5006,8 @@ QMX_API qmx_status qmx_matmul_f32_dyn_i8(size_t M, size_t N, size_t K, const flo
             st = qmx_quantize(&cfg, X + (m0 + i) * ldx, K, sx + m0 + i, 1, NULL, q + i * K, K);
             if (st != QMX_OK) return st; /* not reached: the config and scales are checked */
         }
-        st = qmx_matmul_i8_packed(rows, N, K, q, K, packed, packed_bytes, tile, N, NULL,
-                                  ws + off, inner);
+        st = qmx__par_mm_i8p(rows, N, K, q, K, packed, packed_bytes, tile, N, NULL, ws + off,
+                             inner, n_off, n_blob, QMX__PAR_RUN);
         if (st != QMX_OK) return st; /* not reached */
         for (i = 0; i < rows; i++) {
             const int32_t *t = tile + i * N;
@@ -4861,6 +5031,504 @@ QMX_API qmx_status qmx_matmul_f32_dyn_i8(size_t M, size_t N, size_t K, const flo
         }
     }
     return QMX_OK;
+}
+
+/* ---- USING SEVERAL CORES: tasks, range calls, the executor -----------------------------------
+ * Every covered entry point is an inner function qmx__par_X(args, ..., mode) above, computing
+ * one rectangle of its output (packed blobs: columns from n_off of n_blob). qmx__par_call maps
+ * a rectangle of tiles onto it (sub-views of A, B, C and the per-row / per-column arrays), so
+ * the serial call, a range call and a task all run the same code, and since every output
+ * element is computed the same way whatever rectangle holds it (integers are exact; the float
+ * stages are per element, in a fixed order over K), the bits never depend on the split. */
+enum { QMX__PAR_MM, QMX__PAR_MMP, QMX__PAR_FC, QMX__PAR_FCP, QMX__PAR_F32, QMX__PAR_F32P,
+       QMX__PAR_DYN, QMX__PAR_I4, QMX__PAR_I4F, QMX__PAR_FC4, QMX__PAR_FP8 };
+static qmx_status qmx__par_fp8(size_t M, size_t N, size_t K, const uint8_t *A,
+                               size_t lda, const uint8_t *B, size_t ldb, float *C,
+                               size_t ldc, const qmx_matmul_fp8_params *params,
+                               void *workspace, size_t workspace_bytes, int mode);
+/* the int4 inner entry points (LOW-BIT MATMUL implementation, below) */
+static qmx_status qmx__par_i4(size_t M, size_t N, size_t K, const void *A, size_t lda,
+                              const uint8_t *W, size_t ldw, int32_t *C, size_t ldc,
+                              const qmx_matmul_i4_params *params, void *workspace,
+                              size_t workspace_bytes, int mode);
+static qmx_status qmx__par_i4f(size_t M, size_t N, size_t K, const void *A, size_t lda,
+                               const uint8_t *W, size_t ldw, float *C, size_t ldc,
+                               const qmx_matmul_i4_params *params, void *workspace,
+                               size_t workspace_bytes, int mode);
+static qmx_status qmx__par_fc4(size_t M, size_t N, size_t K, const int8_t *A,
+                               size_t lda, int32_t a_zp, const uint8_t *W,
+                               size_t ldw, const qmx_requant_config *rq, void *out,
+                               size_t ldo, void *workspace, size_t workspace_bytes, int mode);
+
+typedef struct qmx__par_mm {
+    int kind;
+    size_t M, N, K;
+    const void *A; size_t lda;          /* int8 A, or float X (DYN) */
+    const void *B; size_t ldb;          /* int8 B / W and its ldb, or the blob and its bytes */
+    void *C; size_t ldc;                /* the output and its leading dimension */
+    int32_t a_zp;                       /* FC, FCP */
+    const qmx_matmul_i8_opts *opts;     /* MM, MMP (executor ignored here) */
+    const qmx_requant_config *rq;       /* FC, FCP */
+    const qmx_matmul_i8_f32_scales *sc; /* F32, F32P */
+    const float *w_scales;              /* DYN */
+    size_t w_scales_len;
+    const qmx_matmul_i4_params *p4;     /* I4, I4F */
+    const qmx_matmul_fp8_params *p8;    /* FP8 */
+} qmx__par_mm;
+
+static qmx__par_mm qmx__par_mk(int kind, size_t M, size_t N, size_t K, const void *A,
+                               size_t lda, const void *B, size_t ldb, void *C, size_t ldc) {
+    qmx__par_mm c;
+    c.kind = kind; c.M = M; c.N = N; c.K = K; c.A = A; c.lda = lda; c.B = B; c.ldb = ldb;
+    c.C = C; c.ldc = ldc; c.a_zp = 0; c.opts = NULL; c.rq = NULL; c.sc = NULL;
+    c.w_scales = NULL; c.w_scales_len = 0; c.p4 = NULL; c.p8 = NULL;
+    return c;
+}
+
+/* p + off bytes, NULL kept (the whole-call check sees the caller's NULLs) */
+static const void *qmx__par_at(const void *p, size_t off) {
+    return p ? (const void *)((const unsigned char *)p + off) : p;
+}
+
+static qmx_status qmx__par_wsz(const qmx__par_mm *c, size_t M, size_t N, size_t K,
+                               size_t *bytes) {
+    switch (c->kind) {
+    case QMX__PAR_I4: case QMX__PAR_I4F:
+        return qmx_matmul_i4_workspace_size(M, N, K, c->p4, bytes);
+    case QMX__PAR_FC4: return qmx_matmul_i4_workspace_size(M, N, K, NULL, bytes);
+    case QMX__PAR_FP8: return qmx_matmul_fp8_f32_workspace_size(M, N, K, bytes);
+    case QMX__PAR_MM: return qmx_matmul_i8_workspace_size(M, N, K, NULL, bytes);
+    case QMX__PAR_MMP: return qmx_matmul_i8_packed_workspace_size(M, N, K, bytes);
+    case QMX__PAR_FC: case QMX__PAR_F32: return qmx__k_stage_ws(M, N, K, bytes);
+    case QMX__PAR_FCP: case QMX__PAR_F32P:
+        return qmx_fully_connected_i8_packed_workspace_size(M, N, K, bytes);
+    default: return qmx_matmul_f32_dyn_i8_workspace_size(M, N, K, bytes);
+    }
+}
+
+/* The entry point on rows [m0, m1) x columns [n0, n1) (n0 a multiple of QMX_TASK_N). */
+static qmx_status qmx__par_call(const qmx__par_mm *c, size_t m0, size_t m1, size_t n0,
+                                size_t n1, int mode, void *ws, size_t bytes) {
+    size_t M = m1 - m0, N = n1 - n0, K = c->K, ra = m0 * c->lda;
+    /* int8 A (int4 and float A are offset in their cases) */
+    const int8_t *A = c->kind == QMX__PAR_I4 || c->kind == QMX__PAR_I4F ||
+                              c->kind == QMX__PAR_DYN || c->kind == QMX__PAR_FP8
+                          ? NULL : (const int8_t *)qmx__par_at(c->A, ra);
+    switch (c->kind) {
+    case QMX__PAR_MM: case QMX__PAR_MMP: {
+        qmx_matmul_i8_opts o = QMX_ZERO_INIT;
+        int32_t *C = (int32_t *)(void *)c->C;
+        if (c->opts) o = *c->opts;
+        o.executor = NULL;
+        if (o.b_sums && n0) { o.b_sums += n0; o.b_sums_len = o.b_sums_len > n0 ? o.b_sums_len - n0 : 0; }
+        if (C) C += m0 * c->ldc + n0;
+        if (c->kind == QMX__PAR_MMP)
+            return qmx__par_mm_i8p(M, N, K, A, c->lda, c->B, c->ldb, C, c->ldc, &o, ws, bytes, n0,
+                                   c->N, mode);
+        return qmx__par_mm_i8(M, N, K, A, c->lda,
+                              (const int8_t *)qmx__par_at(c->B, o.b_layout == QMX_B_KN ? n0 : n0 * c->ldb),
+                              c->ldb, C, c->ldc, &o, ws, bytes, mode);
+    }
+    case QMX__PAR_FC: case QMX__PAR_FCP: {
+        qmx_requant_config r = QMX_ZERO_INIT;
+        void *out = c->C;
+        if (!c->rq) return QMX_ERR_NULL;
+        r = *c->rq;
+        r.executor = NULL;
+        if (r.per_channel && n0) {
+            if (r.multipliers) r.multipliers += n0;
+            if (r.shifts) r.shifts += n0;
+            if (r.scales) r.scales += n0;
+        }
+        if (r.bias) r.bias += n0;
+        if (out) out = (void *)((unsigned char *)out + (m0 * c->ldc + n0) *
+                                                      (r.out_dtype == QMX_INT16 ? 2u : 1u));
+        if (c->kind == QMX__PAR_FCP)
+            return qmx__par_fc_i8p(M, N, K, A, c->lda, c->a_zp, c->B, c->ldb, &r, out, c->ldc,
+                                   ws, bytes, n0, c->N, mode);
+        return qmx__par_fc_i8(M, N, K, A, c->lda, c->a_zp,
+                              (const int8_t *)qmx__par_at(c->B, n0 * c->ldb), c->ldb, &r, out,
+                              c->ldc, ws, bytes, mode);
+    }
+    case QMX__PAR_F32: case QMX__PAR_F32P: {
+        qmx_matmul_i8_f32_scales s;
+        float *C = (float *)c->C;
+        size_t nblk, o;
+        if (!c->sc) return QMX_ERR_NULL;
+        s = *c->sc;
+        nblk = s.block_size ? K / s.block_size + (K % s.block_size != 0) : 1;
+        if (s.a_per_row && m0) {
+            o = m0 * nblk;
+            s.a_scales = s.a_scales ? s.a_scales + o : s.a_scales;
+            s.a_scales_len = s.a_scales_len > o ? s.a_scales_len - o : 0;
+        }
+        if (s.b_per_col && n0) {
+            o = n0 * nblk;
+            s.b_scales = s.b_scales ? s.b_scales + o : s.b_scales;
+            s.b_scales_len = s.b_scales_len > o ? s.b_scales_len - o : 0;
+        }
+        if (C) C += m0 * c->ldc + n0;
+        if (c->kind == QMX__PAR_F32P)
+            return qmx__par_f32p(M, N, K, A, c->lda, c->B, c->ldb, C, c->ldc, &s, ws, bytes, n0,
+                                 c->N, mode);
+        return qmx__par_f32(M, N, K, A, c->lda, (const int8_t *)qmx__par_at(c->B, n0 * c->ldb),
+                            c->ldb, C, c->ldc, &s, ws, bytes, mode);
+    }
+    case QMX__PAR_FP8: {
+        qmx_matmul_fp8_params p;
+        float *C = (float *)c->C;
+        if (!c->p8) return QMX_ERR_NULL;
+        p = *c->p8;
+        if (p.a_per_row && m0 && p.a_scales) {
+            p.a_scales += m0;
+            p.a_scales_len = p.a_scales_len > m0 ? p.a_scales_len - m0 : 0;
+        }
+        if (p.b_per_col && n0 && p.b_scales) {
+            p.b_scales += n0;
+            p.b_scales_len = p.b_scales_len > n0 ? p.b_scales_len - n0 : 0;
+        }
+        if (C) C += m0 * c->ldc + n0;
+        return qmx__par_fp8(M, N, K, (const uint8_t *)qmx__par_at(c->A, ra), c->lda,
+                            (const uint8_t *)qmx__par_at(c->B, n0 * c->ldb), c->ldb, C, c->ldc,
+                            &p, ws, bytes, mode);
+    }
+    case QMX__PAR_I4: case QMX__PAR_I4F: case QMX__PAR_FC4: {
+        /* int4 operands: m0 * lda and n0 * ldw nibbles are even (m0, n0 multiples of 64) */
+        qmx_matmul_i4_params p = QMX_ZERO_INIT;
+        size_t nblk, o, es = 4;
+        const void *A4;
+        const uint8_t *W = (const uint8_t *)qmx__par_at(c->B, n0 * c->ldb / 2);
+        void *C = c->C;
+        if (c->kind == QMX__PAR_FC4) {
+            qmx_requant_config r = QMX_ZERO_INIT;
+            if (!c->rq) return QMX_ERR_NULL;
+            r = *c->rq;
+            r.executor = NULL;
+            if (r.per_channel && n0) {
+                if (r.multipliers) r.multipliers += n0;
+                if (r.shifts) r.shifts += n0;
+                if (r.scales) r.scales += n0;
+            }
+            if (r.bias) r.bias += n0;
+            es = r.out_dtype == QMX_INT16 ? 2u : 1u;
+            if (C) C = (void *)((unsigned char *)C + (m0 * c->ldc + n0) * es);
+            return qmx__par_fc4(M, N, K, A, c->lda, c->a_zp, W, c->ldb, &r, C, c->ldc, ws, bytes,
+                                mode);
+        }
+        if (c->p4) p = *c->p4;
+        A4 = qmx__par_at(c->A, p.a_dtype == QMX_INT4 ? ra / 2 : ra);
+        nblk = p.block_size == 0 || p.block_size >= K ? 1 : K / p.block_size + (K % p.block_size != 0);
+        if (p.w_zps && n0) {
+            o = n0 * nblk;
+            p.w_zps += o;
+            p.w_zps_len = p.w_zps_len > o ? p.w_zps_len - o : 0;
+        }
+        if (p.a_per_row && m0 && p.a_scales) {
+            o = m0 * nblk;
+            p.a_scales += o;
+            p.a_scales_len = p.a_scales_len > o ? p.a_scales_len - o : 0;
+        }
+        if (p.w_per_col && n0 && p.w_scales) {
+            o = n0 * nblk;
+            p.w_scales += o;
+            p.w_scales_len = p.w_scales_len > o ? p.w_scales_len - o : 0;
+        }
+        if (C) C = (void *)((unsigned char *)C + (m0 * c->ldc + n0) * es);
+        if (c->kind == QMX__PAR_I4)
+            return qmx__par_i4(M, N, K, A4, c->lda, W, c->ldb, (int32_t *)C, c->ldc,
+                               c->p4 ? &p : NULL, ws, bytes, mode);
+        return qmx__par_i4f(M, N, K, A4, c->lda, W, c->ldb, (float *)C, c->ldc,
+                            c->p4 ? &p : NULL, ws, bytes, mode);
+    }
+    default: {
+        const float *X = (const float *)qmx__par_at(c->A, ra * sizeof(float));
+        const float *w = c->w_scales;
+        size_t wl = c->w_scales_len;
+        float *Y = (float *)c->C;
+        if (wl != 1 && n0) { w = w ? w + n0 : w; wl = wl > n0 ? wl - n0 : 0; }
+        if (Y) Y += m0 * c->ldc + n0;
+        return qmx__par_dyn(M, N, K, X, c->lda, c->B, c->ldb, w, wl, Y, c->ldc, ws, bytes, n0,
+                            c->N, mode);
+    }
+    }
+}
+
+QMX_API qmx_status qmx_matmul_tasks(size_t M, size_t N, size_t *n_tasks) {
+    size_t mt, nt;
+    if (!n_tasks) return QMX_ERR_NULL;
+    if (M == 0 || N == 0) return QMX_ERR_SIZE;
+    mt = M / QMX_TASK_M + (M % QMX_TASK_M != 0);
+    nt = N / QMX_TASK_N + (N % QMX_TASK_N != 0);
+    if (mt > SIZE_MAX / nt) return QMX_ERR_OVERFLOW;
+    *n_tasks = mt * nt;
+    return QMX_OK;
+}
+
+QMX_API qmx_status qmx_par_workspace_size(const qmx_executor *ex, size_t serial_bytes,
+                                          size_t task_bytes, size_t *bytes) {
+    size_t slice;
+    if (!bytes) return QMX_ERR_NULL;
+    if (ex && ex->workers < 0) return QMX_ERR_ARG;
+    if (!ex || ex->workers <= 1) {
+        *bytes = serial_bytes;
+        return QMX_OK;
+    }
+    if (task_bytes > SIZE_MAX - 63) return QMX_ERR_OVERFLOW;
+    slice = qmx__k_r64(task_bytes);
+    if (slice > SIZE_MAX / (size_t)ex->workers) return QMX_ERR_OVERFLOW;
+    *bytes = slice * (size_t)ex->workers;
+    return QMX_OK;
+}
+
+/* Tasks [tb, te) with one worker's workspace; the whole call is already checked. Runs of
+ * consecutive tiles become one call when the workspace holds it (same bits, fewer passes). */
+static qmx_status qmx__par_range(const qmx__par_mm *c, size_t tb, size_t te, void *ws,
+                                 size_t bytes) {
+    size_t nc = c->N / QMX_TASK_N + (c->N % QMX_TASK_N != 0), nt, need, t;
+    qmx_status st = qmx_matmul_tasks(c->M, c->N, &nt);
+    if (st != QMX_OK) return st;
+    if (tb > te || te > nt) return QMX_ERR_ARG;
+    st = qmx__par_wsz(c, c->M < QMX_TASK_M ? c->M : QMX_TASK_M,
+                      c->N < QMX_TASK_N ? c->N : QMX_TASK_N, c->K, &need);
+    if (st != QMX_OK) return st;
+    if (bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    for (t = tb; t < te;) {
+        size_t j = t % nc, m0 = t / nc * QMX_TASK_M, m1, n0 = j * QMX_TASK_N, n1, span = 0;
+        if (j == 0 && te - t >= nc) { /* whole rows of tiles */
+            size_t rows = (te - t) / nc;
+            m1 = c->M - m0 <= rows * QMX_TASK_M ? c->M : m0 + rows * QMX_TASK_M;
+            if (qmx__par_wsz(c, m1 - m0, c->N, c->K, &need) == QMX_OK && need <= bytes) {
+                span = rows * nc;
+                n1 = c->N;
+            }
+        }
+        if (span == 0) { /* tiles of one row */
+            m1 = c->M - m0 < QMX_TASK_M ? c->M : m0 + QMX_TASK_M;
+            span = nc - j < te - t ? nc - j : te - t;
+            n1 = c->N - n0 <= span * QMX_TASK_N ? c->N : n0 + span * QMX_TASK_N;
+            if (span > 1 &&
+                (qmx__par_wsz(c, m1 - m0, n1 - n0, c->K, &need) != QMX_OK || need > bytes)) {
+                span = 1;
+                n1 = c->N - n0 < QMX_TASK_N ? c->N : n0 + QMX_TASK_N;
+            }
+        }
+        st = qmx__par_call(c, m0, m1, n0, n1, QMX__PAR_RUN, ws, bytes);
+        if (st != QMX_OK) return st;
+        t += span;
+    }
+    return QMX_OK;
+}
+
+/* A range call: the whole call's arguments, then the range and the workspace. */
+static qmx_status qmx__par_run(const qmx__par_mm *c, size_t tb, size_t te, void *ws,
+                               size_t bytes) {
+    qmx_status st = qmx__par_call(c, 0, c->M, 0, c->N, QMX__PAR_CHECK, ws, bytes);
+    if (st != QMX_OK) return st;
+    return qmx__par_range(c, tb, te, ws, bytes);
+}
+
+typedef struct qmx__par_job {
+    const qmx__par_mm *c;
+    unsigned char *ws;
+    size_t slice, nt;
+    int workers;
+} qmx__par_job;
+
+static void qmx__par_task(void *arg, int task, int worker) {
+    const qmx__par_job *j = (const qmx__par_job *)arg;
+    /* outside the executor contract: nothing to run it with (documented) */
+    if (task < 0 || (size_t)task >= j->nt || worker < 0 || worker >= j->workers) return;
+    (void)qmx__par_range(j->c, (size_t)task, (size_t)task + 1,
+                         j->ws + (size_t)worker * j->slice, j->slice);
+}
+
+/* The entry point through an executor: everything is checked (data included) before the
+ * first task, so a bad call writes nothing, and no task can fail after that. */
+static qmx_status qmx__par_exec(const qmx__par_mm *c, const qmx_executor *ex, void *ws,
+                                size_t bytes) {
+    qmx__par_job job;
+    size_t nt, need, total;
+    qmx_status st;
+    if (ex->workers == 0 || ex->workers == 1)
+        return qmx__par_call(c, 0, c->M, 0, c->N, QMX__PAR_RUN, ws, bytes);
+    st = qmx__par_call(c, 0, c->M, 0, c->N, QMX__PAR_CHECK_DATA, ws, bytes);
+    if (st != QMX_OK) return st;
+    if (ex->workers < 0) return QMX_ERR_ARG;
+    if (!ex->parallel_for) return QMX_ERR_NULL;
+    st = qmx_matmul_tasks(c->M, c->N, &nt);
+    if (st != QMX_OK) return st;
+    if (nt > (size_t)INT_MAX) return QMX_ERR_OVERFLOW;
+    st = qmx__par_wsz(c, c->M < QMX_TASK_M ? c->M : QMX_TASK_M,
+                      c->N < QMX_TASK_N ? c->N : QMX_TASK_N, c->K, &need);
+    if (st != QMX_OK) return st;
+    st = qmx_par_workspace_size(ex, 0, need, &total);
+    if (st != QMX_OK) return st;
+    if (bytes < total) return QMX_ERR_BUFFER_TOO_SMALL;
+    job.c = c; job.ws = (unsigned char *)ws; job.slice = total / (size_t)ex->workers;
+    job.nt = nt; job.workers = ex->workers;
+    if (nt == 1) return qmx__par_range(c, 0, 1, ws, job.slice); /* nothing to share */
+    ex->parallel_for(ex->pool, (int)nt, qmx__par_task, &job);
+    return QMX_OK;
+}
+
+/* ---- the public entry points and their range calls ---- */
+QMX_API qmx_status qmx_matmul_i8(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
+                                 const int8_t *B, size_t ldb, int32_t *C, size_t ldc,
+                                 const qmx_matmul_i8_opts *opts, void *workspace,
+                                 size_t workspace_bytes) {
+    qmx__par_mm c;
+    if (!opts || !opts->executor)
+        return qmx__par_mm_i8(M, N, K, A, lda, B, ldb, C, ldc, opts, workspace, workspace_bytes,
+                              QMX__PAR_RUN);
+    c = qmx__par_mk(QMX__PAR_MM, M, N, K, A, lda, B, ldb, C, ldc);
+    c.opts = opts;
+    return qmx__par_exec(&c, opts->executor, workspace, workspace_bytes);
+}
+QMX_API qmx_status qmx_matmul_i8_run(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
+                                     const int8_t *B, size_t ldb, int32_t *C, size_t ldc,
+                                     const qmx_matmul_i8_opts *opts, size_t task_begin,
+                                     size_t task_end, void *workspace, size_t workspace_bytes) {
+    qmx__par_mm c = qmx__par_mk(QMX__PAR_MM, M, N, K, A, lda, B, ldb, C, ldc);
+    c.opts = opts;
+    return qmx__par_run(&c, task_begin, task_end, workspace, workspace_bytes);
+}
+
+QMX_API qmx_status qmx_matmul_i8_packed(size_t M, size_t N, size_t K, const int8_t *A,
+                                        size_t lda, const void *packed, size_t packed_bytes,
+                                        int32_t *C, size_t ldc, const qmx_matmul_i8_opts *opts,
+                                        void *workspace, size_t workspace_bytes) {
+    qmx__par_mm c;
+    if (!opts || !opts->executor)
+        return qmx__par_mm_i8p(M, N, K, A, lda, packed, packed_bytes, C, ldc, opts, workspace,
+                               workspace_bytes, 0, N, QMX__PAR_RUN);
+    c = qmx__par_mk(QMX__PAR_MMP, M, N, K, A, lda, packed, packed_bytes, C, ldc);
+    c.opts = opts;
+    return qmx__par_exec(&c, opts->executor, workspace, workspace_bytes);
+}
+QMX_API qmx_status qmx_matmul_i8_packed_run(size_t M, size_t N, size_t K, const int8_t *A,
+                                            size_t lda, const void *packed, size_t packed_bytes,
+                                            int32_t *C, size_t ldc,
+                                            const qmx_matmul_i8_opts *opts, size_t task_begin,
+                                            size_t task_end, void *workspace,
+                                            size_t workspace_bytes) {
+    qmx__par_mm c = qmx__par_mk(QMX__PAR_MMP, M, N, K, A, lda, packed, packed_bytes, C, ldc);
+    c.opts = opts;
+    return qmx__par_run(&c, task_begin, task_end, workspace, workspace_bytes);
+}
+
+QMX_API qmx_status qmx_fully_connected_i8(size_t M, size_t N, size_t K, const int8_t *A,
+                                          size_t lda, int32_t a_zp, const int8_t *W, size_t ldw,
+                                          const qmx_requant_config *rq, void *out, size_t ldo,
+                                          void *workspace, size_t workspace_bytes) {
+    qmx__par_mm c;
+    if (!rq || !rq->executor)
+        return qmx__par_fc_i8(M, N, K, A, lda, a_zp, W, ldw, rq, out, ldo, workspace,
+                              workspace_bytes, QMX__PAR_RUN);
+    c = qmx__par_mk(QMX__PAR_FC, M, N, K, A, lda, W, ldw, out, ldo);
+    c.a_zp = a_zp; c.rq = rq;
+    return qmx__par_exec(&c, rq->executor, workspace, workspace_bytes);
+}
+QMX_API qmx_status qmx_fully_connected_i8_run(size_t M, size_t N, size_t K, const int8_t *A,
+                                              size_t lda, int32_t a_zp, const int8_t *W,
+                                              size_t ldw, const qmx_requant_config *rq,
+                                              void *out, size_t ldo, size_t task_begin,
+                                              size_t task_end, void *workspace,
+                                              size_t workspace_bytes) {
+    qmx__par_mm c = qmx__par_mk(QMX__PAR_FC, M, N, K, A, lda, W, ldw, out, ldo);
+    c.a_zp = a_zp; c.rq = rq;
+    return qmx__par_run(&c, task_begin, task_end, workspace, workspace_bytes);
+}
+
+QMX_API qmx_status qmx_fully_connected_i8_packed(size_t M, size_t N, size_t K, const int8_t *A,
+                                                 size_t lda, int32_t a_zp, const void *packed,
+                                                 size_t packed_bytes,
+                                                 const qmx_requant_config *rq, void *out,
+                                                 size_t ldo, void *workspace,
+                                                 size_t workspace_bytes) {
+    qmx__par_mm c;
+    if (!rq || !rq->executor)
+        return qmx__par_fc_i8p(M, N, K, A, lda, a_zp, packed, packed_bytes, rq, out, ldo,
+                               workspace, workspace_bytes, 0, N, QMX__PAR_RUN);
+    c = qmx__par_mk(QMX__PAR_FCP, M, N, K, A, lda, packed, packed_bytes, out, ldo);
+    c.a_zp = a_zp; c.rq = rq;
+    return qmx__par_exec(&c, rq->executor, workspace, workspace_bytes);
+}
+QMX_API qmx_status qmx_fully_connected_i8_packed_run(size_t M, size_t N, size_t K,
+                                                     const int8_t *A, size_t lda, int32_t a_zp,
+                                                     const void *packed, size_t packed_bytes,
+                                                     const qmx_requant_config *rq, void *out,
+                                                     size_t ldo, size_t task_begin,
+                                                     size_t task_end, void *workspace,
+                                                     size_t workspace_bytes) {
+    qmx__par_mm c = qmx__par_mk(QMX__PAR_FCP, M, N, K, A, lda, packed, packed_bytes, out, ldo);
+    c.a_zp = a_zp; c.rq = rq;
+    return qmx__par_run(&c, task_begin, task_end, workspace, workspace_bytes);
+}
+
+QMX_API qmx_status qmx_matmul_i8_f32(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
+                                     const int8_t *B, size_t ldb, float *C, size_t ldc,
+                                     const qmx_matmul_i8_f32_scales *scales, void *workspace,
+                                     size_t workspace_bytes) {
+    return qmx__par_f32(M, N, K, A, lda, B, ldb, C, ldc, scales, workspace, workspace_bytes,
+                        QMX__PAR_RUN);
+}
+QMX_API qmx_status qmx_matmul_i8_f32_run(size_t M, size_t N, size_t K, const int8_t *A,
+                                         size_t lda, const int8_t *B, size_t ldb, float *C,
+                                         size_t ldc, const qmx_matmul_i8_f32_scales *scales,
+                                         size_t task_begin, size_t task_end, void *workspace,
+                                         size_t workspace_bytes) {
+    qmx__par_mm c = qmx__par_mk(QMX__PAR_F32, M, N, K, A, lda, B, ldb, C, ldc);
+    c.sc = scales;
+    return qmx__par_run(&c, task_begin, task_end, workspace, workspace_bytes);
+}
+
+QMX_API qmx_status qmx_matmul_i8_f32_packed(size_t M, size_t N, size_t K, const int8_t *A,
+                                            size_t lda, const void *packed, size_t packed_bytes,
+                                            float *C, size_t ldc,
+                                            const qmx_matmul_i8_f32_scales *scales,
+                                            void *workspace, size_t workspace_bytes) {
+    return qmx__par_f32p(M, N, K, A, lda, packed, packed_bytes, C, ldc, scales, workspace,
+                         workspace_bytes, 0, N, QMX__PAR_RUN);
+}
+QMX_API qmx_status qmx_matmul_i8_f32_packed_run(size_t M, size_t N, size_t K, const int8_t *A,
+                                                size_t lda, const void *packed,
+                                                size_t packed_bytes, float *C, size_t ldc,
+                                                const qmx_matmul_i8_f32_scales *scales,
+                                                size_t task_begin, size_t task_end,
+                                                void *workspace, size_t workspace_bytes) {
+    qmx__par_mm c = qmx__par_mk(QMX__PAR_F32P, M, N, K, A, lda, packed, packed_bytes, C, ldc);
+    c.sc = scales;
+    return qmx__par_run(&c, task_begin, task_end, workspace, workspace_bytes);
+}
+
+QMX_API qmx_status qmx_matmul_f32_dyn_i8(size_t M, size_t N, size_t K, const float *X,
+                                         size_t ldx, const void *packed, size_t packed_bytes,
+                                         const float *w_scales, size_t w_scales_len, float *Y,
+                                         size_t ldy, void *workspace, size_t workspace_bytes) {
+    return qmx__par_dyn(M, N, K, X, ldx, packed, packed_bytes, w_scales, w_scales_len, Y, ldy,
+                        workspace, workspace_bytes, 0, N, QMX__PAR_RUN);
+}
+QMX_API qmx_status qmx_matmul_f32_dyn_i8_exec(size_t M, size_t N, size_t K, const float *X,
+                                              size_t ldx, const void *packed,
+                                              size_t packed_bytes, const float *w_scales,
+                                              size_t w_scales_len, float *Y, size_t ldy,
+                                              const qmx_executor *executor, void *workspace,
+                                              size_t workspace_bytes) {
+    qmx__par_mm c = qmx__par_mk(QMX__PAR_DYN, M, N, K, X, ldx, packed, packed_bytes, Y, ldy);
+    c.w_scales = w_scales; c.w_scales_len = w_scales_len;
+    if (!executor)
+        return qmx__par_call(&c, 0, M, 0, N, QMX__PAR_RUN, workspace, workspace_bytes);
+    return qmx__par_exec(&c, executor, workspace, workspace_bytes);
+}
+QMX_API qmx_status qmx_matmul_f32_dyn_i8_run(size_t M, size_t N, size_t K, const float *X,
+                                             size_t ldx, const void *packed, size_t packed_bytes,
+                                             const float *w_scales, size_t w_scales_len,
+                                             float *Y, size_t ldy, size_t task_begin,
+                                             size_t task_end, void *workspace,
+                                             size_t workspace_bytes) {
+    qmx__par_mm c = qmx__par_mk(QMX__PAR_DYN, M, N, K, X, ldx, packed, packed_bytes, Y, ldy);
+    c.w_scales = w_scales; c.w_scales_len = w_scales_len;
+    return qmx__par_run(&c, task_begin, task_end, workspace, workspace_bytes);
 }
 
 #ifdef __cplusplus
@@ -5902,10 +6570,10 @@ static void qmx__lb_run_b32(const qmx__lb_args *g, void *workspace, const qmx__l
 }
 #endif
 
-QMX_API qmx_status qmx_matmul_i4(size_t M, size_t N, size_t K, const void *A, size_t lda,
-                                 const uint8_t *W, size_t ldw, int32_t *C, size_t ldc,
-                                 const qmx_matmul_i4_params *params, void *workspace,
-                                 size_t workspace_bytes) {
+static qmx_status qmx__par_i4(size_t M, size_t N, size_t K, const void *A, size_t lda,
+                              const uint8_t *W, size_t ldw, int32_t *C, size_t ldc,
+                              const qmx_matmul_i4_params *params, void *workspace,
+                              size_t workspace_bytes, int mode) {
     qmx_matmul_i4_params dflt;
     qmx__lb_args g;
     qmx__lb_i32_ctx x;
@@ -5922,6 +6590,7 @@ QMX_API qmx_status qmx_matmul_i4(size_t M, size_t N, size_t K, const void *A, si
     if (ldc < N) return QMX_ERR_SHAPE;
     ext = qmx__k_extent(M, N, ldc);
     if (!ext || ext > SIZE_MAX / 4) return QMX_ERR_OVERFLOW;
+    if (mode != QMX__PAR_RUN) return QMX_OK;
     st = qmx__lb_ws(M, K, g.bs, &need);
     if (st != QMX_OK) return st;
     if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
@@ -5930,10 +6599,10 @@ QMX_API qmx_status qmx_matmul_i4(size_t M, size_t N, size_t K, const void *A, si
     return QMX_OK;
 }
 
-QMX_API qmx_status qmx_matmul_i4_f32(size_t M, size_t N, size_t K, const void *A, size_t lda,
-                                     const uint8_t *W, size_t ldw, float *C, size_t ldc,
-                                     const qmx_matmul_i4_params *params, void *workspace,
-                                     size_t workspace_bytes) {
+static qmx_status qmx__par_i4f(size_t M, size_t N, size_t K, const void *A, size_t lda,
+                               const uint8_t *W, size_t ldw, float *C, size_t ldc,
+                               const qmx_matmul_i4_params *params, void *workspace,
+                               size_t workspace_bytes, int mode) {
     qmx__lb_args g;
     qmx__lb_f32_ctx x;
     size_t need, ext, na, nw;
@@ -5953,6 +6622,7 @@ QMX_API qmx_status qmx_matmul_i4_f32(size_t M, size_t N, size_t K, const void *A
     if (!qmx__k_scales_ok(params->a_scales, na * g.nblk) ||
         !qmx__k_scales_ok(params->w_scales, nw * g.nblk))
         return QMX_ERR_ARG;
+    if (mode != QMX__PAR_RUN) return QMX_OK;
     st = qmx__lb_ws(M, K, g.bs, &need);
     if (st != QMX_OK) return st;
     if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
@@ -5994,10 +6664,10 @@ static void qmx__lb_fc_stage(void *vctx, size_t m, size_t nm, size_t n, size_t n
         }
 }
 
-QMX_API qmx_status qmx_fully_connected_i4(size_t M, size_t N, size_t K, const int8_t *A,
-                                          size_t lda, int32_t a_zp, const uint8_t *W,
-                                          size_t ldw, const qmx_requant_config *rq, void *out,
-                                          size_t ldo, void *workspace, size_t workspace_bytes) {
+static qmx_status qmx__par_fc4(size_t M, size_t N, size_t K, const int8_t *A,
+                               size_t lda, int32_t a_zp, const uint8_t *W,
+                               size_t ldw, const qmx_requant_config *rq, void *out,
+                               size_t ldo, void *workspace, size_t workspace_bytes, int mode) {
     qmx_matmul_i4_params p = QMX_ZERO_INIT;
     qmx__lb_args g;
     qmx__lb_fc_ctx x;
@@ -6014,11 +6684,67 @@ QMX_API qmx_status qmx_fully_connected_i4(size_t M, size_t N, size_t K, const in
     if (ldo < N) return QMX_ERR_SHAPE;
     st = qmx__k_fc_prep(M, N, ldo, rq, out, &x);   /* the same checks as qmx_fully_connected_i8 */
     if (st != QMX_OK) return st;
+    if (mode != QMX__PAR_RUN) return QMX_OK;
     st = qmx__lb_ws(M, K, K, &need);
     if (st != QMX_OK) return st;
     if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
     qmx__lb_run(&g, workspace, qmx__lb_fc_stage, &x);
     return QMX_OK;
+}
+
+/* the int4 entry points and their range calls (USING SEVERAL CORES) */
+QMX_API qmx_status qmx_matmul_i4(size_t M, size_t N, size_t K, const void *A, size_t lda,
+                                 const uint8_t *W, size_t ldw, int32_t *C, size_t ldc,
+                                 const qmx_matmul_i4_params *params, void *workspace,
+                                 size_t workspace_bytes) {
+    return qmx__par_i4(M, N, K, A, lda, W, ldw, C, ldc, params, workspace, workspace_bytes,
+                       QMX__PAR_RUN);
+}
+QMX_API qmx_status qmx_matmul_i4_run(size_t M, size_t N, size_t K, const void *A, size_t lda,
+                                     const uint8_t *W, size_t ldw, int32_t *C, size_t ldc,
+                                     const qmx_matmul_i4_params *params, size_t task_begin,
+                                     size_t task_end, void *workspace, size_t workspace_bytes) {
+    qmx__par_mm c = qmx__par_mk(QMX__PAR_I4, M, N, K, A, lda, W, ldw, C, ldc);
+    c.p4 = params;
+    return qmx__par_run(&c, task_begin, task_end, workspace, workspace_bytes);
+}
+QMX_API qmx_status qmx_matmul_i4_f32(size_t M, size_t N, size_t K, const void *A, size_t lda,
+                                     const uint8_t *W, size_t ldw, float *C, size_t ldc,
+                                     const qmx_matmul_i4_params *params, void *workspace,
+                                     size_t workspace_bytes) {
+    return qmx__par_i4f(M, N, K, A, lda, W, ldw, C, ldc, params, workspace, workspace_bytes,
+                        QMX__PAR_RUN);
+}
+QMX_API qmx_status qmx_matmul_i4_f32_run(size_t M, size_t N, size_t K, const void *A,
+                                         size_t lda, const uint8_t *W, size_t ldw, float *C,
+                                         size_t ldc, const qmx_matmul_i4_params *params,
+                                         size_t task_begin, size_t task_end, void *workspace,
+                                         size_t workspace_bytes) {
+    qmx__par_mm c = qmx__par_mk(QMX__PAR_I4F, M, N, K, A, lda, W, ldw, C, ldc);
+    c.p4 = params;
+    return qmx__par_run(&c, task_begin, task_end, workspace, workspace_bytes);
+}
+QMX_API qmx_status qmx_fully_connected_i4(size_t M, size_t N, size_t K, const int8_t *A,
+                                          size_t lda, int32_t a_zp, const uint8_t *W,
+                                          size_t ldw, const qmx_requant_config *rq, void *out,
+                                          size_t ldo, void *workspace, size_t workspace_bytes) {
+    qmx__par_mm c;
+    if (!rq || !rq->executor)
+        return qmx__par_fc4(M, N, K, A, lda, a_zp, W, ldw, rq, out, ldo, workspace,
+                            workspace_bytes, QMX__PAR_RUN);
+    c = qmx__par_mk(QMX__PAR_FC4, M, N, K, A, lda, W, ldw, out, ldo);
+    c.a_zp = a_zp; c.rq = rq;
+    return qmx__par_exec(&c, rq->executor, workspace, workspace_bytes);
+}
+QMX_API qmx_status qmx_fully_connected_i4_run(size_t M, size_t N, size_t K, const int8_t *A,
+                                              size_t lda, int32_t a_zp, const uint8_t *W,
+                                              size_t ldw, const qmx_requant_config *rq,
+                                              void *out, size_t ldo, size_t task_begin,
+                                              size_t task_end, void *workspace,
+                                              size_t workspace_bytes) {
+    qmx__par_mm c = qmx__par_mk(QMX__PAR_FC4, M, N, K, A, lda, W, ldw, out, ldo);
+    c.a_zp = a_zp; c.rq = rq;
+    return qmx__par_run(&c, task_begin, task_end, workspace, workspace_bytes);
 }
 
 /* ================================ fp8 x fp8 -> float ================================ */
@@ -6282,10 +7008,11 @@ static void qmx__lb_fp8_store(float *c, float s, float sa, float sb) {
     *c = v;
 }
 
-QMX_API qmx_status qmx_matmul_fp8_f32(size_t M, size_t N, size_t K, const uint8_t *A,
-                                      size_t lda, const uint8_t *B, size_t ldb, float *C,
-                                      size_t ldc, const qmx_matmul_fp8_params *params,
-                                      void *workspace, size_t workspace_bytes) {
+/* mode QMX__PAR_CHECK_DATA: the arguments and the non-finite scans (USING SEVERAL CORES) */
+static qmx_status qmx__par_fp8(size_t M, size_t N, size_t K, const uint8_t *A,
+                               size_t lda, const uint8_t *B, size_t ldb, float *C,
+                               size_t ldc, const qmx_matmul_fp8_params *params,
+                               void *workspace, size_t workspace_bytes, int mode) {
     qmx_dtype af, bf;
     size_t need, ext, m, n, i, j, m0, k16, mbmax, off;
     int ae5, be5;
@@ -6314,15 +7041,19 @@ QMX_API qmx_status qmx_matmul_fp8_f32(size_t M, size_t N, size_t K, const uint8_
         if (!qmx__k_scale_ok(params->a_scales[i])) return QMX_ERR_ARG;
     for (i = 0; i < (params->b_per_col ? N : 1); i++)
         if (!qmx__k_scale_ok(params->b_scales[i])) return QMX_ERR_ARG;
-    st = qmx_matmul_fp8_f32_workspace_size(M, N, K, &need);
-    if (st != QMX_OK) return st;
-    if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    if (mode == QMX__PAR_CHECK) return QMX_OK;
+    if (mode == QMX__PAR_RUN) {
+        st = qmx_matmul_fp8_f32_workspace_size(M, N, K, &need);
+        if (st != QMX_OK) return st;
+        if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    }
     ae5 = af == QMX_FP8_E5M2;
     be5 = bf == QMX_FP8_E5M2;
     for (m = 0; m < M; m++)
         if (qmx__lb_fp8_any_nonfinite(A + m * lda, K, ae5)) return QMX_ERR_NONFINITE;
     for (n = 0; n < N; n++)
         if (qmx__lb_fp8_any_nonfinite(B + n * ldb, K, be5)) return QMX_ERR_NONFINITE;
+    if (mode != QMX__PAR_RUN) return QMX_OK;
 
     ws = (uint8_t *)workspace;
     off = (size_t)((64u - ((uintptr_t)ws & 63u)) & 63u);
@@ -6376,6 +7107,23 @@ QMX_API qmx_status qmx_matmul_fp8_f32(size_t M, size_t N, size_t K, const uint8_
         }
     }
     return QMX_OK;
+}
+
+QMX_API qmx_status qmx_matmul_fp8_f32(size_t M, size_t N, size_t K, const uint8_t *A,
+                                      size_t lda, const uint8_t *B, size_t ldb, float *C,
+                                      size_t ldc, const qmx_matmul_fp8_params *params,
+                                      void *workspace, size_t workspace_bytes) {
+    return qmx__par_fp8(M, N, K, A, lda, B, ldb, C, ldc, params, workspace, workspace_bytes,
+                        QMX__PAR_RUN);
+}
+QMX_API qmx_status qmx_matmul_fp8_f32_run(size_t M, size_t N, size_t K, const uint8_t *A,
+                                          size_t lda, const uint8_t *B, size_t ldb, float *C,
+                                          size_t ldc, const qmx_matmul_fp8_params *params,
+                                          size_t task_begin, size_t task_end, void *workspace,
+                                          size_t workspace_bytes) {
+    qmx__par_mm c = qmx__par_mk(QMX__PAR_FP8, M, N, K, A, lda, B, ldb, C, ldc);
+    c.p8 = params;
+    return qmx__par_run(&c, task_begin, task_end, workspace, workspace_bytes);
 }
 
 #ifdef __cplusplus
@@ -7393,7 +8141,7 @@ QMX_API qmx_status qmx_einsum(const char *spec, const qmx_einsum_operand *a,
             qmx_matmul_i8_opts mo;
             mo.a_zp = ops[lhs]->zero_point; mo.b_zp = ops[rhs]->zero_point;
             mo.b_layout = pl.b_mode == 1 ? QMX_B_KN : QMX_B_NK;
-            mo.b_sums = NULL; mo.b_sums_len = 0;
+            mo.b_sums = NULL; mo.b_sums_len = 0; mo.executor = NULL;
             st = qmx_matmul_i8(pl.M, pl.N, pl.K, (const int8_t *)A, pl.lda, (const int8_t *)B,
                                pl.ldb, (int32_t *)(void *)C, pl.N, &mo, ws + pl.off_mm,
                                pl.mm_bytes);
