@@ -321,7 +321,8 @@
  *
  * DYNAMIC (qmx_matmul_f32_dyn_i8; ggml Q8 / XNNPACK qd8 style)
  *   Y[m][n] = ((float)acc[m][n] * sx[m]) * sw[n]    (two separately rounded float products;
- *   no sum, so no FMA contraction or evaluation-method issue: the same bits on every path)
+ *   no sum, so no FMA contraction or evaluation-method issue: the same bits on every path;
+ *   RVV: vsetvl strips of vfcvt.f.x (rounds by frm, as the C conversion does) and two vfmul)
  *   acc[m][n] = sum_k q[m][k] * W(n,k) exactly (int32), W the packed symmetric int8 weights;
  *   q[m] is row m of X quantized with qmx.h (qmx_compute_qparams + qmx_quantize, TFLite
  *   recipe, nearest-even): sx[m] = absmax(row) / 127 (1 for an all-zero row),
@@ -1064,9 +1065,13 @@
  *                 or vmlal_n_s16 (NEON), 4 heads x 64 / 16 / 16 dims of int32 sums in
  *                 registers; int8 dot (NEON dotprod when targeted), dot16, axpy; AVX2: exp
  *                 + sum16.
+ *   RVV 1.0       (vector-length agnostic) the keys' int8 dot in vsetvl strips (vwmul +
+ *                 tail-undisturbed vwadd.wv, one vredsum) and the integer value sums in strips
+ *                 of up to 64 dims x 4 heads (vwmacc.vx with P[t]); their float steps and every
+ *                 float loop stay portable C (same order, same bits at any VLEN).
  *   int4 is unpacked to int8 (64 rows at a time for values, 16 for keys) by portable C.
  *   Stack: the portable path uses under 512 bytes; the AVX-512 kernels hold up to 36 vector
- *   locals (2304 bytes if the compiler spills them).
+ *   locals (2304 bytes if the compiler spills them); RVV's value sums add 1 KiB (4 x 64 int32).
  * SPEED (make bench, bench/bench_kv.c: context 4096, 32/8 heads, d 128, one core of this
  *   project's shared AMD EPYC VM): see README.md for the figures of the latest run. The int8
  *   step reads its 8 MiB (which fit the 32 MiB L3) faster than the 64 MiB (DRAM) read stream
@@ -5012,6 +5017,18 @@ static qmx_status qmx__par_dyn(size_t M, size_t N, size_t K, const float *X,
         for (i = 0; i < rows; i++) {
             const int32_t *t = tile + i * N;
             float *y = Y + (m0 + i) * ldy, s = sx[m0 + i];
+#if defined(QMX__RVV)
+            size_t vl;   /* vsetvl strips, each lane the scalar's two rounded products */
+            for (n = 0; n < N; n += vl) {
+                vfloat32m4_t p;
+                vl = __riscv_vsetvl_e32m4(N - n);
+                p = __riscv_vfcvt_f_x_v_f32m4(__riscv_vle32_v_i32m4(t + n, vl), vl);
+                p = __riscv_vfmul_vf_f32m4(p, s, vl);
+                p = nsc == 1 ? __riscv_vfmul_vf_f32m4(p, w_scales[0], vl)
+                             : __riscv_vfmul_vv_f32m4(p, __riscv_vle32_v_f32m4(w_scales + n, vl), vl);
+                __riscv_vse32_v_f32m4(y + n, p, vl);
+            }
+#else
             if (nsc == 1) {
                 float sw = w_scales[0];
                 for (n = 0; n < N; n++) {
@@ -5028,6 +5045,7 @@ static qmx_status qmx__par_dyn(size_t M, size_t N, size_t K, const float *X,
                     y[n] = p;
                 }
             }
+#endif
         }
     }
     return QMX_OK;
@@ -8758,6 +8776,21 @@ static int32_t qmx__kv_dot_i8(const int8_t *a, const int8_t *b, size_t n) {
         }
         s = vaddvq_s32(acc);
     }
+#elif defined(QMX__RVV)
+    {   /* vsetvl strips: vwmul (int16 products), tail-undisturbed vwadd.wv, one vredsum */
+        const size_t vlm = __riscv_vsetvlmax_e8m1();
+        vint32m4_t acc = __riscv_vmv_v_x_i32m4(0, vlm);
+        size_t vl;
+        for (; i < n; i += vl) {
+            vint8m1_t x, y;
+            vl = __riscv_vsetvl_e8m1(n - i);
+            x = __riscv_vle8_v_i8m1(a + i, vl);
+            y = __riscv_vle8_v_i8m1(b + i, vl);
+            acc = __riscv_vwadd_wv_i32m4_tu(acc, acc, __riscv_vwmul_vv_i16m2(x, y, vl), vl);
+        }
+        s = __riscv_vmv_x_s_i32m1_i32(
+            __riscv_vredsum_vs_i32m4_i32m1(acc, __riscv_vmv_v_x_i32m1(0, 1), vlm));
+    }
 #endif
     for (; i < n; i++) s += (int32_t)a[i] * (int32_t)b[i];
     return s;
@@ -9194,6 +9227,41 @@ QMX__KV_STRICT static void qmx__kv_v_tile_i8(float *acc, size_t d, const float *
                         float32x4_t f = vmulq_n_f32(vcvtq_f32_s32(I[j][k]), sc[j0 + j]);
                         QMX__KV_BAR(f);
                         vst1q_f32(aj + 4 * k, vaddq_f32(vld1q_f32(aj + 4 * k), f));
+                    }
+                }
+            }
+        }
+    }
+#elif defined(QMX__RVV)
+    {   /* vsetvl strips of at most 64 dims: rows sign-extended to int16, vwmacc.vx with P[t]
+         * into int32 lanes (4 heads x one strip in registers), then the float steps per
+         * element in scalar C (the tail's order: (float)I, * s, + acc) */
+        int32_t Ib[4][64];
+        size_t j0, vl, e;
+        for (j0 = 0; j0 < g; j0 += 4) {
+            size_t hb = g - j0 < 4 ? g - j0 : 4;
+            for (c = 0; c < d; c += vl) {
+                vint32m4_t I0, I1, I2, I3;
+                vl = __riscv_vsetvl_e8m1(d - c < 64 ? d - c : 64);
+                I0 = __riscv_vmv_v_x_i32m4(0, vl); I1 = I0; I2 = I0; I3 = I0;
+                for (t = 0; t < n; t++) {
+                    vint16m2_t x = __riscv_vsext_vf2_i16m2(
+                        __riscv_vle8_v_i8m1(rows + t * stride + c, vl), vl);
+                    const int16_t *pt = P + j0 * 64 + t;
+                    I0 = __riscv_vwmacc_vx_i32m4(I0, pt[0], x, vl);
+                    if (hb > 1) I1 = __riscv_vwmacc_vx_i32m4(I1, pt[64], x, vl);
+                    if (hb > 2) I2 = __riscv_vwmacc_vx_i32m4(I2, pt[128], x, vl);
+                    if (hb > 3) I3 = __riscv_vwmacc_vx_i32m4(I3, pt[192], x, vl);
+                }
+                __riscv_vse32_v_i32m4(Ib[0], I0, vl); __riscv_vse32_v_i32m4(Ib[1], I1, vl);
+                __riscv_vse32_v_i32m4(Ib[2], I2, vl); __riscv_vse32_v_i32m4(Ib[3], I3, vl);
+                for (j = 0; j < hb; j++) {
+                    float *aj = acc + (j0 + j) * d + c;
+                    for (e = 0; e < vl; e++) {
+                        float f = (float)Ib[j][e];
+                        f = f * sc[j0 + j];
+                        QMX__KV_BAR(f);
+                        aj[e] = aj[e] + f;
                     }
                 }
             }
