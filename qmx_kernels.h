@@ -11055,8 +11055,9 @@ QMX_API qmx_status qmx_matmul_blockw_dyn_i8(size_t M, size_t N, size_t K, const 
  *   u as is, MXFP4 through vqtbl1q), then the same float steps (vcvtq, vmulq, vaddq, no
  *   FMA). Cortex-M55 MVE: per row one VLDRB gather of its 16 bytes (4 groups) and VMLADAV
  *   against q; Cortex-M4 DSP: UXTB16 / SXTB16 and SMLAD per word of codes (MXFP4: the portable
- *   dots); the float steps of the portable path. Elsewhere portable C, the same integer and
- *   float steps one lane at a time.
+ *   dots); RVV 1.0: per row an indexed byte load of its codes, vwmulsu and one vwredsum
+ *   (any VLEN); the float steps of the portable path. Elsewhere portable C, the same integer
+ *   and float steps one lane at a time.
  *   SPEED (bench/bench_matmul.c, bench_blockw; QMX_BENCH_MATMUL_ONLY=blockw runs only it),
  *   one core of the project's shared AMD Zen 4 VM (family 25), other jobs running, so the
  *   ratios moved run to run (the stream itself 11-21 GB/s). GEMV M = 1, N = K = 8192, weights
@@ -11251,7 +11252,8 @@ static void qmx__bp_setu(const qmx__bp *h, uint8_t *blk, size_t j, size_t t, uin
 static const uint8_t qmx__bp_e2m1u[16] = {12, 13, 14, 15, 16, 18, 20, 24,
                                           12, 11, 10, 9, 8, 6, 4, 0};
 #if !defined(QMX__K_VNNI) && !defined(QMX__K_AVX2) && !defined(QMX__K_NEON) && \
-    !defined(QMX__K_NEONDOT) && !defined(QMX__K_MVE)   /* the portable dots' identity table */
+    !defined(QMX__K_NEONDOT) && !defined(QMX__K_MVE) && \
+    !defined(QMX__RVV)   /* the portable dots' identity table */
 static const uint8_t qmx__bp_idu[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
 #endif
 static float qmx__bp_getscale(const qmx__bp *h, const uint8_t *blk, size_t j) {
@@ -11613,7 +11615,7 @@ QMX_API qmx_status qmx_matmul_blockw_packed_dyn_i8_workspace_size(size_t M, size
 
 #if !defined(QMX__K_VNNI) && !defined(QMX__K_AVX2) && !defined(QMX__K_NEON) && \
     !defined(QMX__K_NEONDOT)
-#if !defined(QMX__K_MVE)
+#if !defined(QMX__K_MVE) && !defined(QMX__RVV)
 /* dot[j] = sum over the block's 32 k of q * u (row j of the panel), exact int32. Portable C;
  * qsum (the sum of q) is for the Cortex-M paths below. */
 static void qmx__bp_dots_c(const qmx__bp *h, const uint8_t *blk, const int8_t *qb, int32_t qsum,
@@ -11706,6 +11708,49 @@ static void qmx__bp_dots(const qmx__bp *h, const uint8_t *blk, const int8_t *qb,
             }
         }
         dot[j] = qmx__k_u2i(s);
+    }
+}
+#elif defined(QMX__RVV)
+/* RVV 1.0: row j's codes are 4 bytes every 64 (an indexed byte load, so no alignment is
+ * assumed: int8 32 bytes = k 0..31 in order, 4-bit 16 bytes whose low / high nibbles are k
+ * 0..15 / 16..31), then vwmulsu (signed q x unsigned u, |products| <= 128 x 255 fits int16)
+ * and one vwredsum; MXFP4 codes through vrgather on the u table. Exact integers: the same dot
+ * at any VLEN (>= 128, so 32 bytes always fit one e8m2 group). */
+static const uint16_t qmx__bp_rvv_off[32] = {0,   1,   2,   3,   64,  65,  66,  67,
+                                             128, 129, 130, 131, 192, 193, 194, 195,
+                                             256, 257, 258, 259, 320, 321, 322, 323,
+                                             384, 385, 386, 387, 448, 449, 450, 451};
+static const uint8_t qmx__bp_rvv_off8[16] = {0,   1,   2,   3,   64,  65,  66,  67,
+                                             128, 129, 130, 131, 192, 193, 194, 195};
+static void qmx__bp_dots(const qmx__bp *h, const uint8_t *blk, const int8_t *qb, int32_t qsum,
+                         int32_t dot[16]) {
+    const vint32m1_t z = __riscv_vmv_v_x_i32m1(0, 1);
+    size_t j;
+    (void)qsum;
+    if (h->elem == 1) {
+        const vint8m2_t q = __riscv_vle8_v_i8m2(qb, 32);
+        const vuint16m4_t off = __riscv_vle16_v_u16m4(qmx__bp_rvv_off, 32);
+        for (j = 0; j < 16u; j++) {
+            vuint8m2_t u = __riscv_vluxei16_v_u8m2(blk + 4u * j, off, 32);
+            vint16m4_t p = __riscv_vwmulsu_vv_i16m4(q, u, 32);
+            dot[j] = __riscv_vmv_x_s_i32m1_i32(__riscv_vwredsum_vs_i16m4_i32m1(p, z, 32));
+        }
+    } else {
+        const vint8m1_t q0 = __riscv_vle8_v_i8m1(qb, 16), q1 = __riscv_vle8_v_i8m1(qb + 16, 16);
+        const vuint8m1_t lut = __riscv_vle8_v_u8m1(qmx__bp_e2m1u, 16);
+        const vuint8m1_t off = __riscv_vle8_v_u8m1(qmx__bp_rvv_off8, 16);
+        for (j = 0; j < 16u; j++) {
+            vuint8m1_t c = __riscv_vluxei8_v_u8m1(blk + 4u * j, off, 16);
+            vuint8m1_t lo = __riscv_vand_vx_u8m1(c, 15u, 16), hi = __riscv_vsrl_vx_u8m1(c, 4, 16);
+            vint16m2_t p;
+            if (h->elem == 4) {
+                lo = __riscv_vrgather_vv_u8m1(lut, lo, 16);
+                hi = __riscv_vrgather_vv_u8m1(lut, hi, 16);
+            }
+            p = __riscv_vwmulsu_vv_i16m2(q0, lo, 16);
+            p = __riscv_vadd_vv_i16m2(p, __riscv_vwmulsu_vv_i16m2(q1, hi, 16), 16);
+            dot[j] = __riscv_vmv_x_s_i32m1_i32(__riscv_vwredsum_vs_i16m2_i32m1(p, z, 16));
+        }
     }
 }
 #else
