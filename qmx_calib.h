@@ -37,12 +37,12 @@
  *     QMX_CALIB_FIXED         Qwix "fixed": the data is ignored; lo + hi == 0 gives the
  *                             symmetric bound hi, else [lo, hi]; every group gets the same
  *                             parameters (Qwix makes fixed per-tensor)
- *   Min/max reductions have AVX-512 / AVX2 / NEON paths (exact; a zero min or max is stored as
+ *   Min/max reductions have AVX-512 / AVX2 / NEON / RVV paths (exact; a zero min or max is stored as
  *   +0, since SIMD and scalar reductions may meet -0 and +0 in different orders), and with one
  *   group they check for NaN/Inf in the same pass. Sums use Neumaier's compensated summation in
  *   float32 over 32 lanes: term j of a group's batch goes to lane j mod 32, the lanes fold in
  *   order (sums, then compensations), then the batch merges into the record. Every path
- *   (AVX-512, AVX2, NEON with TwoSum, the scalar loop) follows that order: accurate to a few
+ *   (AVX-512, AVX2, NEON, RVV at any VLEN with TwoSum, the scalar loop) follows that order: accurate to a few
  *   ulp for any count and the same bits on every target (no double: x87 would round twice).
  *   Products are kept out of FMA contraction. The square root is correctly
  *   rounded (exact integer-checked bisection); the p-th root for p = 3, 4 is the largest float r
@@ -806,6 +806,41 @@ static uint32_t qmx__cb_lanes_add(qmx__cb_lanes *L, const float *x, size_t len, 
         mb = vmaxvq_u32(m0);
         L->pos += i - i0;
         L->nz += rms ? (uint64_t)(i - i0) : (uint64_t)vaddvq_u32(nzv);
+    }
+#elif defined(QMX__RVV)
+    if (len - i >= 32) {   /* the 32 lanes in vsetvl strips (any VLEN), the same steps */
+        uint64_t nz = 0;
+        size_t j0, vl;
+        int j;
+        for (; i + 32 <= len; i += 32)
+            for (j0 = 0; j0 < 32u; j0 += vl) {
+                vuint32m4_t ab;
+                vfloat32m4_t a, v, sv, cv, t, b;
+                vl = __riscv_vsetvl_e32m4(32u - j0);
+                ab = __riscv_vand_vx_u32m4(
+                    __riscv_vle32_v_u32m4((const uint32_t *)(const void *)(x + i + j0), vl),
+                    0x7FFFFFFFu, vl);
+                mb = __riscv_vmv_x_s_u32m1_u32(__riscv_vredmaxu_vs_u32m4_u32m1(
+                    ab, __riscv_vmv_s_x_u32m1(mb, 1), vl));
+                a = __riscv_vreinterpret_v_u32m4_f32m4(ab);
+                v = a;
+                if (rms) v = __riscv_vfmul_vv_f32m4(a, a, vl);
+                else {   /* |x| != 0 counts (NaN too, as the scalar step) */
+                    for (j = 1; j < p; j++) v = __riscv_vfmul_vv_f32m4(v, a, vl);
+                    nz += (uint64_t)__riscv_vcpop_m_b8(__riscv_vmfne_vf_f32m4_b8(a, 0.0f, vl), vl);
+                }
+                sv = __riscv_vle32_v_f32m4(L->s + j0, vl);
+                cv = __riscv_vle32_v_f32m4(L->c + j0, vl);
+                t = __riscv_vfadd_vv_f32m4(sv, v, vl);   /* TwoSum, as the other paths */
+                b = __riscv_vfsub_vv_f32m4(t, sv, vl);
+                cv = __riscv_vfadd_vv_f32m4(
+                    cv, __riscv_vfadd_vv_f32m4(__riscv_vfsub_vv_f32m4(sv, __riscv_vfsub_vv_f32m4(t, b, vl), vl),
+                                               __riscv_vfsub_vv_f32m4(v, b, vl), vl), vl);
+                __riscv_vse32_v_f32m4(L->s + j0, t, vl);
+                __riscv_vse32_v_f32m4(L->c + j0, cv, vl);
+            }
+        L->pos += i - i0;
+        L->nz += rms ? (uint64_t)(i - i0) : nz;
     }
 #endif
     for (; i < len; i++) qmx__cb_lane_step(L, x[i], rms, p, &mb);
