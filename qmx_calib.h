@@ -37,14 +37,14 @@
  *     QMX_CALIB_FIXED         Qwix "fixed": the data is ignored; lo + hi == 0 gives the
  *                             symmetric bound hi, else [lo, hi]; every group gets the same
  *                             parameters (Qwix makes fixed per-tensor)
- *   Min/max reductions have AVX-512 / AVX2 / NEON / RVV paths (exact; a zero min or max is stored as
- *   +0, since SIMD and scalar reductions may meet -0 and +0 in different orders), and with one
- *   group they check for NaN/Inf in the same pass. Sums use Neumaier's compensated summation in
- *   float32 over 32 lanes: term j of a group's batch goes to lane j mod 32, the lanes fold in
- *   order (sums, then compensations), then the batch merges into the record. Every path
- *   (AVX-512, AVX2, NEON, RVV at any VLEN with TwoSum, the scalar loop) follows that order: accurate to a few
- *   ulp for any count and the same bits on every target (no double: x87 would round twice).
- *   Products are kept out of FMA contraction. The square root is correctly
+ *   Min/max reductions have AVX-512 / AVX2 / NEON / RVV paths (exact; a zero min or max is
+ *   stored as +0, since SIMD and scalar reductions may meet -0 and +0 in different orders), and
+ *   with one group they check for NaN/Inf in the same pass. Sums use Neumaier's compensated
+ *   summation in float32 over 32 lanes: term j of a group's batch goes to lane j mod 32, the
+ *   lanes fold in order (sums, then compensations), then the batch merges into the record.
+ *   Every path (AVX-512, AVX2, NEON, RVV at any VLEN with TwoSum, the scalar loop) follows that
+ *   order: accurate to a few ulp for any count and the same bits on every target (no double:
+ *   x87 would round twice). Products are kept out of FMA contraction. The square root is correctly
  *   rounded (exact integer-checked bisection); the p-th root for p = 3, 4 is the largest float r
  *   with r^p <= v (r^p by repeated float products), within 2 ulp.
  *   Finalize: each group's bounds (lo, hi, absmax = max(-lo, hi)) go through qmx.h's recipe
