@@ -3953,8 +3953,9 @@ QMX__MXV uint8x16_t qmx__mxn_pack(const uint32x4_t *y, const float32x4_t *t, int
     uint8x16_t c;
     int j;
     for (j = 0; j < 4; j++)   /* code | sign (fp4 bit 3, fp8 bit 7) */
-        r[j] = vbslq_u32(vdupq_n_u32(fp8 ? 0x80u : 0x08u),
-                         vshrq_n_u32(vreinterpretq_u32_f32(t[j]), fp8 ? 24 : 28), y[j]);
+        r[j] = vbslq_u32(vdupq_n_u32(fp8 ? 0x80u : 0x08u),   /* literal shift counts (C++) */
+                         fp8 ? vshrq_n_u32(vreinterpretq_u32_f32(t[j]), 24)
+                             : vshrq_n_u32(vreinterpretq_u32_f32(t[j]), 28), y[j]);
     c = vuzp1q_u8(vreinterpretq_u8_u16(vuzp1q_u16(vreinterpretq_u16_u32(r[0]), vreinterpretq_u16_u32(r[1]))),
                   vreinterpretq_u8_u16(vuzp1q_u16(vreinterpretq_u16_u32(r[2]), vreinterpretq_u16_u32(r[3]))));
     if (fp8) return c;

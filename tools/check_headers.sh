@@ -9,6 +9,9 @@
 #         of a libc/libm header fails the check; and the object may call no outside function
 #         but the compiler's runtime (__aeabi_*, __*) and memcpy/memmove/memset/memcmp, which
 #         GCC may emit even freestanding.
+#   clang C++11 (when clang++ is installed), freestanding, for aarch64 (NEON + dotprod) and x86-64
+#         (AVX-512 VNNI): clang rejects intrinsics whose immediate operand is not a literal
+#         constant (a NEON shift count chosen by ?:) where GCC folds them.
 # Environment: CC (default gcc), CXX (default g++), HEADERS (default: the three qmx headers).
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
@@ -41,6 +44,8 @@ no_libc_calls() {  # header, object: fails when the object calls into libc/libm
     return 1
 }
 
+clangxx=''
+command -v clang++ >/dev/null && clangxx=clang++
 arm=''
 if command -v arm-none-eabi-gcc >/dev/null; then
     arm='arm-none-eabi-gcc'
@@ -68,7 +73,16 @@ for h in "${headers[@]}"; do
             no_libc_calls "$h" "$OBJ"
         OBJ=/dev/null
     fi
+    if [ -n "$clangxx" ]; then
+        check "$h clang C++11 aarch64 dotprod" "$clangxx" --target=aarch64-linux-gnu \
+            -march=armv8.2-a+dotprod -ffreestanding -nostdlibinc -x c++ "${warn_cxx[@]}" -Wpedantic \
+            -DQMX_IMPLEMENTATION -c "$h"
+        check "$h clang C++11 x86-64-v4" "$clangxx" --target=x86_64-linux-gnu -march=x86-64-v4 \
+            -mavx512vnni -mavx512vbmi -ffreestanding -nostdlibinc -x c++ "${warn_cxx[@]}" -Wpedantic \
+            -DQMX_IMPLEMENTATION -c "$h"
+    fi
 done
+[ -n "$clangxx" ] || echo "  (clang++ not installed: the clang C++ cross-compile check skipped)"
 [ -n "$arm" ] || echo "  (arm-none-eabi-gcc not installed: freestanding Cortex-M check skipped)"
 echo "check-headers: $ok compiles ok, $bad failed (${headers[*]})"
 [ $bad -eq 0 ]
