@@ -203,7 +203,7 @@ endif
 # Cortex-M4 (DSP) and Cortex-M55 (MVE), batch 1 and 4 x 1024 -> 1024 (and qmx_fully_connected_i16,
 # K 512 and 1024, per tensor and per channel), counted exactly under QEMU
 # by the TCG plugin tools/targets/support/regioncount.c, beside CMSIS-NN's figures
-# (tools/cortexm_count.sh; bench/cortexm/). BENCH_CM_FLAGS adds CFLAGS, e.g. -O3.
+# (tools/cortexm_count.sh; bench/count/). BENCH_CM_FLAGS adds CFLAGS, e.g. -O3.
 .PHONY: bench-cortex-m
 bench-cortex-m: | $(BUILD)
 	@tools/cortexm_count.sh $(BENCH_CM_FLAGS)
@@ -212,7 +212,7 @@ bench-cortex-m: | $(BUILD)
 # Executed instructions per MAC of qmx_fully_connected_i8 (1024 -> 1024, batch 1 and 4) and per
 # element of int8 qmx_quantize on RISC-V: the portable path (riscv64, gcc) beside RVV 1.0
 # (clang-16) at VLEN 128 / 256 / 512, counted exactly under qemu-riscv64 by the TCG plugin
-# tools/targets/support/regioncount.c (tools/riscv_count.sh; bench/riscv/). BENCH_RV_FLAGS adds
+# tools/targets/support/regioncount.c (tools/riscv_count.sh; bench/count/). BENCH_RV_FLAGS adds
 # CFLAGS.
 .PHONY: bench-riscv
 bench-riscv: | $(BUILD)

@@ -12,8 +12,8 @@
 # 2.48 / 0.88 insns/MAC at K = 512 and 2.99 / 2.44 at K = 1024 on M4 / M55, measured the same
 # way: its cost per MAC depends on K, its 64-bit loop past K = 512 is scalar).
 #
-# How: bench/cortexm/bench_fc_cm.c calls the layers between the noinline markers
-# qmx_region_begin() / qmx_region_end() (bench/cortexm/markers.c); the ELF is built by
+# How: bench/count/bench_fc_count.c calls the layers between the noinline markers
+# qmx_region_begin() / qmx_region_end() (bench/count/markers.c); the ELF is built by
 # tools/targets/run-on (TARGET_BIN keeps it), the markers' addresses come from
 # arm-none-eabi-nm (Thumb bit cleared), and QEMU runs the ELF with the plugin, which logs
 # "region N insns D" per region (an empty region costs 2 instructions, subtracted here).
@@ -44,8 +44,8 @@ for tgt in cortex-m4 cortex-m55; do
     s16=(); nreg=4
     if [ "$azp" = 0 ]; then s16=(-DBENCH_S16); nreg=12; fi
     elf=$OUT/bench_fc_$tgt.elf
-    if ! TARGET_BIN=$elf TARGET_QUIET=1 tools/targets/run-on "$tgt" bench/cortexm/bench_fc_cm.c \
-            bench/cortexm/markers.c -DBENCH_AZP="$azp" "${s16[@]}" "$@" -I. -std=c99 > "$OUT/run_$tgt.txt" 2>&1; then
+    if ! TARGET_BIN=$elf TARGET_QUIET=1 tools/targets/run-on "$tgt" bench/count/bench_fc_count.c \
+            bench/count/markers.c -DBENCH_AZP="$azp" "${s16[@]}" "$@" -I. -std=c99 > "$OUT/run_$tgt.txt" 2>&1; then
         echo "$tgt: the bench program failed:"; cat "$OUT/run_$tgt.txt"; fail=1; continue
     fi
     b=$(arm-none-eabi-nm "$elf" | awk '$3 == "qmx_region_begin" {print $1}')

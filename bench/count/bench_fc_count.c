@@ -1,5 +1,6 @@
-/* bench_fc_cm.c - fully-connected layers measured in executed instructions on Cortex-M under
- * QEMU (make bench-cortex-m; tools/cortexm_count.sh counts between the markers).
+/* bench_fc_count.c - qmx kernels measured in executed instructions under QEMU, between the
+ * noinline markers of markers.c (tools/cortexm_count.sh for Cortex-M4 / M55: make
+ * bench-cortex-m; tools/riscv_count.sh for RISC-V portable vs RVV: make bench-riscv).
  * Regions, in this order, each batch x 1024 -> 1024, per-channel double-rounding requant:
  *   0 qmx_fully_connected_i8  batch 1      1 qmx_fully_connected_i8  batch 4
  *   2 qmx_fully_connected_i4  batch 1      3 qmx_fully_connected_i4  batch 4
@@ -8,6 +9,8 @@
  *   4 K 512 per tensor batch 1    5 K 512 per tensor batch 4
  *   6 K 512 per channel batch 1   7 K 512 per channel batch 4     (K -> 1024 outputs)
  *   8 .. 11 the same with K 1024
+ * With -DBENCH_QUANT (tools/riscv_count.sh) one more: qmx_quantize, int8, per tensor, AQT
+ * recipe, NQ floats (checked: |q * s - x| <= s / 2 and |q| <= 127).
  * The input zero point is BENCH_AZP (default -3, an asymmetric int8 input as TFLite gives;
  * -DBENCH_AZP=0 for a symmetric one). After each region the outputs are checked against an
  * int64 reference through qmx_requantize (outside the region), so a wrong kernel cannot
@@ -117,6 +120,31 @@ static int bench_s16(void) {
 }
 #endif
 
+#ifdef BENCH_QUANT
+#define NQ 65536
+static float xq[NQ];
+static int8_t q8[NQ];
+
+/* the last region: qmx_quantize int8 per tensor (AQT), scales computed outside the region */
+static int bench_quant(void) {
+    qmx_qconfig qc = QMX_ZERO_INIT;
+    float sc = 0.0f;
+    size_t i, wrong = 0;
+    qmx_status st;
+    for (i = 0; i < NQ; i++) xq[i] = (float)((int32_t)(rnd() % 2000001u) - 1000000) * 1e-4f;
+    st = qmx_compute_qparams(&qc, xq, NQ, &sc, 1, NULL);
+    qmx_region_begin();
+    if (st == QMX_OK) st = qmx_quantize(&qc, xq, NQ, &sc, 1, NULL, q8, sizeof q8);
+    qmx_region_end();
+    for (i = 0; st == QMX_OK && i < NQ; i++) {
+        float d = (float)q8[i] * sc - xq[i];
+        wrong += q8[i] < -127 || d > 0.5001f * sc || d < -0.5001f * sc;
+    }
+    printf("quantize int8 %d elements: status %d, %lu wrong\n", NQ, (int)st, (unsigned long)wrong);
+    return st != QMX_OK || wrong != 0;
+}
+#endif
+
 int main(void) {
     qmx_requant_config rq;
     size_t i, need8 = 0, need4 = 0, M;
@@ -161,6 +189,9 @@ int main(void) {
     }
 #ifdef BENCH_S16
     bad += bench_s16();
+#endif
+#ifdef BENCH_QUANT
+    bad += bench_quant();
 #endif
     return bad != 0;
 }
