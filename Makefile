@@ -164,7 +164,8 @@ bench: bench-peers-build | $(BUILD)
 	    name=$$(basename $$src .c); \
 	    echo "== $$name"; \
 	    $(CC) $(BENCH_CFLAGS) -DQMX_BENCH_CFLAGS='"$(CC) $(BENCH_CFLAGS)"' $$src -o $(BUILD)/$$name -lm \
-	        $$(if [ $$name = bench_matmul ]; then echo '$(BENCH_MATMUL_PEERS)'; fi); \
+	        $$(if [ $$name = bench_matmul ]; then echo '$(BENCH_MATMUL_PEERS)'; fi) \
+	        $$(if [ $$name = bench_parallel ]; then echo '$(BENCH_PARALLEL_PEERS)'; fi); \
 	    $(BUILD)/$$name; \
 	done
 
@@ -182,6 +183,7 @@ PEERS_BLAS  := $(shell test -f /usr/include/$(PEERS_MULTIARCH)/openblas-pthread/
 PEERS_LOWP  := $(shell test -f /usr/include/gemmlowp/public/gemmlowp.h && echo 1)
 BENCH_MATMUL_PEERS := $(if $(PEERS_DNNL),-DQMX_BENCH_HAVE_DNNL -ldnnl) \
     $(if $(PEERS_BLAS),-DQMX_BENCH_HAVE_OPENBLAS -I/usr/include/$(PEERS_MULTIARCH)/openblas-pthread -lopenblas)
+BENCH_PARALLEL_PEERS := $(if $(PEERS_DNNL),-DQMX_BENCH_HAVE_DNNL -ldnnl -lgomp)
 PEERS_CXXFLAGS := -std=c++17 -O3 -march=native -DNDEBUG -DGEMMLOWP_ENABLE_AVX2 -Ibench
 
 $(BUILD)/peers_matmul: bench/peers_matmul.cpp bench/bench_util.h | $(BUILD)

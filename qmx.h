@@ -286,9 +286,9 @@
  *   fp8 dtypes use the same calls: s = absmax / fp8_max (AQT, ONNX: absmax 0 -> 1; Qwix/TFLite: the
  *     guard above); quantize t = x / s (AQT: x * (1/s)), clip to +-max, cast nearest-even.
  *   Several cores: qmx_quantize_run / qmx_dequantize_run compute tasks of QMX_TASK_ELEMS
- *     elements (per-tensor configs without stochastic rounding; other configs are one task)
- *     with the serial call's bits, on the caller's threads (qmx_kernels.h, USING SEVERAL
- *     CORES; private prefix qmx__par_).
+ *     elements (every granularity; stochastic rounding is one task) with the serial call's
+ *     bits, on the caller's threads; qmx_quantize_exec / qmx_dequantize_exec take an executor
+ *     (qmx_kernels.h, USING SEVERAL CORES; private prefix qmx__par_).
  *
  * FIXED-POINT REQUANTIZATION
  *   qmx_quantize_multiplier(real, &m, &shift) gives TFLite's QuantizeMultiplier exactly (no
@@ -466,6 +466,28 @@ QMX_API qmx_status qmx_fp8_quantize_array(qmx_dtype fmt, const float *x, size_t 
                                           int saturate, uint8_t *out);
 QMX_API qmx_status qmx_fp8_dequantize_array(qmx_dtype fmt, const uint8_t *codes, size_t n,
                                             float scale, float *y);
+/* Several cores (qmx_kernels.h, USING SEVERAL CORES): qmx_array_tasks(n, &t) = ceil(n /
+ * QMX_TASK_ELEMS) tasks (n == 0: QMX_ERR_SIZE), task t = elements [t * QMX_TASK_ELEMS, ...),
+ * the last one ragged, whatever the worker count. The _run calls take the arguments plus
+ * tasks [task_begin, task_end) and write only those elements: the serial call's errors first
+ * (dtype, NULL, n, scale), then a range out of bounds or reversed (QMX_ERR_ARG); nothing
+ * written on error. The _exec calls run the tasks through an executor (NULL or workers 0 / 1:
+ * the serial call; else after the serial checks: workers < 0 QMX_ERR_ARG, parallel_for NULL
+ * QMX_ERR_NULL, more than INT_MAX tasks QMX_ERR_OVERFLOW). Each element is converted on its
+ * own: the serial call's bits for any split, order and worker count. */
+QMX_API qmx_status qmx_array_tasks(size_t n, size_t *n_tasks);
+QMX_API qmx_status qmx_fp8_quantize_array_run(qmx_dtype fmt, const float *x, size_t n,
+                                              float scale, int saturate, uint8_t *out,
+                                              size_t task_begin, size_t task_end);
+QMX_API qmx_status qmx_fp8_dequantize_array_run(qmx_dtype fmt, const uint8_t *codes, size_t n,
+                                                float scale, float *y, size_t task_begin,
+                                                size_t task_end);
+QMX_API qmx_status qmx_fp8_quantize_array_exec(qmx_dtype fmt, const float *x, size_t n,
+                                               float scale, int saturate, uint8_t *out,
+                                               const qmx_executor *executor);
+QMX_API qmx_status qmx_fp8_dequantize_array_exec(qmx_dtype fmt, const uint8_t *codes, size_t n,
+                                                 float scale, float *y,
+                                                 const qmx_executor *executor);
 
 /* ---- 4b. fp4 / fp6 / E8M0 (OCP MX element and scale formats) ------------------------------- */
 /* Scalar element codecs (contract: "FP4 / FP6 / E8M0" in the doc block above). Encoders round
@@ -598,13 +620,24 @@ QMX_API qmx_status qmx_dequantize(const qmx_qconfig *cfg, const void *q, size_t 
                                   size_t count, const float *scales, size_t n_scales,
                                   const int32_t *zero_points, float *y);
 /* Range calls for several cores (qmx_kernels.h, USING SEVERAL CORES; private prefix qmx__par_).
- * A per-tensor config without stochastic rounding splits into ceil(count / QMX_TASK_ELEMS)
- * tasks, task t = elements [t * QMX_TASK_ELEMS, ...) of the flat index (whole bytes of every
- * dtype); any other config is 1 task (not split yet). Each element is quantized on its own,
- * so any split gives the serial call's bits. The _run calls take the arguments of
- * qmx_quantize / qmx_dequantize plus tasks [task_begin, task_end) and write only those
- * elements (a run of tasks as one call); errors of the whole call first, then a range out of
- * bounds or reversed (QMX_ERR_ARG); nothing written on error. */
+ * A config without stochastic rounding (per tensor, per channel or per block, any dtype) splits
+ * into ceil(count / QMX_TASK_ELEMS) tasks, task t = elements [t * QMX_TASK_ELEMS, ...) of the
+ * flat index (whole bytes of every dtype; the last task ragged); the partition depends on
+ * count only, never on the worker count. Stochastic rounding is 1 task (its random stream
+ * runs in flat order). Each element is quantized or dequantized on its own with the
+ * parameters of its group, so any split, order or interleaving of the tasks gives the serial
+ * call's bits. The _run calls take the arguments of qmx_quantize / qmx_dequantize plus tasks
+ * [task_begin, task_end) and write only those elements (a run of tasks as one call). Errors:
+ * those of the whole call that need no data (NULLs, the view, n_scales, the storage), then a
+ * range out of bounds or reversed (QMX_ERR_ARG), then the scales and zero points: per tensor
+ * all of them, per channel / per block those the call's own elements use (a bad one used only
+ * by other tasks is theirs to report); nothing written on error.
+ * qmx_quantize_exec / qmx_dequantize_exec: qmx_quantize / qmx_dequantize through an executor
+ * (qmx_executor above; NULL or workers 0 / 1: the serial call itself). With workers >= 2 every
+ * error of the serial call is checked first (all scales and zero points), then workers < 0
+ * (QMX_ERR_ARG), parallel_for NULL (QMX_ERR_NULL), more than INT_MAX tasks
+ * (QMX_ERR_OVERFLOW); then parallel_for runs the tasks (not called for 1 task). No workspace:
+ * the stack use of the serial call per worker. Same bits as the serial call. */
 #define QMX_TASK_ELEMS 65536
 QMX_API qmx_status qmx_quantize_tasks(const qmx_qconfig *cfg, size_t count, size_t *n_tasks);
 QMX_API qmx_status qmx_quantize_run(const qmx_qconfig *cfg, const float *x, size_t count,
@@ -615,6 +648,14 @@ QMX_API qmx_status qmx_dequantize_run(const qmx_qconfig *cfg, const void *q, siz
                                       size_t count, const float *scales, size_t n_scales,
                                       const int32_t *zero_points, float *y, size_t task_begin,
                                       size_t task_end);
+QMX_API qmx_status qmx_quantize_exec(const qmx_qconfig *cfg, const float *x, size_t count,
+                                     const float *scales, size_t n_scales,
+                                     const int32_t *zero_points, void *q, size_t q_bytes,
+                                     const qmx_executor *executor);
+QMX_API qmx_status qmx_dequantize_exec(const qmx_qconfig *cfg, const void *q, size_t q_bytes,
+                                       size_t count, const float *scales, size_t n_scales,
+                                       const int32_t *zero_points, float *y,
+                                       const qmx_executor *executor);
 
 /* ---- 6b. block-scaled formats: MX (OCP microscaling) and NVFP4 --------------------------------
  * One scale per block of consecutive elements along axis_len of the [outer][axis_len][inner]
@@ -2153,6 +2194,70 @@ static int qmx__quant_shortrun_f8_simd(const qmx_qconfig *c, const qmx__view *v,
 static int qmx__dequant_shortrun_simd(const qmx_qconfig *c, const qmx__view *v, const void *q,
                                          const float *scales, const int32_t *zps, float *y);
 #endif
+/* One run of qmx_quantize's walk: n elements from flat index at, with the parameters of
+ * index pi (each element is quantized on its own, so any split of the runs gives the same
+ * bits; the range calls below walk from any index) */
+static void qmx__quant_piece(const qmx_qconfig *c, const qmx__view *v, const float *x,
+                             const float *scales, const int32_t *zps, void *qv, size_t pi,
+                             size_t at, size_t n) {
+    float s = scales[pi];
+    const float *xs = x + at;
+    size_t j;
+    if (v->nf4) {
+        /* t as the recipe scales (AQT: x * (1/s), an infinite 1/s -> 1; else x / s),
+         * then the nearest table value, through the 4-bit stage */
+        int8_t stage[QMX__STAGE];
+        float m = 1.0f / s;
+        size_t done = 0;
+        if (!qmx__isfinite(m)) m = 1.0f;
+        while (done < n) {
+            size_t k, cnt = n - done < QMX__STAGE ? n - done : QMX__STAGE;
+            for (k = 0; k < cnt; k++) {
+                float t = c->recipe == QMX_RECIPE_AQT ? xs[done + k] * m : xs[done + k] / s;
+                stage[k] = (int8_t)qmx__nf4_encode(t);
+            }
+            qmx__put_nibbles((uint8_t *)qv, at + done, stage, cnt);
+            done += cnt;
+        }
+    } else if (v->fp8) {
+        uint8_t *out = (uint8_t *)qv + at;
+        int div = c->recipe != QMX_RECIPE_AQT;
+        float m = s;
+        size_t d;
+        if (!div) { m = 1.0f / s; if (!qmx__isfinite(m)) m = 1.0f; }
+        /* clip to +-max then cast == saturating cast */
+        d = qmx__fp8_quant_run_simd(xs, n, m, div, &v->f, !c->fp8_no_saturate, out);
+        qmx__fp8_quant_run_scalar(xs + d, n - d, m, div, &v->f, !c->fp8_no_saturate,
+                                  out + d);
+    } else {
+        qmx__run p;
+        qmx__make_run(c, v, s, zps && v->use_zp ? zps[pi] : 0, &p);
+        if (qmx__byte_int(v->dtype)) {
+            qmx__quant_run_s8(xs, n, &p, (int8_t *)qv + at);
+        } else if (v->dtype == QMX_UINT8) {
+            uint8_t *out = (uint8_t *)qv + at;
+            for (j = 0; j < n; j++) out[j] = (uint8_t)qmx__quant_one(xs[j], &p);
+        } else if (v->dtype == QMX_INT16) {
+            int16_t *out = (int16_t *)qv + at;
+            for (j = 0; j < n; j++) out[j] = (int16_t)qmx__quant_one(xs[j], &p);
+        } else if (v->dtype == QMX_UINT16) {
+            uint16_t *out = (uint16_t *)qv + at;
+            for (j = 0; j < n; j++) out[j] = (uint16_t)qmx__quant_one(xs[j], &p);
+        } else { /* int4 / uint4 / int2 / uint2: every value fits int8, so the int8
+                  * kernels quantize into a stack stage, then the bits are packed */
+            int8_t stage[QMX__STAGE];
+            size_t done = 0;
+            int two = v->dtype == QMX_INT2 || v->dtype == QMX_UINT2;
+            while (done < n) {
+                size_t m = n - done < QMX__STAGE ? n - done : QMX__STAGE;
+                qmx__quant_run_s8(xs + done, m, &p, stage);
+                if (two) qmx__put_crumbs((uint8_t *)qv, at + done, stage, m);
+                else qmx__put_nibbles((uint8_t *)qv, at + done, stage, m);
+                done += m;
+            }
+        }
+    }
+}
 QMX__DEF qmx_status qmx_quantize(const qmx_qconfig *c, const float *x, size_t count,
                                  const float *scales, size_t n_scales, const int32_t *zps,
                                  void *qv, size_t q_bytes) {
@@ -2176,63 +2281,7 @@ QMX__DEF qmx_status qmx_quantize(const qmx_qconfig *c, const float *x, size_t co
         size_t e = 0;
         while (e < len) {
             size_t n = per_elem ? 1 : len - e;
-            size_t pi = param + (per_elem ? e : 0);
-            float s = scales[pi];
-            const float *xs = x + off + e;
-            if (v.nf4) {
-                /* t as the recipe scales (AQT: x * (1/s), an infinite 1/s -> 1; else x / s),
-                 * then the nearest table value, through the 4-bit stage */
-                int8_t stage[QMX__STAGE];
-                float m = 1.0f / s;
-                size_t done = 0;
-                if (!qmx__isfinite(m)) m = 1.0f;
-                while (done < n) {
-                    size_t k, cnt = n - done < QMX__STAGE ? n - done : QMX__STAGE;
-                    for (k = 0; k < cnt; k++) {
-                        float t = c->recipe == QMX_RECIPE_AQT ? xs[done + k] * m : xs[done + k] / s;
-                        stage[k] = (int8_t)qmx__nf4_encode(t);
-                    }
-                    qmx__put_nibbles((uint8_t *)qv, off + e + done, stage, cnt);
-                    done += cnt;
-                }
-            } else if (v.fp8) {
-                uint8_t *out = (uint8_t *)qv + off + e;
-                int div = c->recipe != QMX_RECIPE_AQT;
-                float m = s;
-                size_t d;
-                if (!div) { m = 1.0f / s; if (!qmx__isfinite(m)) m = 1.0f; }
-                /* clip to +-max then cast == saturating cast */
-                d = qmx__fp8_quant_run_simd(xs, n, m, div, &v.f, !c->fp8_no_saturate, out);
-                qmx__fp8_quant_run_scalar(xs + d, n - d, m, div, &v.f, !c->fp8_no_saturate,
-                                          out + d);
-            } else {
-                qmx__run p;
-                qmx__make_run(c, &v, s, zps && v.use_zp ? zps[pi] : 0, &p);
-                if (qmx__byte_int(v.dtype)) {
-                    qmx__quant_run_s8(xs, n, &p, (int8_t *)qv + off + e);
-                } else if (v.dtype == QMX_UINT8) {
-                    uint8_t *out = (uint8_t *)qv + off + e;
-                    for (j = 0; j < n; j++) out[j] = (uint8_t)qmx__quant_one(xs[j], &p);
-                } else if (v.dtype == QMX_INT16) {
-                    int16_t *out = (int16_t *)qv + off + e;
-                    for (j = 0; j < n; j++) out[j] = (int16_t)qmx__quant_one(xs[j], &p);
-                } else if (v.dtype == QMX_UINT16) {
-                    uint16_t *out = (uint16_t *)qv + off + e;
-                    for (j = 0; j < n; j++) out[j] = (uint16_t)qmx__quant_one(xs[j], &p);
-                } else { /* int4 / uint4 / int2 / uint2: every value fits int8, so the int8
-                          * kernels quantize into a stack stage, then the bits are packed */
-                    int8_t stage[QMX__STAGE];
-                    size_t done = 0;
-                    int two = v.dtype == QMX_INT2 || v.dtype == QMX_UINT2;
-                    while (done < n) {
-                        size_t m = n - done < QMX__STAGE ? n - done : QMX__STAGE;
-                        qmx__quant_run_s8(xs + done, m, &p, stage);
-                        if (two) qmx__put_crumbs((uint8_t *)qv, off + e + done, stage, m);
-                        else qmx__put_nibbles((uint8_t *)qv, off + e + done, stage, m);
-                        done += m;
-                    }
-                }
-            }
+            qmx__quant_piece(c, &v, x, scales, zps, qv, param + (per_elem ? e : 0), off + e, n);
             e += n;
         }
     }
@@ -2249,12 +2298,56 @@ QMX__DEF qmx_status qmx_quantize(const qmx_qconfig *c, const float *x, size_t co
     return QMX_OK;
 }
 
+/* One run of qmx_dequantize's walk: n elements from flat index at, parameters of index pi */
+static void qmx__dequant_piece(const qmx__view *v, const void *qv, const float *scales,
+                               const int32_t *zps, float *y, size_t pi, size_t at,
+                               size_t n) {
+    float s = scales[pi];
+    int32_t zp = zps && v->use_zp ? zps[pi] : 0;
+    float *ys = y + at;
+    size_t j;
+    if (v->nf4) {
+        for (j = 0; j < n; j++)
+            ys[j] = qmx__nf4_table[qmx__get_nibble((const uint8_t *)qv, at + j, 0)] * s;
+    } else if (v->fp8) {
+        const uint8_t *in = (const uint8_t *)qv + at;
+        size_t d = qmx__fp8_dequant_run_simd(in, n, s, &v->f, ys);
+        qmx__fp8_dequant_run_scalar(in + d, n - d, s, &v->f, ys + d);
+    } else if (qmx__byte_int(v->dtype)) {
+        const int8_t *in = (const int8_t *)qv + at;
+        size_t d = qmx__dequant_run_s8_simd(in, n, zp, s, ys);
+        qmx__dequant_run_s8_scalar(in + d, n - d, zp, s, ys + d);
+    } else if (v->dtype == QMX_UINT8) {
+        const uint8_t *in = (const uint8_t *)qv + at;
+        for (j = 0; j < n; j++) ys[j] = (float)((int32_t)in[j] - zp) * s;
+    } else if (v->dtype == QMX_INT16) {
+        const int16_t *in = (const int16_t *)qv + at;
+        for (j = 0; j < n; j++) ys[j] = (float)((int32_t)in[j] - zp) * s;
+    } else if (v->dtype == QMX_UINT16) {
+        const uint16_t *in = (const uint16_t *)qv + at;
+        for (j = 0; j < n; j++) ys[j] = (float)((int32_t)in[j] - zp) * s;
+    } else {   /* int4 / uint4 / int2 / uint2: unpack into an int8 stack stage, then the
+                * int8 kernels */
+        int8_t stage[QMX__STAGE];
+        size_t done = 0;
+        while (done < n) {
+            size_t m = n - done < QMX__STAGE ? n - done : QMX__STAGE, d;
+            if (v->dtype == QMX_INT2 || v->dtype == QMX_UINT2)
+                qmx__take_crumbs((const uint8_t *)qv, at + done, v->dtype == QMX_INT2, stage, m);
+            else
+                qmx__take_nibbles((const uint8_t *)qv, at + done, v->dtype == QMX_INT4, stage, m);
+            d = qmx__dequant_run_s8_simd(stage, m, zp, s, ys + done);
+            qmx__dequant_run_s8_scalar(stage + d, m - d, zp, s, ys + done + d);
+            done += m;
+        }
+    }
+}
 QMX__DEF qmx_status qmx_dequantize(const qmx_qconfig *c, const void *qv, size_t q_bytes,
                                    size_t count, const float *scales, size_t n_scales,
                                    const int32_t *zps, float *y) {
     qmx__view v;
     qmx__runit it;
-    size_t param, off, len, j;
+    size_t param, off, len;
     qmx_status st = qmx__resolve(c, count, &v);
     if (st != QMX_OK) return st;
     if (!qv || !y) return QMX_ERR_NULL;
@@ -2269,46 +2362,7 @@ QMX__DEF qmx_status qmx_dequantize(const qmx_qconfig *c, const void *qv, size_t 
         size_t e = 0;
         while (e < len) {
             size_t n = per_elem ? 1 : len - e;
-            size_t pi = param + (per_elem ? e : 0);
-            float s = scales[pi];
-            int32_t zp = zps && v.use_zp ? zps[pi] : 0;
-            float *ys = y + off + e;
-            size_t at = off + e;
-            if (v.nf4) {
-                for (j = 0; j < n; j++)
-                    ys[j] = qmx__nf4_table[qmx__get_nibble((const uint8_t *)qv, at + j, 0)] * s;
-            } else if (v.fp8) {
-                const uint8_t *in = (const uint8_t *)qv + at;
-                size_t d = qmx__fp8_dequant_run_simd(in, n, s, &v.f, ys);
-                qmx__fp8_dequant_run_scalar(in + d, n - d, s, &v.f, ys + d);
-            } else if (qmx__byte_int(v.dtype)) {
-                const int8_t *in = (const int8_t *)qv + at;
-                size_t d = qmx__dequant_run_s8_simd(in, n, zp, s, ys);
-                qmx__dequant_run_s8_scalar(in + d, n - d, zp, s, ys + d);
-            } else if (v.dtype == QMX_UINT8) {
-                const uint8_t *in = (const uint8_t *)qv + at;
-                for (j = 0; j < n; j++) ys[j] = (float)((int32_t)in[j] - zp) * s;
-            } else if (v.dtype == QMX_INT16) {
-                const int16_t *in = (const int16_t *)qv + at;
-                for (j = 0; j < n; j++) ys[j] = (float)((int32_t)in[j] - zp) * s;
-            } else if (v.dtype == QMX_UINT16) {
-                const uint16_t *in = (const uint16_t *)qv + at;
-                for (j = 0; j < n; j++) ys[j] = (float)((int32_t)in[j] - zp) * s;
-            } else {   /* int4 / uint4 / int2 / uint2: unpack into an int8 stack stage, then the
-                        * int8 kernels */
-                int8_t stage[QMX__STAGE];
-                size_t done = 0;
-                while (done < n) {
-                    size_t m = n - done < QMX__STAGE ? n - done : QMX__STAGE, d;
-                    if (v.dtype == QMX_INT2 || v.dtype == QMX_UINT2)
-                        qmx__take_crumbs((const uint8_t *)qv, at + done, v.dtype == QMX_INT2, stage, m);
-                    else
-                        qmx__take_nibbles((const uint8_t *)qv, at + done, v.dtype == QMX_INT4, stage, m);
-                    d = qmx__dequant_run_s8_simd(stage, m, zp, s, ys + done);
-                    qmx__dequant_run_s8_scalar(stage + d, m - d, zp, s, ys + done + d);
-                    done += m;
-                }
-            }
+            qmx__dequant_piece(&v, qv, scales, zps, y, param + (per_elem ? e : 0), off + e, n);
             e += n;
         }
     }
@@ -2357,8 +2411,10 @@ static qmx_status qmx__par_q_prep(const qmx_qconfig *cfg, const void *in, const 
     if (q_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
     *sub = *cfg;
     *nt = 1;
-    if (cfg->granularity == QMX_PER_TENSOR && cfg->rounding != QMX_ROUND_STOCHASTIC) {
-        sub->outer = 0; sub->axis_len = 0; sub->inner = 0;   /* [1][chunk][1] */
+    if (cfg->rounding != QMX_ROUND_STOCHASTIC) {
+        if (cfg->granularity == QMX_PER_TENSOR) {
+            sub->outer = 0; sub->axis_len = 0; sub->inner = 0;   /* [1][chunk][1] */
+        }
         *nt = count / QMX_TASK_ELEMS + (count % QMX_TASK_ELEMS != 0);
     }
     if (tb > te || te > *nt) return QMX_ERR_ARG;
@@ -2382,6 +2438,91 @@ static void qmx__par_q_span(const qmx_qconfig *c, size_t count, size_t nt, size_
     *e1 = nt == 1 || te == nt ? count : te * QMX_TASK_ELEMS;
     *b0 = *e0 / 8 * (size_t)bits;
 }
+/* The run of the walk (qmx__next_run) holding flat index f, from f and clipped to f1: its
+ * parameter index and length (per channel or per block) */
+static size_t qmx__par_q_seek(const qmx_qconfig *c, const qmx__view *v, size_t f, size_t f1,
+                              size_t *pi) {
+    size_t i = f % v->inner, r = f / v->inner, k = r % v->len, o = r / v->len, n;
+    if (c->granularity == QMX_PER_CHANNEL) {
+        *pi = k;
+        n = v->inner - i;
+    } else if (v->inner == 1) {
+        size_t b = k / v->block, end = (b + 1) * v->block;
+        if (end > v->len) end = v->len;
+        *pi = o * v->nblocks + b;
+        n = end - k;
+    } else {
+        *pi = (o * v->nblocks + k / v->block) * v->inner + i;
+        n = 1;
+    }
+    return n < f1 - f ? n : f1 - f;
+}
+/* The tail fix-ups of qmx_quantize for elements [a, b) */
+static void qmx__par_q_fix(const qmx_qconfig *c, const qmx__view *v, void *qv, size_t count,
+                           size_t a, size_t b) {
+    uint8_t *o = (uint8_t *)qv;
+    size_t j;
+    if (b == count && a < b && (v->dtype == QMX_INT4 || v->dtype == QMX_UINT4 || v->nf4) &&
+        (count & 1))
+        qmx__set_nibble(o, count, 0);
+    if (b == count && a < b && (v->dtype == QMX_INT2 || v->dtype == QMX_UINT2) && (count & 3))
+        o[count / 4] &= (uint8_t)((1u << (2u * (unsigned)(count & 3u))) - 1u);
+    if (c->recipe == QMX_RECIPE_ONNX && v->dtype == QMX_FP8_E5M2)
+        for (j = a; j < b; j++) o[j] = (uint8_t)(o[j] - ((o[j] & 0x7Fu) == 0x7Fu));
+}
+/* Elements [f0, f1) of a per-channel or per-block call: the whole [len][inner] rows of the
+ * view inside the range go to qmx_quantize / qmx_dequantize as a call of their own (its fast
+ * paths included; packed dtypes when the rows start on a byte), the partial rows at either
+ * end go through the walk's runs from their index. The parameters of those runs are checked
+ * before anything is written; the call on whole rows checks its own first. */
+static qmx_status qmx__par_q_rows(int deq, const qmx_qconfig *c, const void *in, size_t count,
+                                  const float *scales, size_t n_scales, const int32_t *zps,
+                                  void *out, size_t q_bytes, size_t f0, size_t f1) {
+    qmx__view v;
+    size_t row, o0, o1, seg[4], f, n, pi, epb;
+    int g, bits;
+    qmx_status st = qmx__resolve(c, count, &v);
+    if (st != QMX_OK) return st;
+    if (!scales) return QMX_ERR_NULL;
+    if (c->asymmetric && !zps) return QMX_ERR_NULL;
+    if (n_scales < v.n_params) return QMX_ERR_BUFFER_TOO_SMALL;
+    bits = qmx_dtype_bits(v.dtype);
+    epb = bits < 8 ? (size_t)(8 / bits) : 1;   /* elements per byte */
+    row = v.len * v.inner;
+    o0 = f0 / row + (f0 % row != 0);
+    o1 = f1 / row;
+    if (o0 >= o1 || (o0 * row) % epb != 0) o0 = o1 = 0;   /* no whole rows: runs only */
+    seg[0] = f0; seg[1] = o0 < o1 ? o0 * row : f1;
+    seg[2] = o0 < o1 ? o1 * row : f1; seg[3] = f1;
+    for (g = 0; g < 4; g += 2)
+        for (f = seg[g]; f < seg[g + 1]; f += n) {
+            n = qmx__par_q_seek(c, &v, f, seg[g + 1], &pi);
+            if (!qmx__isfinite(scales[pi]) || !(scales[pi] > 0.0f)) return QMX_ERR_ARG;
+            if (zps && v.use_zp && (zps[pi] < v.qmin || zps[pi] > v.qmax)) return QMX_ERR_ARG;
+        }
+    if (o0 < o1) {
+        qmx_qconfig sub = *c;
+        size_t e0 = o0 * row, b0 = bits < 8 ? e0 / epb : e0 * (size_t)(bits / 8);
+        size_t po = c->granularity == QMX_PER_BLOCK ? o0 * v.nblocks * v.inner : 0;
+        sub.outer = o1 - o0; sub.axis_len = v.len; sub.inner = v.inner;
+        st = deq ? qmx_dequantize(&sub, (const unsigned char *)in + b0, q_bytes - b0,
+                                  (o1 - o0) * row, scales + po, n_scales - po,
+                                  zps ? zps + po : NULL, (float *)out + e0)
+                 : qmx_quantize(&sub, (const float *)in + e0, (o1 - o0) * row, scales + po,
+                                n_scales - po, zps ? zps + po : NULL,
+                                (unsigned char *)out + b0, q_bytes - b0);
+        if (st != QMX_OK) return st;
+    }
+    for (g = 0; g < 4; g += 2) {
+        for (f = seg[g]; f < seg[g + 1]; f += n) {
+            n = qmx__par_q_seek(c, &v, f, seg[g + 1], &pi);
+            if (deq) qmx__dequant_piece(&v, in, scales, zps, (float *)out, pi, f, n);
+            else qmx__quant_piece(c, &v, (const float *)in, scales, zps, out, pi, f, n);
+        }
+        if (!deq) qmx__par_q_fix(c, &v, out, count, seg[g], seg[g + 1]);
+    }
+    return QMX_OK;
+}
 QMX__DEF qmx_status qmx_quantize_run(const qmx_qconfig *cfg, const float *x, size_t count,
                                      const float *scales, size_t n_scales,
                                      const int32_t *zero_points, void *q, size_t q_bytes,
@@ -2391,6 +2532,9 @@ QMX__DEF qmx_status qmx_quantize_run(const qmx_qconfig *cfg, const float *x, siz
     qmx_status st = qmx__par_q_prep(cfg, x, q, count, q_bytes, task_begin, task_end, &sub, &nt);
     if (st != QMX_OK || task_begin == task_end) return st;
     qmx__par_q_span(cfg, count, nt, task_begin, task_end, &e0, &e1, &b0);
+    if (nt > 1 && cfg->granularity != QMX_PER_TENSOR)
+        return qmx__par_q_rows(0, cfg, x, count, scales, n_scales, zero_points, q, q_bytes, e0,
+                               e1);
     return qmx_quantize(&sub, x + e0, e1 - e0, scales, n_scales, zero_points,
                         (unsigned char *)q + b0, q_bytes - b0);
 }
@@ -2403,8 +2547,168 @@ QMX__DEF qmx_status qmx_dequantize_run(const qmx_qconfig *cfg, const void *q, si
     qmx_status st = qmx__par_q_prep(cfg, q, y, count, q_bytes, task_begin, task_end, &sub, &nt);
     if (st != QMX_OK || task_begin == task_end) return st;
     qmx__par_q_span(cfg, count, nt, task_begin, task_end, &e0, &e1, &b0);
+    if (nt > 1 && cfg->granularity != QMX_PER_TENSOR)
+        return qmx__par_q_rows(1, cfg, q, count, scales, n_scales, zero_points, y, q_bytes, e0,
+                               e1);
     return qmx_dequantize(&sub, (const unsigned char *)q + b0, q_bytes - b0, e1 - e0, scales,
                           n_scales, zero_points, y + e0);
+}
+
+/* ---- executors of the element-wise calls: tasks of QMX_TASK_ELEMS, no workspace ---- */
+typedef qmx_status (*qmx__par_efn)(const void *args, size_t tb, size_t te);
+typedef struct qmx__par_ejob {
+    qmx__par_efn run;
+    const void *args;
+    size_t nt;
+} qmx__par_ejob;
+static void qmx__par_etask(void *arg, int task, int worker) {
+    const qmx__par_ejob *j = (const qmx__par_ejob *)arg;
+    (void)worker;   /* no workspace: any worker index will do */
+    if (task < 0 || (size_t)task >= j->nt) return;   /* outside the executor contract */
+    (void)j->run(j->args, (size_t)task, (size_t)task + 1);
+}
+/* After the whole call is checked: the executor's own checks, then nt tasks */
+static qmx_status qmx__par_eexec(const qmx_executor *ex, size_t nt, qmx__par_efn run,
+                                 const void *args) {
+    qmx__par_ejob j;
+    if (ex->workers < 0) return QMX_ERR_ARG;
+    if (!ex->parallel_for) return QMX_ERR_NULL;
+    if (nt > (size_t)INT_MAX) return QMX_ERR_OVERFLOW;
+    if (nt == 1) return run(args, 0, 1);
+    j.run = run; j.args = args; j.nt = nt;
+    ex->parallel_for(ex->pool, (int)nt, qmx__par_etask, &j);
+    return QMX_OK;
+}
+static int qmx__par_serial(const qmx_executor *ex) {
+    return !ex || ex->workers == 0 || ex->workers == 1;
+}
+typedef struct qmx__par_qargs {
+    const qmx_qconfig *c;
+    const void *in;
+    void *out;
+    const float *scales;
+    const int32_t *zps;
+    size_t count, n_scales, q_bytes;
+    int deq;
+} qmx__par_qargs;
+static qmx_status qmx__par_qtask(const void *args, size_t tb, size_t te) {
+    const qmx__par_qargs *a = (const qmx__par_qargs *)args;
+    return a->deq ? qmx_dequantize_run(a->c, a->in, a->q_bytes, a->count, a->scales, a->n_scales,
+                                       a->zps, (float *)a->out, tb, te)
+                  : qmx_quantize_run(a->c, (const float *)a->in, a->count, a->scales,
+                                     a->n_scales, a->zps, a->out, a->q_bytes, tb, te);
+}
+static qmx_status qmx__par_qexec(const qmx__par_qargs *a, const qmx_executor *ex) {
+    qmx__view v;
+    size_t nt;
+    qmx_status st = qmx__resolve(a->c, a->count, &v);   /* the serial call's checks, in order */
+    if (st != QMX_OK) return st;
+    if (!a->in || !a->out) return QMX_ERR_NULL;
+    st = qmx__check_params(a->c, &v, a->scales, a->n_scales, a->zps, a->count, a->q_bytes);
+    if (st != QMX_OK) return st;
+    st = qmx_quantize_tasks(a->c, a->count, &nt);
+    if (st != QMX_OK) return st;
+    return qmx__par_eexec(ex, nt, qmx__par_qtask, a);
+}
+QMX__DEF qmx_status qmx_quantize_exec(const qmx_qconfig *cfg, const float *x, size_t count,
+                                      const float *scales, size_t n_scales,
+                                      const int32_t *zero_points, void *q, size_t q_bytes,
+                                      const qmx_executor *executor) {
+    qmx__par_qargs a;
+    if (qmx__par_serial(executor))
+        return qmx_quantize(cfg, x, count, scales, n_scales, zero_points, q, q_bytes);
+    a.c = cfg; a.in = x; a.out = q; a.scales = scales; a.zps = zero_points; a.count = count;
+    a.n_scales = n_scales; a.q_bytes = q_bytes; a.deq = 0;
+    return qmx__par_qexec(&a, executor);
+}
+QMX__DEF qmx_status qmx_dequantize_exec(const qmx_qconfig *cfg, const void *q, size_t q_bytes,
+                                        size_t count, const float *scales, size_t n_scales,
+                                        const int32_t *zero_points, float *y,
+                                        const qmx_executor *executor) {
+    qmx__par_qargs a;
+    if (qmx__par_serial(executor))
+        return qmx_dequantize(cfg, q, q_bytes, count, scales, n_scales, zero_points, y);
+    a.c = cfg; a.in = q; a.out = y; a.scales = scales; a.zps = zero_points; a.count = count;
+    a.n_scales = n_scales; a.q_bytes = q_bytes; a.deq = 1;
+    return qmx__par_qexec(&a, executor);
+}
+
+/* ---- fp8 arrays: range calls and executors ---- */
+QMX__DEF qmx_status qmx_array_tasks(size_t n, size_t *n_tasks) {
+    if (!n_tasks) return QMX_ERR_NULL;
+    if (n == 0) return QMX_ERR_SIZE;
+    *n_tasks = n / QMX_TASK_ELEMS + (n % QMX_TASK_ELEMS != 0);
+    return QMX_OK;
+}
+/* the whole call's checks, in the serial call's order, then the range: elements [e0, e1) */
+static qmx_status qmx__par_f8_prep(qmx_dtype fmt, const void *in, const void *out, size_t n,
+                                   float scale, size_t tb, size_t te, size_t *e0, size_t *e1) {
+    qmx__fp8fmt f;
+    size_t nt;
+    if (!qmx__fp8_format(fmt, &f)) return QMX_ERR_DTYPE;
+    if (!in || !out) return QMX_ERR_NULL;
+    if (n == 0) return QMX_ERR_SIZE;
+    if (!qmx__isfinite(scale) || !(scale > 0.0f)) return QMX_ERR_ARG;
+    nt = n / QMX_TASK_ELEMS + (n % QMX_TASK_ELEMS != 0);
+    if (tb > te || te > nt) return QMX_ERR_ARG;
+    *e0 = tb * QMX_TASK_ELEMS;
+    *e1 = te == nt ? n : te * QMX_TASK_ELEMS;
+    return QMX_OK;
+}
+QMX__DEF qmx_status qmx_fp8_quantize_array_run(qmx_dtype fmt, const float *x, size_t n,
+                                               float scale, int saturate, uint8_t *out,
+                                               size_t task_begin, size_t task_end) {
+    size_t e0, e1;
+    qmx_status st = qmx__par_f8_prep(fmt, x, out, n, scale, task_begin, task_end, &e0, &e1);
+    if (st != QMX_OK || e0 == e1) return st;
+    return qmx_fp8_quantize_array(fmt, x + e0, e1 - e0, scale, saturate, out + e0);
+}
+QMX__DEF qmx_status qmx_fp8_dequantize_array_run(qmx_dtype fmt, const uint8_t *codes, size_t n,
+                                                 float scale, float *y, size_t task_begin,
+                                                 size_t task_end) {
+    size_t e0, e1;
+    qmx_status st = qmx__par_f8_prep(fmt, codes, y, n, scale, task_begin, task_end, &e0, &e1);
+    if (st != QMX_OK || e0 == e1) return st;
+    return qmx_fp8_dequantize_array(fmt, codes + e0, e1 - e0, scale, y + e0);
+}
+typedef struct qmx__par_f8args {
+    qmx_dtype fmt;
+    const void *in;
+    void *out;
+    size_t n;
+    float scale;
+    int saturate, deq;
+} qmx__par_f8args;
+static qmx_status qmx__par_f8task(const void *args, size_t tb, size_t te) {
+    const qmx__par_f8args *a = (const qmx__par_f8args *)args;
+    return a->deq ? qmx_fp8_dequantize_array_run(a->fmt, (const uint8_t *)a->in, a->n, a->scale,
+                                                 (float *)a->out, tb, te)
+                  : qmx_fp8_quantize_array_run(a->fmt, (const float *)a->in, a->n, a->scale,
+                                               a->saturate, (uint8_t *)a->out, tb, te);
+}
+static qmx_status qmx__par_f8exec(const qmx__par_f8args *a, const qmx_executor *ex) {
+    size_t e0, e1;
+    qmx_status st = qmx__par_f8_prep(a->fmt, a->in, a->out, a->n, a->scale, 0, 0, &e0, &e1);
+    if (st != QMX_OK) return st;
+    return qmx__par_eexec(ex, a->n / QMX_TASK_ELEMS + (a->n % QMX_TASK_ELEMS != 0),
+                          qmx__par_f8task, a);
+}
+QMX__DEF qmx_status qmx_fp8_quantize_array_exec(qmx_dtype fmt, const float *x, size_t n,
+                                                float scale, int saturate, uint8_t *out,
+                                                const qmx_executor *executor) {
+    qmx__par_f8args a;
+    if (qmx__par_serial(executor)) return qmx_fp8_quantize_array(fmt, x, n, scale, saturate, out);
+    a.fmt = fmt; a.in = x; a.out = out; a.n = n; a.scale = scale; a.saturate = saturate;
+    a.deq = 0;
+    return qmx__par_f8exec(&a, executor);
+}
+QMX__DEF qmx_status qmx_fp8_dequantize_array_exec(qmx_dtype fmt, const uint8_t *codes, size_t n,
+                                                  float scale, float *y,
+                                                  const qmx_executor *executor) {
+    qmx__par_f8args a;
+    if (qmx__par_serial(executor)) return qmx_fp8_dequantize_array(fmt, codes, n, scale, y);
+    a.fmt = fmt; a.in = codes; a.out = y; a.n = n; a.scale = scale; a.saturate = 0; a.deq = 1;
+    return qmx__par_f8exec(&a, executor);
 }
 
 /* ---- 6b. block-scaled formats (MX, NVFP4) ---- */

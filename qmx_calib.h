@@ -329,6 +329,19 @@ QMX_API qmx_status qmx_observer_init(qmx_observer *obs, const qmx_calib_config *
                                      size_t n_stats);
 /* One batch of obs->count floats. */
 QMX_API qmx_status qmx_observer_update(qmx_observer *obs, const float *x, size_t count);
+/* qmx_observer_update through an executor (qmx.h; qmx_kernels.h, USING SEVERAL CORES). NULL or
+ * workers 0 / 1, or a single group (per tensor): the serial call itself. Otherwise the TASKS
+ * partition the groups (the records): runs of ceil(n_groups / 64) consecutive groups (at most
+ * 64, the last shorter), a function of n_groups only; each group's batch statistics and record
+ * update are the serial call's code over the same elements in the same order, so every method
+ * (compensated sums included) gives the serial call's bits for any worker count and order.
+ * Errors before any record is written, all records untouched: the serial call's argument
+ * errors, non-finite input, then workers < 0 (QMX_ERR_ARG), parallel_for NULL (QMX_ERR_NULL),
+ * then a record that the update would make non-finite (QMX_ERR_NONFINITE; the EMA / sum
+ * methods find it by a first parallel pass over copies, as the serial call does; min / max /
+ * absmax / fixed by checking the records). Stack: 64 statuses. */
+QMX_API qmx_status qmx_observer_update_exec(qmx_observer *obs, const float *x, size_t count,
+                                            const qmx_executor *executor);
 /* scales[g] (and zero_points[g] when obs->q.asymmetric) for every group. */
 QMX_API qmx_status qmx_observer_finalize(const qmx_observer *obs, float *scales, size_t n_scales,
                                          int32_t *zero_points);
@@ -367,6 +380,23 @@ QMX_API qmx_status qmx_fp8_delayed_update(qmx_fp8_delayed *d, const float *x, si
                                           float *scale_out);
 /* max|x| with NaN propagation (the bits of a NaN element are returned as a quiet NaN). */
 QMX_API qmx_status qmx_absmax_f32(const float *x, size_t n, float *amax);
+/* Several cores (qmx_kernels.h, USING SEVERAL CORES). Tasks: qmx_array_tasks(n, &t) chunks of
+ * QMX_TASK_ELEMS elements (the last one ragged), a function of n only. qmx_absmax_f32_run
+ * writes the partial max|x| over the elements of tasks [task_begin, task_end) (0 for an empty
+ * range; NaN as above); partials merge by qmx_absmax_f32 over them, exactly: a max does not
+ * depend on the order or grouping, so any split gives the serial call's bits. Errors: those of
+ * qmx_absmax_f32, then a range out of bounds or reversed (QMX_ERR_ARG); amax untouched.
+ * qmx_absmax_f32_exec and qmx_fp8_delayed_update_exec: the serial calls through an executor
+ * (NULL or workers 0 / 1: the serial call itself): at most 64 runs of consecutive tasks (runs
+ * of ceil(tasks / 64) tasks, a function of n only), a partial each on the stack (256 bytes),
+ * merged by qmx_absmax_f32; the same bits as the serial call. Errors before any task, nothing
+ * written: the serial call's, then workers < 0 (QMX_ERR_ARG), parallel_for NULL (QMX_ERR_NULL). */
+QMX_API qmx_status qmx_absmax_f32_run(const float *x, size_t n, size_t task_begin,
+                                      size_t task_end, float *amax);
+QMX_API qmx_status qmx_absmax_f32_exec(const float *x, size_t n, float *amax,
+                                       const qmx_executor *executor);
+QMX_API qmx_status qmx_fp8_delayed_update_exec(qmx_fp8_delayed *d, const float *x, size_t n,
+                                               float *scale_out, const qmx_executor *executor);
 
 /* ---- C4. histogram observer and clip searches ----------------------------------------------- */
 /* Histogram of |x| with caller-owned bins; zero-init of the struct plus zeroed bins = empty
@@ -380,6 +410,24 @@ typedef struct qmx_histogram {
 } qmx_histogram;
 QMX_API qmx_status qmx_histogram_init(qmx_histogram *h, uint64_t *bins, size_t n_bins);
 QMX_API qmx_status qmx_histogram_update(qmx_histogram *h, const float *x, size_t n);
+/* qmx_histogram_update through an executor (qmx_kernels.h, USING SEVERAL CORES; NULL or workers
+ * 0 / 1: the serial call itself, workspace unused). TASKS: qmx_array_tasks(n) chunks of
+ * QMX_TASK_ELEMS elements. The batch's max |x| is taken by qmx_absmax_f32_exec (exact), the
+ * bins grow as in the serial call, then each task counts its elements into the bins of the
+ * worker that runs it (workspace: workers x n_bins uint64 counts, zeroed first), which are
+ * added to h->bins in worker order: integer counts, so the same bins, width, absmax and total
+ * as the serial call for any worker count (1 task: counted into h->bins directly). Workspace:
+ * qmx_histogram_exec_workspace_size (workers * n_bins * 8 bytes, 8-byte aligned; 0 for
+ * workers 0 / 1). Errors, h untouched: the serial call's argument checks, then workers < 0
+ * (QMX_ERR_ARG), parallel_for NULL (QMX_ERR_NULL), more than INT_MAX tasks
+ * (QMX_ERR_OVERFLOW), workspace NULL (QMX_ERR_NULL) or too small (QMX_ERR_BUFFER_TOO_SMALL)
+ * or not 8-byte aligned (QMX_ERR_ARG), then the data (NaN / Inf, a range past 2^127:
+ * QMX_ERR_NONFINITE). */
+QMX_API qmx_status qmx_histogram_exec_workspace_size(size_t n_bins, const qmx_executor *executor,
+                                                     size_t *bytes);
+QMX_API qmx_status qmx_histogram_update_exec(qmx_histogram *h, const float *x, size_t n,
+                                             const qmx_executor *executor, void *workspace,
+                                             size_t workspace_bytes);
 /* The upper edge (i+1)*w of the first bin i whose cumulative count reaches ppm/1e6 of the total
  * (ppm in 1..1000000, e.g. 999900 = 99.99 %), capped at absmax. */
 QMX_API qmx_status qmx_histogram_percentile(const qmx_histogram *h, uint32_t ppm, float *bound);
@@ -992,6 +1040,79 @@ QMX__DEF qmx_status qmx_observer_update(qmx_observer *obs, const float *x, size_
     return QMX_OK;
 }
 
+/* ---- several cores: runs of groups (USING SEVERAL CORES) ---- */
+#define QMX__CB_OBS_RUNS 64
+typedef struct qmx__cb_obs_job {
+    const qmx_observer *obs;
+    qmx_calib_stat *stats;
+    const qmx__view *v;
+    const float *x;
+    size_t per, runs;
+    int dry;                            /* update copies only, record the status */
+    qmx_status st[QMX__CB_OBS_RUNS];    /* one per run, each written by its task only */
+} qmx__cb_obs_job;
+static void qmx__cb_obs_task(void *arg, int task, int worker) {
+    qmx__cb_obs_job *j = (qmx__cb_obs_job *)arg;
+    size_t g, g0, g1;
+    (void)worker;   /* no workspace */
+    if (task < 0 || (size_t)task >= j->runs) return;   /* outside the executor contract */
+    g0 = (size_t)task * j->per;
+    g1 = j->obs->n_groups - g0 < j->per ? j->obs->n_groups : g0 + j->per;
+    for (g = g0; g < g1; g++) {
+        qmx__cb_grp r;
+        qmx_calib_stat copy = j->stats[g];
+        qmx_status st;
+        qmx__cb_group(&j->obs->q, j->v, g, &r);
+        st = qmx__cb_update_group(j->obs, j->v, &r, j->x, j->dry ? &copy : &j->stats[g]);
+        if (st != QMX_OK) { j->st[task] = st; return; }
+    }
+}
+QMX__DEF qmx_status qmx_observer_update_exec(qmx_observer *obs, const float *x, size_t count,
+                                             const qmx_executor *executor) {
+    qmx__cb_obs_job j;
+    qmx__view v;
+    qmx_status st;
+    size_t g, i;
+    uint32_t mb = 0;
+    if (!executor || executor->workers == 0 || executor->workers == 1 || !obs ||
+        obs->n_groups == 1)
+        return qmx_observer_update(obs, x, count);
+    if (!x || !obs->stats) return QMX_ERR_NULL;   /* the serial call's checks, in order */
+    if (count == 0) return QMX_ERR_SIZE;
+    if (count != obs->count) return QMX_ERR_SHAPE;
+    st = qmx__resolve(&obs->q, count, &v);
+    if (st != QMX_OK) return st;
+    for (i = 0; i < count; i++) {
+        uint32_t b = qmx__f32_bits(x[i]) & 0x7FFFFFFFu;
+        mb = b > mb ? b : mb;
+    }
+    if (mb >= 0x7F800000u) return QMX_ERR_NONFINITE;
+    if (executor->workers < 0) return QMX_ERR_ARG;
+    if (!executor->parallel_for) return QMX_ERR_NULL;
+    j.obs = obs; j.stats = obs->stats; j.v = &v; j.x = x;
+    j.per = obs->n_groups / QMX__CB_OBS_RUNS + (obs->n_groups % QMX__CB_OBS_RUNS != 0);
+    j.runs = obs->n_groups / j.per + (obs->n_groups % j.per != 0);
+    for (i = 0; i < QMX__CB_OBS_RUNS; i++) j.st[i] = QMX_OK;
+    if (obs->calib.method == QMX_CALIB_MINMAX || obs->calib.method == QMX_CALIB_ABSMAX ||
+        obs->calib.method == QMX_CALIB_FIXED) {
+        /* finite input keeps a finite record finite: only a non-finite record fails */
+        for (g = 0; g < obs->n_groups; g++) {
+            const qmx_calib_stat *r = &obs->stats[g];
+            if (!qmx__isfinite(r->min) || !qmx__isfinite(r->max) || !qmx__isfinite(r->sum) ||
+                !qmx__isfinite(r->comp))
+                return QMX_ERR_NONFINITE;
+        }
+    } else {   /* an EMA or a sum may overflow: a first pass over copies (as the serial call) */
+        j.dry = 1;
+        executor->parallel_for(executor->pool, (int)j.runs, qmx__cb_obs_task, &j);
+        for (i = 0; i < j.runs; i++)
+            if (j.st[i] != QMX_OK) return j.st[i];
+    }
+    j.dry = 0;
+    executor->parallel_for(executor->pool, (int)j.runs, qmx__cb_obs_task, &j);
+    return QMX_OK;
+}
+
 /* Bounds of one group; QMX_ERR_SIZE when empty, QMX_ERR_NONFINITE when not finite. */
 QMX__CB_NOFMA
 static qmx_status qmx__cb_bounds(const qmx_observer *obs, const qmx_calib_stat *s, float *lo,
@@ -1177,6 +1298,68 @@ QMX__DEF qmx_status qmx_fp8_delayed_step(qmx_fp8_delayed *d, float amax, float *
     return QMX_OK;
 }
 
+/* ---- several cores: absmax in tasks of QMX_TASK_ELEMS (USING SEVERAL CORES) ---- */
+QMX__DEF qmx_status qmx_absmax_f32_run(const float *x, size_t n, size_t task_begin,
+                                       size_t task_end, float *amax) {
+    size_t nt, e0, e1;
+    if (!x || !amax) return QMX_ERR_NULL;
+    if (n == 0) return QMX_ERR_SIZE;
+    nt = n / QMX_TASK_ELEMS + (n % QMX_TASK_ELEMS != 0);
+    if (task_begin > task_end || task_end > nt) return QMX_ERR_ARG;
+    if (task_begin == task_end) {
+        *amax = 0.0f;
+        return QMX_OK;
+    }
+    e0 = task_begin * QMX_TASK_ELEMS;
+    e1 = task_end == nt ? n : task_end * QMX_TASK_ELEMS;
+    return qmx_absmax_f32(x + e0, e1 - e0, amax);
+}
+#define QMX__CB_PAR_RUNS 64
+typedef struct qmx__cb_amax_job {
+    const float *x;
+    size_t n, nt, per, runs;
+    float part[QMX__CB_PAR_RUNS];   /* one per run of tasks, each written by its task only */
+} qmx__cb_amax_job;
+static void qmx__cb_amax_task(void *arg, int task, int worker) {
+    qmx__cb_amax_job *j = (qmx__cb_amax_job *)arg;
+    size_t tb, te;
+    (void)worker;   /* no workspace */
+    if (task < 0 || (size_t)task >= j->runs) return;   /* outside the executor contract */
+    tb = (size_t)task * j->per;
+    te = j->nt - tb < j->per ? j->nt : tb + j->per;
+    (void)qmx_absmax_f32_run(j->x, j->n, tb, te, &j->part[task]);
+}
+static int qmx__cb_par_serial(const qmx_executor *ex) {
+    return !ex || ex->workers == 0 || ex->workers == 1;
+}
+QMX__DEF qmx_status qmx_absmax_f32_exec(const float *x, size_t n, float *amax,
+                                        const qmx_executor *executor) {
+    qmx__cb_amax_job j;
+    size_t r;
+    if (qmx__cb_par_serial(executor)) return qmx_absmax_f32(x, n, amax);
+    if (!x || !amax) return QMX_ERR_NULL;
+    if (n == 0) return QMX_ERR_SIZE;
+    if (executor->workers < 0) return QMX_ERR_ARG;
+    if (!executor->parallel_for) return QMX_ERR_NULL;
+    j.x = x; j.n = n;
+    j.nt = n / QMX_TASK_ELEMS + (n % QMX_TASK_ELEMS != 0);
+    j.per = j.nt / QMX__CB_PAR_RUNS + (j.nt % QMX__CB_PAR_RUNS != 0);
+    j.runs = j.nt / j.per + (j.nt % j.per != 0);
+    if (j.runs == 1) return qmx_absmax_f32(x, n, amax);
+    for (r = 0; r < QMX__CB_PAR_RUNS; r++) j.part[r] = 0.0f;
+    executor->parallel_for(executor->pool, (int)j.runs, qmx__cb_amax_task, &j);
+    return qmx_absmax_f32(j.part, j.runs, amax);
+}
+QMX__DEF qmx_status qmx_fp8_delayed_update_exec(qmx_fp8_delayed *d, const float *x, size_t n,
+                                                float *scale_out, const qmx_executor *executor) {
+    float a;
+    qmx_status st;
+    if (!d || !x) return QMX_ERR_NULL;
+    st = qmx_absmax_f32_exec(x, n, &a, executor);
+    if (st != QMX_OK) return st;
+    return qmx_fp8_delayed_step(d, a, scale_out);
+}
+
 QMX__DEF qmx_status qmx_fp8_delayed_update(qmx_fp8_delayed *d, const float *x, size_t n,
                                            float *scale_out) {
     float a;
@@ -1205,18 +1388,10 @@ static int qmx__cb_hist_state_ok(const qmx_histogram *h) {
            (wb == 0 || (wb < 0x7F800000u && (wb & 0x007FFFFFu) == 0 && wb >= 0x00800000u));
 }
 
-QMX__DEF qmx_status qmx_histogram_update(qmx_histogram *h, const float *x, size_t n) {
-    float am = 0.0f, w, nb, inv;
-    size_t i;
-    if (!h || !x || !h->bins) return QMX_ERR_NULL;
-    if (n == 0) return QMX_ERR_SIZE;
-    if (!qmx__cb_hist_state_ok(h)) return QMX_ERR_NONFINITE;
-    if (h->n_bins < 8 || h->n_bins > ((size_t)1 << 20)) return QMX_ERR_SIZE;
-    for (i = 0; i < n; i++) {
-        float a = qmx__fabs(x[i]);
-        if (!qmx__isfinite(a)) return QMX_ERR_NONFINITE;
-        am = a > am ? a : am;
-    }
+/* The bins grown for a batch whose max |x| is am (finite); the reciprocal of the width. Nothing
+ * is written when there is no room (QMX_ERR_NONFINITE). */
+static qmx_status qmx__cb_hist_grow(qmx_histogram *h, float am, float *inv) {
+    float w, nb;
     nb = (float)h->n_bins;                 /* exact: n_bins <= 2^20 */
     w = h->width;
     if (am > 0.0f && !(w > 0.0f && nb * w > am)) {
@@ -1243,12 +1418,108 @@ QMX__DEF qmx_status qmx_histogram_update(qmx_histogram *h, const float *x, size_
         }
         h->width = w = nw;
     }
-    inv = w > 0.0f ? 1.0f / w : 0.0f;      /* exact: w is a power of two */
+    *inv = w > 0.0f ? 1.0f / w : 0.0f;      /* exact: w is a power of two */
+    return QMX_OK;
+}
+static void qmx__cb_hist_count(uint64_t *bins, size_t n_bins, float inv, const float *x,
+                               size_t n) {
+    size_t i;
     for (i = 0; i < n; i++) {
         float t = qmx__fabs(x[i]) * inv;   /* exact (scaling by a power of two, no overflow) */
         size_t b = (size_t)t;
-        if (b >= h->n_bins) b = h->n_bins - 1;
-        h->bins[b]++;
+        if (b >= n_bins) b = n_bins - 1;
+        bins[b]++;
+    }
+}
+
+QMX__DEF qmx_status qmx_histogram_update(qmx_histogram *h, const float *x, size_t n) {
+    float am = 0.0f, inv;
+    size_t i;
+    qmx_status st;
+    if (!h || !x || !h->bins) return QMX_ERR_NULL;
+    if (n == 0) return QMX_ERR_SIZE;
+    if (!qmx__cb_hist_state_ok(h)) return QMX_ERR_NONFINITE;
+    if (h->n_bins < 8 || h->n_bins > ((size_t)1 << 20)) return QMX_ERR_SIZE;
+    for (i = 0; i < n; i++) {
+        float a = qmx__fabs(x[i]);
+        if (!qmx__isfinite(a)) return QMX_ERR_NONFINITE;
+        am = a > am ? a : am;
+    }
+    st = qmx__cb_hist_grow(h, am, &inv);
+    if (st != QMX_OK) return st;
+    qmx__cb_hist_count(h->bins, h->n_bins, inv, x, n);
+    if (am > h->absmax) h->absmax = am;
+    h->total += n;
+    return QMX_OK;
+}
+
+/* ---- several cores: counts per worker, added in worker order (USING SEVERAL CORES) ---- */
+QMX__DEF qmx_status qmx_histogram_exec_workspace_size(size_t n_bins, const qmx_executor *executor,
+                                                      size_t *bytes) {
+    if (!bytes) return QMX_ERR_NULL;
+    if (n_bins < 8 || n_bins > ((size_t)1 << 20)) return QMX_ERR_SIZE;
+    if (executor && executor->workers < 0) return QMX_ERR_ARG;
+    if (!executor || executor->workers <= 1) {
+        *bytes = 0;
+        return QMX_OK;
+    }
+    if ((size_t)executor->workers > SIZE_MAX / 8 / n_bins) return QMX_ERR_OVERFLOW;
+    *bytes = (size_t)executor->workers * n_bins * 8;
+    return QMX_OK;
+}
+typedef struct qmx__cb_hist_job {
+    const float *x;
+    size_t n, nt, n_bins;
+    uint64_t *wb;   /* workers x n_bins counts */
+    float inv;
+    int workers;
+} qmx__cb_hist_job;
+static void qmx__cb_hist_task(void *arg, int task, int worker) {
+    const qmx__cb_hist_job *j = (const qmx__cb_hist_job *)arg;
+    size_t e0, e1;
+    /* outside the executor contract: nothing to count it with (documented) */
+    if (task < 0 || (size_t)task >= j->nt || worker < 0 || worker >= j->workers) return;
+    e0 = (size_t)task * QMX_TASK_ELEMS;
+    e1 = j->n - e0 < QMX_TASK_ELEMS ? j->n : e0 + QMX_TASK_ELEMS;
+    qmx__cb_hist_count(j->wb + (size_t)worker * j->n_bins, j->n_bins, j->inv, j->x + e0,
+                       e1 - e0);
+}
+QMX__DEF qmx_status qmx_histogram_update_exec(qmx_histogram *h, const float *x, size_t n,
+                                              const qmx_executor *executor, void *workspace,
+                                              size_t workspace_bytes) {
+    qmx__cb_hist_job j;
+    size_t need = 0, i, w;
+    float am = 0.0f, inv = 0.0f;
+    qmx_status st;
+    if (!executor || executor->workers == 0 || executor->workers == 1)
+        return qmx_histogram_update(h, x, n);
+    if (!h || !x || !h->bins) return QMX_ERR_NULL;   /* the serial call's checks, in order */
+    if (n == 0) return QMX_ERR_SIZE;
+    if (!qmx__cb_hist_state_ok(h)) return QMX_ERR_NONFINITE;
+    if (h->n_bins < 8 || h->n_bins > ((size_t)1 << 20)) return QMX_ERR_SIZE;
+    if (executor->workers < 0) return QMX_ERR_ARG;
+    if (!executor->parallel_for) return QMX_ERR_NULL;
+    j.nt = n / QMX_TASK_ELEMS + (n % QMX_TASK_ELEMS != 0);
+    if (j.nt > (size_t)INT_MAX) return QMX_ERR_OVERFLOW;
+    st = qmx_histogram_exec_workspace_size(h->n_bins, executor, &need);
+    if (st != QMX_OK) return st;
+    if (!workspace) return QMX_ERR_NULL;
+    if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    if (((uintptr_t)workspace & 7u) != 0) return QMX_ERR_ARG;
+    st = qmx_absmax_f32_exec(x, n, &am, executor);   /* exact: the serial call's max */
+    if (st != QMX_OK) return st;
+    if (!qmx__isfinite(am)) return QMX_ERR_NONFINITE;
+    st = qmx__cb_hist_grow(h, am, &inv);
+    if (st != QMX_OK) return st;
+    if (j.nt == 1) {
+        qmx__cb_hist_count(h->bins, h->n_bins, inv, x, n);
+    } else {
+        j.x = x; j.n = n; j.n_bins = h->n_bins; j.wb = (uint64_t *)workspace; j.inv = inv;
+        j.workers = executor->workers;
+        for (i = 0; i < need / 8; i++) j.wb[i] = 0;
+        executor->parallel_for(executor->pool, (int)j.nt, qmx__cb_hist_task, &j);
+        for (w = 0; w < (size_t)j.workers; w++)   /* integer sums: any order gives the same */
+            for (i = 0; i < h->n_bins; i++) h->bins[i] += j.wb[w * h->n_bins + i];
     }
     if (am > h->absmax) h->absmax = am;
     h->total += n;

@@ -25,7 +25,8 @@
  *                                 qmx_matmul_mxfp8_f32 (MXFP8 x MXFP8), qmx_matmul_blockw_dyn_i8
  *                                 (int8 activations quantized on the fly x the same weights);
  *                                 private prefixes qmx__bw_, qmx__bwd_
- *   PREPACKED BLOCK WEIGHTS       qmx_blockw_pack* (Q8_0 / Q4_0-class blob) and its dynamic
+ *   PREPACKED BLOCK WEIGHTS       qmx_blockw_pack* (Q8_0 / Q4_0 / Q4_1-class, MXFP4 / NVFP4 /
+ *                                 MXFP8 blob) and its dynamic
  *                                 int8 matmul; private prefix qmx__bp_
  *   Tests: tests/test_matmul_{i8,out,packed,lowbit,mx}.c, test_fc_wzp.c, test_einsum.c,
  *   test_kvcache.c, test_simd_equiv.c. Benchmarks: bench/bench_{matmul,lowbit,einsum,kv}.c (make bench).
@@ -347,9 +348,47 @@
  *   qmx_matmul_i8_f32 (+ _packed), qmx_matmul_f32_dyn_i8 (a task of rows quantizes its own
  *   rows; a row's scale depends on that row only), qmx_matmul_i4, qmx_matmul_i4_f32,
  *   qmx_fully_connected_i4 (int4 rows start on a byte: 64 m and 256 n are even),
- *   qmx_matmul_fp8_f32; in qmx.h, qmx_quantize_run / qmx_dequantize_run (per-tensor configs:
- *   chunks of QMX_TASK_ELEMS elements; other configs: one task). Not yet: block-scaled, 16x8,
- *   einsum, the KV cache, the other qmx.h arrays (MX, fp8 arrays) and the observers.
+ *   qmx_matmul_fp8_f32; qmx_einsum (below).
+ *   Element-wise calls: TASKS of QMX_TASK_ELEMS (65536) consecutive elements of the flat
+ *   index, the last one ragged (a partition that depends on the element count only; whole
+ *   bytes of every packed dtype). In qmx.h: qmx_quantize_run / qmx_dequantize_run (every
+ *   granularity: per tensor, per channel and per block, any inner; qmx_quantize_tasks counts
+ *   them; stochastic rounding is one task, its random stream running in flat order), plus
+ *   qmx_quantize_exec / qmx_dequantize_exec taking an executor (qmx_qconfig has no executor
+ *   field: callers fill it field by field); qmx_fp8_quantize_array_run /
+ *   qmx_fp8_dequantize_array_run (qmx_array_tasks counts them) and their _exec forms. Each
+ *   element is converted on its own with its group's parameters by the serial call's code
+ *   (a per-channel / per-block range sends its whole [len][inner] rows to qmx_quantize /
+ *   qmx_dequantize and walks the partial rows at either end from their index), so any split
+ *   gives the serial call's bits. No workspace (the serial call's stack per worker). A range
+ *   call checks the parameters its own elements use (per tensor: all); the _exec calls check
+ *   every parameter before any task. In qmx_calib.h: qmx_absmax_f32_run (a partial max over
+ *   its tasks; partials merge by qmx_absmax_f32, exactly, since a max does not depend on the
+ *   order), qmx_absmax_f32_exec and qmx_fp8_delayed_update_exec (at most 64 runs of
+ *   consecutive tasks, a partial each on the stack, merged by qmx_absmax_f32), and
+ *   qmx_observer_update_exec: per-channel / per-block observers, TASKS = runs of consecutive
+ *   groups (at most 64 runs, a function of n_groups only), each group's statistics and record
+ *   by the serial call's code over its own elements, so every method (the compensated sums of
+ *   rms / absmean included) keeps the serial bits; a per-tensor observer is 1 group, 1 task.
+ *   qmx_histogram_update_exec: tasks of QMX_TASK_ELEMS count into the bins of the worker that
+ *   runs them (workspace: workers x n_bins counts), added to the histogram afterwards: integer
+ *   counts, the same histogram for any worker count (the batch max by qmx_absmax_f32_exec).
+ *   qmx_einsum: qmx_einsum_opts.executor (NULL / zero-initialised: serial); a TASK per batch
+ *   index of the plan (the output labels shared by both operands that are not contracted:
+ *   "bnth,bnsh->bnts" has b*n tasks; an einsum with no batch label, "bsd,fd->bsf", is 1 task
+ *   and runs serially). The operands are converted once on the calling thread into the shared
+ *   workspace regions, then each task computes its batch's whole [M,N] block with the serial
+ *   call's code (packs, scales, matmul, scatter) in its worker's copy of the per-batch
+ *   regions: the same bits for any worker count and order. qmx_einsum_workspace_size(...,
+ *   opts, ...) with the executor in opts gives the converted regions + workers x the
+ *   per-batch regions (+ 64); with 1 batch or workers 0 / 1, the serial size. Errors: the
+ *   plan's, then workers < 0 (QMX_ERR_ARG), parallel_for NULL with workers >= 2
+ *   (QMX_ERR_NULL), more than INT_MAX batches (QMX_ERR_OVERFLOW) (workspace_size reports them
+ *   too), then the data checks, all before any task; no range calls (the converted operands
+ *   would be redone by every call).
+ *   Not yet: block-scaled, 16x8, the KV cache, the MX / fp4 / fp6 arrays, a per-tensor
+ *   qmx_observer_update (its compensated sums run in one 32-lane order over the whole batch),
+ *   qmx_torch_histogram_update.
  *   Two ways in:
  *   1. Range calls, plain C (also on Cortex-M): qmx_X_run(the arguments of qmx_X, task_begin,
  *      task_end, workspace, workspace_bytes) computes tasks [task_begin, task_end) with one
@@ -365,12 +404,13 @@
  *   2. An executor (qmx_executor, qmx.h): a synchronous parallel_for(pool, n_tasks, fn, arg)
  *      of the caller's pool, its pool pointer and worker count, given in
  *      qmx_matmul_i8_opts.executor (qmx_matmul_i8, _packed), qmx_requant_config.executor
- *      (qmx_fully_connected_i8, _packed, _i4), or to qmx_matmul_f32_dyn_i8_exec. NULL, or workers
- *      0 / 1: the serial call, unchanged. With workers >= 2 the call checks everything first
- *      (every float row of the dynamic path included) and then calls parallel_for once with
- *      one task per tile (not at all when there is only 1 task), each task computed with the
- *      workspace slice of the worker that runs it: the workspace must hold
- *      qmx_par_workspace_size(ex, serial, task, &bytes) = workers x r64(task workspace)
+ *      (qmx_fully_connected_i8, _packed, _i4), qmx_einsum_opts.executor (qmx_einsum), or to
+ *      qmx_matmul_f32_dyn_i8_exec and the element-wise _exec calls above (no workspace). NULL,
+ *      or workers 0 / 1: the serial call, unchanged. With workers >= 2 the call checks
+ *      everything first (every float row of the dynamic path included) and then calls
+ *      parallel_for once with one task per tile (not at all when there is only 1 task), each
+ *      task computed with the workspace slice of the worker that runs it: the workspace must
+ *      hold qmx_par_workspace_size(ex, serial, task, &bytes) = workers x r64(task workspace)
  *      (slices of r64(task) bytes; any alignment). Errors before any task, output untouched:
  *      workers < 0 (QMX_ERR_ARG), parallel_for NULL with workers >= 2 (QMX_ERR_NULL), the
  *      workspace too small (QMX_ERR_BUFFER_TOO_SMALL), more than INT_MAX tasks
@@ -746,8 +786,9 @@
  *       the matmul's own workspace (qmx_matmul_i8 / qmx_matmul_i8_f32 for M, N, K), + 4*r64(K)
  *       for int -> float on a [K,N] view (the portable kernel's 4-column tile of B), and when
  *       M < 16 also 4*r64(N)*(M + 1) (the streamed kernel's sums).
- *     Packs and scales are per batch index (sized for one). No region needed (a float einsum
- *     whose layouts fit): 0 bytes, workspace may be NULL. Any alignment.
+ *     Packs and scales are per batch index (sized for one; with opts->executor of 2+ workers
+ *     and 2+ batch indices, once per worker: USING SEVERAL CORES). No region needed (a float
+ *     einsum whose layouts fit): 0 bytes, workspace may be NULL. Any alignment.
  *     Stack (gcc -fstack-usage): about 2.8 KiB on 64-bit hosts, 1.7 KiB on Cortex-M4, plus the
  *     int8 kernel's (under 256 bytes) during the product.
  *     Speed (bench/bench_einsum.c, x86-64 AVX-512): the int paths run the qmx_matmul_i8 /
@@ -833,6 +874,17 @@
  *                          capacity must be a multiple of G). The tokens of the block being
  *                          filled are kept in float32 ("residual") and quantized together when
  *                          the block completes, so a token's key is exact until then.
+ *     QMX_KV_BLOCK         keys and values (llama.cpp's q8_0 / q4_0 caches, KIVI's values): one
+ *                          scale per token per KV head per block of `dim_block` consecutive
+ *                          elements along head_dim (block b = elements [b*db, (b+1)*db)).
+ *                          Combines with rotate (blocks of H x) and with CHANNEL keys.
+ *   dim_block     [32] QMX_KV_BLOCK's block: 32 or 64 (else QMX_ERR_ARG); head_dim must be a
+ *                 multiple of it (else QMX_ERR_SHAPE). Checked even when no axis is BLOCK.
+ *   block_scale   [QMX_KV_SCALE_F32] the stored format of the BLOCK scales (other axes keep
+ *                 float32): QMX_KV_SCALE_F16 (IEEE binary16) or QMX_KV_SCALE_BF16 (bfloat16),
+ *                 2 bytes instead of 4 per block, rounded UP (see 16-BIT BLOCK SCALES). A
+ *                 16-bit format with no quantized BLOCK tensor is QMX_ERR_ARG. (A float32 K or V
+ *                 has no scales: its BLOCK axis is ignored.)
  *   mode          [QMX_KV_LINEAR] positions 0 .. capacity-1, appending past the end is
  *                 QMX_ERR_BUFFER_TOO_SMALL; QMX_KV_RING: a ring buffer (sliding window),
  *                 position p lives in slot p % capacity, the last `capacity` tokens are kept.
@@ -850,7 +902,8 @@
  *                 bounds (ERROR BOUNDS) do not cover rotate. Inputs with |x| > FLT_MAX / (2 head_dim):
  *                 QMX_ERR_OVERFLOW.
  *
- * QUANTIZATION (append), per scale group x (a token's heads, one head, or a channel block):
+ * QUANTIZATION (append), per scale group x (a token's heads, one head, a channel block, or a
+ *   block of dim_block elements of one head):
  *   s = absmax(x) / B, B = 127.5 (int8), 7.5 (int4), 448 (E4M3FN), 57344 (E5M2), then
  *   q = saturate(RNE(x / s)) to [-128, 127] / [-8, 7], fp8: clip to +-max and RNE cast.
  *   This is qmx_compute_qparams + qmx_quantize with QMX_RECIPE_QWIX, which equals MaxText's
@@ -865,6 +918,18 @@
  *   read: our float32 scale removes bf16's 2^-9 relative error from every value).
  *   Bit layouts of the data are qmx.h's (int4: element 2i in the low nibble of byte i).
  *   Non-finite input (NaN, Inf) is rejected: QMX_ERR_NONFINITE and nothing is written.
+ *   16-BIT BLOCK SCALES (block_scale F16 / BF16): s = absmax / B as above (guard included), then
+ *   s' = the smallest binary16 / bfloat16 value >= s (qmx_f32_to_f16 / qmx_f32_to_bf16 round to
+ *   nearest even; one code up when that fell below s), and the codes are computed with s'
+ *   (q = saturate(RNE(x / s')), fp8 cast of x / s'), so read-back is exactly code x s' and
+ *   |x / s'| <= |x / s|: rounding up never saturates more. s' <= s (1 + 2^-10) + 2^-24
+ *   (binary16, whose subnormals go down to 2^-24: a tiny s gets a coarse s', never 0) or
+ *   s (1 + 2^-7) (bfloat16). Overflow: binary16's largest value is 65504, so a K or V input with
+ *   |x| > 65504 B (rotate: |x| > 65504 B / head_dim, which bounds |H x| exactly) is
+ *   QMX_ERR_OVERFLOW before anything is written (bfloat16 reaches FLT_MAX: no limit). The zero
+ *   rule holds per block (an int8 / int4 block of all-zero codes stores the code of +0).
+ *   Codes of the 16-bit scales are stored as native-endian uint16 (qmx_f16_to_f32 /
+ *   qmx_bf16_to_f32 give the float back exactly).
  *
  * STORAGE (qmx_kv_cache_storage_size; a pure function of the config). Per layer, each piece
  *   starting at a 64-byte boundary of the 64-byte aligned base, in this order:
@@ -872,11 +937,16 @@
  *     V data  [n_kv_heads][capacity][row_v]   (head-major: a head's tokens are contiguous)
  *     K scales float  HEADS_AND_DKV: [capacity]; DKV: [n_kv_heads][capacity];
  *                     CHANNEL: [n_kv_heads][capacity / G][head_dim]; float32: none
- *     V scales float  HEADS_AND_DKV: [capacity]; DKV: [n_kv_heads][capacity]
+ *                     BLOCK: [n_kv_heads][capacity][head_dim / dim_block] float, or uint16
+ *                     codes with block_scale F16 / BF16 (2 bytes each)
+ *     V scales float  HEADS_AND_DKV: [capacity]; DKV: [n_kv_heads][capacity]; BLOCK: as K's
  *     K residual float [n_kv_heads][G][head_dim]  (CHANNEL only)
  *     rotation scratch float [2][n_kv_heads][head_dim] (rotate only: the token being appended)
  *   size = 64 + n_layers * r64(that sum). The storage may have any alignment. The descriptor
  *   (qmx_kv_cache) keeps pointers into it and the token count; it is the only state.
+ *   Bytes per token (qmx_kv_cache_bytes_per_token), e.g. 8 KV heads of 128, blocks of 32 with
+ *   16-bit scales: int8 2 x 8 x (128 + 4 x 2) = 2176 (q8_0's 34 bytes per 32), int4 2 x 8 x
+ *   (64 + 8) = 1152 (q4_0's 18 per 32); float32 block scales: 2304 / 1280.
  *
  * ATTENTION DECODE (qmx_kv_attention): query q [n_heads][head_dim] float, n_heads a multiple
  *   of n_kv_heads (GQA: query head j uses KV head j / (n_heads / n_kv_heads), MaxText's
@@ -897,6 +967,12 @@
  *         q' for q and s_k[t] = 1 (no multiply); residual (float) keys: the float path with q.
  *         (Always float: q' has the outlier channels' scales in it, and an int8 q' would lose
  *         the other channels.)
+ *       BLOCK keys (s_b = block b's stored scale, decoded exactly; blocks b = 0, 1, .. in order,
+ *         acc starting at +0):
+ *         integer query: acc = acc + ((float)I_b * s_b), I_b = sum over block b of q8 * k8 (exact
+ *           int32; q8 and s_q as above, one query scale per head); l = acc * (s_q * isd)
+ *         float query: acc = acc + (dot16(q_b, k_b) * s_b) (dot16 over the block's dim_block
+ *           elements); l = acc * isd
  *       rotate: q is H q (per head) and isd is isd / head_dim (exact) in all of the above.
  *     softmax: m = max l; e[t] = qmx_kv_exp(l[t] - m); S = sum16(e)
  *     value scales folded into the probabilities (MaxText's order): w[t] = e[t] * s_v[t]
@@ -914,6 +990,10 @@
  *         so the weighted sum runs on integers (vpdpwssd / vpmaddwd / vmlal) and each weight
  *         is off by at most 2^-16 of its tile's largest (MaxText multiplies bfloat16 weights:
  *         2^-9 of each weight).
+ *       BLOCK values: each block b of elements has its own weights w_b[t] = e[t] * s_v[t][b]
+ *         and runs the scheme above on its own columns (int8 / int4: per 64-token tile from lo
+ *         and per block, m / P / s from w_b; fp8: the per-token float order with w_b), so
+ *         element d of block b gets exactly what a per-token scale s_v[t][b] would give it.
  *   dot16 / sum16: FIXED ORDER. Element i goes to lane i % 16 (lanes start at +0, each
  *   a = a + (x*y) or a = a + x in increasing i), then lanes are folded as a[j] += a[j+8]
  *   (j < 8), a[j] += a[j+4] (j < 4), a[j] += a[j+2], a[0] += a[1]. Every path (scalar,
@@ -929,20 +1009,29 @@
  *   CONFIGURATION apply). One query head q, its n visible tokens t, output element i; ref[i] =
  *   sum_t p[t] v[t][i], p = softmax(isd q.k[t]) in exact arithmetic on the unquantized K/V
  *   (isd = 1/sqrt(head_dim) exact, or opts->scale):
- *     |out[i] - ref[i]| <= Ev + tanh(D/2) (R[i] + 2 Ev) + eV (M + Ev) + EP
+ *     |out[i] - ref[i]| <= Ev[i] + tanh(D/2) (R[i] + 2 Ev[i]) + eV (M + Ev) + EP
  *   e(A) = the largest error of one element of a scale group of absmax A (c = 1 + 2^-14):
  *     int8 c A/255, int4 c A/15 (c A/(2B)), E4M3FN c A/28, E5M2 c A/14, float32 0; a group the
- *     zero guard catches (RN(A/B) < 2^-63) reads back as zeros: e = A
- *   Ev = max over the visible tokens of e(A) of the group holding v[t] (0 for float32 V)
+ *     zero guard catches (RN(A/B) < 2^-63) reads back as zeros: e = A. The groups are the
+ *     axis's: a token, a head, a channel block, or (BLOCK) a block of dim_block elements of a
+ *     head, so BLOCK's e(A) uses the block's own absmax. With 16-bit block scales (s' of
+ *     16-BIT BLOCK SCALES): e = min(c A, c rho s'), rho = 1/2 (int8, int4), 16 (E4M3FN), 4096
+ *     (E5M2) the largest half-spacing below B in units of the scale, s' <= RN(A/B) (1 + 2^-10)
+ *     + 2^-24 (binary16) or RN(A/B) (1 + 2^-7) (bfloat16); c A because a nonzero code errs by
+ *     at most s'/2 <= |x| and a zero code by |x|.
+ *   Ev[i] = max over the visible tokens of e(A) of the group holding v[t][i] (0 for float32 V);
+ *     Ev = max_i Ev[i] (for the per-token axes all Ev[i] are equal)
  *   M = max |v[t][d]|, R[i] = max_t v[t][i] - min_t v[t][i] (<= 2M), over the visible tokens
  *   D = max_t ( isd (sum_d |q_d| ek[t][d] + eq sum_d (|k[t][d]| + ek[t][d]))
  *               + eL (1 + isd sum_d (|q_d| + eq) (|k[t][d]| + ek[t][d])) )
  *     ek[t][d] = e(A) of the key group holding k[t][d] (a KIVI residual key: 0);
- *     eq = c max_d |q_d| / 254 with the integer query (int8 / int4 K, per-token axes), else 0;
+ *     eq = c max_d |q_d| / 254 with the integer query (int8 / int4 K, per-token and BLOCK
+ *     axes), else 0;
  *     eL = (ceil(head_dim/16) + 12) 2^-23
  *   eV = (n + ceil(n/16) + 12) 2^-23
  *   EP = (min(n, 64) - 1) cmax smax (1 + eV) / 65534 with int8 / int4 V (cmax = 128 / 8, smax
- *     the largest value scale A/B among the visible tokens), else 0
+ *     the largest stored value scale among the visible tokens and blocks: A/B, or s' with
+ *     16-bit block scales), else 0
  *   In units of max|V|: the values alone (D ~ 0: one token, or all logits equal) int8 1/255
  *   = 0.0039, int4 1/15 = 0.067, E4M3 1/28 = 0.036, E5M2 1/14 = 0.071; the 15-bit tile weights
  *   EP <= 63 * 128 / (127.5 * 65534) = 0.00097 (int8), 63 * 8 / (7.5 * 65534) = 0.0010 (int4)
@@ -982,6 +1071,13 @@
  *      r = RN(32767/m'), P = RNE(w u r), the weight used is P s = w (1 + 3 roundings) + beta
  *      m / 32767, |beta| <= 1/2, and beta = 0 for the tile's largest (P = 32767): a tile moves by
  *      <= (n_tile - 1) cmax m / 65534 and sum over tiles of m <= smax sum_t e[t] = smax S: EP.
+ *   BLOCK: step 1 holds per element (|v'[t][i] - v[t][i]| <= Ev[i]), so does step 2's range
+ *      (max v' - min v' <= R[i] + 2 Ev[i]); step 3 runs per block with w_b = e s_v[.][b], the
+ *      same counts per element, and each block's tiles move by <= smax S as above: EP. The
+ *      block logit (float query): per term 1 product + ceil(db/16) + 4 dot16 roundings, * s_b,
+ *      <= d/db block adds, * isd, isd itself: ceil(db/16) + d/db + 8 <= 1.5 ceil(d/16) + 9
+ *      roundings (db >= 32), integer query: (float)I_b, * s_b, d/db adds, * (s_q isd) and its
+ *      two roundings; both inside eL's 2 ceil(d/16) + 24 units of u with l - m and exp.
  *   (b) MEASURED (not bounds; tests/test_kvcache.c test_attention_formats on x86-64, which
  *   prints them): random data, q 2x, K with 2 outlier channels per head at 16x the rest,
  *   d = 64, 200 tokens, GQA 8/2, logits up to ~10, per-token and per-head scales, max |out -
@@ -991,6 +1087,20 @@
  *   on the dequantized cache (the arithmetic): float query 5.8e-7 (float32 / fp8 V), 3.5e-5
  *   (int8 / int4 V: the tile weights); the integer query 0.0043. Shorter contexts can measure
  *   more (fewer tokens average less): only (a) is a bound.
+ *   BLOCK, measured on examples/kv_decode.c's data (32/8 heads of 128, 3 outlier key channels
+ *   at 8x, so 3 of 4 blocks of 32 hold one; relative L2 error of the decode outputs against
+ *   the float32 cache; `make demo`: context 2048, 128 steps, 2026-11-27): int8 block32 f16
+ *   0.011 (dkv 0.014), int4 block32 f16 0.183 (dkv 0.238), int4 block32 f16 + rotate 0.110,
+ *   int4 KIVI keys + block32 values 0.201, E4M3 block32 0.025 (dkv 0.046). Issue 19 asked for
+ *   a grouped int4 row at <= 1/3 of int4 dkv: NOT reached (best 0.46, rotated). Why (a one-off
+ *   measurement on the same data, context 2048, 8 decode steps, float64 attention on caches
+ *   dequantized, errors against float64 on the float data): int4 VALUES alone in blocks of 32
+ *   give 0.087 (a model of llama.cpp's q4_0: 0.078), already about 1/3 of int4 dkv's total
+ *   before any key error; q4_0 on both K and V gives 0.100 (0.42 of int4 dkv). The cache
+ *   errors themselves track llama.cpp's (tests/test_kvcache.c test_block_llama, context 320,
+ *   checked): RMS error of K / V within 11% of the q4_0 model (q4_0 keeps each block's largest
+ *   element exact with its signed scale d = max / -8; qmx's symmetric s = A / 7.5 does not)
+ *   and within 4% of q8_0 (B = 127.5 puts the largest element at the saturation edge).
  *
  * EXP (qmx_kv_exp): no libm. n = RNE(x * log2(e)), r = (x - n*C1) - n*C2 (Cody-Waite,
  *   C1 = 0.693359375 exact, C2 = -2.12194440e-4), e^r by a degree-7 polynomial (the classic
@@ -1007,21 +1117,69 @@
  *   g = n_heads / n_kv_heads (logits, the staged output, the block query, the int8 query,
  *   query scales and sums, a tile of 16 decoded float rows, a tile of 64 int8 rows (int4
  *   unpacked, or int8 copied across a ring's wrap), two fp8 tables, the integer value weights
- *   P and their scales), plus r64(4*g*head_dim) with rotate (the rotated query). Any alignment. Stack: see SIMD.
+ *   P and their scales), plus r64(4*g*head_dim) with rotate (the rotated query), plus
+ *   r64(256*g + 4*g*head_dim) with BLOCK values (a tile's block weights [g][64] and the
+ *   block-major sums [head_dim / dim_block][g][dim_block]). BLOCK keys stage one token's block
+ *   scales in the block query's space and (AVX-512 VNNI) 16 tokens' int32 block dots in the
+ *   decoded-row tile. Any alignment. Stack: see SIMD.
  *   Output `out` is written only on success (it is staged in the workspace).
+ *   qmx_kv_prefill_workspace_size(cfg, n_heads, n_tokens): the prefill's at full speed, the
+ *   above with n_heads * B for n_heads (B = the query block of PREFILL, min(max(1, 32 / g),
+ *   n_tokens)), plus 8192 bytes with AVX-512 (one packed value chunk) when B >= 2; B = 1 (the
+ *   attention's size) for a config that is never tiled. qmx_kv_prefill accepts any workspace
+ *   of at least qmx_kv_attention_workspace_size bytes and takes the largest block it holds
+ *   (the bits do not depend on it).
  *
- * PREFILL (qmx_kv_prefill): appends n_tokens tokens one at a time and after each computes
- *   the causal attention of that token's query (causal_len = its position + 1, opts->window
- *   as given; opts->causal_len must be 0). The cache is read quantized, so the result equals
- *   appending the tokens and calling qmx_kv_attention per token. All inputs are checked
- *   first (an error there appends and writes nothing); only a logit overflow (a finite but
- *   huge query against a huge key: QMX_ERR_NONFINITE) can stop it midway, at token f, and it
- *   then leaves exactly what that per-token loop leaves when its attention for f fails:
- *   tokens before f appended, their outputs written; token f APPENDED (n_tokens counts it:
- *   f = n_tokens after - n_tokens before - 1), its output untouched; the tokens after f
- *   neither appended nor written. (Token f is appended before its attention runs, and in a
- *   ring its append has evicted the oldest token: undoing it would need a copy of that slot.)
- *   A caller may redo f's attention with qmx_kv_attention and prefill the rest.
+ * PREFILL (qmx_kv_prefill): appends the n_tokens tokens and computes the causal attention of
+ *   each token's query (causal_len = its position + 1, opts->window as given; opts->causal_len
+ *   must be 0). The result is BIT-IDENTICAL to appending the tokens one at a time and calling
+ *   qmx_kv_attention after each (tests/test_kvcache.c test_prefill_tiled compares outputs and
+ *   storage bytes with memcmp over every format, axis, query mode, GQA group, window, ring and
+ *   workspace size), so the two can be swapped freely; the block size cannot change a bit.
+ *   TILED PATH (flash-attention's blocking, with the decode's float order kept per query):
+ *   the prompt runs in blocks of B = min(max(1, 32 / g), tokens left) tokens (fewer if the
+ *   workspace holds fewer, see WORKSPACE). A block's B tokens are appended, then per KV head
+ *   its R = B g query rows (all query heads of the group x the block's tokens) go through the
+ *   decode's steps as one query group of R heads: (1) the logits of every row over the keys
+ *   [0, hi), hi = the block's last position + 1, one pass over the key tiles (each key read
+ *   once per block, not once per token), each element by the decode's own arithmetic (integer
+ *   query: exact int32 dot, * (s_q isd), * s_k; float query: dot16); (2) per row, the softmax
+ *   of ATTENTION DECODE over that row's own causal prefix [0, p + 1) (max, qmx_kv_exp, sum16
+ *   in its lane order), the weights past the prefix set to 0; (3) one pass over the value
+ *   tiles with all R rows: float / fp8 values token by token in order, integer values in the
+ *   decode's tiles of 64 tokens counted from 0 (its lo) with each row's own 15-bit weights.
+ *   A zero weight adds exactly nothing (integer values: zeros do not change a tile's largest
+ *   weight, P = 0 adds 0 to the exact sums, a tile wholly past a row's prefix has m = 0 and
+ *   adds +0; float values: acc + (+-0) = acc, acc is never -0), so every row gets the bits of
+ *   its per-token step. AVX-512 VNNI: the integer-query logits as a GEMM (16 keys transposed
+ *   to dwords once per block, vpdpbusd against each row's broadcast query bytes, 8 rows at a
+ *   time, no horizontal sums) and the integer value sums with each 64-dim chunk of a tile
+ *   widened to int16 token pairs once per block for all rows (vpdpwssd, 4 rows at a time);
+ *   other targets run the decode's kernels with the R rows (same bits everywhere).
+ *   Which configs are tiled: every K / V format (int8, int4, fp8, float32), the axes
+ *   HEADS_AND_DKV and DKV (tested explicitly: any other axis, e.g. KIVI CHANNEL keys or a
+ *   future one, takes the per-token loop), both query modes, rotate, linear and ring caches,
+ *   for a block whose positions are all < capacity (nothing evicted inside the block: a later
+ *   token of a ring block would evict a key an earlier query still sees) and whose rows all
+ *   see from position 0 (window 0, or window >= the block's last position + 1). Every other
+ *   block (ring past capacity, a window that cuts the prefix, CHANNEL keys) runs the
+ *   per-token loop, token by token; the two mix freely within one call.
+ *   Measured (bench/bench_kv.c, see README): the integer path is compute-bound already in the
+ *   decode on an L3-resident cache (the exact order needs every product: a 512-bit VNNI op per
+ *   64 key MACs and per 32 value MACs), so tiling gains little there; the float32 cache,
+ *   which the decode streams from DRAM, gains more.
+ *   Errors: all inputs are checked first (an error there appends and writes nothing); only a
+ *   logit overflow (a finite but huge query against a huge key: QMX_ERR_NONFINITE) can stop
+ *   it midway, at token f (the earliest failing token, whichever KV head fails), and it then
+ *   leaves what the per-token loop leaves when its attention for f fails: tokens before f
+ *   appended, their outputs written; token f APPENDED (n_tokens counts it: f = n_tokens after
+ *   - n_tokens before - 1), its output untouched; the tokens after f not appended (n_tokens
+ *   excludes them) and their outputs untouched. (Token f is appended before its attention
+ *   runs, and in a ring its append has evicted the oldest token: undoing it would need a copy
+ *   of that slot.) One difference in the bytes, none in the cache: the tiled path appends its
+ *   whole block first, so the storage slots of the block's tokens after f may hold their data;
+ *   they are past n_tokens (read by nothing, rewritten whole by the next append). A caller may
+ *   redo f's attention with qmx_kv_attention and prefill the rest.
  *
  * ERRORS (checked before anything is written)
  *   QMX_ERR_NULL    any required pointer NULL
@@ -1032,8 +1190,12 @@
  *                   causal_len > tokens appended; a requested position or window that is not
  *                   in the cache; opts->scale negative, NaN or Inf; read range outside the cache
  *   QMX_ERR_SHAPE   int4 with odd head_dim; QMX_KV_CHANNEL for V; capacity not a multiple of
- *                   channel_block; n_heads not a multiple of n_kv_heads
- *   QMX_ERR_OVERFLOW size_t overflow of a size or of the token count
+ *                   channel_block; n_heads not a multiple of n_kv_heads; a quantized BLOCK
+ *                   K or V with head_dim not a multiple of dim_block
+ *   QMX_ERR_ARG (config) dim_block not 0 / 32 / 64; block_scale not one of the three; a 16-bit
+ *                   block_scale with no quantized BLOCK tensor
+ *   QMX_ERR_OVERFLOW size_t overflow of a size or of the token count; binary16 block scales
+ *                   and an appended |x| > 65504 B (/ head_dim with rotate): nothing appended
  *   QMX_ERR_BUFFER_TOO_SMALL  storage or workspace too small; appending past the capacity of
  *                   a linear cache (nothing is appended)
  *   QMX_ERR_NONFINITE  NaN/Inf in appended keys/values or in the query; a logit that overflows
@@ -1069,8 +1231,21 @@
  *                 tail-undisturbed vwadd.wv, one vredsum) and the integer value sums in strips
  *                 of up to 64 dims x 4 heads (vwmacc.vx with P[t]); their float steps and every
  *                 float loop stay portable C (same order, same bits at any VLEN).
- *   int4 is unpacked to int8 (64 rows at a time for values, 16 for keys) by portable C.
- *   Stack: the portable path uses under 512 bytes; the AVX-512 kernels hold up to 36 vector
+ *   BLOCK scales (QMX_KV_BLOCK) reuse the kernels above with the same order on every path:
+ *                 keys per token and block through the int8 dot / dot16 of each path (AVX-512,
+ *                 AVX2, NEON, RVV, portable), plus on AVX-512 VNNI a 16-token kernel: one
+ *                 vpdpbusd per (token, head, 64 bytes), 16 vectors reduced by three levels of
+ *                 the hsum tree into the two 32-element halves of each (a fourth level for
+ *                 blocks of 64), exact, then the per-block float steps in scalar C; on AVX-512
+ *                 VBMI fp8 keys 16 tokens x 4 heads per block in registers (the fp8 keys'
+ *                 kernel over the block's codes); values per block of columns through the
+ *                 integer / float value tiles of each path (on AVX-512 a block of 32 runs
+ *                 256-bit vpmaddwd on 16 columns at a time; VBMI: fp8 decoded in registers).
+ *                 int4 rows are unpacked by SSE2 / NEON (16 bytes at a time) for every axis.
+ *                 Not vectorised: the 16-bit scale decoding and the block weights w_b.
+ *   int4 is unpacked to int8 (64 rows at a time for values, 16 for keys): SSE2 / NEON, the
+ *   tail in portable C.
+ *   Stack: the portable path uses under 512 bytes (the VNNI block-key kernel: 384 more); the AVX-512 kernels hold up to 36 vector
  *   locals (2304 bytes if the compiler spills them); RVV's value sums add 1 KiB (4 x 64 int32).
  * SPEED (make bench, bench/bench_kv.c: context 4096, 32/8 heads, d 128, one core of this
  *   project's shared AMD EPYC VM): see README.md for the figures of the latest run. The int8
@@ -1088,7 +1263,8 @@
  *   wise decoding before, same conditions: 1.5-1.9x float32, 3.3-4.2x int8's time; 1.4x at
  *   load 0.3). The 4x-float32 aim is not met (README.md).
  * Not done: a 16-token K kernel for AVX2 / NEON (their fp8 rows are decoded by vector, then
- *   dot16 per head); SIMD for the Hadamard transform; batch > 1 (call per sequence); threads.
+ *   dot16 per head); BLOCK keys outside AVX-512 VNNI / VBMI (and BLOCK int keys with the float
+ *   query) run per token and block (the int8 dot / dot16 of each path, not across tokens); SIMD for the Hadamard transform; batch > 1 (call per sequence); threads.
  *
  * ============================================================================================
  * BLOCK-SCALED WEIGHTS (qmx_matmul_blockw_f32, qmx_matmul_mxfp8_f32, qmx_matmul_blockw_dyn_i8;
@@ -1586,6 +1762,8 @@ typedef struct qmx_einsum_operand {
 
 typedef struct qmx_einsum_opts {
     int int32_out; /* int x int: raw int32 output (no scales); default 0 = float output */
+    const qmx_executor *executor; /* NULL (default): serial; else a task per batch index, the
+                                     same bits (USING SEVERAL CORES). Zero-initialise opts. */
 } qmx_einsum_opts;
 
 /* Shape of the output (out_rank dims into out_shape[QMX_EINSUM_MAX_RANK]); validates spec and
@@ -1608,12 +1786,22 @@ QMX_API qmx_status qmx_einsum(const char *spec, const qmx_einsum_operand *a,
 
 #define QMX_KV_MAX_HEAD_DIM 8192
 #define QMX_KV_DEFAULT_CHANNEL_BLOCK 32
+#define QMX_KV_DEFAULT_DIM_BLOCK 32
 
 typedef enum qmx_kv_axis {
     QMX_KV_HEADS_AND_DKV = 0, /* one scale per token (MaxText default) */
     QMX_KV_DKV = 1,           /* one scale per token per KV head */
-    QMX_KV_CHANNEL = 2        /* keys only: per channel over a block of tokens (KIVI) */
+    QMX_KV_CHANNEL = 2,       /* keys only: per channel over a block of tokens (KIVI) */
+    QMX_KV_BLOCK = 3          /* one scale per token per KV head per block of dim_block
+                                 elements along head_dim (llama.cpp q8_0 / q4_0, KIVI values) */
 } qmx_kv_axis;
+
+/* Stored format of QMX_KV_BLOCK scales (see QUANTIZATION, 16-BIT BLOCK SCALES). */
+typedef enum qmx_kv_scale_format {
+    QMX_KV_SCALE_F32 = 0,     /* float32 (default) */
+    QMX_KV_SCALE_F16 = 1,     /* IEEE binary16, rounded up (2 bytes per block) */
+    QMX_KV_SCALE_BF16 = 2     /* bfloat16, rounded up (2 bytes per block) */
+} qmx_kv_scale_format;
 
 typedef enum qmx_kv_mode {
     QMX_KV_LINEAR = 0, /* fill once; past the capacity is an error */
@@ -1632,6 +1820,8 @@ typedef struct qmx_kv_config {
     qmx_kv_mode mode;
     size_t n_layers;        /* 0 = 1 */
     int rotate;             /* 1: Hadamard-rotate keys and values (head_dim a power of 2) */
+    size_t dim_block;       /* QMX_KV_BLOCK elements per scale along head_dim: 32 or 64; 0 = 32 */
+    qmx_kv_scale_format block_scale; /* format of the QMX_KV_BLOCK scales; 0 = float32 */
 } qmx_kv_config;
 
 /* The cache descriptor. Fields are read-only for the caller (n_tokens = tokens appended since
@@ -1678,6 +1868,10 @@ QMX_API qmx_status qmx_kv_attention_workspace_size(const qmx_kv_config *cfg, siz
 QMX_API qmx_status qmx_kv_attention(const qmx_kv_cache *cache, const float *q, size_t n_heads,
                                     const qmx_kv_attn_opts *opts, float *out, void *workspace,
                                     size_t workspace_bytes);
+/* Workspace of qmx_kv_prefill at full speed (the tiled path's largest query block, see
+ * PREFILL); qmx_kv_attention_workspace_size bytes also work (smaller blocks, same bits). */
+QMX_API qmx_status qmx_kv_prefill_workspace_size(const qmx_kv_config *cfg, size_t n_heads,
+                                                 size_t n_tokens, size_t *bytes);
 /* Append n_tokens tokens and compute their causal attention: q and out [n_tokens][n_heads]
  * [head_dim]. */
 QMX_API qmx_status qmx_kv_prefill(qmx_kv_cache *cache, const float *k, const float *v,
@@ -7201,6 +7395,8 @@ typedef struct qmx__es_plan {
     size_t nblk, bs, nbax;     /* K-blocks of the matmul, block size, blocks per blocked label */
     int blk_label;             /* -1 none */
     size_t off_conv[2], off_pa, off_pb, off_c, off_sa, off_sb, off_mm, mm_bytes, total;
+    size_t batch_off, slice;   /* the per-batch regions start at batch_off; a worker's copy */
+    int workers;               /* >= 2: a task per batch index on the executor */
 } qmx__es_plan;
 
 enum { QMX__ES_F32 = 0, QMX__ES_I32 = 1, QMX__ES_Q = 2 };
@@ -7815,6 +8011,7 @@ static qmx_status qmx__es_plan_all(const char *spec, const qmx_einsum_operand *a
     }
     pl->off_pa = pl->off_pb = pl->off_c = pl->off_sa = pl->off_sb = pl->off_mm = 0;
     pl->mm_bytes = 0;
+    pl->batch_off = pl->total;   /* the regions below are per batch index */
     if (!pl->a_direct) {
         if (!qmx__es_mul(pl->M, pl->K, &x) || !qmx__es_mul(x, esz, &x) ||
             !qmx__es_r64add(&pl->total, x, &pl->off_pa)) return QMX_ERR_OVERFLOW;
@@ -7844,6 +8041,22 @@ static qmx_status qmx__es_plan_all(const char *spec, const qmx_einsum_operand *a
              !qmx__es_add(pl->mm_bytes, x, &pl->mm_bytes)))
             return QMX_ERR_OVERFLOW;
         if (!qmx__es_r64add(&pl->total, pl->mm_bytes, &pl->off_mm)) return QMX_ERR_OVERFLOW;
+    }
+    /* several cores: a task per batch index, each worker with its own copy (slice) of the
+     * per-batch regions, the converted operands shared */
+    pl->workers = 1;
+    pl->slice = pl->total - pl->batch_off;   /* a multiple of 64 */
+    if (opts && opts->executor && opts->executor->workers != 0 && opts->executor->workers != 1) {
+        const qmx_executor *ex = opts->executor;
+        if (ex->workers < 0) return QMX_ERR_ARG;
+        if (!ex->parallel_for) return QMX_ERR_NULL;
+        if (pl->Bt > (size_t)INT_MAX) return QMX_ERR_OVERFLOW;
+        if (pl->Bt >= 2) {
+            pl->workers = ex->workers;
+            if (pl->slice > (SIZE_MAX - pl->batch_off) / (size_t)ex->workers)
+                return QMX_ERR_OVERFLOW;
+            pl->total = pl->batch_off + pl->slice * (size_t)ex->workers;
+        }
     }
     if (pl->total != 0 && !qmx__es_add(pl->total, 64, &pl->total)) return QMX_ERR_OVERFLOW;
     return QMX_OK;   /* (total 0: nothing to copy, no workspace at all) */
@@ -8027,18 +8240,124 @@ static void qmx__es_expand(const qmx__es_plan *pl, const qmx_einsum_operand *op,
     }
 }
 
+/* One task: batch index bi of the plan (its output block is written by it alone). ws: the
+ * aligned workspace, moved by worker * slice for a worker's copy of the per-batch regions. */
+typedef struct qmx__es_job {
+    const qmx__es_plan *pl;
+    const qmx_einsum_operand *ops[2];
+    const unsigned char *data[2];
+    size_t dst_a[QMX__ES_NLAB], dst_b[QMX__ES_NLAB], dst_c[QMX__ES_NLAB], esz;
+    void *out;
+    unsigned char *ws;
+    int lhs, rhs;
+} qmx__es_job;
+static void qmx__es_batch(const qmx__es_job *j, size_t bi, unsigned char *ws) {
+    const qmx__es_plan *pl = j->pl;
+    const qmx_einsum_operand *const *ops = j->ops;
+    const unsigned char *const *data = j->data;
+    const size_t *dst_a = j->dst_a, *dst_b = j->dst_b, *dst_c = j->dst_c;
+    size_t esz = j->esz, bidx[QMX__ES_NLAB];
+    int lhs = j->lhs, rhs = j->rhs, i;
+    void *out = j->out;
+    qmx_status st = QMX_OK;
+    for (i = 0; i < QMX__ES_NLAB; i++) bidx[i] = 0;
+    {
+        size_t offl = 0, offr = 0, offo = 0, r = bi;
+        const unsigned char *A, *B;
+        unsigned char *C;
+        for (i = pl->nb - 1; i >= 0; i--) {
+            int L = pl->gb[i];
+            bidx[L] = r % pl->size[L];
+            r /= pl->size[L];
+            offl += bidx[L] * pl->st[lhs][L];
+            offr += bidx[L] * pl->st[rhs][L];
+            offo += bidx[L] * pl->ost[L];
+        }
+        A = data[lhs] + offl * esz;
+        B = data[rhs] + offr * esz;
+        if (!pl->a_direct) {
+            qmx__es_copy2d(pl, esz, A, pl->st[lhs], ws + pl->off_pa, dst_a, pl->gm, pl->nm, pl->gk, pl->nk);
+            A = ws + pl->off_pa;
+        }
+        if (pl->b_mode == 2) {
+            qmx__es_copy2d(pl, esz, B, pl->st[rhs], ws + pl->off_pb, dst_b, pl->gn, pl->nn, pl->gk, pl->nk);
+            B = ws + pl->off_pb;
+        } else if (pl->b_mode == 3) {
+            qmx__es_copy2d(pl, esz, B, pl->st[rhs], ws + pl->off_pb, dst_b, pl->gk, pl->nk, pl->gn, pl->nn);
+            B = ws + pl->off_pb;
+        }
+        C = pl->out_direct ? (unsigned char *)out + offo * 4 : ws + pl->off_c;
+        if (pl->kind == QMX__ES_F32) {
+            qmx__es_sgemm(pl->M, pl->N, pl->K, (const float *)(const void *)A, pl->lda,
+                          (const float *)(const void *)B, pl->ldb, pl->b_mode == 1 || pl->b_mode == 3,
+                          (float *)(void *)C, pl->N);
+            if (pl->fsc) {
+                float *sa = (float *)(void *)(ws + pl->off_sa), *sb = (float *)(void *)(ws + pl->off_sb);
+                qmx__es_expand(pl, ops[lhs], lhs, pl->gm, pl->nm, pl->M, bidx, sa);
+                qmx__es_expand(pl, ops[rhs], rhs, pl->gn, pl->nn, pl->N, bidx, sb);
+                qmx__es_scale_out(pl->M, pl->N, (float *)(void *)C, pl->N, sa, sb);
+            }
+        } else if (pl->kind == QMX__ES_I32) {
+            qmx_matmul_i8_opts mo;
+            mo.a_zp = ops[lhs]->zero_point; mo.b_zp = ops[rhs]->zero_point;
+            mo.b_layout = pl->b_mode == 1 ? QMX_B_KN : QMX_B_NK;
+            mo.b_sums = NULL; mo.b_sums_len = 0; mo.executor = NULL;
+            st = qmx_matmul_i8(pl->M, pl->N, pl->K, (const int8_t *)A, pl->lda, (const int8_t *)B,
+                               pl->ldb, (int32_t *)(void *)C, pl->N, &mo, ws + pl->off_mm,
+                               pl->mm_bytes);
+            QMX_ASSERT(st == QMX_OK);
+        } else {
+            qmx_matmul_i8_f32_scales sc;
+            float *sa = (float *)(void *)(ws + pl->off_sa), *sb = (float *)(void *)(ws + pl->off_sb);
+            qmx__es_expand(pl, ops[lhs], lhs, pl->gm, pl->nm, pl->M, bidx, sa);
+            qmx__es_expand(pl, ops[rhs], rhs, pl->gn, pl->nn, pl->N, bidx, sb);
+            sc.a_scales = sa; sc.a_scales_len = pl->M * pl->nblk; sc.a_per_row = 1;
+            sc.a_zp = ops[lhs]->zero_point;
+            sc.b_scales = sb; sc.b_scales_len = pl->N * pl->nblk; sc.b_per_col = 1;
+            sc.block_size = pl->bs;
+            if (pl->b_mode == 1) { /* [K,N] view: qmx_matmul_i8_f32's tiles, B read in place */
+                qmx__k_f32_ctx fx;
+                size_t sw = 0;
+                st = qmx__k_check_f32_scales(&sc, pl->M, pl->N, pl->K, &fx.nblk);
+                QMX_ASSERT(st == QMX_OK);
+                st = qmx_matmul_i8_f32_workspace_size(pl->M, pl->N, pl->K, &sw);
+                QMX_ASSERT(st == QMX_OK);
+                fx.s = &sc; fx.C = (float *)(void *)C; fx.ldc = pl->N;
+                qmx__k_tiled(pl->M, pl->N, pl->K, (const int8_t *)A, pl->lda, (const int8_t *)B,
+                             pl->ldb, 1, (int8_t *)(void *)(ws + pl->off_mm + sw), sc.a_zp, pl->bs,
+                             ws + pl->off_mm, qmx__k_f32_stage, &fx);
+            } else {
+                st = qmx_matmul_i8_f32(pl->M, pl->N, pl->K, (const int8_t *)A, pl->lda,
+                                       (const int8_t *)B, pl->ldb, (float *)(void *)C, pl->N, &sc,
+                                       ws + pl->off_mm, pl->mm_bytes);
+                QMX_ASSERT(st == QMX_OK);
+            }
+        }
+        if (!pl->out_direct)
+            qmx__es_copy2d(pl, 4, C, dst_c, (unsigned char *)out + offo * 4, pl->ost, pl->gm,
+                           pl->nm, pl->gn, pl->nn);
+    }
+    (void)st;
+}
+static void qmx__es_task(void *arg, int task, int worker) {
+    const qmx__es_job *j = (const qmx__es_job *)arg;
+    /* outside the executor contract: nothing to run it with (documented) */
+    if (task < 0 || (size_t)task >= j->pl->Bt || worker < 0 || worker >= j->pl->workers) return;
+    qmx__es_batch(j, (size_t)task, j->ws ? j->ws + (size_t)worker * j->pl->slice : NULL);
+}
+
 QMX_API qmx_status qmx_einsum(const char *spec, const qmx_einsum_operand *a,
                               const qmx_einsum_operand *b, const qmx_einsum_opts *opts,
                               void *out, size_t out_len, void *workspace,
                               size_t workspace_bytes, int *err_pos) {
     qmx__es_plan pl;
+    qmx__es_job job;
     const qmx_einsum_operand *ops[2];
     qmx_status st;
     unsigned char *ws;
     const unsigned char *data[2];
-    size_t bi, bidx[QMX__ES_NLAB], dst_a[QMX__ES_NLAB], dst_b[QMX__ES_NLAB],
-        dst_c[QMX__ES_NLAB], esz;
-    int o, i, lhs, rhs;
+    size_t bi;
+    int o, i;
     if (err_pos) *err_pos = -1;
     st = qmx__es_plan_all(spec, a, b, opts, &pl, err_pos);
     if (st != QMX_OK) return st;
@@ -8112,89 +8431,19 @@ QMX_API qmx_status qmx_einsum(const char *spec, const qmx_einsum_operand *a,
         }
         if (pl.conv[o]) data[o] = ws + pl.off_conv[o];
     }
-    lhs = pl.swap; rhs = 1 - pl.swap;
-    esz = pl.kind == QMX__ES_F32 ? 4 : 1;
-    for (i = 0; i < QMX__ES_NLAB; i++) { dst_a[i] = dst_b[i] = dst_c[i] = 0; bidx[i] = 0; }
-    qmx__es_dense(&pl, dst_a, pl.gm, pl.nm, pl.gk, pl.nk);
-    if (pl.b_mode == 3) qmx__es_dense(&pl, dst_b, pl.gk, pl.nk, pl.gn, pl.nn); /* [K,N] */
-    else qmx__es_dense(&pl, dst_b, pl.gn, pl.nn, pl.gk, pl.nk);
-    qmx__es_dense(&pl, dst_c, pl.gm, pl.nm, pl.gn, pl.nn);
-    for (bi = 0; bi < pl.Bt; bi++) {
-        size_t offl = 0, offr = 0, offo = 0, r = bi;
-        const unsigned char *A, *B;
-        unsigned char *C;
-        for (i = pl.nb - 1; i >= 0; i--) {
-            int L = pl.gb[i];
-            bidx[L] = r % pl.size[L];
-            r /= pl.size[L];
-            offl += bidx[L] * pl.st[lhs][L];
-            offr += bidx[L] * pl.st[rhs][L];
-            offo += bidx[L] * pl.ost[L];
-        }
-        A = data[lhs] + offl * esz;
-        B = data[rhs] + offr * esz;
-        if (!pl.a_direct) {
-            qmx__es_copy2d(&pl, esz, A, pl.st[lhs], ws + pl.off_pa, dst_a, pl.gm, pl.nm, pl.gk, pl.nk);
-            A = ws + pl.off_pa;
-        }
-        if (pl.b_mode == 2) {
-            qmx__es_copy2d(&pl, esz, B, pl.st[rhs], ws + pl.off_pb, dst_b, pl.gn, pl.nn, pl.gk, pl.nk);
-            B = ws + pl.off_pb;
-        } else if (pl.b_mode == 3) {
-            qmx__es_copy2d(&pl, esz, B, pl.st[rhs], ws + pl.off_pb, dst_b, pl.gk, pl.nk, pl.gn, pl.nn);
-            B = ws + pl.off_pb;
-        }
-        C = pl.out_direct ? (unsigned char *)out + offo * 4 : ws + pl.off_c;
-        if (pl.kind == QMX__ES_F32) {
-            qmx__es_sgemm(pl.M, pl.N, pl.K, (const float *)(const void *)A, pl.lda,
-                          (const float *)(const void *)B, pl.ldb, pl.b_mode == 1 || pl.b_mode == 3,
-                          (float *)(void *)C, pl.N);
-            if (pl.fsc) {
-                float *sa = (float *)(void *)(ws + pl.off_sa), *sb = (float *)(void *)(ws + pl.off_sb);
-                qmx__es_expand(&pl, ops[lhs], lhs, pl.gm, pl.nm, pl.M, bidx, sa);
-                qmx__es_expand(&pl, ops[rhs], rhs, pl.gn, pl.nn, pl.N, bidx, sb);
-                qmx__es_scale_out(pl.M, pl.N, (float *)(void *)C, pl.N, sa, sb);
-            }
-        } else if (pl.kind == QMX__ES_I32) {
-            qmx_matmul_i8_opts mo;
-            mo.a_zp = ops[lhs]->zero_point; mo.b_zp = ops[rhs]->zero_point;
-            mo.b_layout = pl.b_mode == 1 ? QMX_B_KN : QMX_B_NK;
-            mo.b_sums = NULL; mo.b_sums_len = 0; mo.executor = NULL;
-            st = qmx_matmul_i8(pl.M, pl.N, pl.K, (const int8_t *)A, pl.lda, (const int8_t *)B,
-                               pl.ldb, (int32_t *)(void *)C, pl.N, &mo, ws + pl.off_mm,
-                               pl.mm_bytes);
-            QMX_ASSERT(st == QMX_OK);
-        } else {
-            qmx_matmul_i8_f32_scales sc;
-            float *sa = (float *)(void *)(ws + pl.off_sa), *sb = (float *)(void *)(ws + pl.off_sb);
-            qmx__es_expand(&pl, ops[lhs], lhs, pl.gm, pl.nm, pl.M, bidx, sa);
-            qmx__es_expand(&pl, ops[rhs], rhs, pl.gn, pl.nn, pl.N, bidx, sb);
-            sc.a_scales = sa; sc.a_scales_len = pl.M * pl.nblk; sc.a_per_row = 1;
-            sc.a_zp = ops[lhs]->zero_point;
-            sc.b_scales = sb; sc.b_scales_len = pl.N * pl.nblk; sc.b_per_col = 1;
-            sc.block_size = pl.bs;
-            if (pl.b_mode == 1) { /* [K,N] view: qmx_matmul_i8_f32's tiles, B read in place */
-                qmx__k_f32_ctx fx;
-                size_t sw = 0;
-                st = qmx__k_check_f32_scales(&sc, pl.M, pl.N, pl.K, &fx.nblk);
-                QMX_ASSERT(st == QMX_OK);
-                st = qmx_matmul_i8_f32_workspace_size(pl.M, pl.N, pl.K, &sw);
-                QMX_ASSERT(st == QMX_OK);
-                fx.s = &sc; fx.C = (float *)(void *)C; fx.ldc = pl.N;
-                qmx__k_tiled(pl.M, pl.N, pl.K, (const int8_t *)A, pl.lda, (const int8_t *)B,
-                             pl.ldb, 1, (int8_t *)(void *)(ws + pl.off_mm + sw), sc.a_zp, pl.bs,
-                             ws + pl.off_mm, qmx__k_f32_stage, &fx);
-            } else {
-                st = qmx_matmul_i8_f32(pl.M, pl.N, pl.K, (const int8_t *)A, pl.lda,
-                                       (const int8_t *)B, pl.ldb, (float *)(void *)C, pl.N, &sc,
-                                       ws + pl.off_mm, pl.mm_bytes);
-                QMX_ASSERT(st == QMX_OK);
-            }
-        }
-        if (!pl.out_direct)
-            qmx__es_copy2d(&pl, 4, C, dst_c, (unsigned char *)out + offo * 4, pl.ost, pl.gm,
-                           pl.nm, pl.gn, pl.nn);
-    }
+    job.pl = &pl; job.ops[0] = a; job.ops[1] = b; job.data[0] = data[0]; job.data[1] = data[1];
+    job.out = out; job.ws = ws;
+    job.lhs = pl.swap; job.rhs = 1 - pl.swap;
+    job.esz = pl.kind == QMX__ES_F32 ? 4 : 1;
+    for (i = 0; i < QMX__ES_NLAB; i++) job.dst_a[i] = job.dst_b[i] = job.dst_c[i] = 0;
+    qmx__es_dense(&pl, job.dst_a, pl.gm, pl.nm, pl.gk, pl.nk);
+    if (pl.b_mode == 3) qmx__es_dense(&pl, job.dst_b, pl.gk, pl.nk, pl.gn, pl.nn); /* [K,N] */
+    else qmx__es_dense(&pl, job.dst_b, pl.gn, pl.nn, pl.gk, pl.nk);
+    qmx__es_dense(&pl, job.dst_c, pl.gm, pl.nm, pl.gn, pl.nn);
+    if (pl.workers >= 2)   /* a task per batch index (USING SEVERAL CORES) */
+        opts->executor->parallel_for(opts->executor->pool, (int)pl.Bt, qmx__es_task, &job);
+    else
+        for (bi = 0; bi < pl.Bt; bi++) qmx__es_batch(&job, bi, ws);
     (void)st;
     return QMX_OK;
 }
@@ -8273,6 +8522,10 @@ typedef struct qmx__kv_layout {
 static size_t qmx__kv_row_bytes(qmx_dtype d, size_t dim) {
     return d == QMX_INT4 ? dim / 2 : (d == QMX_FLOAT32 ? dim * 4 : dim);
 }
+/* bytes of one stored scale of a tensor with axis ax: 2 for 16-bit block scales, else 4 */
+static size_t qmx__kv_sbytes(const qmx_kv_config *n, qmx_kv_axis ax) {
+    return ax == QMX_KV_BLOCK && n->block_scale != QMX_KV_SCALE_F32 ? 2 : 4;
+}
 
 /* Normalises cfg into *n and computes the layout; every size checked for overflow. */
 static qmx_status qmx__kv_plan(const qmx_kv_config *cfg, qmx_kv_config *n, qmx__kv_layout *L) {
@@ -8286,12 +8539,24 @@ static qmx_status qmx__kv_plan(const qmx_kv_config *cfg, qmx_kv_config *n, qmx__
     if (n->capacity == 0 || n->n_kv_heads == 0 || n->head_dim == 0) return QMX_ERR_SIZE;
     if (n->head_dim > QMX_KV_MAX_HEAD_DIM) return QMX_ERR_SIZE;
     if (!qmx__kv_dtype_ok(n->k_dtype) || !qmx__kv_dtype_ok(n->v_dtype)) return QMX_ERR_DTYPE;
-    if ((unsigned)n->k_axis > 2u || (unsigned)n->v_axis > 2u || (unsigned)n->mode > 1u)
+    if ((unsigned)n->k_axis > 3u || (unsigned)n->v_axis > 3u || (unsigned)n->mode > 1u)
+        return QMX_ERR_ARG;
+    if (n->dim_block == 0) n->dim_block = QMX_KV_DEFAULT_DIM_BLOCK;
+    if ((n->dim_block != 32 && n->dim_block != 64) || (unsigned)n->block_scale > 2u)
         return QMX_ERR_ARG;
     if (n->v_axis == QMX_KV_CHANNEL) return QMX_ERR_SHAPE;
     if ((n->k_dtype == QMX_INT4 || n->v_dtype == QMX_INT4) && (n->head_dim & 1u))
         return QMX_ERR_SHAPE;
     if (n->k_dtype == QMX_FLOAT32 && n->k_axis == QMX_KV_CHANNEL) n->k_axis = QMX_KV_HEADS_AND_DKV;
+    /* float32 has no scales: a block axis on it is the default axis */
+    if (n->k_dtype == QMX_FLOAT32 && n->k_axis == QMX_KV_BLOCK) n->k_axis = QMX_KV_HEADS_AND_DKV;
+    if (n->v_dtype == QMX_FLOAT32 && n->v_axis == QMX_KV_BLOCK) n->v_axis = QMX_KV_HEADS_AND_DKV;
+    if ((n->k_axis == QMX_KV_BLOCK || n->v_axis == QMX_KV_BLOCK) && n->head_dim % n->dim_block)
+        return QMX_ERR_SHAPE;
+    /* 16-bit scales are for block scales only: without a (quantized) block axis, an error */
+    if (n->block_scale != QMX_KV_SCALE_F32 && n->k_axis != QMX_KV_BLOCK &&
+        n->v_axis != QMX_KV_BLOCK)
+        return QMX_ERR_ARG;
     if (n->k_axis == QMX_KV_CHANNEL && n->capacity % n->channel_block != 0) return QMX_ERR_SHAPE;
     if (n->rotate != 0 && n->rotate != 1) return QMX_ERR_ARG;
     if (n->rotate && (n->head_dim & (n->head_dim - 1))) return QMX_ERR_SHAPE;
@@ -8305,9 +8570,11 @@ static qmx_status qmx__kv_plan(const qmx_kv_config *cfg, qmx_kv_config *n, qmx__
     L->n_ks = n->k_dtype == QMX_FLOAT32 ? 0
             : n->k_axis == QMX_KV_HEADS_AND_DKV ? n->capacity
             : n->k_axis == QMX_KV_DKV ? rows
+            : n->k_axis == QMX_KV_BLOCK ? rows * (n->head_dim / n->dim_block)  /* < kd */
             : qmx__kv_mul(n->n_kv_heads * (n->capacity / n->channel_block), n->head_dim);
     L->n_vs = n->v_dtype == QMX_FLOAT32 ? 0
-            : n->v_axis == QMX_KV_HEADS_AND_DKV ? n->capacity : rows;
+            : n->v_axis == QMX_KV_HEADS_AND_DKV ? n->capacity
+            : n->v_axis == QMX_KV_BLOCK ? rows * (n->head_dim / n->dim_block) : rows;
     L->n_res = n->k_axis == QMX_KV_CHANNEL
              ? qmx__kv_mul(qmx__kv_mul(n->n_kv_heads, n->channel_block), n->head_dim) : 0;
     if (n->k_axis == QMX_KV_CHANNEL && (!L->n_ks || !L->n_res)) return QMX_ERR_OVERFLOW;
@@ -8319,9 +8586,11 @@ static qmx_status qmx__kv_plan(const qmx_kv_config *cfg, qmx_kv_config *n, qmx__
     L->off_v = a;
     a = qmx__kv_add(a, qmx__k_r64(vd));           if (!a) return QMX_ERR_OVERFLOW;
     L->off_ks = a;
-    a = qmx__kv_add(a, qmx__k_r64(L->n_ks * 4));  if (!a) return QMX_ERR_OVERFLOW;
+    a = qmx__kv_add(a, qmx__k_r64(L->n_ks * qmx__kv_sbytes(n, n->k_axis)));
+    if (!a) return QMX_ERR_OVERFLOW;
     L->off_vs = a;
-    a = qmx__kv_add(a, qmx__k_r64(L->n_vs * 4));  if (!a) return QMX_ERR_OVERFLOW;
+    a = qmx__kv_add(a, qmx__k_r64(L->n_vs * qmx__kv_sbytes(n, n->v_axis)));
+    if (!a) return QMX_ERR_OVERFLOW;
     L->off_res = a;
     a = qmx__kv_add(a, qmx__k_r64(L->n_res * 4)); if (!a) return QMX_ERR_OVERFLOW;
     L->off_rot = a;
@@ -8354,9 +8623,9 @@ QMX__DEF size_t qmx_kv_cache_bytes_per_token(const qmx_kv_config *cfg) {
     qmx__kv_layout L;
     size_t b;
     if (!cfg || qmx__kv_plan(cfg, &n, &L) != QMX_OK) return 0;
-    b = n.n_kv_heads * (L.row_k + L.row_v) + 4 * (L.n_vs / n.capacity);
+    b = n.n_kv_heads * (L.row_k + L.row_v) + qmx__kv_sbytes(&n, n.v_axis) * (L.n_vs / n.capacity);
     if (n.k_axis == QMX_KV_CHANNEL) b += 4 * n.n_kv_heads * n.head_dim / n.channel_block;
-    else b += 4 * (L.n_ks / n.capacity);
+    else b += qmx__kv_sbytes(&n, n.k_axis) * (L.n_ks / n.capacity);
     return b;
 }
 
@@ -8413,6 +8682,65 @@ static void qmx__kv_qcfg(qmx_qconfig *q, qmx_dtype dt) {
     q->recipe = QMX_RECIPE_QWIX;
 }
 
+/* ---- QMX_KV_BLOCK: per-block scales, float32 or 16-bit (see 16-BIT BLOCK SCALES) ---- */
+static float qmx__kv_s16_val(uint16_t h, qmx_kv_scale_format f) {
+    if (f == QMX_KV_SCALE_F16) {   /* normal binary16 inline (qmx_f16_to_f32's own formula) */
+        uint32_t e = (h >> 10) & 0x1Fu;
+        if (e != 0 && e != 0x1Fu)
+            return qmx__bits_f32(((uint32_t)(h & 0x8000u) << 16) | ((e + 112u) << 23) |
+                                 ((uint32_t)(h & 0x3FFu) << 13));
+        return qmx_f16_to_f32(h);
+    }
+    return qmx_bf16_to_f32(h);
+}
+/* The 16-bit code of the smallest value >= s (s > 0 finite, not above the format's largest
+ * finite value: see qmx__kv_check_append): round to nearest even, then one code up if that
+ * fell below s (positive codes are ordered like their values). */
+static uint16_t qmx__kv_s16_up(float s, qmx_kv_scale_format f) {
+    uint16_t h = f == QMX_KV_SCALE_F16 ? qmx_f32_to_f16(s) : qmx_f32_to_bf16(s);
+    if (qmx__kv_s16_val(h, f) < s) h = (uint16_t)(h + 1u);
+    return h;
+}
+/* Block scale i of a tensor's scale array (float32 or 16-bit codes), exactly as a float. */
+static float qmx__kv_bscale(const qmx_kv_config *n, const float *sc, size_t i) {
+    if (n->block_scale == QMX_KV_SCALE_F32) return sc[i];
+    return qmx__kv_s16_val(((const uint16_t *)(const void *)sc)[i], n->block_scale);
+}
+/* One token x [heads][dim] with block scales: per head h and block b (dim_block elements),
+ * s = absmax / B (Qwix, as the other axes), rounded up to the 16-bit format when it is one,
+ * codes = quantize(x, s) with that stored s; an int8 / int4 block of all-zero codes stores
+ * scale 0. Row of head h at row0 + h * capacity * row; scale at ((h * cap + slot) * nb + b). */
+static void qmx__kv_store_blocks(const qmx_kv_cache *c, qmx_dtype dt, const float *x,
+                                 unsigned char *row0, size_t row, float *sc, size_t slot) {
+    const qmx_kv_config *n = &c->cfg;
+    size_t d = n->head_dim, db = n->dim_block, nb = d / db, h, b, i;
+    size_t bb = dt == QMX_INT4 ? db / 2 : db;   /* bytes of one block */
+    uint16_t *s16 = (uint16_t *)(void *)sc;
+    qmx_qconfig q;
+    qmx__kv_qcfg(&q, dt);
+    for (h = 0; h < n->n_kv_heads; h++)
+        for (b = 0; b < nb; b++) {
+            const float *xb = x + h * d + b * db;
+            unsigned char *dst = row0 + h * n->capacity * row + b * bb;
+            size_t si = (h * n->capacity + slot) * nb + b;
+            uint16_t code = 0;
+            float s = 1.0f;
+            int nz = 1;
+            (void)qmx_compute_qparams(&q, xb, db, &s, 1, NULL);
+            if (n->block_scale != QMX_KV_SCALE_F32) {
+                code = qmx__kv_s16_up(s, n->block_scale);
+                s = qmx__kv_s16_val(code, n->block_scale);
+            }
+            (void)qmx_quantize(&q, xb, db, &s, 1, NULL, dst, bb);
+            if (dt == QMX_INT8 || dt == QMX_INT4) {
+                nz = 0;
+                for (i = 0; i < bb; i++) nz |= dst[i];
+            }
+            if (n->block_scale == QMX_KV_SCALE_F32) sc[si] = nz ? s : 0.0f;
+            else s16[si] = nz ? code : (uint16_t)0;
+        }
+}
+
 /* Stores one token x [heads][dim] of one tensor (K or V) at `slot`, per-token scales. */
 static void qmx__kv_store_token(const qmx_kv_cache *c, int is_k, const float *x, size_t slot) {
     const qmx_kv_config *n = &c->cfg;
@@ -8432,6 +8760,10 @@ static void qmx__kv_store_token(const qmx_kv_cache *c, int is_k, const float *x,
         return;
     }
     qmx__kv_qcfg(&q, dt);
+    if (ax == QMX_KV_BLOCK) {
+        qmx__kv_store_blocks(c, dt, x, data + slot * row, row, sc, slot);
+        return;
+    }
     if (ax == QMX_KV_HEADS_AND_DKV) {
         (void)qmx_compute_qparams(&q, x, n->n_kv_heads * d, &s_tok, 1, NULL);
         sc[slot] = s_tok;
@@ -8509,6 +8841,24 @@ static qmx_status qmx__kv_check_append(const qmx_kv_cache *c, const float *k, co
         size_t i;
         for (i = 0; i < tot; i++)
             if (qmx__fabs(k[i]) > lim || qmx__fabs(v[i]) > lim) return QMX_ERR_OVERFLOW;
+    }
+    if (c->cfg.block_scale == QMX_KV_SCALE_F16) {
+        /* binary16 block scales: absmax / B must not exceed 65504 (rotate: d max|x| bounds
+         * |H x|, exactly, the rounded butterflies included); 65504 B / d is exact */
+        int w;
+        for (w = 0; w < 2; w++) {
+            qmx_dtype dt = w ? c->cfg.v_dtype : c->cfg.k_dtype;
+            const float *x = w ? v : k;
+            float lim;
+            size_t i, dd;
+            if ((w ? c->cfg.v_axis : c->cfg.k_axis) != QMX_KV_BLOCK) continue;
+            lim = 65504.0f * (dt == QMX_INT8 ? 127.5f : dt == QMX_INT4 ? 7.5f
+                              : dt == QMX_FP8_E4M3FN ? 448.0f : 57344.0f);
+            if (c->cfg.rotate)
+                for (dd = c->cfg.head_dim; dd > 1; dd >>= 1) lim = lim * 0.5f;
+            for (i = 0; i < tot; i++)
+                if (qmx__fabs(x[i]) > lim) return QMX_ERR_OVERFLOW;
+        }
     }
     return QMX_OK;
 }
@@ -8628,6 +8978,10 @@ QMX__DEF qmx_status qmx_kv_cache_read(const qmx_kv_cache *c, size_t pos, size_t 
                         const float *s = c->k_scales +
                             (h * (n->capacity / n->channel_block) + slot / n->channel_block) * d;
                         for (i = 0; i < d; i++) y[i] = y[i] * s[i];
+                    } else if (n->k_axis == QMX_KV_BLOCK) {   /* code x stored block scale */
+                        size_t db = n->dim_block, s0 = (h * n->capacity + slot) * (d / db);
+                        for (i = 0; i < d; i++)
+                            y[i] = y[i] * qmx__kv_bscale(n, c->k_scales, s0 + i / db);
                     } else if (n->k_dtype != QMX_FLOAT32) {
                         size_t si = n->k_axis == QMX_KV_DKV ? h * n->capacity + slot : slot;
                         float s = c->k_scales[si];
@@ -8638,7 +8992,11 @@ QMX__DEF qmx_status qmx_kv_cache_read(const qmx_kv_cache *c, size_t pos, size_t 
             if (v_out) {
                 float *y = v_out + t * per + h * d;
                 qmx__kv_decode_row(n->v_dtype, c->v + (h * n->capacity + slot) * c->row_v, d, y);
-                if (n->v_dtype != QMX_FLOAT32) {
+                if (n->v_axis == QMX_KV_BLOCK) {
+                    size_t db = n->dim_block, s0 = (h * n->capacity + slot) * (d / db);
+                    for (i = 0; i < d; i++)
+                        y[i] = y[i] * qmx__kv_bscale(n, c->v_scales, s0 + i / db);
+                } else if (n->v_dtype != QMX_FLOAT32) {
                     float s = c->v_scales[n->v_axis == QMX_KV_DKV ? h * n->capacity + slot : slot];
                     for (i = 0; i < d; i++) y[i] = y[i] * s;
                 }
@@ -9166,6 +9524,39 @@ QMX__KV_STRICT static void qmx__kv_v_tile_i8(float *acc, size_t d, const float *
                 }
             }
         }
+        if (c + 16 <= d) {   /* the rest (the blocks of 32 of QMX_KV_BLOCK values): 16 columns
+                              * at a time with 256-bit vpmaddwd, the AVX2 loop below */
+            size_t c0 = c;
+            for (j0 = 0; j0 < g; j0 += 4) {
+                size_t hb = g - j0 < 4 ? g - j0 : 4;
+                for (c = c0; c + 16 <= d; c += 16) {
+                    __m256i I2[4][2], zero = _mm256_setzero_si256();
+                    for (j = 0; j < 4; j++) I2[j][0] = I2[j][1] = zero;
+                    for (t = 0; t < n; t += 2) {
+                        __m128i r0 = QMX__KV_L128(rows + t * stride + c);
+                        __m128i r1 = t + 1 < n ? QMX__KV_L128(rows + (t + 1) * stride + c)
+                                               : _mm_setzero_si128();
+                        __m256i x[2];
+                        x[0] = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(r0, r1));
+                        x[1] = _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(r0, r1));
+                        for (j = 0; j < hb; j++) {
+                            __m256i p = _mm256_broadcastd_epi32(_mm_loadu_si32(P + (j0 + j) * 64 + t));
+                            for (k = 0; k < 2; k++)
+                                I2[j][k] = _mm256_add_epi32(I2[j][k], _mm256_madd_epi16(x[k], p));
+                        }
+                    }
+                    for (j = 0; j < hb; j++) {
+                        __m256 s = _mm256_set1_ps(sc[j0 + j]);
+                        float *aj = acc + (j0 + j) * d + c;
+                        for (k = 0; k < 2; k++) {
+                            __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(I2[j][k]), s);
+                            QMX__KV_BAR(f);
+                            _mm256_storeu_ps(aj + 8 * k, _mm256_add_ps(_mm256_loadu_ps(aj + 8 * k), f));
+                        }
+                    }
+                }
+            }
+        }
     }
 #elif defined(QMX__AVX2)
     {
@@ -9389,11 +9780,12 @@ typedef struct qmx__kv_ws {
     float *logits, *stage, *qf, *qsc, *sums, *rowf, *lut_k, *lut_v, *qrot, *vsc;
     int8_t *q8, *row8;
     int16_t *vp;   /* integer value weights P [g][64], then vsc: their scales [g] */
+    float *bw, *bacc;   /* QMX_KV_BLOCK values: a tile's block weights [g][64], sums [nb][g][db] */
 } qmx__kv_ws;
 
 static qmx_status qmx__kv_ws_size(const qmx_kv_config *n, size_t n_heads, size_t *bytes,
-                                  size_t off[11]) {
-    size_t g, d = n->head_dim, t, a = 64, i, part[11];
+                                  size_t off[12]) {
+    size_t g, d = n->head_dim, t, a = 64, i, part[12];
     if (n_heads == 0) return QMX_ERR_SIZE;
     if (n_heads % n->n_kv_heads) return QMX_ERR_SHAPE;
     g = n_heads / n->n_kv_heads;
@@ -9409,8 +9801,12 @@ static qmx_status qmx__kv_ws_size(const qmx_kv_config *n, size_t n_heads, size_t
     part[8] = 2048;
     part[9] = n->rotate ? part[2] : 0;   /* the rotated query */
     part[10] = qmx__kv_mul(g, 132);      /* integer value weights: g x 64 int16 + g floats */
-    for (i = 0; i < 11; i++) {
-        if (i == 9 && !n->rotate) {
+    /* block-scaled values: the tile's block weights [g][64] and the block-major sums
+     * [d / dim_block][g][dim_block] (fits: part[2] is 4 g d) */
+    t = qmx__kv_mul(g, 256);
+    part[11] = t && part[2] ? qmx__kv_add(t, part[2]) : 0;
+    for (i = 0; i < 12; i++) {
+        if ((i == 9 && !n->rotate) || (i == 11 && n->v_axis != QMX_KV_BLOCK)) {
             if (off) off[i] = a;
             continue;
         }
@@ -9474,8 +9870,36 @@ static float qmx__kv_quant_query(const float *q, size_t d, int8_t *q8) {
 
 /* int4 nibbles (d even; element 2i low) to int8: (nibble ^ 8) - 8 sign-extends. */
 static void qmx__kv_unpack4(const unsigned char *src, size_t d, int8_t *dst) {
-    size_t i;
-    for (i = 0; i < d / 2; i++) {
+    size_t i = 0;
+#if defined(QMX__AVX512) || defined(QMX__AVX2)
+    {   /* 16 bytes -> 32 int8: low / high nibbles interleaved, (x ^ 8) - 8 (exact) */
+        const __m128i m15 = _mm_set1_epi8(15), e8 = _mm_set1_epi8(8);
+        for (; i + 16 <= d / 2; i += 16) {
+            __m128i b = QMX__KV_L128(src + i);
+            __m128i lo = _mm_and_si128(b, m15), hi = _mm_and_si128(_mm_srli_epi16(b, 4), m15);
+            __m128i x0 = _mm_unpacklo_epi8(lo, hi), x1 = _mm_unpackhi_epi8(lo, hi);
+            x0 = _mm_sub_epi8(_mm_xor_si128(x0, e8), e8);
+            x1 = _mm_sub_epi8(_mm_xor_si128(x1, e8), e8);
+            _mm_storeu_si128((__m128i *)(void *)(dst + 2 * i), x0);
+            _mm_storeu_si128((__m128i *)(void *)(dst + 2 * i + 16), x1);
+        }
+    }
+#elif defined(QMX__NEON64)
+    {
+        const uint8x16_t m15 = vdupq_n_u8(15);
+        const int8x16_t e8 = vdupq_n_s8(8);
+        for (; i + 16 <= d / 2; i += 16) {
+            uint8x16_t b = vld1q_u8(src + i);
+            uint8x16x2_t z;
+            z.val[0] = vandq_u8(b, m15);
+            z.val[1] = vshrq_n_u8(b, 4);
+            z = vzipq_u8(z.val[0], z.val[1]);
+            vst1q_s8(dst + 2 * i, vsubq_s8(veorq_s8(vreinterpretq_s8_u8(z.val[0]), e8), e8));
+            vst1q_s8(dst + 2 * i + 16, vsubq_s8(veorq_s8(vreinterpretq_s8_u8(z.val[1]), e8), e8));
+        }
+    }
+#endif
+    for (; i < d / 2; i++) {
         int b = src[i];
         dst[2 * i] = (int8_t)(((b & 15) ^ 8) - 8);
         dst[2 * i + 1] = (int8_t)(((b >> 4) ^ 8) - 8);
@@ -9967,6 +10391,179 @@ QMX__KV_STRICT static void qmx__kv_v_fp8(float *acc, size_t d, const float *w, s
 }
 #endif
 
+/* BLOCK KEYS: the logits of the g query heads against the key row at `slot` (blocks of db
+ * along d, block b's stored scale s_b decoded exactly to float), into l[j * ldl]:
+ *   integer query: acc = 0; for b = 0, 1, ..: acc = acc + ((float)I_b * s_b), I_b the exact
+ *     int32 dot of the block; l = acc * (s_q * isd)
+ *   float query:   acc = 0; for b = 0, 1, ..: acc = acc + (dot16(q_b, k_b) * s_b); l = acc * isd
+ * (dot16 over the block's db elements, qmx__kv_dot_f32; the block scales are staged in w->qf) */
+QMX__KV_STRICT static void qmx__kv_logit_blocks(const qmx_kv_cache *c, size_t h, size_t slot,
+                                                const unsigned char *src, const float *q,
+                                                size_t g, float isd, int use_int,
+                                                const qmx__kv_ws *w, float *l, size_t ldl) {
+    QMX__KV_NOCONTRACT
+    const qmx_kv_config *n = &c->cfg;
+    size_t d = n->head_dim, db = n->dim_block, nb = d / db, s0 = (h * n->capacity + slot) * nb;
+    size_t j, b;
+    float *sb = w->qf;
+    for (b = 0; b < nb; b++) sb[b] = qmx__kv_bscale(n, c->k_scales, s0 + b);
+    if (use_int) {
+        const int8_t *kr = qmx__kv_row_i8(n->k_dtype, src, d, w->row8);
+        for (j = 0; j < g; j++) {
+            float acc = 0.0f;
+            for (b = 0; b < nb; b++) {
+                float f = (float)qmx__kv_dot_i8(w->q8 + j * d + b * db, kr + b * db, db);
+                f = f * sb[b];
+                QMX__KV_BAR(f);
+                acc = acc + f;
+            }
+            acc = acc * w->qsc[j];
+            l[j * ldl] = acc;
+        }
+    } else {
+        const float *kr = qmx__kv_row_f32(n->k_dtype, src, d, w->lut_k, w->rowf, w->row8);
+        for (j = 0; j < g; j++) {
+            float acc = 0.0f;
+            for (b = 0; b < nb; b++) {
+                float f = qmx__kv_dot_f32(q + j * d + b * db, kr + b * db, db);
+                f = f * sb[b];
+                QMX__KV_BAR(f);
+                acc = acc + f;
+            }
+            acc = acc * isd;
+            l[j * ldl] = acc;
+        }
+    }
+}
+
+#if defined(QMX__K_VNNI)
+/* BLOCK KEYS, AVX-512 VNNI: the exact int32 block dots I[t][j][b] of nt <= 16 int8 key rows
+ * (row t at rows + t * stride, d a multiple of 64) with the g int8 query heads. One vpdpbusd
+ * per (token, head, 64-byte chunk) on (k + 128) u8 x q8 s8; 16 such vectors are reduced
+ * together by qmx__kv_hsum16's first three levels, after which 128-bit lane 2p + hf, dword m
+ * holds the sum of bytes [32 hf, 32 hf + 32) of vector 8 (lane pair) + 4p + m: the two blocks
+ * of 32 of each vector (a fourth level adds them for blocks of 64); then - 128 * (the block's
+ * sum of q8). Integers throughout: exact in any order. */
+static void qmx__kv_kblk_vnni(const int8_t *rows, size_t stride, size_t d, size_t db,
+                              const int8_t *q8, const int32_t *qs, size_t g, size_t nt,
+                              int32_t *I) {
+    const __m512i flip = _mm512_set1_epi8((char)0x80);
+    size_t nch = d / 64, nb = d / db, V = nt * g * nch, v0, i, jn = 0, cn = 0, tn = 0;
+    int32_t tmp[32];   /* qs[j * nb + b]: 128 * block b's sum of head j's q8 (by the caller) */
+    for (v0 = 0; v0 < V; v0 += 16) {
+        __m512i a[16], bq[8], c4[4], d2[2];
+        /* vector v = (t * g + j) * nch + ch: counters instead of divisions */
+        size_t jv = jn, cv = cn, tv = tn;
+        for (i = 0; i < 16; i++) {
+            if (v0 + i >= V) { a[i] = _mm512_setzero_si512(); continue; }
+            a[i] = _mm512_dpbusd_epi32(_mm512_setzero_si512(),
+                _mm512_xor_si512(_mm512_loadu_si512((const void *)(rows + tv * stride + 64 * cv)), flip),
+                _mm512_loadu_si512((const void *)(q8 + jv * d + 64 * cv)));
+            if (++cv == nch) { cv = 0; if (++jv == g) { jv = 0; tv++; } }
+        }
+        for (i = 0; i < 8; i++)
+            bq[i] = _mm512_add_epi32(_mm512_unpacklo_epi32(a[2 * i], a[2 * i + 1]),
+                                     _mm512_unpackhi_epi32(a[2 * i], a[2 * i + 1]));
+        for (i = 0; i < 4; i++)
+            c4[i] = _mm512_add_epi32(_mm512_unpacklo_epi64(bq[2 * i], bq[2 * i + 1]),
+                                     _mm512_unpackhi_epi64(bq[2 * i], bq[2 * i + 1]));
+        for (i = 0; i < 2; i++)
+            d2[i] = _mm512_add_epi32(_mm512_shuffle_i32x4(c4[2 * i], c4[2 * i + 1], 0x88),
+                                     _mm512_shuffle_i32x4(c4[2 * i], c4[2 * i + 1], 0xDD));
+        if (db == 32) {
+            _mm512_storeu_si512((void *)tmp, d2[0]);
+            _mm512_storeu_si512((void *)(tmp + 16), d2[1]);
+        } else {
+            _mm512_storeu_si512((void *)tmp,
+                _mm512_add_epi32(_mm512_shuffle_i32x4(d2[0], d2[1], 0x88),
+                                 _mm512_shuffle_i32x4(d2[0], d2[1], 0xDD)));
+        }
+        /* I[(t * g + j) * nb + b]: with b = 2 ch + hf (32) or ch (64) that is I[2 v + hf] / I[v] */
+        for (i = 0; i < 16 && v0 + i < V; i++) {
+            size_t v = v0 + i;
+            if (db == 32) {
+                size_t k0 = (i >> 3) * 16 + 8 * ((i & 7) >> 2) + (i & 3);
+                I[2 * v] = tmp[k0] - qs[jn * nb + 2 * cn];
+                I[2 * v + 1] = tmp[k0 + 4] - qs[jn * nb + 2 * cn + 1];
+            } else {
+                I[v] = tmp[i] - qs[jn * nb + cn];
+            }
+            if (++cn == nch) { cn = 0; if (++jn == g) { jn = 0; tn++; } }
+        }
+    }
+}
+#endif
+
+/* BLOCK VALUES: acc[j][e] = sum over the visible tokens of (e[j][t] * s_v[t][b(e)]) v[t][e], in
+ * tiles of 64 (int8 / int4: the integer tiles of qmx__kv_v_tile_i8, one per block, with the
+ * block's weights) or 16 tokens (fp8: decoded, then qmx__kv_v_tile_f32's per-token order)
+ * counted from lo; block b's sums accumulate in w->bacc [b][g][db] and are copied out last. */
+QMX__KV_STRICT static void qmx__kv_v_blocks(const qmx_kv_cache *c, size_t h, size_t lo,
+                                            size_t cnt, size_t g, const qmx__kv_ws *w,
+                                            float *acc) {
+    QMX__KV_NOCONTRACT
+    const qmx_kv_config *n = &c->cfg;
+    size_t d = n->head_dim, db = n->dim_block, nb = d / db, cap = n->capacity;
+    qmx_dtype dt = n->v_dtype;
+    int integer = dt == QMX_INT8 || dt == QMX_INT4;
+    size_t T = integer ? 64 : 16, i0, b, j, t, e, nt;
+    int inreg = 0;   /* fp8 decoded in registers (VBMI), tiles of 64 cut at a ring's wrap */
+#if defined(QMX__KV_VBMI)
+    qmx__kv_f8v f8;
+    if (qmx_dtype_is_fp8(dt)) {
+        qmx__kv_f8v_init(&f8, dt);
+        inreg = 1;
+        T = 64;
+    }
+#endif
+    for (e = 0; e < g * d; e++) w->bacc[e] = 0.0f;
+    for (i0 = 0; i0 < cnt; i0 += nt) {
+        size_t slot = (lo + i0) % cap;
+        const int8_t *rows8 = w->row8;
+        nt = cnt - i0 < T ? cnt - i0 : T;
+        if (inreg && slot + nt > cap) nt = cap - slot;   /* fp8: a per-token order, any cut */
+        if (inreg) {
+            /* rows read in place by qmx__kv_v_fp8 below */
+        } else if (dt == QMX_INT8 && slot + nt <= cap) {
+            rows8 = (const int8_t *)(const void *)(c->v + (h * cap + slot) * c->row_v);
+        } else {
+            for (t = 0; t < nt; t++) {
+                const unsigned char *src = c->v + (h * cap + (slot + t) % cap) * c->row_v;
+                if (dt == QMX_INT4) qmx__kv_unpack4(src, d, w->row8 + t * d);
+                else if (dt == QMX_INT8)
+                    for (e = 0; e < d; e++) w->row8[t * d + e] = (int8_t)src[e];
+                else qmx__kv_fp8_decode(src, d, dt, w->lut_v, w->rowf + t * d);
+            }
+        }
+        for (b = 0; b < nb; b++) {
+            for (t = 0; t < nt; t++) {
+                float s = qmx__kv_bscale(n, c->v_scales, (h * cap + (slot + t) % cap) * nb + b);
+                for (j = 0; j < g; j++) {
+                    float x = w->logits[j * cnt + i0 + t];
+                    x = x * s;
+                    w->bw[j * 64 + t] = x;
+                }
+            }
+#if defined(QMX__KV_VBMI)
+            if (inreg) {
+                qmx__kv_v_fp8(w->bacc + b * g * db, db, w->bw, 64, g,
+                              c->v + (h * cap + slot) * c->row_v + b * db, c->row_v, nt, &f8);
+                continue;
+            }
+#endif
+            if (integer)
+                qmx__kv_v_tile_i8(w->bacc + b * g * db, db, w->bw, 64, g, rows8 + b * db, d, nt,
+                                  w->vp, w->vsc);
+            else
+                qmx__kv_v_tile_f32(w->bacc + b * g * db, db, w->bw, 64, g, w->rowf + b * db, d,
+                                   nt);
+        }
+    }
+    for (j = 0; j < g; j++)
+        for (b = 0; b < nb; b++)
+            for (e = 0; e < db; e++) acc[j * d + b * db + e] = w->bacc[(b * g + j) * db + e];
+}
+
 /* Logits of the g query heads of KV head h over positions [lo, hi) into w->logits[j][i]. */
 QMX__KV_STRICT static void qmx__kv_logits(const qmx_kv_cache *c, size_t h, const float *q,
                                           size_t g, size_t lo, size_t hi, float isd, int int_q,
@@ -9978,6 +10575,10 @@ QMX__KV_STRICT static void qmx__kv_logits(const qmx_kv_cache *c, size_t h, const
     size_t G = n->channel_block, completed = chan ? qmx__kv_completed(c) : 0;
     qmx_dtype dt = n->k_dtype;
     int use_int = int_q && !chan && (dt == QMX_INT8 || dt == QMX_INT4);
+#if defined(QMX__K_VNNI)
+    int32_t qsb[64];   /* BLOCK keys on VNNI: 128 * the block sums of q8 (g * blocks <= 64) */
+    int qs_done = 0;
+#endif
 #if defined(QMX__KV_VBMI)
     qmx__kv_f8v f8;
     if (qmx_dtype_is_fp8(dt)) qmx__kv_f8v_init(&f8, dt);
@@ -9997,6 +10598,83 @@ QMX__KV_STRICT static void qmx__kv_logits(const qmx_kv_cache *c, size_t h, const
         const unsigned char *src = c->k + (h * cap + slot) * c->row_k;
         float ks = 1.0f;
         int scaled = 0;
+        if (n->k_axis == QMX_KV_BLOCK) {   /* see BLOCK KEYS */
+#if defined(QMX__K_VNNI)
+            size_t nbk = d / n->dim_block;
+            if (use_int && (d & 63) == 0 && g * nbk <= 64 && i + 16 <= cnt && slot + 16 <= cap) {
+                /* 16 tokens: the block dots on VNNI (into rowf), then the same float steps */
+                int32_t *I = (int32_t *)(void *)w->rowf;
+                const int8_t *rows = (const int8_t *)(const void *)src;
+                size_t r, b;
+                if (dt == QMX_INT4) {
+                    for (r = 0; r < 16; r++) qmx__kv_unpack4(src + r * c->row_k, d, w->row8 + r * d);
+                    rows = w->row8;
+                }
+                if (!qs_done) {   /* once per KV head: 128 * each block's sum of q8 */
+                    for (j = 0; j < g * nbk; j++) {
+                        int32_t sq = 0;
+                        for (r = 0; r < n->dim_block; r++) sq += w->q8[j * n->dim_block + r];
+                        qsb[j] = 128 * sq;
+                    }
+                    qs_done = 1;
+                }
+                qmx__kv_kblk_vnni(rows, dt == QMX_INT4 ? d : c->row_k, d, n->dim_block, w->q8, qsb,
+                                  g, 16, I);
+                for (r = 0; r < 16; r++) {
+                    size_t s0 = (h * cap + slot + r) * nbk;
+                    for (b = 0; b < nbk; b++) w->qf[b] = qmx__kv_bscale(n, c->k_scales, s0 + b);
+                    for (j = 0; j < g; j++) {
+                        float acc = 0.0f;
+                        for (b = 0; b < nbk; b++) {
+                            float f = (float)I[(r * g + j) * nbk + b];
+                            f = f * w->qf[b];
+                            QMX__KV_BAR(f);
+                            acc = acc + f;
+                        }
+                        acc = acc * w->qsc[j];
+                        w->logits[j * cnt + i + r] = acc;
+                    }
+                }
+                i += 15;
+                continue;
+            }
+#endif
+#if defined(QMX__KV_VBMI)
+            if (!use_int && qmx_dtype_is_fp8(dt) && (g & 3) == 0 && g <= d && i + 16 <= cnt &&
+                slot + 16 <= cap) {
+                /* fp8 keys, 16 tokens: each block's dot16 for 4 heads x 16 tokens decoded in
+                 * registers (qmx__kv_kf16_fp8 over the block's codes, row stride row_k), the
+                 * block terms added in block order into ls (rowf) [g][16], then * isd */
+                float dots[4][16], sb[16], *ls = w->rowf;
+                size_t r, b, j0, jj, nbk = d / n->dim_block, db = n->dim_block;
+                for (r = 0; r < g * 16; r++) ls[r] = 0.0f;
+                for (b = 0; b < nbk; b++) {
+                    for (r = 0; r < 16; r++)
+                        sb[r] = qmx__kv_bscale(n, c->k_scales, (h * cap + slot + r) * nbk + b);
+                    for (j0 = 0; j0 < g; j0 += 4) {
+                        const float *qh[4];
+                        for (r = 0; r < 4; r++) qh[r] = q + (j0 + r) * d + b * db;
+                        qmx__kv_kf16_fp8(qh, src + b * db, c->row_k, db, &f8, dots);
+                        for (jj = 0; jj < 4; jj++)
+                            for (r = 0; r < 16; r++) {
+                                float f = dots[jj][r] * sb[r];
+                                QMX__KV_BAR(f);
+                                ls[(j0 + jj) * 16 + r] = ls[(j0 + jj) * 16 + r] + f;
+                            }
+                    }
+                }
+                for (j = 0; j < g; j++)
+                    for (r = 0; r < 16; r++) {
+                        float l = ls[j * 16 + r] * isd;
+                        w->logits[j * cnt + i + r] = l;
+                    }
+                i += 15;
+                continue;
+            }
+#endif
+            qmx__kv_logit_blocks(c, h, slot, src, q, g, isd, use_int, w, w->logits + i, cnt);
+            continue;
+        }
 #if defined(QMX__K_VNNI)
         if (use_int && i + 16 <= cnt && slot + 16 <= cap) {
             const float *kss = c->k_scales + (n->k_axis == QMX_KV_DKV ? h * cap + slot : slot);
@@ -10140,7 +10818,7 @@ static qmx_status qmx__kv_range(const qmx_kv_cache *c, const qmx_kv_attn_opts *o
 }
 
 static void qmx__kv_bind_ws(const qmx_kv_config *n, size_t n_heads, void *ws, qmx__kv_ws *w) {
-    size_t off[11], bytes;
+    size_t off[12], bytes;
     unsigned char *b = (unsigned char *)ws;
     b += (64u - ((size_t)((uintptr_t)b & 63u))) & 63u;
     (void)qmx__kv_ws_size(n, n_heads, &bytes, off);
@@ -10158,6 +10836,8 @@ static void qmx__kv_bind_ws(const qmx_kv_config *n, size_t n_heads, void *ws, qm
     w->qrot = (float *)(void *)(b + (off[9] - 64));
     w->vp = (int16_t *)(void *)(b + (off[10] - 64));
     w->vsc = (float *)(void *)(b + (off[10] - 64) + 128 * (n_heads / n->n_kv_heads));
+    w->bw = (float *)(void *)(b + (off[11] - 64));                        /* block values */
+    w->bacc = w->bw + 64 * (n_heads / n->n_kv_heads);
 }
 
 static qmx_status qmx__kv_check_attn(const qmx_kv_cache *c, const float *q, size_t n_heads,
@@ -10219,8 +10899,8 @@ QMX__KV_STRICT static qmx_status qmx__kv_attend(const qmx_kv_cache *c, const flo
             for (i = 0; i < d; i++) acc[j * d + i] = 0.0f;
         }
         /* value scales into the probabilities: w[t] = e[t] * s_v[t], in place, over the
-         * (at most two) runs of consecutive slots */
-        if (n->v_dtype != QMX_FLOAT32) {
+         * (at most two) runs of consecutive slots (block values: per block, below) */
+        if (n->v_dtype != QMX_FLOAT32 && n->v_axis != QMX_KV_BLOCK) {
             size_t i0 = 0;
             while (i0 < cnt) {
                 size_t slot = (lo + i0) % cap, run = cap - slot;
@@ -10237,7 +10917,9 @@ QMX__KV_STRICT static qmx_status qmx__kv_attend(const qmx_kv_cache *c, const flo
                 i0 += run;
             }
         }
-        if (n->v_dtype == QMX_INT8 || n->v_dtype == QMX_INT4) {
+        if (n->v_axis == QMX_KV_BLOCK) {
+            qmx__kv_v_blocks(c, h, lo, cnt, g, &w, acc);
+        } else if (n->v_dtype == QMX_INT8 || n->v_dtype == QMX_INT4) {
             /* integer values: tiles of 64 visible tokens counted from lo (so a ring and a
              * linear cache holding the same tokens tile them alike); a tile is read in place
              * when its slots are consecutive, else (it straddles the ring's wrap) copied, as
@@ -10314,12 +10996,460 @@ QMX__DEF qmx_status qmx_kv_attention(const qmx_kv_cache *c, const float *q, size
     return qmx__kv_attend(c, q, n_heads, o, out, ws);
 }
 
+/* ---- tiled prefill (see PREFILL) ------------------------------------------------------------
+ * A block of B prompt tokens at positions [p0, p0 + B) is appended first; then, per KV head h,
+ * its R = B * g query rows (row i * g + j: token i, query head h * g + j) run through the
+ * decode's kernels as ONE query group of R heads: the logits of the R rows over [0, hi),
+ * hi = p0 + B, in one pass over the key tiles (the integer dots as R x 16 tiles on VNNI), each
+ * row's softmax over its own causal prefix [0, p0 + i + 1) exactly as the decode computes it
+ * (max, qmx__kv_exp_sum over that prefix), the weights past the prefix set to 0, then one pass
+ * over the value tiles (integer values: tiles of 64 tokens counted from 0, as the decode's from
+ * lo = 0) with the R rows' weights. A zero weight adds exactly nothing (integer values: the
+ * tile's largest weight and P are unchanged by zeros and P = 0 adds 0 to the exact sum; a tile
+ * wholly past a row's prefix has m = 0, P = 0, s = 0 and adds +0; float values: acc + (+-0) =
+ * acc, and acc is never -0), so every row gets the per-token loop's bits. Taken only when no
+ * slot of the cache is reused inside the block and every row sees from position 0 (see
+ * qmx__kv_pf_tiled); everything else runs the per-token loop. */
+
+/* Query rows per block at full speed: B = max(1, QMX__KV_PF_ROWS / g), at most n_tokens. */
+#define QMX__KV_PF_ROWS 32
+
+static size_t qmx__kv_pf_full_block(size_t g, size_t n_tok) {
+    size_t b = g >= QMX__KV_PF_ROWS ? 1 : QMX__KV_PF_ROWS / g;
+    return b < n_tok ? b : n_tok;
+}
+
+/* 1 if the config is one the tiled path knows (explicit list: any other axis, dtype or mode,
+ * present or future, takes the per-token loop). */
+static int qmx__kv_pf_cfg_ok(const qmx_kv_config *n) {
+    return qmx__kv_dtype_ok(n->k_dtype) && qmx__kv_dtype_ok(n->v_dtype) &&
+           (n->k_axis == QMX_KV_HEADS_AND_DKV || n->k_axis == QMX_KV_DKV) &&
+           (n->v_axis == QMX_KV_HEADS_AND_DKV || n->v_axis == QMX_KV_DKV) &&
+           (n->mode == QMX_KV_LINEAR || n->mode == QMX_KV_RING) &&
+           (n->rotate == 0 || n->rotate == 1);
+}
+
+/* 1 if the block of B tokens appended at [p0, p0 + B) is tiled: B >= 2, no slot reused in the
+ * block (p0 + B <= capacity: nothing evicted, slot = position) and every row's visible range
+ * starts at 0 (no window, or a window covering the block's last position). */
+static int qmx__kv_pf_tiled(const qmx_kv_cache *c, const qmx_kv_attn_opts *o, size_t p0,
+                            size_t B) {
+    const qmx_kv_config *n = &c->cfg;
+    if (B < 2 || !qmx__kv_pf_cfg_ok(n)) return 0;
+    if (p0 > n->capacity || B > n->capacity - p0) return 0;
+    if (o->window != 0 && o->window < p0 + B) return 0;
+    return 1;
+}
+
+#if defined(QMX__K_VNNI)
+/* acc[r] = the 16 dots (u8 keys kt, s8 query row r at q8 + r * d), 8 rows (integers only,
+ * outside QMX__KV_STRICT: see qmx__kv_pf_v_int4). */
+#  if defined(__GNUC__)
+__attribute__((noinline))
+#  endif
+static void qmx__kv_pf_k_int8(const uint32_t *kt, size_t d4, const int8_t *q8, size_t d,
+                              __m512i acc[8]) {
+    __m512i a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+    __m512i a4 = acc[4], a5 = acc[5], a6 = acc[6], a7 = acc[7];
+    size_t e;
+    for (e = 0; e < d4; e++) {
+        __m512i kv = _mm512_loadu_si512((const void *)(kt + e * 16));
+        int32_t q;
+#define QMX__KV_PF_Q(A, r)                                                                  \
+        __builtin_memcpy(&q, q8 + (r) * d + 4 * e, 4);                                        \
+        A = _mm512_dpbusd_epi32(A, kv, _mm512_set1_epi32(q))
+        QMX__KV_PF_Q(a0, 0); QMX__KV_PF_Q(a1, 1); QMX__KV_PF_Q(a2, 2); QMX__KV_PF_Q(a3, 3);
+        QMX__KV_PF_Q(a4, 4); QMX__KV_PF_Q(a5, 5); QMX__KV_PF_Q(a6, 6); QMX__KV_PF_Q(a7, 7);
+#undef QMX__KV_PF_Q
+    }
+    acc[0] = a0; acc[1] = a1; acc[2] = a2; acc[3] = a3;
+    acc[4] = a4; acc[5] = a5; acc[6] = a6; acc[7] = a7;
+}
+
+/* The integer-query logits of the R rows (w->q8, qsc, sums: int32 sum(q8)) over the int8
+ * (int4: unpacked) keys [0, hi) of KV head h, AVX-512 VNNI, as a GEMM: 16 keys at a time are
+ * transposed into dwords (lane t of vector e = key t's bytes 4e .. 4e + 3, + 128 as u8), then
+ * each row's 16 dots accumulate by vpdpbusd against the row's 4 query bytes broadcast, 8 rows
+ * at a time: no horizontal sums. The same exact int32 dots as qmx__kv_logits (minus 128 *
+ * sum(q8)), then its float steps per element: l = (float)dot; l = l * qsc; l = l * ks[t].
+ * d % 4 == 0; the transposed keys use w->rowf (16 * d bytes of its 64 * d). */
+QMX__KV_STRICT static void qmx__kv_pf_logits_vnni(const qmx_kv_cache *c, size_t h, size_t R,
+                                                  size_t hi, const qmx__kv_ws *w) {
+    QMX__KV_NOCONTRACT
+    const qmx_kv_config *n = &c->cfg;
+    size_t d = n->head_dim, cap = n->capacity, d4 = d / 4, t0, t, e, r0, rr;
+    const float *ks = c->k_scales + (n->k_axis == QMX_KV_DKV ? h * cap : 0);
+    uint32_t *kt = (uint32_t *)(void *)w->rowf;
+    const int32_t *qsum = (const int32_t *)(const void *)w->sums;
+    for (t0 = 0; t0 < hi; t0 += 16) {
+        size_t nt = hi - t0 < 16 ? hi - t0 : 16;
+        __mmask16 km = (__mmask16)((1u << nt) - 1u);
+        const unsigned char *src[16];
+        size_t e64 = (d / 64) * 16;   /* dwords transposed 16 x 16 in registers */
+        for (t = 0; t < 16; t++) {   /* lanes past the keys read key t0 again: discarded */
+            src[t] = c->k + (h * cap + t0 + (t < nt ? t : 0)) * c->row_k;
+            if (n->k_dtype == QMX_INT4) {
+                qmx__kv_unpack4(src[t], d, w->row8 + t * d);
+                src[t] = (const unsigned char *)w->row8 + t * d;
+            }
+        }
+        if (t0 + 32 <= hi && n->k_dtype == QMX_INT8)   /* the next 16 keys, from L2 / L3 */
+            for (t = 0; t < 16; t++)
+                for (e = 0; e < d; e += 64)
+                    _mm_prefetch((const char *)(src[t] + 16 * c->row_k + e), _MM_HINT_T0);
+        for (e = 0; e < e64; e += 16) {
+            const __m512i flip = _mm512_set1_epi8((char)0x80);
+            __m512i a[16], b[16];
+            size_t m;
+            for (t = 0; t < 16; t++)
+                a[t] = _mm512_xor_si512(_mm512_loadu_si512((const void *)(src[t] + 4 * e)), flip);
+            for (t = 0; t < 16; t += 2) {
+                b[t] = _mm512_unpacklo_epi32(a[t], a[t + 1]);
+                b[t + 1] = _mm512_unpackhi_epi32(a[t], a[t + 1]);
+            }
+            for (t = 0; t < 16; t += 4) {   /* lane L of a[t + m]: dword 4L + m of rows t..t+3 */
+                a[t] = _mm512_unpacklo_epi64(b[t], b[t + 2]);
+                a[t + 1] = _mm512_unpackhi_epi64(b[t], b[t + 2]);
+                a[t + 2] = _mm512_unpacklo_epi64(b[t + 1], b[t + 3]);
+                a[t + 3] = _mm512_unpackhi_epi64(b[t + 1], b[t + 3]);
+            }
+            for (m = 0; m < 4; m++) {
+                __m512i c1 = _mm512_shuffle_i32x4(a[m], a[4 + m], 0x88);
+                __m512i c2 = _mm512_shuffle_i32x4(a[m], a[4 + m], 0xDD);
+                __m512i d1 = _mm512_shuffle_i32x4(a[8 + m], a[12 + m], 0x88);
+                __m512i d2 = _mm512_shuffle_i32x4(a[8 + m], a[12 + m], 0xDD);
+                _mm512_storeu_si512((void *)(kt + (e + m) * 16), _mm512_shuffle_i32x4(c1, d1, 0x88));
+                _mm512_storeu_si512((void *)(kt + (e + 4 + m) * 16), _mm512_shuffle_i32x4(c2, d2, 0x88));
+                _mm512_storeu_si512((void *)(kt + (e + 8 + m) * 16), _mm512_shuffle_i32x4(c1, d1, 0xDD));
+                _mm512_storeu_si512((void *)(kt + (e + 12 + m) * 16), _mm512_shuffle_i32x4(c2, d2, 0xDD));
+            }
+        }
+        for (t = 0; t < 16; t++)   /* the dwords past the last 64 bytes */
+            for (e = e64; e < d4; e++) {
+                uint32_t x;
+                __builtin_memcpy(&x, src[t] + 4 * e, 4);
+                kt[e * 16 + t] = x ^ 0x80808080u;
+            }
+        for (r0 = 0; r0 < R; r0 += 8) {
+            size_t rb = R - r0 < 8 ? R - r0 : 8;
+            const int8_t *q8 = w->q8 + r0 * d;
+            __m512i acc[8];
+            for (rr = 0; rr < 8; rr++) acc[rr] = _mm512_setzero_si512();
+            if (rb == 8) {
+                qmx__kv_pf_k_int8(kt, d4, q8, d, acc);
+            } else {
+                for (e = 0; e < d4; e++) {
+                    __m512i kv = _mm512_loadu_si512((const void *)(kt + e * 16));
+                    for (rr = 0; rr < rb; rr++) {
+                        int32_t qv;
+                        __builtin_memcpy(&qv, q8 + rr * d + 4 * e, 4);
+                        acc[rr] = _mm512_dpbusd_epi32(acc[rr], kv, _mm512_set1_epi32(qv));
+                    }
+                }
+            }
+            for (rr = 0; rr < rb; rr++) {
+                __m512 f = _mm512_cvtepi32_ps(
+                    _mm512_sub_epi32(acc[rr], _mm512_set1_epi32(128 * qsum[r0 + rr])));
+                f = _mm512_mul_ps(f, _mm512_set1_ps(w->qsc[r0 + rr]));
+                f = _mm512_mul_ps(f, _mm512_maskz_loadu_ps(km, ks + t0));
+                _mm512_mask_storeu_ps(w->logits + (r0 + rr) * hi + t0, km, f);
+            }
+        }
+    }
+}
+#endif
+
+#if defined(QMX__AVX512)
+/* Bytes of the tiled path's packed value tile (after qmx__kv_ws_size's parts): one 64-dim
+ * chunk of 64 tokens as int16 token pairs. */
+#  define QMX__KV_PF_EXTRA 8192
+/* I[j][k] = the int32 sums of 4 rows (P rows 64 apart) over np packed token pairs (integers
+ * only: outside QMX__KV_STRICT, whose optimize attribute costs gcc its register allocation
+ * of the accumulators here). */
+#  if defined(__GNUC__)
+__attribute__((noinline))
+#  endif
+static void qmx__kv_pf_v_int4(const __m512i *pk, size_t np, const int16_t *p0, __m512i I[4][4]) {
+    const __m512i zero = _mm512_setzero_si512();
+    __m512i a00 = zero, a01 = zero, a02 = zero, a03 = zero, a10 = zero, a11 = zero;
+    __m512i a12 = zero, a13 = zero, a20 = zero, a21 = zero, a22 = zero, a23 = zero;
+    __m512i a30 = zero, a31 = zero, a32 = zero, a33 = zero;
+    size_t t;
+#if defined(__AVX512VNNI__)
+#  define QMX__KV_IDOT(acc, x, p) acc = _mm512_dpwssd_epi32(acc, x, p)
+#else
+#  define QMX__KV_IDOT(acc, x, p) acc = _mm512_add_epi32(acc, _mm512_madd_epi16(x, p))
+#endif
+    for (t = 0; t < np; t++) {
+        const __m512i *x = pk + 4 * t;
+        __m512i x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3], b;
+        int32_t q;
+#define QMX__KV_PF_ROW(j, A0, A1, A2, A3)                                                   \
+        __builtin_memcpy(&q, p0 + 64 * (j) + 2 * t, 4);                                       \
+        b = _mm512_set1_epi32(q);                                                             \
+        QMX__KV_IDOT(A0, x0, b); QMX__KV_IDOT(A1, x1, b);                                     \
+        QMX__KV_IDOT(A2, x2, b); QMX__KV_IDOT(A3, x3, b)
+        QMX__KV_PF_ROW(0, a00, a01, a02, a03);
+        QMX__KV_PF_ROW(1, a10, a11, a12, a13);
+        QMX__KV_PF_ROW(2, a20, a21, a22, a23);
+        QMX__KV_PF_ROW(3, a30, a31, a32, a33);
+#undef QMX__KV_PF_ROW
+    }
+#undef QMX__KV_IDOT
+    I[0][0] = a00; I[0][1] = a01; I[0][2] = a02; I[0][3] = a03;
+    I[1][0] = a10; I[1][1] = a11; I[1][2] = a12; I[1][3] = a13;
+    I[2][0] = a20; I[2][1] = a21; I[2][2] = a22; I[2][3] = a23;
+    I[3][0] = a30; I[3][1] = a31; I[3][2] = a32; I[3][3] = a33;
+}
+
+/* The integer value sums of one tile for the R rows (qmx__kv_v_tile_i8's numbers, see INTEGER
+ * VALUES): per 64-dim chunk, the token pairs are interleaved to int16 once for all the rows
+ * (qmx__kv_v_tile_i8's layout: x[0] elements 0-7 / 16-23, x[1] 32-39 / 48-55, x[2] 8-15 /
+ * 24-31, x[3] 40-47 / 56-63), then 4 rows at a time take vpdpwssd (or vpmaddwd) with their
+ * (P[t], P[t+1]) broadcast; the exact int32 sums, then acc = acc + ((float)I * s) per element.
+ * Dims past the last full chunk: qmx__kv_v_int_tail. pk: QMX__KV_PF_EXTRA bytes, 64-aligned. */
+QMX__KV_STRICT static void qmx__kv_pf_v_tile(float *acc, size_t d, const float *wts, size_t ldw,
+                                             size_t R, const int8_t *rows, size_t nt,
+                                             int16_t *P, float *sc, __m512i *pk) {
+    QMX__KV_NOCONTRACT
+    size_t c, t, k, r0, rr, np = (nt + 1) / 2;
+    const __m512i zero = _mm512_setzero_si512();
+    qmx__kv_vq_weights(wts, ldw, R, nt, P, sc);
+    for (c = 0; c + 64 <= d; c += 64) {
+        for (t = 0; t < nt; t += 2) {
+            __m512i a = _mm512_loadu_si512((const void *)(rows + t * d + c));
+            if (nt == 64) {   /* the next tile's rows (int8 in place: contiguous) */
+                _mm_prefetch((const char *)(rows + (t + 64) * d + c), _MM_HINT_T0);
+                _mm_prefetch((const char *)(rows + (t + 65) * d + c), _MM_HINT_T0);
+            }
+            __m512i b = t + 1 < nt ? _mm512_loadu_si512((const void *)(rows + (t + 1) * d + c))
+                                   : zero;
+            __m512i lo = _mm512_unpacklo_epi8(a, b), hi = _mm512_unpackhi_epi8(a, b);
+            pk[2 * t + 0] = _mm512_cvtepi8_epi16(_mm512_castsi512_si256(lo));
+            pk[2 * t + 1] = _mm512_cvtepi8_epi16(_mm512_extracti64x4_epi64(lo, 1));
+            pk[2 * t + 2] = _mm512_cvtepi8_epi16(_mm512_castsi512_si256(hi));
+            pk[2 * t + 3] = _mm512_cvtepi8_epi16(_mm512_extracti64x4_epi64(hi, 1));
+        }
+        for (r0 = 0; r0 < R; r0 += 4) {
+            size_t rb = R - r0 < 4 ? R - r0 : 4;
+            __m512i I[4][4];
+            for (rr = 0; rr < 4; rr++)
+                for (k = 0; k < 4; k++) I[rr][k] = zero;
+#if defined(__AVX512VNNI__)
+#  define QMX__KV_IDOT(acc, x, p) acc = _mm512_dpwssd_epi32(acc, x, p)
+#else
+#  define QMX__KV_IDOT(acc, x, p) acc = _mm512_add_epi32(acc, _mm512_madd_epi16(x, p))
+#endif
+            if (rb == 4) {
+                qmx__kv_pf_v_int4(pk, np, P + r0 * 64, I);
+            } else {
+                for (t = 0; t < np; t++)
+                    for (rr = 0; rr < rb; rr++) {
+                        int32_t q0;
+                        __m512i b0;
+                        __builtin_memcpy(&q0, P + (r0 + rr) * 64 + 2 * t, 4);
+                        b0 = _mm512_set1_epi32(q0);
+                        for (k = 0; k < 4; k++) QMX__KV_IDOT(I[rr][k], pk[4 * t + k], b0);
+                    }
+            }
+#undef QMX__KV_IDOT
+            for (rr = 0; rr < rb; rr++) {
+                __m512 s = _mm512_set1_ps(sc[r0 + rr]);
+                __m512i nat[4];
+                float *aj = acc + (r0 + rr) * d + c;
+                nat[0] = _mm512_shuffle_i64x2(I[rr][0], I[rr][2], 0x44);   /* 0-15 */
+                nat[1] = _mm512_shuffle_i64x2(I[rr][0], I[rr][2], 0xEE);   /* 16-31 */
+                nat[2] = _mm512_shuffle_i64x2(I[rr][1], I[rr][3], 0x44);   /* 32-47 */
+                nat[3] = _mm512_shuffle_i64x2(I[rr][1], I[rr][3], 0xEE);   /* 48-63 */
+                for (k = 0; k < 4; k++) {
+                    __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(nat[k]), s);
+                    QMX__KV_BAR(f);
+                    _mm512_storeu_ps(aj + 16 * k, _mm512_add_ps(_mm512_loadu_ps(aj + 16 * k), f));
+                }
+            }
+        }
+    }
+    if (c < d) qmx__kv_v_int_tail(acc, d, c, R, rows, d, nt, P, sc);
+}
+#else
+#  define QMX__KV_PF_EXTRA 0
+#endif
+
+/* Workspace of a block of B >= 2 tokens: the decode's for B * n_heads query heads (R rows per
+ * KV head), then QMX__KV_PF_EXTRA bytes. */
+static qmx_status qmx__kv_pf_ws_size(const qmx_kv_config *n, size_t B, size_t n_heads,
+                                     size_t *bytes) {
+    qmx_status st;
+    if (!qmx__kv_mul(B, n_heads)) return QMX_ERR_OVERFLOW;
+    st = qmx__kv_ws_size(n, B * n_heads, bytes, NULL);
+    if (st != QMX_OK) return st;
+    if (B >= 2) {
+        if (*bytes > SIZE_MAX - QMX__KV_PF_EXTRA) return QMX_ERR_OVERFLOW;
+        *bytes += QMX__KV_PF_EXTRA;
+    }
+    return QMX_OK;
+}
+
+/* One block (checked by qmx__kv_pf_tiled; workspace of qmx__kv_pf_ws_size). On a
+ * logit overflow at token f of the block: outputs of the tokens before f written, n_tokens =
+ * p0 + f + 1, QMX_ERR_NONFINITE (see PREFILL). */
+QMX__KV_STRICT static qmx_status qmx__kv_prefill_tiled(qmx_kv_cache *c, const float *k,
+                                                       const float *v, size_t B, const float *q,
+                                                       size_t n_heads,
+                                                       const qmx_kv_attn_opts *o, float *out,
+                                                       void *ws) {
+    QMX__KV_NOCONTRACT
+    const qmx_kv_config *n = &c->cfg;
+    qmx__kv_ws w;
+    size_t d = n->head_dim, cap = n->capacity, g = n_heads / n->n_kv_heads, R = B * g;
+    size_t per = n->n_kv_heads * d, qper = n_heads * d, p0 = c->n_tokens, hi = p0 + B;
+    size_t fail = B, h, i, j, r, t;
+    float isd;
+#if defined(QMX__AVX512)
+    __m512i *pk;   /* the packed value tile, after the decode's parts */
+    {
+        size_t base = 0;
+        unsigned char *b = (unsigned char *)ws;
+        b += (64u - ((size_t)((uintptr_t)b & 63u))) & 63u;
+        (void)qmx__kv_ws_size(n, B * n_heads, &base, NULL);
+        pk = (__m512i *)(void *)(b + (base - 64));
+    }
+#endif
+    for (i = 0; i < B; i++) qmx__kv_append_one(c, k + i * per, v + i * per);
+    qmx__kv_bind_ws(n, B * n_heads, ws, &w);
+    isd = o->scale > 0.0f ? o->scale : qmx_kv_inv_sqrt(d);
+    if (n->rotate) isd = isd * qmx__kv_inv_pow2(d);   /* as the decode: exact */
+    if (qmx_dtype_is_fp8(n->k_dtype))
+        for (t = 0; t < 256; t++) w.lut_k[t] = qmx_fp8_to_f32((uint8_t)t, n->k_dtype);
+    if (qmx_dtype_is_fp8(n->v_dtype))
+        for (t = 0; t < 256; t++) w.lut_v[t] = qmx_fp8_to_f32((uint8_t)t, n->v_dtype);
+    for (h = 0; h < n->n_kv_heads; h++) {
+        float *acc = w.stage + h * R * d;   /* rows of head h: [R][d] */
+        /* the block's query rows, contiguous (qf: free, no KIVI keys here) */
+        for (i = 0; i < B; i++)
+            for (j = 0; j < g; j++) {
+                const float *src = q + i * qper + (h * g + j) * d;
+                float *dst = w.qf + (i * g + j) * d;
+                for (t = 0; t < d; t++) dst[t] = src[t];
+                if (n->rotate) qmx__kv_fwht(dst, d);
+            }
+#if defined(QMX__K_VNNI)
+        if (!o->float_query && (n->k_dtype == QMX_INT8 || n->k_dtype == QMX_INT4) &&
+            (d & 3) == 0) {   /* the query rows quantized as qmx__kv_logits does */
+            for (r = 0; r < R; r++) {
+                int32_t sq = 0;
+                w.qsc[r] = qmx__kv_quant_query(w.qf + r * d, d, w.q8 + r * d) * isd;
+                for (t = 0; t < d; t++) sq += w.q8[r * d + t];
+                ((int32_t *)(void *)w.sums)[r] = sq;
+            }
+            qmx__kv_pf_logits_vnni(c, h, R, hi, &w);
+        } else
+#endif
+        qmx__kv_logits(c, h, w.qf, R, 0, hi, isd, !o->float_query, &w);
+        for (r = 0; r < R; r++) {   /* softmax of each row over its own prefix */
+            size_t cnt = p0 + r / g + 1;
+            float *l = w.logits + r * hi, m;
+            if (r / g < fail && qmx__kv_max_finite(l, cnt, &m)) {
+                w.sums[r] = qmx__kv_exp_sum(l, cnt, m);
+            } else {   /* token r / g fails (or follows a failed one): its row weighs 0 */
+                if (r / g < fail) fail = r / g;
+                cnt = 0;
+                w.sums[r] = 1.0f;
+            }
+            for (t = cnt; t < hi; t++) l[t] = 0.0f;
+            for (t = 0; t < d; t++) acc[r * d + t] = 0.0f;
+        }
+        if (n->v_dtype != QMX_FLOAT32) {   /* w[t] = e[t] * s_v[t] (slot = position here) */
+            const float *vs = c->v_scales + (n->v_axis == QMX_KV_DKV ? h * cap : 0);
+            for (r = 0; r < R; r++) {
+                float *l = w.logits + r * hi;
+                size_t cnt = p0 + r / g + 1;
+                for (t = 0; t < cnt; t++) {
+                    float wt = l[t];
+                    wt = wt * vs[t];
+                    l[t] = wt;
+                }
+            }
+        }
+        if (n->v_dtype == QMX_INT8 || n->v_dtype == QMX_INT4) {   /* tiles of 64 from 0 */
+            size_t i0;
+            for (i0 = 0; i0 < hi; i0 += 64) {
+                size_t nt = hi - i0 < 64 ? hi - i0 : 64;
+                const unsigned char *src = c->v + (h * cap + i0) * c->row_v;
+                const int8_t *rows = (const int8_t *)(const void *)src;
+                if (n->v_dtype == QMX_INT4) {
+                    for (t = 0; t < nt; t++)
+                        qmx__kv_unpack4(src + t * c->row_v, d, w.row8 + t * d);
+                    rows = w.row8;
+                }
+#if defined(QMX__AVX512)
+                qmx__kv_pf_v_tile(acc, d, w.logits + i0, hi, R, rows, nt, w.vp, w.vsc, pk);
+#else
+                qmx__kv_v_tile_i8(acc, d, w.logits + i0, hi, R, rows, d, nt, w.vp, w.vsc);
+#endif
+            }
+        } else {   /* float values: every token in order (the tiles do not change the bits) */
+            const unsigned char *vb = c->v + h * cap * c->row_v;
+            size_t t0 = 0, T = n->v_dtype == QMX_FLOAT32 ? 64 : 16;
+#if defined(QMX__KV_VBMI)
+            if (qmx_dtype_is_fp8(n->v_dtype)) {   /* decoded in registers */
+                qmx__kv_f8v f8;
+                qmx__kv_f8v_init(&f8, n->v_dtype);
+                qmx__kv_v_fp8(acc, d, w.logits, hi, R, vb, c->row_v, hi, &f8);
+                t0 = hi;
+            }
+#endif
+            for (; t0 < hi; t0 += T) {
+                size_t nt = hi - t0 < T ? hi - t0 : T;
+                const unsigned char *src = vb + t0 * c->row_v;
+                if (n->v_dtype == QMX_FLOAT32) {
+                    qmx__kv_v_tile_f32(acc, d, w.logits + t0, hi, R,
+                                       (const float *)(const void *)src, d, nt);
+                } else {
+                    qmx__kv_fp8_decode(src, nt * d, n->v_dtype, w.lut_v, w.rowf);
+                    qmx__kv_v_tile_f32(acc, d, w.logits + t0, hi, R, w.rowf, d, nt);
+                }
+            }
+        }
+        for (r = 0; r < R; r++)
+            for (t = 0; t < d; t++) acc[r * d + t] = acc[r * d + t] / w.sums[r];
+        if (n->rotate) qmx__kv_unrotate(acc, R, d);
+    }
+    for (i = 0; i < fail; i++)   /* out[i][h * g + j] = row i * g + j of head h */
+        for (h = 0; h < n->n_kv_heads; h++)
+            for (j = 0; j < g; j++) {
+                const float *src = w.stage + (h * R + i * g + j) * d;
+                float *dst = out + i * qper + (h * g + j) * d;
+                for (t = 0; t < d; t++) dst[t] = src[t];
+            }
+    if (fail < B) {   /* as the per-token loop: token f appended, the later ones not */
+        c->n_tokens = p0 + fail + 1;
+        return QMX_ERR_NONFINITE;
+    }
+    return QMX_OK;
+}
+
+QMX__DEF qmx_status qmx_kv_prefill_workspace_size(const qmx_kv_config *cfg, size_t n_heads,
+                                                  size_t n_tokens, size_t *bytes) {
+    qmx_kv_config n;
+    qmx__kv_layout L;
+    size_t B;
+    qmx_status st;
+    if (!cfg || !bytes) return QMX_ERR_NULL;
+    st = qmx__kv_plan(cfg, &n, &L);
+    if (st != QMX_OK) return st;
+    if (n_heads == 0 || n_tokens == 0) return QMX_ERR_SIZE;
+    if (n_heads % n.n_kv_heads) return QMX_ERR_SHAPE;
+    B = qmx__kv_pf_cfg_ok(&n) ? qmx__kv_pf_full_block(n_heads / n.n_kv_heads, n_tokens) : 1;
+    return qmx__kv_pf_ws_size(&n, B, n_heads, bytes);
+}
+
 QMX__DEF qmx_status qmx_kv_prefill(qmx_kv_cache *c, const float *k, const float *v,
                                    size_t n_tok, const float *q, size_t n_heads,
                                    const qmx_kv_attn_opts *opts, float *out, void *ws,
                                    size_t ws_bytes) {
     qmx_kv_attn_opts o = QMX_ZERO_INIT;
-    size_t t, per, qper;
+    size_t t, per, qper, bmax, need;
     qmx_status st;
     if (opts) o = *opts;
     st = qmx__kv_check_append(c, k, v, n_tok);
@@ -10328,11 +11458,28 @@ QMX__DEF qmx_status qmx_kv_prefill(qmx_kv_cache *c, const float *k, const float 
     if (st != QMX_OK) return st;
     per = c->cfg.n_kv_heads * c->cfg.head_dim;
     qper = n_heads * c->cfg.head_dim;
-    for (t = 0; t < n_tok; t++) {
+    /* the largest block (at most the full-speed one) whose workspace the caller gave; the
+     * block size cannot change the result (see PREFILL) */
+    bmax = qmx__kv_pf_cfg_ok(&c->cfg)
+         ? qmx__kv_pf_full_block(n_heads / c->cfg.n_kv_heads, n_tok) : 1;
+    while (bmax > 1 && (qmx__kv_pf_ws_size(&c->cfg, bmax, n_heads, &need) != QMX_OK ||
+                        need > ws_bytes))
+        bmax--;
+    t = 0;
+    while (t < n_tok) {
+        size_t B = n_tok - t < bmax ? n_tok - t : bmax;
+        if (qmx__kv_pf_tiled(c, &o, c->n_tokens, B)) {
+            st = qmx__kv_prefill_tiled(c, k + t * per, v + t * per, B, q + t * qper, n_heads,
+                                       &o, out + t * qper, ws);
+            if (st != QMX_OK) return st;
+            t += B;
+            continue;
+        }
         qmx__kv_append_one(c, k + t * per, v + t * per);
         o.causal_len = c->n_tokens;
         st = qmx__kv_attend(c, q + t * qper, n_heads, &o, out + t * qper, ws);
         if (st != QMX_OK) return st;
+        t++;
     }
     return QMX_OK;
 }
@@ -10957,37 +12104,59 @@ QMX_API qmx_status qmx_matmul_blockw_dyn_i8(size_t M, size_t N, size_t K, const 
  *   A blob like the int8 blob of PACKED WEIGHTS, for the block-scaled weights of LLM
  *   checkpoints: ggml Q8_0 class (QMX_INT8 per block of 32), Q4_0 / GPTQ class (QMX_UINT4 with
  *   per-block zero points, QMX_INT4 with or without them), MXFP4 (qmx_mx_config QMX_MXFP4,
- *   blocks of 32, any rule). Not in this slice: NVFP4 / MXFP6 / MXFP8 / fp8 / nf4 weights,
- *   other block lengths, ggml Q4_1 (its float minimum is not an integer zero point), ggml
- *   block_nvfp4, NEON / MVE / DSP paths of the f32 x blob kernel.
+ *   blocks of 32, any rule), NVFP4 (QMX_NVFP4, blocks of 16, E4M3 scales with the optional
+ *   tensor scale, or ggml's UE4M3 rule), MXFP8 (QMX_MXFP8_E4M3 / _E5M2, blocks of 32, OCP or
+ *   Qwix rules), ggml Q4_1 (from ggml's blocks only: binary16 d and minimum m per block of
+ *   32). Not in this slice: MXFP6 / qconfig fp8 / nf4 weights, other block lengths,
+ *   packing from ggml block_nvfp4 (type 40; qmx_ggml_to_mx then qmx_blockw_pack does it),
+ *   NEON / MVE / DSP paths of the f32 x blob kernel; SIMD paths other than AVX-512 for
+ *   NVFP4 and Q4_1 (the other targets run their portable code: the same bits); SIMD paths
+ *   for MXFP8 x int8 other than AVX-512 VNNI + VBMI E4M3 (E5M2 and the other targets run
+ *   portable C: exact int64 block sums rounded once, about the speed of the unpacked
+ *   kernel).
  *
  * BLOB, byte by byte (the same bytes on every target; multi-byte values little-endian)
  *   [0, 8)   magic "QMXBWPK1"        [8, 12) N (uint32)        [12, 16) K (uint32)
- *   [16]     element: 1 int8, 2 int4, 3 uint4, 4 MXFP4 (E2M1)      [17] block length: 32
- *   [18]     scales: 0 float32, 1 binary16 (elements 1-3); MXFP4: E8M0 codes read as
+ *   [16]     element: 1 int8, 2 int4, 3 uint4, 4 MXFP4 (E2M1), 5 NVFP4 (E2M1), 6 MXFP8 E4M3,
+ *            7 MXFP8 E5M2, 8 ggml Q4_1 (uint4 codes, binary16 d, binary16 minimum m)
+ *   [17]     block length L: 32 (elements 1-4, 6-8), 16 (NVFP4)
+ *   [18]     scales: 0 float32, 1 binary16 (elements 1-3; Q4_1: 1, ggml's d bytes as they
+ *            are, NaN / Inf included); MXFP4: E8M0 codes read as
  *            2 OCP (2^(c - 127), 0: 2^-127, 0xFF: NaN; rules FLOOR .. RCEIL, MICROXCALING),
- *            3 QMX_MX_QWIX (0: +0, 0xFF: +Inf), 4 QMX_MX_GGML (2^(c - 128))
- *   [19]     zero points: 0 none, 1 stored (never for MXFP4)
- *   [20, 64) zero
+ *            3 QMX_MX_QWIX (0: +0, 0xFF: +Inf), 4 QMX_MX_GGML (2^(c - 128)); MXFP8: 2 or 3
+ *            (E5M2: 2 only); NVFP4: one byte per block read as 5 E4M3 (the value, 0x7F / 0xFF NaN, negative with the
+ *            sign bit; then f32(ts x it) when ts != 0 and it is not NaN: rules FLOOR, QWIX),
+ *            6 QMX_MX_GGML (f32(UE4M3 / 2), the sign bit ignored, 0x00 / 0x7F: 0)
+ *   [19]     zero points: 0 none, 1 stored (never for MXFP4 / NVFP4 / MXFP8)
+ *   [20, 24) NVFP4 with scales 5: ts, qmx_mx_config's tensor_scale (float32; +0: none;
+ *            negative, Inf or NaN: QMX_ERR_PARSE); zero in every other blob
+ *   [24, 64) zero
  *   then Np / 16 panels of 16 rows (Np = N rounded up to 16), panel p at 64 + p * nb * S,
- *   nb = ceil(K / 32) blocks each, block b of panel p at + b * S:
- *     codes  CB bytes (CB = 512 for int8, 256 for 4-bit), groups of 64 bytes = 16 rows x 4 k:
- *              int8:  byte 64 g + 4 j + t = u(16p + j, 32b + 4g + t)                g < 8
- *              4-bit: byte 64 g + 4 j + t, g < 4: low nibble u(16p + j, 32b + 4g + t),
- *                     high nibble u(16p + j, 32b + 16 + 4g + t)
+ *   nb = ceil(K / L) blocks each, block b of panel p at + b * S:
+ *     codes  CB bytes (CB = 512 for int8 and MXFP8, 8 L for 4-bit: 256, NVFP4 128), groups of
+ *            64 bytes = 16 rows x 4 k:
+ *              int8, MXFP8:  byte 64 g + 4 j + t = u(16p + j, 32b + 4g + t)         g < 8
+ *              4-bit: byte 64 g + 4 j + t, g < L / 8: low nibble u(16p + j, Lb + 4g + t),
+ *                     high nibble u(16p + j, Lb + L / 2 + 4g + t)
  *            u = the code + 128 (int8), + 8 (int4), the code (uint4): an unsigned integer
  *            (vpdpbusd's unsigned operand); 0 for rows >= N and for k >= K (ragged last block).
- *            MXFP4 stores the E2M1 code itself (lossless: -0 stays -0), and the kernels read
- *            u = 12 + 2 x its value (0 .. 24; a vpshufb table), z = 12
- *     scales 16 x 4 (float32), 16 x 2 (binary16) or 16 x 1 (E8M0 code) bytes: the scale of
- *            block b of row 16p + j (0 for rows >= N). binary16 is chosen when every scale
- *            converts to it exactly (always from ggml: its d), so scales are lossless.
+ *            MXFP4 and NVFP4 store the E2M1 code itself (lossless: -0 stays -0), and the kernels
+ *            read u = 12 + 2 x its value (0 .. 24; a vpshufb table), z = 12; MXFP8 stores the
+ *            fp8 code itself (NaN / Inf codes included)
+ *     scales 16 x 4 (float32), 16 x 2 (binary16) or 16 x 1 (E8M0 / E4M3 code) bytes: the
+ *            scale of block b of row 16p + j (0 for rows >= N). binary16 is chosen when every
+ *            scale converts to it exactly (always from ggml: its d), so scales are lossless.
  *     zero points (only when stored) 16 bytes: z(16p + j, b) = the block's zero point + 128
  *            (int8), + 8 (int4), as is (uint4); without them z is 128 / 8 / 0.
- *   So block element e = u - z (the integer of INT8 ACTIVATIONS ON THE FLY: U = 0; MXFP4
- *   U = 1, ggml rule U = 0), and with S = CB + 64, 32 or 16 (+ 16 with zero points): ggml
- *   Q4_0 packs into 4.75 bits per weight (Q4_0 itself: 4.5), Q8_0 into 8.5 (as Q8_0), MXFP4
- *   into 4.25 (as MXFP4).
+ *     minima (Q4_1 only) 16 x 2 bytes: ggml's m of block b of row 16p + j (binary16 bytes)
+ *   So block element e = u - z (the integer of INT8 ACTIVATIONS ON THE FLY: U = 0; MXFP4 and
+ *   NVFP4 U = 1, ggml rules U = 0), and with S = CB + 64, 32 or 16 (+ 16 with zero points):
+ *   ggml Q4_0 packs into 4.75 bits per weight (Q4_0 itself: 4.5), Q8_0 into 8.5 (as Q8_0),
+ *   MXFP4 into 4.25 (as MXFP4), NVFP4 into 4.5 (S = 144 per 256 weights; as NVFP4, plus the
+ *   4-byte ts once), MXFP8 into 8.25 (as MXFP8), Q4_1 into 5.0 (S = 256 + 32 + 32; as Q4_1).
+ *   VERSIONS: the magic stays "QMXBWPK1": every blob an older qmx wrote (elements 1-4, block
+ *   32, bytes [20, 64) zero) reads as before; a reader from before NVFP4 / MXFP8 / Q4_1
+ *   refuses such a blob (element 5-8) with QMX_ERR_PARSE, never misreads it.
  *
  * PACKING AND UNPACKING (every function checks everything before it writes)
  *   qmx_blockw_pack_size(&w, N, K, &bytes), qmx_blockw_pack(&w, N, K, blob, bytes): w a
@@ -10995,21 +12164,26 @@ QMX_API qmx_status qmx_matmul_blockw_dyn_i8(size_t M, size_t N, size_t K, const 
  *     dtype QMX_INT8 / QMX_INT4 / QMX_UINT4, QMX_PER_BLOCK with block_size 32 along K (view
  *     [N][K][1], a ragged last block allowed); zero points are stored when qmx_dequantize
  *     applies them (asymmetric, torch / ONNX recipes, zero_points != NULL); or kind
- *     QMX_BLOCKW_MX with format QMX_MXFP4 and blocks of 32 (any rule). Other weights:
+ *     QMX_BLOCKW_MX with format QMX_MXFP4 and blocks of 32 (any rule), QMX_MXFP8_E4M3 /
+ *     _E5M2 with blocks of 32 (a row shorter than 32: its one block), or QMX_NVFP4 with
+ *     blocks of 16 (a row shorter than 16: its one block; FLOOR with or without
+ *     tensor_scale, QWIX, GGML); scale codes kept as they are. Other weights:
  *     QMX_ERR_UNSUPPORTED; the qmx_blockw errors of BLOCK-SCALED WEIGHTS; N or K >= 2^32:
  *     QMX_ERR_OVERFLOW; bytes below the size: QMX_ERR_BUFFER_TOO_SMALL.
  *   qmx_blockw_packed_info(blob, bytes, &desc): dtype, N, K, block, nblk, has_zp, f16_scales,
- *     bytes, mxfp4, scale_kind of a blob (everything a caller needs to size unpack's outputs
- *     and build the config: per block 32, asymmetric = has_zp). A blob shorter than 64 bytes
+ *     bytes, mxfp4, scale_kind, nvfp4, tensor_scale of a blob (everything a caller needs to
+ *     size unpack's outputs and build the config: per block 32, asymmetric = has_zp; NVFP4
+ *     block 16, rule GGML for scale_kind 6, else FLOOR with tensor_scale). A blob shorter than 64 bytes
  *     or than its size: QMX_ERR_BUFFER_TOO_SMALL; a wrong magic, an unknown field, nonzero
  *     reserved bytes, N or K of 0: QMX_ERR_PARSE.
  *   qmx_blockw_unpack(blob, bytes, data, data_bytes, scales, zero_points, n_scales): back to
  *     qmx.h's storage (int8 codes, or packed nibbles by flat index), float scales [N][nblk]
  *     and, when the blob has them, zero points [N][nblk] (zero_points NULL then: QMX_ERR_NULL;
- *     otherwise it may be NULL). pack then unpack gives the same bits back. MXFP4 blobs:
- *     qmx_blockw_unpack_mx(blob, bytes, data, data_bytes, scale_codes, n_scales) (E2M1
- *     nibbles by flat index, E8M0 codes [N][nblk]); each function on the other kind of blob:
- *     QMX_ERR_UNSUPPORTED.
+ *     otherwise it may be NULL). pack then unpack gives the same bits back. MXFP4, NVFP4 and
+ *     MXFP8 blobs: qmx_blockw_unpack_mx(blob, bytes, data, data_bytes, scale_codes, n_scales)
+ *     (E2M1 nibbles by flat index / fp8 bytes, E8M0 / E4M3 codes [N][nblk]; NVFP4's tensor
+ *     scale from info);
+ *     each function on the other kind of blob: QMX_ERR_UNSUPPORTED.
  *   qmx_blockw_pack_ggml_size / qmx_blockw_pack_ggml(type, blocks, blocks_bytes, N, K, blob,
  *     bytes): rows of N x K / 32 ggml blocks (K a multiple of 32, else QMX_ERR_SHAPE), type
  *     QMX_BLOCKW_GGML_Q8_0 (-> int8, no zero points) or QMX_BLOCKW_GGML_Q4_0 (-> uint4 with
@@ -11021,8 +12195,11 @@ QMX_API qmx_status qmx_matmul_blockw_dyn_i8(size_t M, size_t N, size_t K, const 
  *     QMX_BLOCKW_GGML_MXFP4 (39, block_mxfp4: the E8M0 byte, then qs[16] with element j in
  *     the low and j + 16 in the high nibble): the codes and scale byte as they are, scales
  *     read as QMX_MX_GGML (2^(c - 128)), lossless both ways; unpack writes any MXFP4 blob's
- *     codes (the bytes qmx_mx_to_ggml gives). A blob of another kind: QMX_ERR_UNSUPPORTED.
- *     Other types: QMX_ERR_ARG.
+ *     codes (the bytes qmx_mx_to_ggml gives). QMX_BLOCKW_GGML_Q4_1 (3, block_q4_1: binary16
+ *     d, binary16 m, qs[16] as Q4_0's; x = q d + m): codes, d and m bytes as they are (any
+ *     bytes), lossless both ways; element 8, which only unpack_ggml gives back (qmx_blockw_unpack
+ *     and _unpack_mx: QMX_ERR_UNSUPPORTED; info: dtype QMX_UINT4, q4_1 = 1). A blob of another
+ *     kind: QMX_ERR_UNSUPPORTED. Other types: QMX_ERR_ARG.
  *
  * INT8 ACTIVATIONS ON THE BLOB: qmx_matmul_blockw_packed_dyn_i8(M, N, K, X, ldx, blob, bytes,
  *   opts, Y, ldy, workspace, workspace_bytes)
@@ -11031,11 +12208,26 @@ QMX_API qmx_status qmx_matmul_blockw_dyn_i8(size_t M, size_t N, size_t K, const 
  *   on every path and target. opts->act_block must be 0, >= K or a multiple of 32 (so every
  *   segment is one weight block; others: QMX_ERR_UNSUPPORTED). Per output and block b:
  *       I = sum_k q * u - z * qsum_b    (int32, exact: |I| <= 32 * 127 * 510 < 2^21)
- *       p = (float)I (exact);  [MXFP4, U = 1: p = p * 0.5f (exact)]
+ *       p = (float)I (exact);  [MXFP4, NVFP4, U = 1: p = p * 0.5f (exact)]
  *       p = p * sw;  p = p * sx;  Y = Y + p      (b increasing)
+ *   (NVFP4: blocks b of 16 k, so two weight blocks per 32 k, each its own segment as in
+ *   qmx_matmul_blockw_dyn_i8; sw the decoded E4M3 [x ts] / UE4M3 / 2 scale. MXFP8: e the
+ *   integer of INT8 ACTIVATIONS ON THE FLY (U = 9 E4M3, 16 E5M2), I = sum q e exact in int64,
+ *   p = RN_f32(I 2^-U) once (qmx_matmul_blockw_dyn_i8's own routine), a block with NaN / Inf
+ *   codes p = the IEEE value of its products as documented there; then the same p * sw,
+ *   p * sx, Y + p. ggml Q4_1, which qmx_matmul_blockw_dyn_i8 cannot express (a float
+ *   minimum): the order is defined here, per block b in increasing k:
+ *       I = sum_k q * u (u the 4-bit code; int32, exact), qsum = sum_k q (int32, exact)
+ *       p = (float)I;  p = p * d;  p = p * sx;  Y = Y + p
+ *       t = (float)qsum;  t = t * sx;  t = t * m;  Y = Y + t
+ *   (m times the block's activations as the int8 path sees them, sx qsum, as ggml's Q8_1 s
+ *   term; every step one binary32 rounding, no FMA; AVX-512 VNNI: the codes split as uint4,
+ *   8 vpdpbusd per block, d and m by vcvtph2ps (exact), the steps above in vector registers,
+ *   one row at a time; elsewhere portable C; the test writes this order independently.)
  *   WORKSPACE: qmx_matmul_blockw_packed_dyn_i8_workspace_size(M, N, K, opts, &bytes) =
  *       64 + 2 r64(4 mb nb) + r64(mb 32 nb),    mb = min(M, 64), nb = ceil(K / 32)
- *   (per row and block: sx and sum q; the panel's rows quantized, zero-padded to 32 nb).
+ *   (per row and block of 32: sx and sum q (NVFP4: two int16 sums, one per block of 16); the
+ *   panel's rows quantized, zero-padded to 32 nb), the same for every kind of blob.
  *   Any alignment. How: all activation scales are computed and checked first (nothing is
  *   written on error), then per panel of mb rows: quantize them, then per group of panels
  *   (4 with AVX-512 VNNI, 2 with AVX2, else 1) and per row m, the blocks in increasing k, 16
@@ -11057,7 +12249,18 @@ QMX_API qmx_status qmx_matmul_blockw_dyn_i8(size_t M, size_t N, size_t K, const 
  *   against q; Cortex-M4 DSP: UXTB16 / SXTB16 and SMLAD per word of codes (MXFP4: the portable
  *   dots); RVV 1.0: per row an indexed byte load of its codes, vwmulsu and one vwredsum
  *   (any VLEN); the float steps of the portable path. Elsewhere portable C, the same integer
- *   and float steps one lane at a time.
+ *   and float steps one lane at a time. NVFP4: AVX-512 VNNI as MXFP4 with 4 vpdpbusd per
+ *   block of 16 (two 64-byte loads split into low / high nibbles, vpshufb to u), the 16 E4M3
+ *   scale codes decoded in registers (normal codes as float bits (mag << 20) + (120 << 23),
+ *   subnormal mag x 2^-9, 0x7F NaN, the sign, then a masked vmulps by ts where not NaN; ggml
+ *   UE4M3 / 2 likewise), 4 panels per row or tiles of 4 rows x 1 panel; every other path runs
+ *   the portable NVFP4 code (qmx__bp16_panel_c). MXFP8 E4M3 with AVX-512 VNNI and VBMI
+ *   (qmx__bp8_blk_vnni): e = W[c & 0x7F] x 32^a, a = (c & 0x7F >= 48) + (>= 88), W <= 240
+ *   from one vpermi2b of a 128-byte table, split by a and by the sign bit into 6 unsigned
+ *   operands (masked moves), 6 vpdpbusd against q and -q per group of 4 k, I = A0 + 32 (A1 +
+ *   32 A2) (exact, < 2^30), p = vcvtdq2ps(I) x 2^-9 (= RN(I 2^-9)), NaN lanes from the 0x7F
+ *   codes, then vmulps by sw and sx, vaddps; one row at a time. MXFP8 otherwise: portable C
+ *   (qmx__bp8_panel_c: qmx_matmul_blockw_dyn_i8's int64 segment routine).
  *   SPEED (bench/bench_matmul.c, bench_blockw; QMX_BENCH_MATMUL_ONLY=blockw runs only it),
  *   one core of the project's shared AMD Zen 4 VM (family 25), other jobs running, so the
  *   ratios moved run to run (the stream itself 11-21 GB/s). GEMV M = 1, N = K = 8192, weights
@@ -11068,14 +12271,26 @@ QMX_API qmx_status qmx_matmul_blockw_dyn_i8(size_t M, size_t N, size_t K, const 
  *   qmx_matmul_i8_packed's MAC rate in the same run: M = 16 0.57x (0.48-0.51x), M = 128
  *   0.60x (0.50-0.60x); ggml's repacked Q4_0 was measured at about 0.33x of it (issue 16). AVX2 build (-march=x86-64-v3): GEMV Q8_0 8.6 GB/s, Q4_0 6.8 GB/s in a loaded
  *   run (no AVX2 read stream to compare with).
+ *   NVFP4 / MXFP8 / Q4_1 (measured 2026-11-27 16:51-17:42 UTC, same machine, ratios to the
+ *   read stream timed in alternation in the same run): quietest run (17:41, load 2.7, stream
+ *   22 GB/s): NVFP4 (4.5 bits per weight) 0.98x (aim 0.9x), MXFP8 E4M3 (8.25 bits, VNNI +
+ *   VBMI) 0.51x (compute-bound: 6 vpdpbusd and 6 masked moves per 64 codes), ggml Q4_1 (5.0
+ *   bits, 4 panel streams) 1.43x, with MXFP4 1.19x, Q4_0 class 1.20x, Q8_0 class 1.21x in the
+ *   same run; packed_f32 NVFP4 0.25x, MXFP8 0.26x, Q4_1 0.25x; the unpacked kernel on NVFP4 /
+ *   MXFP8 0.00x / 0.01x. Runs under load 3.9-6.0 (other jobs on both cores, stream 11-15
+ *   GB/s): NVFP4 0.88x, 0.93x, 0.88x, 0.99x; MXFP8 0.46-0.61x. A best-of-12 NVFP4 GEMV alone
+ *   read 16-22 GB/s with and without the E4M3 scale decoding (the decode is not the limit).
  * FLOAT32 ACTIVATIONS ON THE BLOB: qmx_matmul_blockw_packed_f32(M, N, K, X, ldx, blob, bytes, Y,
  *   ldy, workspace, workspace_bytes): Y = the bits qmx_matmul_blockw_f32 gives on the weights
  *   the blob was packed from: per output sum = +0, then for k increasing sum = sum + X[m][k] *
  *   Wdq[n][k] (one rounding each, no FMA), NaN written as 0x7FC00000, where Wdq is what
  *   qmx_dequantize / qmx_mx_dequantize give: (float)(u - z) * s for the integer codes,
- *   value(E2M1 code) * s for MXFP4 (ggml rule: ggml's integer values * 2^(c - 128)). How: per
- *   panel and per 64 rows of X, each block is decoded once into a 32 x 16 float tile, then
- *   every row adds its 32 (or, last, K mod 32) products to 16 lane accumulators: the 16 rows of
+ *   value(E2M1 code) * s for MXFP4 and NVFP4 (ggml rules: ggml's integer values * the ggml
+ *   scale), f32(f32(u * d) + m) for Q4_1 (ggml's dequantize_row_q4_1 without contraction;
+ *   AVX-512: vcvtph2ps of d and m, vmulps, vaddps), value(fp8 code) * s for MXFP8 (qmx_fp8_to_f32's value; AVX-512: normal codes by
+ *   bit placement, subnormal ones by vcvtdq2ps x 2^-9 / 2^-16, NaN / Inf codes masked, the
+ *   sign or-ed in). How: per panel and per 64 rows of X, each block is decoded once into an L x 16
+ *   float tile, then every row adds its L (or, last, K mod L) products to 16 lane accumulators: the 16 rows of
  *   the panel in the lanes, each lane's sum in increasing k. AVX-512 (QMX__K_VNNI): the tile by
  *   shifts / masks (int codes), vpermps of the 16 E2M1 values (MXFP4), vcvtdq2ps, vmulps; the
  *   rows by vbroadcastss, vmulps, vaddps. Elsewhere portable C, the same operations.
@@ -11100,6 +12315,7 @@ extern "C" {
 
 #define QMX_BLOCKW_PACK_HEADER 64
 #define QMX_BLOCKW_GGML_Q4_0 2   /* ggml's type ids */
+#define QMX_BLOCKW_GGML_Q4_1 3
 #define QMX_BLOCKW_GGML_Q8_0 8
 #define QMX_BLOCKW_GGML_MXFP4 39
 
@@ -11107,21 +12323,27 @@ extern "C" {
 typedef struct qmx_blockw_packed_desc {
     qmx_dtype dtype;    /* QMX_INT8, QMX_INT4 or QMX_UINT4 */
     size_t N, K;        /* rows and columns */
-    size_t block;       /* 32 */
-    size_t nblk;        /* blocks per row: ceil(K / 32); scales [N][nblk] */
+    size_t block;       /* 32 (NVFP4: 16) */
+    size_t nblk;        /* blocks per row: ceil(K / block); scales [N][nblk] */
     int has_zp;         /* 1: zero points stored ([N][nblk]) */
     int f16_scales;     /* 1: scales stored as binary16 (exactly) */
     size_t bytes;       /* the blob's size */
     int mxfp4;          /* 1: MXFP4 (dtype QMX_DTYPE_INVALID): qmx_blockw_unpack_mx */
     int scale_kind;     /* 0 float32, 1 binary16, 2 E8M0 (OCP rules), 3 E8M0 (QMX_MX_QWIX),
-                           4 E8M0 (QMX_MX_GGML) */
+                           4 E8M0 (QMX_MX_GGML), 5 E4M3 (NVFP4, times tensor_scale when not 0),
+                           6 UE4M3 (NVFP4, QMX_MX_GGML) */
+    int nvfp4;          /* 1: NVFP4, blocks of 16 (dtype QMX_DTYPE_INVALID): unpack_mx */
+    int mxfp8;          /* 1: MXFP8 E4M3, 2: MXFP8 E5M2 (dtype QMX_DTYPE_INVALID): unpack_mx */
+    int q4_1;           /* 1: ggml Q4_1 (dtype QMX_UINT4, binary16 d and minimum m per block):
+                           qmx_blockw_unpack_ggml only */
+    float tensor_scale; /* NVFP4 scale_kind 5: qmx_mx_config's tensor_scale (0: none) */
 } qmx_blockw_packed_desc;
 
 /* Blob bytes for *w as [N][K] (see PREPACKED BLOCK WEIGHTS). */
 QMX_API qmx_status qmx_blockw_pack_size(const qmx_blockw *w, size_t N, size_t K, size_t *bytes);
 QMX_API qmx_status qmx_blockw_pack(const qmx_blockw *w, size_t N, size_t K, void *blob,
                                    size_t blob_bytes);
-/* From N x K / 32 ggml blocks (QMX_BLOCKW_GGML_Q8_0 / _Q4_0 / _MXFP4), row by row. */
+/* From N x K / 32 ggml blocks (QMX_BLOCKW_GGML_Q8_0 / _Q4_0 / _Q4_1 / _MXFP4), row by row. */
 QMX_API qmx_status qmx_blockw_pack_ggml_size(int ggml_type, size_t N, size_t K, size_t *bytes);
 QMX_API qmx_status qmx_blockw_pack_ggml(int ggml_type, const void *blocks, size_t blocks_bytes,
                                         size_t N, size_t K, void *blob, size_t blob_bytes);
@@ -11175,11 +12397,14 @@ static const unsigned char qmx__bp_magic[8] = {'Q', 'M', 'X', 'B', 'W', 'P', 'K'
 
 /* A parsed header and the sizes that follow from it. */
 typedef struct qmx__bp {
-    int elem;            /* 1 int8, 2 int4, 3 uint4, 4 MXFP4 (E2M1 codes) */
+    int elem;            /* 1 int8, 2 int4, 3 uint4, 4 MXFP4, 5 NVFP4 (E2M1 codes),
+                            6 MXFP8 E4M3, 7 MXFP8 E5M2 (fp8 codes) */
     int f16, zp;         /* scales binary16; zero points stored */
     int sk;              /* scale storage: 0 float32, 1 binary16, 2 E8M0 (OCP), 3 E8M0 Qwix,
-                            4 E8M0 ggml */
-    int unit;            /* U: 1 for OCP / Qwix MXFP4, else 0 */
+                            4 E8M0 ggml, 5 E4M3 (NVFP4, times ts), 6 UE4M3 / 2 (ggml NVFP4) */
+    int unit;            /* U: 1 for OCP / Qwix MXFP4 and NVFP4 (sk 5), else 0 */
+    float ts;            /* NVFP4 sk 5: the tensor scale (0: none) */
+    size_t bl;           /* block length: 32, NVFP4 16 */
     size_t N, K, nb, np; /* np: panels */
     size_t cb, sb, S;    /* code bytes per block, bytes per scale, bytes per block */
     uint32_t off;        /* u = code + off; the zero point without stored ones */
@@ -11189,14 +12414,16 @@ typedef struct qmx__bp {
 /* Fills the sizes of h from elem, f16, zp, N, K; 0 on size_t overflow. */
 static int qmx__bp_sizes(qmx__bp *h) {
     size_t pb;
-    h->nb = h->K / 32u + (h->K % 32u != 0);
+    h->bl = h->elem == 5 ? 16u : 32u;
+    h->nb = h->K / h->bl + (h->K % h->bl != 0);
     h->np = h->N / 16u + (h->N % 16u != 0);
-    h->cb = h->elem == 1 ? 512u : 256u;
-    if (h->elem != 4) h->sk = h->f16;
+    h->cb = h->elem == 1 || h->elem == 6 || h->elem == 7 ? 512u : 8u * h->bl;
+    if (h->elem < 4) h->sk = h->f16;
+    if (h->sk != 5) h->ts = 0.0f;
     h->sb = h->sk >= 2 ? 1u : h->f16 ? 2u : 4u;
-    h->S = h->cb + 16u * h->sb + (h->zp ? 16u : 0u);
-    h->off = h->elem == 1 ? 128u : h->elem == 2 ? 8u : h->elem == 4 ? 12u : 0u;
-    h->unit = h->sk == 2 || h->sk == 3;
+    h->S = h->cb + 16u * h->sb + (h->zp ? 16u : 0u) + (h->elem == 8 ? 32u : 0u);   /* mins */
+    h->off = h->elem == 1 ? 128u : h->elem == 2 ? 8u : h->elem == 4 || h->elem == 5 ? 12u : 0u;
+    h->unit = h->elem < 6 && (h->sk == 2 || h->sk == 3 || h->sk == 5);
     if (h->nb > SIZE_MAX / h->S) return 0;
     pb = h->nb * h->S;
     if (h->np > (SIZE_MAX - QMX_BLOCKW_PACK_HEADER) / pb) return 0;
@@ -11211,11 +12438,19 @@ static qmx_status qmx__bp_parse(const void *blob, size_t bytes, qmx__bp *h) {
     if (bytes < QMX_BLOCKW_PACK_HEADER) return QMX_ERR_BUFFER_TOO_SMALL;
     for (i = 0; i < 8; i++)
         if (p[i] != qmx__bp_magic[i]) return QMX_ERR_PARSE;
-    for (i = 20; i < QMX_BLOCKW_PACK_HEADER; i++)
-        if (p[i]) return QMX_ERR_PARSE;
-    if (p[16] < 1 || p[16] > 4 || p[17] != 32 || p[19] > 1) return QMX_ERR_PARSE;
-    if (p[16] == 4 ? (p[18] < 2 || p[18] > 4 || p[19]) : p[18] > 1) return QMX_ERR_PARSE;
+    for (i = 20; i < QMX_BLOCKW_PACK_HEADER; i++)   /* [20, 24): NVFP4's tensor scale */
+        if (p[i] && !(i < 24 && p[16] == 5 && p[18] == 5)) return QMX_ERR_PARSE;
+    if (p[16] < 1 || p[16] > 8 || p[17] != (p[16] == 5 ? 16 : 32) || p[19] > 1)
+        return QMX_ERR_PARSE;
+    if (p[16] == 8 ? (p[18] != 1 || p[19])
+        : p[16] >= 6 ? (p[18] < 2 || p[18] > 3 || p[19] || (p[16] == 7 && p[18] == 3))
+        : p[16] == 5 ? (p[18] < 5 || p[18] > 6 || p[19])
+        : p[16] == 4 ? (p[18] < 2 || p[18] > 4 || p[19]) : p[18] > 1)
+        return QMX_ERR_PARSE;
     h->elem = p[16]; h->sk = p[18]; h->f16 = p[18] == 1; h->zp = p[19];
+    h->ts = qmx__bits_f32(qmx__k_ld32le(p + 20));   /* +0 or finite > 0 */
+    if ((qmx__k_ld32le(p + 20) >> 31) || ((qmx__k_ld32le(p + 20) >> 23) & 0xFFu) == 0xFFu)
+        return QMX_ERR_PARSE;
     h->N = (size_t)qmx__k_ld32le(p + 8);
     h->K = (size_t)qmx__k_ld32le(p + 12);
     if (h->N == 0 || h->K == 0) return QMX_ERR_PARSE;
@@ -11230,23 +12465,30 @@ static void qmx__bp_header(const qmx__bp *h, uint8_t *p) {
     for (i = 0; i < 8; i++) p[i] = qmx__bp_magic[i];
     qmx__k_st32le(p + 8, (uint32_t)h->N);
     qmx__k_st32le(p + 12, (uint32_t)h->K);
-    p[16] = (uint8_t)h->elem; p[17] = 32; p[18] = (uint8_t)h->sk; p[19] = (uint8_t)h->zp;
+    p[16] = (uint8_t)h->elem; p[17] = (uint8_t)h->bl; p[18] = (uint8_t)h->sk;
+    p[19] = (uint8_t)h->zp;
+    if (h->sk == 5) qmx__k_st32le(p + 20, qmx__f32_bits(h->ts));
 }
 
 /* block b of row n: its bytes, and row j of its panel */
 static uint8_t *qmx__bp_blk(const qmx__bp *h, const void *blob, size_t n, size_t b) {
     return (uint8_t *)blob + QMX_BLOCKW_PACK_HEADER + ((n / 16u) * h->nb + b) * h->S;
 }
-/* u of element t (< 32) of row j (< 16) of a block */
+/* u of element t (< bl) of row j (< 16) of a block (4-bit: the low nibbles hold t < bl / 2) */
 static uint32_t qmx__bp_getu(const qmx__bp *h, const uint8_t *blk, size_t j, size_t t) {
-    if (h->elem == 1) return blk[64u * (t / 4u) + 4u * j + t % 4u];
-    return ((uint32_t)blk[64u * ((t & 15u) / 4u) + 4u * j + t % 4u] >> (t < 16u ? 0 : 4)) & 15u;
+    size_t hb = h->bl / 2u;
+    if (h->elem == 1 || h->elem == 6 || h->elem == 7) return blk[64u * (t / 4u) + 4u * j + t % 4u];
+    return ((uint32_t)blk[64u * ((t % hb) / 4u) + 4u * j + t % 4u] >> (t < hb ? 0 : 4)) & 15u;
 }
 static void qmx__bp_setu(const qmx__bp *h, uint8_t *blk, size_t j, size_t t, uint32_t u) {
     uint8_t *c;
-    if (h->elem == 1) { blk[64u * (t / 4u) + 4u * j + t % 4u] = (uint8_t)u; return; }
-    c = blk + 64u * ((t & 15u) / 4u) + 4u * j + t % 4u;
-    *c = (uint8_t)(t < 16u ? ((*c & 0xF0u) | u) : ((*c & 0x0Fu) | (u << 4)));
+    size_t hb = h->bl / 2u;
+    if (h->elem == 1 || h->elem == 6 || h->elem == 7) {
+        blk[64u * (t / 4u) + 4u * j + t % 4u] = (uint8_t)u;
+        return;
+    }
+    c = blk + 64u * ((t % hb) / 4u) + 4u * j + t % 4u;
+    *c = (uint8_t)(t < hb ? ((*c & 0xF0u) | u) : ((*c & 0x0Fu) | (u << 4)));
 }
 /* E2M1 code -> u = 12 + 2 x value (ggml's kvalues: the same integers), z = 12 */
 static const uint8_t qmx__bp_e2m1u[16] = {12, 13, 14, 15, 16, 18, 20, 24,
@@ -11261,6 +12503,12 @@ static float qmx__bp_getscale(const qmx__bp *h, const uint8_t *blk, size_t j) {
     if (h->sk == 2) return qmx__e8m0_pow2(s[0]);                  /* 0xFF: NaN */
     if (h->sk == 3) return qmx__bits_f32((uint32_t)s[0] << 23);   /* 0: +0, 0xFF: +Inf */
     if (h->sk == 4) return qmx__ggml_e8m0_half(s[0]);             /* 2^(c - 128) */
+    if (h->sk == 6) return qmx__ggml_ue4m3_half(s[0]);            /* ggml NVFP4 */
+    if (h->sk == 5) {                                             /* NVFP4: E4M3 [x ts] */
+        float v = qmx_fp8_to_f32(s[0], QMX_FP8_E4M3FN);
+        if (h->ts != 0.0f && v == v) v = h->ts * v;
+        return v;
+    }
     if (h->f16) return qmx_f16_to_f32((uint16_t)(s[0] | (s[1] << 8)));
     return qmx__bits_f32(qmx__k_ld32le(s));
 }
@@ -11277,6 +12525,13 @@ static void qmx__bp_setscale(const qmx__bp *h, uint8_t *blk, size_t j, float v) 
 static uint32_t qmx__bp_getz(const qmx__bp *h, const uint8_t *blk, size_t j) {
     return h->zp ? blk[h->cb + 16u * h->sb + j] : h->off;
 }
+#if !defined(QMX__K_VNNI)   /* (AVX-512 reads the minima by vcvtph2ps) */
+/* ggml Q4_1: the binary16 minimum m of row j of a block (after the 16 binary16 d) */
+static float qmx__bp_getmin(const qmx__bp *h, const uint8_t *blk, size_t j) {
+    const uint8_t *s = blk + h->cb + 32u + 2u * j;
+    return qmx_f16_to_f32((uint16_t)(s[0] | (s[1] << 8)));
+}
+#endif
 static void qmx__bp_zero(const qmx__bp *h, void *blob) {
     uint8_t *p = (uint8_t *)blob;
     size_t i;
@@ -11297,12 +12552,20 @@ static qmx_status qmx__bp_from_w(const qmx_blockw *w, size_t N, size_t K, qmx__b
     if (w->kind != QMX_BLOCKW_QCONFIG && w->kind != QMX_BLOCKW_MX) return QMX_ERR_ARG;
     st = qmx__bw_check(w, N, K, b);
     if (st != QMX_OK) return st;
-    if (b->mx) {   /* MXFP4 in blocks of 32, E8M0 scale codes kept as they are */
-        if (w->mx->format != QMX_MXFP4 || b->block != 32u) return QMX_ERR_UNSUPPORTED;
+    if (b->mx) {   /* MXFP4, MXFP8 in blocks of 32 (E8M0 scale codes kept as they are), NVFP4
+                    * of 16 */
+        int nv = w->mx->format == QMX_NVFP4, f8 = w->mx->format == QMX_MXFP8_E4M3 ? 6
+                                                 : w->mx->format == QMX_MXFP8_E5M2 ? 7 : 0;
+        if (!(nv ? b->block == 16u || (b->block == K && K < 16u)   /* one short block */
+              : f8 ? b->block == 32u || (b->block == K && K < 32u)
+                   : w->mx->format == QMX_MXFP4 && b->block == 32u))
+            return QMX_ERR_UNSUPPORTED;
         if ((N >> 16) >> 16 || (K >> 16) >> 16) return QMX_ERR_OVERFLOW;
         qmx__bwd_setup(b, N, K, d);
-        h->elem = 4; h->zp = 0; h->f16 = 0;
-        h->sk = w->mx->rule == QMX_MX_GGML ? 4 : w->mx->rule == QMX_MX_QWIX ? 3 : 2;
+        h->elem = nv ? 5 : f8 ? f8 : 4; h->zp = 0; h->f16 = 0;
+        h->sk = nv ? (w->mx->rule == QMX_MX_GGML ? 6 : 5)
+               : w->mx->rule == QMX_MX_GGML ? 4 : w->mx->rule == QMX_MX_QWIX ? 3 : 2;
+        h->ts = w->mx->tensor_scale;   /* sk 5 only (qmx__bp_sizes clears it otherwise) */
         h->N = N; h->K = K;
         return qmx__bp_sizes(h) ? QMX_OK : QMX_ERR_OVERFLOW;
     }
@@ -11353,12 +12616,13 @@ QMX_API qmx_status qmx_blockw_pack(const qmx_blockw *w, size_t N, size_t K, void
         for (bk = 0; bk < h.nb; bk++) {
             uint8_t *blk = qmx__bp_blk(&h, blob, n, bk);
             size_t j = n % 16u, si = n * h.nb + bk;
-            for (t = 0; t < 32u && 32u * bk + t < K; t++) {
-                uint32_t c = qmx__bwd_code(&d, n * K + 32u * bk + t);
+            for (t = 0; t < h.bl && h.bl * bk + t < K; t++) {
+                uint32_t c = qmx__bwd_code(&d, n * K + h.bl * bk + t);
                 qmx__bp_setu(&h, blk, j, t,
-                             h.elem == 4 ? (c & 15u) : ((c & cmask) + h.off) & cmask);
+                             h.elem >= 6 ? (c & 0xFFu) : h.elem >= 4 ? (c & 15u)
+                                                       : ((c & cmask) + h.off) & cmask);
             }
-            if (h.elem == 4) blk[h.cb + j] = w->scale_codes[si];   /* the E8M0 code */
+            if (h.elem >= 4) blk[h.cb + j] = w->scale_codes[si];   /* the E8M0 / E4M3 code */
             else qmx__bp_setscale(&h, blk, j, w->scales[si]);
             if (h.zp)
                 blk[h.cb + 16u * h.sb + j] = (uint8_t)((uint32_t)(w->zero_points[si] +
@@ -11374,11 +12638,15 @@ QMX_API qmx_status qmx_blockw_packed_info(const void *blob, size_t blob_bytes,
     if (!desc) return QMX_ERR_NULL;
     st = qmx__bp_parse(blob, blob_bytes, &h);
     if (st != QMX_OK) return st;
-    desc->dtype = h.elem == 1 ? QMX_INT8 : h.elem == 2 ? QMX_INT4 : h.elem == 3 ? QMX_UINT4
-                                                                               : QMX_DTYPE_INVALID;
+    desc->dtype = h.elem == 1 ? QMX_INT8 : h.elem == 2 ? QMX_INT4
+                : h.elem == 3 || h.elem == 8 ? QMX_UINT4 : QMX_DTYPE_INVALID;
     desc->mxfp4 = h.elem == 4;
+    desc->nvfp4 = h.elem == 5;
+    desc->mxfp8 = h.elem == 6 || h.elem == 7 ? h.elem - 5 : 0;
+    desc->q4_1 = h.elem == 8;
+    desc->tensor_scale = h.ts;
     desc->scale_kind = h.sk;
-    desc->N = h.N; desc->K = h.K; desc->block = 32u; desc->nblk = h.nb;
+    desc->N = h.N; desc->K = h.K; desc->block = h.bl; desc->nblk = h.nb;
     desc->has_zp = h.zp; desc->f16_scales = h.f16; desc->bytes = h.bytes;
     return QMX_OK;
 }
@@ -11392,7 +12660,7 @@ QMX_API qmx_status qmx_blockw_unpack(const void *blob, size_t blob_bytes, void *
     uint8_t *q = (uint8_t *)data;
     st = qmx__bp_parse(blob, blob_bytes, &h);
     if (st != QMX_OK) return st;
-    if (h.elem == 4) return QMX_ERR_UNSUPPORTED;   /* MXFP4: qmx_blockw_unpack_mx */
+    if (h.elem >= 4) return QMX_ERR_UNSUPPORTED;   /* MXFP4, NVFP4: qmx_blockw_unpack_mx */
     if (!data || !scales || (h.zp && !zero_points)) return QMX_ERR_NULL;
     if (!qmx__mul_ok(h.N, h.K, &need)) return QMX_ERR_OVERFLOW;
     if (h.elem != 1) need = need / 2u + (need & 1u);
@@ -11424,18 +12692,21 @@ QMX_API qmx_status qmx_blockw_unpack_mx(const void *blob, size_t blob_bytes, voi
     uint8_t *q = (uint8_t *)data;
     st = qmx__bp_parse(blob, blob_bytes, &h);
     if (st != QMX_OK) return st;
-    if (h.elem != 4) return QMX_ERR_UNSUPPORTED;
+    if (h.elem < 4 || h.elem == 8) return QMX_ERR_UNSUPPORTED;
     if (!data || !scale_codes) return QMX_ERR_NULL;
     if (!qmx__mul_ok(h.N, h.K, &need)) return QMX_ERR_OVERFLOW;
-    need = need / 2u + (need & 1u);
+    if (h.elem < 6) need = need / 2u + (need & 1u);   /* MXFP8: one byte per code */
     if (data_bytes < need || n_scales < h.N * h.nb) return QMX_ERR_BUFFER_TOO_SMALL;
     q[need - 1u] = 0;
     for (n = 0; n < h.N; n++)
         for (bk = 0; bk < h.nb; bk++) {
             const uint8_t *blk = qmx__bp_blk(&h, blob, n, bk);
             size_t j = n % 16u;
-            for (t = 0; t < 32u && 32u * bk + t < h.K; t++)
-                qmx__set_nibble(q, n * h.K + 32u * bk + t, (int32_t)qmx__bp_getu(&h, blk, j, t));
+            for (t = 0; t < h.bl && h.bl * bk + t < h.K; t++) {
+                size_t e = n * h.K + h.bl * bk + t;
+                if (h.elem >= 6) q[e] = (uint8_t)qmx__bp_getu(&h, blk, j, t);
+                else qmx__set_nibble(q, e, (int32_t)qmx__bp_getu(&h, blk, j, t));
+            }
             scale_codes[n * h.nb + bk] = blk[h.cb + j];
         }
     return QMX_OK;
@@ -11445,7 +12716,8 @@ QMX_API qmx_status qmx_blockw_unpack_mx(const void *blob, size_t blob_bytes, voi
 static size_t qmx__bp_ggml_bb(int type) {
     return type == QMX_BLOCKW_GGML_Q8_0 ? QMX_GGML_Q8_0_BLOCK_BYTES
          : type == QMX_BLOCKW_GGML_Q4_0 ? QMX_GGML_Q4_0_BLOCK_BYTES
-         : type == QMX_BLOCKW_GGML_MXFP4 ? 17u : 0u;
+         : type == QMX_BLOCKW_GGML_MXFP4 ? 17u
+         : type == QMX_BLOCKW_GGML_Q4_1 ? 20u : 0u;
 }
 
 static qmx_status qmx__bp_ggml_h(int type, size_t N, size_t K, qmx__bp *h, size_t *in_bytes) {
@@ -11454,7 +12726,8 @@ static qmx_status qmx__bp_ggml_h(int type, size_t N, size_t K, qmx__bp *h, size_
     if (N == 0 || K == 0) return QMX_ERR_SIZE;
     if (K % 32u) return QMX_ERR_SHAPE;
     if ((N >> 16) >> 16 || (K >> 16) >> 16) return QMX_ERR_OVERFLOW;   /* uint32 fields */
-    h->elem = type == QMX_BLOCKW_GGML_Q8_0 ? 1 : type == QMX_BLOCKW_GGML_Q4_0 ? 3 : 4;
+    h->elem = type == QMX_BLOCKW_GGML_Q8_0 ? 1 : type == QMX_BLOCKW_GGML_Q4_0 ? 3
+            : type == QMX_BLOCKW_GGML_Q4_1 ? 8 : 4;
     h->zp = type == QMX_BLOCKW_GGML_Q4_0;
     h->f16 = h->elem != 4; h->sk = h->elem == 4 ? 4 : 1;   /* MXFP4: ggml's 2^(c - 128) */
     h->N = N; h->K = K;
@@ -11478,7 +12751,12 @@ static qmx_status qmx__bp_ggml_one(int type, const uint8_t *in, uint8_t *u, floa
                                    uint32_t *z) {
     qmx_status st;
     size_t t;
-    if (type == QMX_BLOCKW_GGML_Q8_0) {
+    if (type == QMX_BLOCKW_GGML_Q4_1) {   /* block_q4_1: d, m (binary16), qs[16]; any bytes */
+        for (t = 0; t < 32u; t++) u[t] = (uint8_t)(t < 16u ? in[4u + t] & 15u : in[t - 12u] >> 4);
+        *s = 0.0f;
+        *z = 0;
+        st = QMX_OK;
+    } else if (type == QMX_BLOCKW_GGML_Q8_0) {
         int8_t q[32];
         st = qmx_ggml_q8_0_to_qmx(in, QMX_GGML_Q8_0_BLOCK_BYTES, 32, q, 32, s, 1);
         for (t = 0; t < 32u; t++) u[t] = (uint8_t)((uint8_t)q[t] ^ 0x80u);
@@ -11523,8 +12801,15 @@ QMX_API qmx_status qmx_blockw_pack_ggml(int ggml_type, const void *blocks, size_
             size_t j = n % 16u;
             (void)qmx__bp_ggml_one(ggml_type, src + (n * h.nb + bk) * bb, u, &s, &z);
             for (t = 0; t < 32u; t++) qmx__bp_setu(&h, blk, j, t, u[t]);
-            if (h.elem == 4) blk[h.cb + j] = (uint8_t)z;   /* the E8M0 code */
-            else qmx__bp_setscale(&h, blk, j, s);   /* |d| of a binary16, or 1: exact */
+            if (h.elem == 8) {   /* Q4_1: d and m, their binary16 bytes as they are */
+                const uint8_t *g = src + (n * h.nb + bk) * bb;
+                blk[h.cb + 2u * j] = g[0]; blk[h.cb + 2u * j + 1u] = g[1];
+                blk[h.cb + 32u + 2u * j] = g[2]; blk[h.cb + 32u + 2u * j + 1u] = g[3];
+            } else if (h.elem == 4) {
+                blk[h.cb + j] = (uint8_t)z;   /* the E8M0 code */
+            } else {
+                qmx__bp_setscale(&h, blk, j, s);   /* |d| of a binary16, or 1: exact */
+            }
             if (h.zp) blk[h.cb + 16u * h.sb + j] = (uint8_t)z;
         }
     return QMX_OK;
@@ -11543,6 +12828,7 @@ QMX_API qmx_status qmx_blockw_unpack_ggml(const void *blob, size_t blob_bytes, i
     if (!bb) return QMX_ERR_ARG;
     if (!(ggml_type == QMX_BLOCKW_GGML_Q8_0 ? h.elem == 1 && !h.zp
           : ggml_type == QMX_BLOCKW_GGML_Q4_0 ? h.elem == 2 || h.elem == 3
+          : ggml_type == QMX_BLOCKW_GGML_Q4_1 ? h.elem == 8
           : h.elem == 4))
         return QMX_ERR_UNSUPPORTED;
     if (h.K % 32u) return QMX_ERR_SHAPE;
@@ -11557,7 +12843,14 @@ QMX_API qmx_status qmx_blockw_unpack_ggml(const void *blob, size_t blob_bytes, i
                 uint8_t tmp[QMX_GGML_Q8_0_BLOCK_BYTES];
                 uint8_t *out = pass ? dst + (n * h.nb + bk) * bb : tmp;
                 float s = qmx__bp_getscale(&h, blk, j);
-                if (h.elem == 1) {
+                if (h.elem == 8) {   /* Q4_1: the bytes as they were packed */
+                    out[0] = blk[h.cb + 2u * j]; out[1] = blk[h.cb + 2u * j + 1u];
+                    out[2] = blk[h.cb + 32u + 2u * j]; out[3] = blk[h.cb + 32u + 2u * j + 1u];
+                    for (t = 0; t < 16u; t++)
+                        out[4u + t] = (uint8_t)(qmx__bp_getu(&h, blk, j, t) |
+                                                (qmx__bp_getu(&h, blk, j, t + 16u) << 4));
+                    st = QMX_OK;
+                } else if (h.elem == 1) {
                     int8_t q[32];
                     for (t = 0; t < 32u; t++) q[t] = (int8_t)(qmx__bp_getu(&h, blk, j, t) ^ 0x80u);
                     st = qmx_ggml_q8_0_from_qmx(q, 32, &s, 1, out, bb);
@@ -11775,6 +13068,124 @@ static void qmx__bp_panel_c(const qmx__bp *h, const uint8_t *pp, const int8_t *q
             p = p * qmx__bp_getscale(h, blk, j);
             QMX__OPAQUE(p);
             p = p * sxb[bk];
+            QMX__OPAQUE(p);
+            y[j] = y[j] + p;
+        }
+    }
+}
+#endif
+
+/* MXFP8 code c -> e (units 2^-9 for E4M3, 2^-16 for E5M2) exactly as qmx__bwd_row decodes it,
+ * non-finite codes as its sentinels (E4M3 0x7F / 0xFF NaN; E5M2 exponent 31: Inf, NaN). */
+static int64_t qmx__bp_fp8e(uint32_t c, int e5) {
+    uint32_t mag = c & 0x7Fu, mb = e5 ? 2u : 3u, ex = mag >> mb, man = mag & ((1u << mb) - 1u);
+    int64_t v;
+    if (!e5 && mag == 0x7Fu) return QMX__BWD_NAN;
+    if (e5 && ex == 31u) return man ? QMX__BWD_NAN : (c & 0x80u) ? QMX__BWD_NINF : QMX__BWD_PINF;
+    v = ex ? (int64_t)((1u << mb) | man) << (ex - 1u) : (int64_t)man;
+    return (c & 0x80u) ? -v : v;
+}
+/* MXFP8 (elements 6, 7; blocks of 32): one row of X against one panel, y[16], portable C on
+ * every path: per block and row the 32 codes decoded to integers e, then qmx_matmul_blockw_dyn_i8's
+ * own segment steps (qmx__bwd_nonfinite, qmx__bwd_seg: the exact sum rounded once, RN(I 2^-U)),
+ * p = p * sw, p = p * sx, y = y + p. Codes past K are 0 and so are their q. */
+QMX__NOFMA
+static void qmx__bp8_panel_c(const qmx__bp *h, const uint8_t *pp, const int8_t *q,
+                             const float *sxb, float *y) {
+    QMX__PRAGMA_NOFMA
+    size_t bk, j, t;
+    int e5 = h->elem == 7;
+    for (j = 0; j < 16u; j++) y[j] = 0.0f;
+    for (bk = 0; bk < h->nb; bk++) {
+        const uint8_t *blk = pp + bk * h->S;
+        const int8_t *qb = q + 32u * bk;
+        for (j = 0; j < 16u; j++) {
+            int64_t w[32];
+            int nf = 0;
+            float p;
+            for (t = 0; t < 32u; t++) {
+                w[t] = qmx__bp_fp8e(blk[64u * (t / 4u) + 4u * j + t % 4u], e5);
+                nf |= w[t] >= QMX__BWD_PINF || w[t] <= QMX__BWD_NINF;
+            }
+            nf = nf ? qmx__bwd_nonfinite(qb, w, 32u) : 0;
+            if (nf == 0) p = qmx__bwd_seg(qb, w, 32u, e5 ? 16 : 9);
+            else p = qmx__bits_f32(nf == 1 ? 0x7F800000u : nf == 2 ? 0xFF800000u : QMX__BW_QNAN);
+            p = p * qmx__bp_getscale(h, blk, j);
+            QMX__OPAQUE(p);
+            p = p * sxb[bk];
+            QMX__OPAQUE(p);
+            y[j] = y[j] + p;
+        }
+    }
+}
+
+#if !defined(QMX__K_VNNI)
+/* ggml Q4_1 (element 8): one row of X against one panel, y[16], portable C on every path: per
+ * block I = sum_k q u (u the 4-bit code, exact), then p = (float)I, p = p * d, p = p * sx,
+ * y = y + p; t = (float)qsum, t = t * sx, t = t * m, y = y + t (the minimum's term). */
+QMX__NOFMA
+static void qmx__bp41_panel_c(const qmx__bp *h, const uint8_t *pp, const int8_t *q,
+                              const int32_t *qs, const float *sxb, float *y) {
+    QMX__PRAGMA_NOFMA
+    size_t bk, g, j, t;
+    for (j = 0; j < 16u; j++) y[j] = 0.0f;
+    for (bk = 0; bk < h->nb; bk++) {
+        const uint8_t *blk = pp + bk * h->S;
+        const int8_t *qb = q + 32u * bk;
+        for (j = 0; j < 16u; j++) {
+            int32_t dot = 0;
+            float p, tm;
+            for (g = 0; g < 4u; g++)
+                for (t = 0; t < 4u; t++) {
+                    uint32_t c = blk[64u * g + 4u * j + t];
+                    dot += (int32_t)qb[4u * g + t] * (int32_t)(c & 15u) +
+                           (int32_t)qb[16u + 4u * g + t] * (int32_t)(c >> 4);
+                }
+            p = (float)dot;
+            p = p * qmx__bp_getscale(h, blk, j);
+            QMX__OPAQUE(p);
+            p = p * sxb[bk];
+            QMX__OPAQUE(p);
+            y[j] = y[j] + p;
+            tm = (float)qs[bk];
+            tm = tm * sxb[bk];
+            QMX__OPAQUE(tm);
+            tm = tm * qmx__bp_getmin(h, blk, j);
+            QMX__OPAQUE(tm);
+            y[j] = y[j] + tm;
+        }
+    }
+}
+#endif
+
+#if !defined(QMX__K_VNNI)
+/* NVFP4 (element 5, blocks of 16): one row of X against one panel, y[16], portable C on every
+ * path but AVX-512 VNNI: per block dot = sum_k q u (u = 12 + 2 x value), I = dot - 12 qsum,
+ * then the float steps of qmx__bp_panel_c. qs16: the row's int16 sums of q per block of 16;
+ * sxb: its activation scales per block of 32 (act_block is 0, >= K or a multiple of 32). */
+QMX__NOFMA
+static void qmx__bp16_panel_c(const qmx__bp *h, const uint8_t *pp, const int8_t *q,
+                              const int16_t *qs16, const float *sxb, float *y) {
+    QMX__PRAGMA_NOFMA
+    size_t bk, g, j, t;
+    for (j = 0; j < 16u; j++) y[j] = 0.0f;
+    for (bk = 0; bk < h->nb; bk++) {
+        const uint8_t *blk = pp + bk * h->S;
+        const int8_t *qb = q + 16u * bk;
+        for (j = 0; j < 16u; j++) {
+            int32_t dot = 0;
+            float p;
+            for (g = 0; g < 2u; g++)
+                for (t = 0; t < 4u; t++) {
+                    uint32_t c = blk[64u * g + 4u * j + t];
+                    dot += (int32_t)qb[4u * g + t] * (int32_t)qmx__bp_e2m1u[c & 15u] +
+                           (int32_t)qb[8u + 4u * g + t] * (int32_t)qmx__bp_e2m1u[c >> 4];
+                }
+            p = (float)(dot - 12 * (int32_t)qs16[bk]);
+            if (h->unit) p = p * 0.5f;   /* RN(I 2^-1): exact */
+            p = p * qmx__bp_getscale(h, blk, j);
+            QMX__OPAQUE(p);
+            p = p * sxb[bk / 2u];
             QMX__OPAQUE(p);
             y[j] = y[j] + p;
         }
@@ -12015,6 +13426,244 @@ static void qmx__bp_panel_vnni(const qmx__bp *h, const uint8_t *pp, size_t np, c
     }
     _mm512_storeu_ps(y, y0);
 }
+
+/* ---- NVFP4 (element 5, blocks of 16) on AVX-512 VNNI ---- */
+/* The 16 block scales as qmx__bp_getscale decodes them: E4M3 (normal codes as float bits
+ * (mag << 20) + (120 << 23), subnormal mag 2^-9, 0x7F NaN, then the sign) times ts where not
+ * NaN; ggml (sk 6): (mag << 20) + (119 << 23), e = 0: m 2^-10, codes 0x00 / 0x7F: +0. */
+QMX__K_AINLINE __m512 qmx__bp16_sw_vnni(const qmx__bp *h, const uint8_t *blk) {
+    const __m512i c = _mm512_maskz_cvtepu8_epi32(
+        (__mmask16)0xFFFFu, _mm_loadu_si128((const __m128i *)(const void *)(blk + h->cb)));
+    const __m512i mag = _mm512_and_si512(c, _mm512_set1_epi32(0x7F));
+    const __mmask16 sub = _mm512_cmplt_epu32_mask(mag, _mm512_set1_epi32(8));
+    __m512 d;
+    if (h->sk == 6) {
+        d = _mm512_castsi512_ps(_mm512_add_epi32(_mm512_slli_epi32(mag, 20),
+                                                 _mm512_set1_epi32(119 << 23)));
+        d = _mm512_mask_mul_ps(d, sub, _mm512_cvtepi32_ps(mag), _mm512_set1_ps(0.0009765625f));
+        return _mm512_mask_mov_ps(d, _mm512_cmpeq_epi32_mask(c, _mm512_set1_epi32(0x7F)),
+                                  _mm512_setzero_ps());
+    }
+    d = _mm512_castsi512_ps(_mm512_add_epi32(_mm512_slli_epi32(mag, 20),
+                                             _mm512_set1_epi32(120 << 23)));
+    d = _mm512_mask_mul_ps(d, sub, _mm512_cvtepi32_ps(mag), _mm512_set1_ps(0.001953125f));
+    d = _mm512_mask_mov_ps(d, _mm512_cmpeq_epi32_mask(mag, _mm512_set1_epi32(0x7F)),
+                           _mm512_castsi512_ps(_mm512_set1_epi32(0x7FC00000)));
+    d = _mm512_castsi512_ps(_mm512_or_si512(
+        _mm512_castps_si512(d),
+        _mm512_and_si512(_mm512_slli_epi32(c, 24), _mm512_set1_epi32((int32_t)0x80000000u))));
+    if (h->ts != 0.0f)
+        d = _mm512_mask_mul_ps(d, _mm512_cmp_ps_mask(d, d, _CMP_ORD_Q), _mm512_set1_ps(h->ts), d);
+    return d;
+}
+/* The 4 code vectors of a block (16 rows x 4 k each, k = 0-3, 4-7 from the low nibbles of the
+ * two 64-byte groups, 8-11, 12-15 from the high), as u = 12 + 2 x value by vpshufb. */
+QMX__K_AINLINE void qmx__bp16_codes_vnni(const uint8_t *blk, __m512i w[4]) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    const __m512i lut = _mm512_broadcast_i32x4(
+        _mm_loadu_si128((const __m128i *)(const void *)qmx__bp_e2m1u));
+    const __m512i v0 = _mm512_loadu_si512((const void *)blk);
+    const __m512i v1 = _mm512_loadu_si512((const void *)(blk + 64));
+    w[0] = _mm512_shuffle_epi8(lut, _mm512_and_si512(v0, m4));
+    w[1] = _mm512_shuffle_epi8(lut, _mm512_and_si512(v1, m4));
+    w[2] = _mm512_shuffle_epi8(lut, _mm512_and_si512(_mm512_srli_epi16(v0, 4), m4));
+    w[3] = _mm512_shuffle_epi8(lut, _mm512_and_si512(_mm512_srli_epi16(v1, 4), m4));
+}
+/* One row of X (its 16 bytes of the block at xb): ((float)(sum q u - 12 qsum) [* 0.5]) * sw
+ * * sx on the 16 lanes. */
+QMX__NOFMA
+QMX__K_AINLINE __m512 qmx__bp16_row_vnni(const qmx__bp *h, const __m512i w[4], __m512 sw,
+                                        const uint8_t *xb, int32_t qsum, float sx) {
+    QMX__PRAGMA_NOFMA
+    __m512i a0 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w[0],
+                                     _mm512_set1_epi32((int)qmx__k_ld32le(xb)));
+    __m512i a1 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w[1],
+                                     _mm512_set1_epi32((int)qmx__k_ld32le(xb + 4)));
+    __m512 p;
+    a0 = _mm512_dpbusd_epi32(a0, w[2], _mm512_set1_epi32((int)qmx__k_ld32le(xb + 8)));
+    a1 = _mm512_dpbusd_epi32(a1, w[3], _mm512_set1_epi32((int)qmx__k_ld32le(xb + 12)));
+    a0 = _mm512_sub_epi32(_mm512_add_epi32(a0, a1), _mm512_set1_epi32(12 * qsum));
+    p = _mm512_cvtepi32_ps(a0);
+    if (h->unit) p = _mm512_mul_ps(p, _mm512_set1_ps(0.5f));   /* RN(I 2^-1): exact */
+    p = _mm512_mul_ps(p, sw);
+    return _mm512_mul_ps(p, _mm512_set1_ps(sx));
+}
+QMX__NOFMA
+QMX__K_AINLINE __m512 qmx__bp16_blk_vnni(const qmx__bp *h, const uint8_t *blk, const uint8_t *xb,
+                                        int32_t qsum, float sx) {
+    __m512i w[4];
+    qmx__bp16_codes_vnni(blk, w);
+    return qmx__bp16_row_vnni(h, w, qmx__bp16_sw_vnni(h, blk), xb, qsum, sx);
+}
+/* Four rows of X (q + r kp, qs16 + r qst, sxb + r sst) against one panel: y[16 r + j]. */
+QMX__NOFMA
+static void qmx__bp16_tile4_vnni(const qmx__bp *h, const uint8_t *pp, const int8_t *q, size_t kp,
+                                 const int16_t *qs16, size_t qst, const float *sxb, size_t sst,
+                                 float *y) {
+    QMX__PRAGMA_NOFMA
+    __m512 y0 = _mm512_setzero_ps(), y1 = y0, y2 = y0, y3 = y0;
+    const uint8_t *x = (const uint8_t *)q;
+    size_t bk;
+    for (bk = 0; bk < h->nb; bk++) {
+        const uint8_t *blk = pp + bk * h->S, *xb = x + 16u * bk;
+        const float *s = sxb + bk / 2u;
+        __m512i w[4];
+        __m512 sw = qmx__bp16_sw_vnni(h, blk);
+        qmx__bp16_codes_vnni(blk, w);
+        y0 = _mm512_add_ps(y0, qmx__bp16_row_vnni(h, w, sw, xb, qs16[bk], s[0]));
+        y1 = _mm512_add_ps(y1, qmx__bp16_row_vnni(h, w, sw, xb + kp, qs16[qst + bk], s[sst]));
+        y2 = _mm512_add_ps(y2, qmx__bp16_row_vnni(h, w, sw, xb + 2u * kp, qs16[2u * qst + bk],
+                                                  s[2u * sst]));
+        y3 = _mm512_add_ps(y3, qmx__bp16_row_vnni(h, w, sw, xb + 3u * kp, qs16[3u * qst + bk],
+                                                  s[3u * sst]));
+    }
+    _mm512_storeu_ps(y, y0);
+    _mm512_storeu_ps(y + 16, y1);
+    _mm512_storeu_ps(y + 32, y2);
+    _mm512_storeu_ps(y + 48, y3);
+}
+/* One row of X against np (1 .. 4) consecutive panels (np weight streams): y[16 t + j]. */
+QMX__NOFMA
+static void qmx__bp16_panel_vnni(const qmx__bp *h, const uint8_t *pp, size_t np, const int8_t *q,
+                                 const int16_t *qs16, const float *sxb, float *y) {
+    QMX__PRAGMA_NOFMA
+    size_t bk, t, ps = h->nb * h->S;
+    __m512 y0 = _mm512_setzero_ps(), y1 = y0, y2 = y0, y3 = y0;
+    if (np == 4) {
+        for (bk = 0; bk < h->nb; bk++) {
+            const uint8_t *blk = pp + bk * h->S, *xb = (const uint8_t *)(q + 16u * bk);
+            int32_t qsum = qs16[bk];
+            float sx = sxb[bk / 2u];
+            y0 = _mm512_add_ps(y0, qmx__bp16_blk_vnni(h, blk, xb, qsum, sx));
+            y1 = _mm512_add_ps(y1, qmx__bp16_blk_vnni(h, blk + ps, xb, qsum, sx));
+            y2 = _mm512_add_ps(y2, qmx__bp16_blk_vnni(h, blk + 2u * ps, xb, qsum, sx));
+            y3 = _mm512_add_ps(y3, qmx__bp16_blk_vnni(h, blk + 3u * ps, xb, qsum, sx));
+        }
+        _mm512_storeu_ps(y, y0);
+        _mm512_storeu_ps(y + 16, y1);
+        _mm512_storeu_ps(y + 32, y2);
+        _mm512_storeu_ps(y + 48, y3);
+        return;
+    }
+    for (t = 0; t < np; t++) {
+        for (bk = 0; bk < h->nb; bk++)
+            y0 = _mm512_add_ps(y0, qmx__bp16_blk_vnni(h, pp + t * ps + bk * h->S,
+                                                      (const uint8_t *)(q + 16u * bk), qs16[bk],
+                                                      sxb[bk / 2u]));
+        _mm512_storeu_ps(y + 16u * t, y0);
+        y0 = _mm512_setzero_ps();
+    }
+}
+
+#if defined(__AVX512VBMI__)
+#  define QMX__BP8_VNNI 1
+/* ---- MXFP8 E4M3 (element 6) on AVX-512 VNNI + VBMI ---- */
+/* The E4M3 integer e (units 2^-9) of magnitude code c is W[c] 32^a, a = (c >= 48) + (c >= 88),
+ * W[c] <= 240 (0 for the NaN code 0x7F): three unsigned byte operands per sign. */
+static const uint8_t qmx__bp8_w[128] = {
+      0,   1,   2,   3,   4,   5,   6,   7,   8,   9,  10,  11,  12,  13,  14,  15,
+     16,  18,  20,  22,  24,  26,  28,  30,  32,  36,  40,  44,  48,  52,  56,  60,
+     64,  72,  80,  88,  96, 104, 112, 120, 128, 144, 160, 176, 192, 208, 224, 240,
+      8,   9,  10,  11,  12,  13,  14,  15,  16,  18,  20,  22,  24,  26,  28,  30,
+     32,  36,  40,  44,  48,  52,  56,  60,  64,  72,  80,  88,  96, 104, 112, 120,
+    128, 144, 160, 176, 192, 208, 224, 240,   8,   9,  10,  11,  12,  13,  14,  15,
+     16,  18,  20,  22,  24,  26,  28,  30,  32,  36,  40,  44,  48,  52,  56,  60,
+     64,  72,  80,  88,  96, 104, 112, 120, 128, 144, 160, 176, 192, 208, 224,   0};
+/* One row of X (its 32 bytes at xb) against one E4M3 block on 16 lanes: per group of 4 k,
+ * W by vpermi2b, split by a and by the code's sign into 6 unsigned operands, vpdpbusd with q
+ * (positive codes) and -q (negative), I = A0 + 32 (A1 + 32 A2), exact (|I| <= 32 x 127 x
+ * 229376 < 2^30); p = (float)I x 2^-9 = RN_f32(I 2^-9) (vcvtdq2ps rounds to nearest even, the
+ * power of two is exact: |I| >= 1 or I = +0); NaN on a row whose block holds a 0x7F / 0xFF
+ * code (qmx__bwd_nonfinite: E4M3 has no Inf); then p * sw, p * sx. */
+QMX__NOFMA
+QMX__K_AINLINE __m512 qmx__bp8_blk_vnni(const qmx__bp *h, const uint8_t *blk, const uint8_t *xb,
+                                       float sx) {
+    QMX__PRAGMA_NOFMA
+    const __m512i t0 = _mm512_loadu_si512((const void *)qmx__bp8_w);
+    const __m512i t1 = _mm512_loadu_si512((const void *)(qmx__bp8_w + 64));
+    const __m512i m7 = _mm512_set1_epi8(0x7F), zero = _mm512_setzero_si512();
+    __m512i a0 = zero, a1 = zero, a2 = zero, nb;
+    __mmask64 nan = 0;
+    __mmask16 nanl;
+    __m512 p;
+    int g;
+    for (g = 0; g < 8; g++) {
+        const __m512i v = _mm512_loadu_si512((const void *)(blk + 64 * g));
+        const __m512i mag = _mm512_and_si512(v, m7);
+        const __m512i w = _mm512_permutex2var_epi8(t0, mag, t1);
+        const __mmask64 neg = _mm512_movepi8_mask(v);
+        const __mmask64 h1 = _mm512_cmpge_epu8_mask(mag, _mm512_set1_epi8(48));
+        const __mmask64 h2 = _mm512_cmpge_epu8_mask(mag, _mm512_set1_epi8(88));
+        const __mmask64 s0 = ~h1, s1 = h1 & ~h2;
+        const __m512i qp = _mm512_set1_epi32((int)qmx__k_ld32le(xb + 4 * g));
+        const __m512i qn = _mm512_sub_epi8(zero, qp);
+        a0 = _mm512_dpbusd_epi32(a0, _mm512_maskz_mov_epi8(s0 & ~neg, w), qp);
+        a0 = _mm512_dpbusd_epi32(a0, _mm512_maskz_mov_epi8(s0 & neg, w), qn);
+        a1 = _mm512_dpbusd_epi32(a1, _mm512_maskz_mov_epi8(s1 & ~neg, w), qp);
+        a1 = _mm512_dpbusd_epi32(a1, _mm512_maskz_mov_epi8(s1 & neg, w), qn);
+        a2 = _mm512_dpbusd_epi32(a2, _mm512_maskz_mov_epi8(h2 & ~neg, w), qp);
+        a2 = _mm512_dpbusd_epi32(a2, _mm512_maskz_mov_epi8(h2 & neg, w), qn);
+        nan |= _mm512_cmpeq_epi8_mask(mag, m7);
+    }
+    a0 = _mm512_add_epi32(a0, _mm512_slli_epi32(_mm512_add_epi32(a1, _mm512_slli_epi32(a2, 5)), 5));
+    p = _mm512_mul_ps(_mm512_cvtepi32_ps(a0), _mm512_set1_ps(0.001953125f));
+    nb = _mm512_movm_epi8(nan);
+    nanl = _mm512_test_epi32_mask(nb, nb);
+    p = _mm512_mask_mov_ps(p, nanl, _mm512_castsi512_ps(_mm512_set1_epi32(0x7FC00000)));
+    p = _mm512_mul_ps(p, qmx__bp_sw_vnni(h, blk));
+    return _mm512_mul_ps(p, _mm512_set1_ps(sx));
+}
+/* One row of X against np (1 .. 4) consecutive E4M3 panels: y[16 t + j], blocks increasing. */
+QMX__NOFMA
+static void qmx__bp8_panel_vnni(const qmx__bp *h, const uint8_t *pp, size_t np, const int8_t *q,
+                                const float *sxb, float *y) {
+    QMX__PRAGMA_NOFMA
+    size_t bk, t, ps = h->nb * h->S;
+    for (t = 0; t < np; t++) {
+        __m512 y0 = _mm512_setzero_ps();
+        for (bk = 0; bk < h->nb; bk++)
+            y0 = _mm512_add_ps(y0, qmx__bp8_blk_vnni(h, pp + t * ps + bk * h->S,
+                                                     (const uint8_t *)(q + 32u * bk), sxb[bk]));
+        _mm512_storeu_ps(y + 16u * t, y0);
+    }
+}
+#endif
+/* ---- ggml Q4_1 (element 8) on AVX-512 VNNI ---- */
+/* One row of X against np (1 .. 4) consecutive Q4_1 panels: per block the codes split as
+ * uint4 (qmx__bp_codes_vnni), I by 8 vpdpbusd, d and m by vcvtph2ps (exact), then the
+ * documented order: p = ((float)I * d) * sx, y = y + p, t = ((float)qsum * sx) * m, y = y + t. */
+QMX__NOFMA
+static void qmx__bp41_panel_vnni(const qmx__bp *h, const uint8_t *pp, size_t np, const int8_t *q,
+                                 const int32_t *qs, const float *sxb, float *y) {
+    QMX__PRAGMA_NOFMA
+    size_t bk, t, ps = h->nb * h->S;
+    __m512 acc[4];
+    for (t = 0; t < np; t++) acc[t] = _mm512_setzero_ps();
+    for (bk = 0; bk < h->nb; bk++)   /* the np panels' blocks in turn: np weight streams */
+        for (t = 0; t < np; t++) {
+            const uint8_t *blk = pp + t * ps + bk * h->S, *xb = (const uint8_t *)(q + 32u * bk);
+            const __m512 sx = _mm512_set1_ps(sxb[bk]);
+            __m512i w[8], a0 = _mm512_setzero_si512(), a1 = a0;
+            __m512 p, tm, y0 = acc[t];
+            int g;
+            qmx__bp_codes_vnni(h, blk, w);
+            for (g = 0; g < 8; g += 2) {
+                a0 = _mm512_dpbusd_epi32(a0, w[g], _mm512_set1_epi32((int)qmx__k_ld32le(xb + 4 * g)));
+                a1 = _mm512_dpbusd_epi32(a1, w[g + 1],
+                                         _mm512_set1_epi32((int)qmx__k_ld32le(xb + 4 * g + 4)));
+            }
+            p = _mm512_cvtepi32_ps(_mm512_add_epi32(a0, a1));
+            p = _mm512_mul_ps(p, _mm512_maskz_cvtph_ps((__mmask16)0xFFFFu, _mm256_loadu_si256(
+                                     (const __m256i *)(const void *)(blk + h->cb))));
+            p = _mm512_mul_ps(p, sx);
+            y0 = _mm512_add_ps(y0, p);
+            tm = _mm512_mul_ps(_mm512_set1_ps((float)qs[bk]), sx);
+            tm = _mm512_mul_ps(tm, _mm512_maskz_cvtph_ps((__mmask16)0xFFFFu, _mm256_loadu_si256(
+                                       (const __m256i *)(const void *)(blk + h->cb + 32u))));
+            acc[t] = _mm512_add_ps(y0, tm);
+        }
+    for (t = 0; t < np; t++) _mm512_storeu_ps(y + 16u * t, acc[t]);
+}
 #if defined(__GNUC__) && !defined(__clang__)
 #  pragma GCC diagnostic pop
 #endif
@@ -12154,7 +13803,7 @@ QMX_API qmx_status qmx_matmul_blockw_packed_dyn_i8(size_t M, size_t N, size_t K,
                                                    size_t workspace_bytes) {
     qmx__bp h;
     qmx_qconfig cfg;
-    size_t need, off, ext, ab, nab, mb, m, m0, j, p, kp;
+    size_t need, off, ext, ab, nab, mb, m, m0, j, p, kp, nb32 = K / 32u + (K % 32u != 0);
     float *sxb;
     int32_t *qs;
     int8_t *q;
@@ -12183,12 +13832,13 @@ QMX_API qmx_status qmx_matmul_blockw_packed_dyn_i8(size_t M, size_t N, size_t K,
             if (!qmx__k_scale_ok(s)) return QMX_ERR_ARG;
         }
     mb = M < QMX__BP_MB ? M : QMX__BP_MB;
-    kp = 32u * h.nb;
+    /* sxb and qs per row: nb32 entries (NVFP4: qs as 2 nb32 int16 sums per block of 16) */
+    kp = 32u * nb32;
     off = (size_t)((64u - ((uintptr_t)workspace & 63u)) & 63u);
     sxb = (float *)(void *)((unsigned char *)workspace + off);
-    off += qmx__k_r64(4u * mb * h.nb);
+    off += qmx__k_r64(4u * mb * nb32);
     qs = (int32_t *)(void *)((unsigned char *)workspace + off);
-    off += qmx__k_r64(4u * mb * h.nb);
+    off += qmx__k_r64(4u * mb * nb32);
     q = (int8_t *)(void *)((unsigned char *)workspace + off);
     for (m0 = 0; m0 < M; m0 += mb) {
         size_t rows = M - m0 < mb ? M - m0 : mb, i, bk, k;
@@ -12202,12 +13852,21 @@ QMX_API qmx_status qmx_matmul_blockw_packed_dyn_i8(size_t M, size_t N, size_t K,
                 st = qmx_compute_qparams(&cfg, x, len, &s, 1, NULL);
                 if (st == QMX_OK) st = qmx_quantize(&cfg, x, len, &s, 1, NULL, qi + k0, len);
                 if (st != QMX_OK) return st;   /* not reached: checked in pass 1 */
-                for (bk = k0 / 32u; bk * 32u < k0 + len; bk++) sxb[i * h.nb + bk] = s;
+                for (bk = k0 / 32u; bk * 32u < k0 + len; bk++) sxb[i * nb32 + bk] = s;
             }
-            for (bk = 0; bk < h.nb; bk++) {
-                int32_t sum = 0;
-                for (k = 0; k < 32u; k++) sum += qi[32u * bk + k];
-                qs[i * h.nb + bk] = sum;
+            if (h.elem == 5) {   /* |sum| <= 16 * 127: int16 */
+                int16_t *qs16 = (int16_t *)(void *)(qs + i * nb32);
+                for (bk = 0; bk < h.nb; bk++) {
+                    int32_t sum = 0;
+                    for (k = 0; k < 16u; k++) sum += qi[16u * bk + k];
+                    qs16[bk] = (int16_t)sum;
+                }
+            } else {
+                for (bk = 0; bk < h.nb; bk++) {
+                    int32_t sum = 0;
+                    for (k = 0; k < 32u; k++) sum += qi[32u * bk + k];
+                    qs[i * nb32 + bk] = sum;
+                }
             }
         }
         for (p = 0; p < h.np; p += QMX__BP_PANELS) {   /* QMX__BP_PANELS panels at a time */
@@ -12215,6 +13874,76 @@ QMX_API qmx_status qmx_matmul_blockw_packed_dyn_i8(size_t M, size_t N, size_t K,
             size_t npn = h.np - p < QMX__BP_PANELS ? h.np - p : QMX__BP_PANELS;
             size_t cols = N - 16u * p < 16u * npn ? N - 16u * p : 16u * npn;
             i = 0;
+            if (h.elem == 8) {   /* ggml Q4_1: AVX-512 VNNI, else portable */
+                for (; i < rows; i++) {
+                    float y[16u * QMX__BP_PANELS];
+                    float *yo = Y + (m0 + i) * ldy + 16u * p;
+#if defined(QMX__K_VNNI)
+                    qmx__bp41_panel_vnni(&h, pp, npn, q + i * kp, qs + i * nb32, sxb + i * nb32, y);
+#else
+                    size_t t;
+                    for (t = 0; t < npn; t++)
+                        qmx__bp41_panel_c(&h, pp + t * h.nb * h.S, q + i * kp, qs + i * nb32,
+                                          sxb + i * nb32, y + 16u * t);
+#endif
+                    for (j = 0; j < cols; j++)
+                        yo[j] = y[j] != y[j] ? qmx__bits_f32(QMX__BW_QNAN) : y[j];
+                }
+                continue;
+            }
+            if (h.elem >= 6) {   /* MXFP8: AVX-512 VNNI + VBMI for E4M3, else portable */
+                for (; i < rows; i++) {
+                    float y[16u * QMX__BP_PANELS];
+                    float *yo = Y + (m0 + i) * ldy + 16u * p;
+                    size_t t;
+#if defined(QMX__BP8_VNNI)
+                    if (h.elem == 6)
+                        qmx__bp8_panel_vnni(&h, pp, npn, q + i * kp, sxb + i * nb32, y);
+                    else
+#endif
+                    for (t = 0; t < npn; t++)
+                        qmx__bp8_panel_c(&h, pp + t * h.nb * h.S, q + i * kp, sxb + i * nb32,
+                                         y + 16u * t);
+                    for (j = 0; j < cols; j++)
+                        yo[j] = y[j] != y[j] ? qmx__bits_f32(QMX__BW_QNAN) : y[j];
+                }
+                continue;
+            }
+            if (h.elem == 5) {   /* NVFP4: blocks of 16 */
+#if defined(QMX__K_VNNI)
+                for (; i + 4u <= rows; i += 4u) {
+                    size_t t, r;
+                    for (t = 0; t < npn; t++) {
+                        float y[64];
+                        size_t c0 = 16u * (p + t), ct = N - c0 < 16u ? N - c0 : 16u;
+                        qmx__bp16_tile4_vnni(&h, pp + t * h.nb * h.S, q + i * kp, kp,
+                                             (const int16_t *)(const void *)(qs + i * nb32),
+                                             2u * nb32, sxb + i * nb32, nb32, y);
+                        for (r = 0; r < 4u; r++)
+                            for (j = 0; j < ct; j++)
+                                Y[(m0 + i + r) * ldy + c0 + j] =
+                                    y[16u * r + j] != y[16u * r + j]
+                                        ? qmx__bits_f32(QMX__BW_QNAN) : y[16u * r + j];
+                    }
+                }
+#endif
+                for (; i < rows; i++) {
+                    float y[16u * QMX__BP_PANELS];
+                    float *yo = Y + (m0 + i) * ldy + 16u * p;
+                    const int16_t *qs16 = (const int16_t *)(const void *)(qs + i * nb32);
+#if defined(QMX__K_VNNI)
+                    qmx__bp16_panel_vnni(&h, pp, npn, q + i * kp, qs16, sxb + i * nb32, y);
+#else
+                    size_t t;
+                    for (t = 0; t < npn; t++)
+                        qmx__bp16_panel_c(&h, pp + t * h.nb * h.S, q + i * kp, qs16,
+                                          sxb + i * nb32, y + 16u * t);
+#endif
+                    for (j = 0; j < cols; j++)
+                        yo[j] = y[j] != y[j] ? qmx__bits_f32(QMX__BW_QNAN) : y[j];
+                }
+                continue;
+            }
 #if defined(QMX__K_VNNI)
             /* 4 rows x 1 panel register tiles (the weights decoded once per 4 rows) */
             for (; i + 4u <= rows; i += 4u) {
@@ -12222,8 +13951,8 @@ QMX_API qmx_status qmx_matmul_blockw_packed_dyn_i8(size_t M, size_t N, size_t K,
                 for (t = 0; t < npn; t++) {
                     float y[64];
                     size_t c0 = 16u * (p + t), ct = N - c0 < 16u ? N - c0 : 16u;
-                    qmx__bp_tile4_vnni(&h, pp + t * h.nb * h.S, q + i * kp, kp, qs + i * h.nb,
-                                       sxb + i * h.nb, h.nb, y);
+                    qmx__bp_tile4_vnni(&h, pp + t * h.nb * h.S, q + i * kp, kp, qs + i * nb32,
+                                       sxb + i * nb32, h.nb, y);
                     for (r = 0; r < 4u; r++)
                         for (j = 0; j < ct; j++)
                             Y[(m0 + i + r) * ldy + c0 + j] =
@@ -12263,20 +13992,36 @@ QMX_API qmx_status qmx_matmul_blockw_packed_dyn_i8(size_t M, size_t N, size_t K,
 static const float qmx__bpf_ggml_kv[16] = {0.0f,  1.0f,  2.0f,  3.0f,  4.0f,  6.0f,  8.0f,  12.0f,
                                            0.0f, -1.0f, -2.0f, -3.0f, -4.0f, -6.0f, -8.0f, -12.0f};
 #if !defined(QMX__K_VNNI)
-/* T[16 t + j] = Wdq of row j, k = 32 b + t: exactly qmx_dequantize's / qmx_mx_dequantize's. */
-static void qmx__bpf_tile(const qmx__bp *h, const uint8_t *blk, float *T) {
+/* T[16 t + j] = Wdq of row j, k = bl b + t: exactly qmx_dequantize's / qmx_mx_dequantize's;
+ * ggml Q4_1: f32(f32(u d) + m). */
+QMX__NOFMA
+static void qmx__bpf_tile_c(const qmx__bp *h, const uint8_t *blk, float *T) {
+    QMX__PRAGMA_NOFMA
     size_t j, t;
     for (j = 0; j < 16u; j++) {
         float sc = qmx__bp_getscale(h, blk, j);
         int32_t z = (int32_t)qmx__bp_getz(h, blk, j);
-        for (t = 0; t < 32u; t++) {
+        if (h->elem == 8) {
+            float mn = qmx__bp_getmin(h, blk, j);
+            for (t = 0; t < 32u; t++) {
+                float v = (float)qmx__bp_getu(h, blk, j, t) * sc;
+                QMX__OPAQUE(v);
+                T[16u * t + j] = v + mn;
+            }
+            continue;
+        }
+        for (t = 0; t < h->bl; t++) {
             uint32_t u = qmx__bp_getu(h, blk, j, t);
-            float v = h->elem != 4 ? (float)((int32_t)u - z)
-                      : h->sk == 4 ? qmx__bpf_ggml_kv[u] : qmx__bits_f32(qmx__fp4_bits[u]);
+            float v = h->elem == 6 || h->elem == 7 ? qmx_fp8_to_f32((uint8_t)u, h->elem == 7 ? QMX_FP8_E5M2
+                                                                             : QMX_FP8_E4M3FN)
+                      : h->elem < 4 ? (float)((int32_t)u - z)
+                      : h->sk == 4 || h->sk == 6 ? qmx__bpf_ggml_kv[u]
+                                                 : qmx__bits_f32(qmx__fp4_bits[u]);
             T[16u * t + j] = v * sc;
         }
     }
 }
+#define qmx__bpf_tile qmx__bpf_tile_c
 /* acc[16 r + j] += X[r][t] * T[16 t + j] for t < kn, r < rows, in increasing t. */
 QMX__NOFMA
 static void qmx__bpf_rows(const float *T, size_t kn, const float *X, size_t ldx, size_t rows,
@@ -12294,11 +14039,58 @@ static void qmx__bpf_rows(const float *T, size_t kn, const float *X, size_t ldx,
         }
 }
 #else
+QMX__NOFMA
 static void qmx__bpf_tile(const qmx__bp *h, const uint8_t *blk, float *T) {
-    const __m512 sw = qmx__bp_sw_vnni(h, blk);
+    QMX__PRAGMA_NOFMA
+    __m512 sw;
     const __m512i zv = qmx__bp_z_vnni(h, blk);
     const __m512i m8 = _mm512_set1_epi32(0xFF), m4 = _mm512_set1_epi32(0x0F);
     int g, t;
+    sw = h->elem == 5 ? qmx__bp16_sw_vnni(h, blk) : qmx__bp_sw_vnni(h, blk);
+    if (h->elem == 6 || h->elem == 7) {   /* MXFP8: qmx_fp8_to_f32's value (exact), times sw */
+        const int e5 = h->elem == 7;
+        const __m512i m7 = _mm512_set1_epi32(0x7F);
+        for (g = 0; g < 8; g++) {
+            __m512i v = _mm512_loadu_si512((const void *)(blk + 64 * g));
+            for (t = 0; t < 4; t++) {
+                __m512i c = _mm512_and_si512(_mm512_srlv_epi32(v, _mm512_set1_epi32(8 * t)), m8);
+                __m512i mag = _mm512_and_si512(c, m7);
+                __m512 d = _mm512_castsi512_ps(_mm512_add_epi32(
+                    _mm512_slli_epi32(mag, e5 ? 21 : 20), _mm512_set1_epi32(e5 ? 112 << 23 : 120 << 23)));
+                d = _mm512_mask_mul_ps(d, _mm512_cmplt_epu32_mask(mag, _mm512_set1_epi32(e5 ? 4 : 8)),
+                                       _mm512_cvtepi32_ps(mag),
+                                       _mm512_set1_ps(e5 ? 1.52587890625e-05f : 0.001953125f));
+                if (e5) {
+                    d = _mm512_mask_mov_ps(d, _mm512_cmpeq_epi32_mask(mag, _mm512_set1_epi32(0x7C)),
+                                           _mm512_castsi512_ps(_mm512_set1_epi32(0x7F800000)));
+                    d = _mm512_mask_mov_ps(d, _mm512_cmpgt_epu32_mask(mag, _mm512_set1_epi32(0x7C)),
+                                           _mm512_castsi512_ps(_mm512_set1_epi32(0x7FC00000)));
+                } else {
+                    d = _mm512_mask_mov_ps(d, _mm512_cmpeq_epi32_mask(mag, m7),
+                                           _mm512_castsi512_ps(_mm512_set1_epi32(0x7FC00000)));
+                }
+                d = _mm512_castsi512_ps(_mm512_or_si512(
+                    _mm512_castps_si512(d),
+                    _mm512_and_si512(_mm512_slli_epi32(c, 24), _mm512_set1_epi32((int32_t)0x80000000u))));
+                _mm512_storeu_ps(T + 16 * (4 * g + t), _mm512_mul_ps(d, sw));
+            }
+        }
+        return;
+    }
+    if (h->elem == 5) {   /* NVFP4: 2 groups, low nibbles k = 4 g + t, high k = 8 + 4 g + t */
+        const __m512 lut = h->sk == 6 ? _mm512_loadu_ps(qmx__bpf_ggml_kv)
+                                      : _mm512_castsi512_ps(_mm512_loadu_si512(
+                                            (const void *)qmx__fp4_bits));
+        for (g = 0; g < 2; g++) {
+            __m512i v = _mm512_loadu_si512((const void *)(blk + 64 * g));
+            for (t = 0; t < 8; t++) {
+                __m512i c = _mm512_and_si512(_mm512_srlv_epi32(v, _mm512_set1_epi32(4 * t)), m4);
+                _mm512_storeu_ps(T + 16 * ((t & 1) ? 8 + 4 * g + t / 2 : 4 * g + t / 2),
+                                 _mm512_mul_ps(_mm512_permutexvar_ps(c, lut), sw));
+            }
+        }
+        return;
+    }
     if (h->elem == 1) {
         for (g = 0; g < 8; g++) {   /* dword j = row j's 4 codes, k = 4 g + t */
             __m512i v = _mm512_loadu_si512((const void *)(blk + 64 * g));
@@ -12322,9 +14114,12 @@ static void qmx__bpf_tile(const qmx__bp *h, const uint8_t *blk, float *T) {
                                         (const void *)qmx__fp4_bits)));
             else
                 w = _mm512_cvtepi32_ps(_mm512_sub_epi32(c, zv));
-            /* nibble t: byte t / 2, low (t even) or high half */
-            _mm512_storeu_ps(T + 16 * ((t & 1) ? 16 + 4 * g + t / 2 : 4 * g + t / 2),
-                             _mm512_mul_ps(w, sw));
+            /* nibble t: byte t / 2, low (t even) or high half; Q4_1: f32(f32(u d) + m) */
+            w = _mm512_mul_ps(w, sw);
+            if (h->elem == 8)
+                w = _mm512_add_ps(w, _mm512_maskz_cvtph_ps((__mmask16)0xFFFFu, _mm256_loadu_si256(
+                                         (const __m256i *)(const void *)(blk + h->cb + 32u))));
+            _mm512_storeu_ps(T + 16 * ((t & 1) ? 16 + 4 * g + t / 2 : 4 * g + t / 2), w);
         }
     }
 }
@@ -12381,9 +14176,9 @@ QMX_API qmx_status qmx_matmul_blockw_packed_f32(size_t M, size_t N, size_t K, co
             size_t rows = M - m0 < QMX__BPF_MB ? M - m0 : QMX__BPF_MB;
             for (j = 0; j < 16u * rows; j++) acc[j] = 0.0f;
             for (bk = 0; bk < h.nb; bk++) {
-                size_t kn = K - 32u * bk < 32u ? K - 32u * bk : 32u;
+                size_t kn = K - h.bl * bk < h.bl ? K - h.bl * bk : h.bl;
                 qmx__bpf_tile(&h, pp + bk * h.S, T);
-                qmx__bpf_rows(T, kn, X + m0 * ldx + 32u * bk, ldx, rows, acc);
+                qmx__bpf_rows(T, kn, X + m0 * ldx + h.bl * bk, ldx, rows, acc);
             }
             for (r = 0; r < rows; r++)
                 for (j = 0; j < ct; j++) {

@@ -17,7 +17,11 @@
  * over 1 GiB (32x the L3: DRAM, as ../shared/peers/RESULTS.md measures streaming bandwidth),
  * both measured in this run.
  * The aims (int8 >= 2.5x float32, >= 70 % of the streaming bandwidth, i.e. of the 1 GiB
- * DRAM read stream, timed in alternation) are printed met / NOT met. */
+ * DRAM read stream, timed in alternation) are printed met / NOT met.
+ * Then prefill (bench_prefill): 2048 prompt tokens onto a cache holding 2048, int8 and float32,
+ * the tiled qmx_kv_prefill against append + qmx_kv_attention per token (tokens/s, the ratio
+ * from alternating reps, and int8 tiled vs float32 tiled). QMX_KV_BENCH_PREFILL_ONLY=1 skips
+ * the decode table. */
 #define QMX_IMPLEMENTATION
 #include "../qmx_kernels.h"
 #include "bench_util.h"
@@ -145,6 +149,113 @@ static size_t step_bytes(const step_job *j) {
     return b;
 }
 
+/* ---- prefill: the tiled qmx_kv_prefill against the per-token loop ----
+ * A prompt of PF_N tokens onto a cache already holding PF_N0 tokens (context 4096 at the end):
+ * each call restores the descriptor saved after the first PF_N0 tokens (the cache's only
+ * state; the slots past it are rewritten by the call), then either qmx_kv_prefill with its
+ * full-speed workspace (qmx_kv_prefill_workspace_size) or append + qmx_kv_attention per token
+ * with the decode's workspace. Both give the same bits (checked before timing). */
+#define PF_N0 2048
+#define PF_N 2048
+
+typedef struct pf_job {
+    qmx_kv_cache c, c0;
+    const float *k, *v, *q;
+    float *out;
+    void *ws;
+    size_t ws_bytes, ws_min;
+    int loop;
+    void *storage;
+} pf_job;
+
+static void run_pf(void *p) {
+    pf_job *j = (pf_job *)p;
+    size_t per = (size_t)NKV * HD, qper = (size_t)NH * HD, t;
+    j->c = j->c0;
+    if (!j->loop) {
+        if (qmx_kv_prefill(&j->c, j->k, j->v, PF_N, j->q, NH, NULL, j->out, j->ws, j->ws_bytes) != QMX_OK) {
+            fprintf(stderr, "bench_kv: prefill failed\n");
+            exit(1);
+        }
+        return;
+    }
+    for (t = 0; t < PF_N; t++)
+        if (qmx_kv_cache_append(&j->c, j->k + t * per, j->v + t * per, 1) != QMX_OK ||
+            qmx_kv_attention(&j->c, j->q + t * qper, NH, NULL, j->out + t * qper, j->ws, j->ws_min) != QMX_OK) {
+            fprintf(stderr, "bench_kv: per-token prefill failed\n");
+            exit(1);
+        }
+}
+
+static void pf_setup(pf_job *j, qmx_dtype dt, int loop, const float *K, const float *V, const float *q) {
+    qmx_kv_config cfg;
+    size_t sb = 0, per = (size_t)NKV * HD;
+    memset(&cfg, 0, sizeof cfg);
+    memset(j, 0, sizeof *j);
+    cfg.capacity = CTX; cfg.n_kv_heads = NKV; cfg.head_dim = HD;
+    cfg.k_dtype = dt; cfg.v_dtype = dt;
+    if (qmx_kv_cache_storage_size(&cfg, &sb) != QMX_OK ||
+        qmx_kv_attention_workspace_size(&cfg, NH, &j->ws_min) != QMX_OK ||
+        qmx_kv_prefill_workspace_size(&cfg, NH, PF_N, &j->ws_bytes) != QMX_OK) {
+        fprintf(stderr, "bench_kv: prefill size query failed\n");
+        exit(1);
+    }
+    j->storage = malloc(sb);
+    j->ws = malloc(j->ws_bytes);
+    j->out = (float *)malloc(4 * (size_t)PF_N * NH * HD);
+    if (!j->storage || !j->ws || !j->out || qmx_kv_cache_init(&j->c0, &cfg, j->storage, sb) != QMX_OK ||
+        qmx_kv_cache_append(&j->c0, K, V, PF_N0) != QMX_OK) {
+        fprintf(stderr, "bench_kv: prefill setup failed\n");
+        exit(1);
+    }
+    j->k = K + PF_N0 * per;
+    j->v = V + PF_N0 * per;
+    j->q = q;
+    j->loop = loop;
+}
+
+static void bench_prefill(const float *K, const float *V) {
+    static const qmx_dtype DT[2] = {QMX_INT8, QMX_FLOAT32};
+    static pf_job J[2][2];   /* [format][0 tiled, 1 per-token loop] */
+    float *q = (float *)malloc(4 * (size_t)PF_N * NH * HD);
+    double tiled[2], ratio[2];
+    size_t i, f;
+    if (!q) exit(1);
+    for (i = 0; i < (size_t)PF_N * NH * HD; i++) q[i] = kv_synth_normal(&rs);
+    printf("\n  prefill: %d tokens onto a cache holding %d (context %d at the end), %d query / %d KV heads "
+           "of %d,\n  tiled qmx_kv_prefill vs append + qmx_kv_attention per token (same bits, checked), "
+           "alternating reps:\n", PF_N, PF_N0, CTX, NH, NKV, HD);
+    printf("  %-8s %12s %12s %14s %22s\n", "format", "tiled tok/s", "loop tok/s", "tiled/loop", "(min .. max, alternating)");
+    for (f = 0; f < 2; f++) {
+        bqu_stats a, b, r;
+        pf_setup(&J[f][0], DT[f], 0, K, V, q);
+        pf_setup(&J[f][1], DT[f], 1, K, V, q);
+        run_pf(&J[f][0]);
+        run_pf(&J[f][1]);
+        if (memcmp(J[f][0].out, J[f][1].out, 4 * (size_t)PF_N * NH * HD) != 0) {
+            fprintf(stderr, "bench_kv: %s tiled prefill differs from the per-token loop\n", qmx_dtype_name(DT[f]));
+            exit(1);
+        }
+        r = bqu_measure_ratio(run_pf, &J[f][1], run_pf, &J[f][0]);
+        a = bqu_measure(run_pf, &J[f][0]);
+        b = bqu_measure(run_pf, &J[f][1]);
+        tiled[f] = PF_N / a.med;
+        ratio[f] = r.med;
+        printf("  %-8s %12.0f %12.0f %13.2fx %12.2f .. %.2f\n", qmx_dtype_name(DT[f]), PF_N / a.med, PF_N / b.med,
+               r.med, r.min, r.max);
+    }
+    {
+        bqu_stats r = bqu_measure_ratio(run_pf, &J[1][0], run_pf, &J[0][0]);
+        printf("  int8 tiled prefill vs float32 tiled prefill (alternating reps): %.2fx (separate: %.2fx)\n",
+               r.med, tiled[0] / tiled[1]);
+    }
+    printf("  [%s] tiled prefill >= 8x the per-token loop's tokens/s: int8 %.2fx, float32 %.2fx\n",
+           ratio[0] >= 8.0 && ratio[1] >= 8.0 ? "met" : "NOT met", ratio[0], ratio[1]);
+    for (f = 0; f < 2; f++)
+        for (i = 0; i < 2; i++) { free(J[f][i].storage); free(J[f][i].ws); free(J[f][i].out); }
+    free(q);
+}
+
 int main(void) {
     static const kv_format F[] = {
         {"float32 (reference)", QMX_FLOAT32, QMX_FLOAT32, QMX_KV_HEADS_AND_DKV, QMX_KV_HEADS_AND_DKV, 0, 0},
@@ -173,6 +284,12 @@ int main(void) {
         V[i] = kv_synth_normal(&rs);
     }
     for (i = 0; i < NH * HD; i++) q[i] = kv_synth_normal(&rs);
+    if (bqu_env_int("QMX_KV_BENCH_PREFILL_ONLY", 0)) {
+        printf("bench_kv: prefill only (QMX_KV_BENCH_PREFILL_ONLY)\n  flags: %s\n", QMX_BENCH_CFLAGS);
+        bench_prefill(K, V);
+        free(K); free(V); free(q);
+        return 0;
+    }
     printf("bench_kv: one decode step, context %d, %d query heads, %d KV heads, head_dim %d\n",
            CTX, NH, NKV, HD);
     printf("  flags: %s\n", QMX_BENCH_CFLAGS);
@@ -246,6 +363,7 @@ int main(void) {
                100.0 * r.min * scale, 100.0 * r.max * scale, 100.0 * gbs[1] / dram_gbs);
     }
     free(dram_buf);
+    bench_prefill(K, V);
     for (f = 0; f < NF; f++) { free(J[f].storage); free(J[f].ws); free(J[f].out); }
     free(K); free(V); free(q);
     return 0;

@@ -11,7 +11,8 @@
  *            GEMV: M=1, N=K=8192, a 64 MiB weight blob (2x the L3), in GB/s of weights vs the
  *            read stream;
  *   blockw : block-scaled weights (issue 16): the GEMV M=1 N=K=8192 on the prepacked blob
- *            (qmx_matmul_blockw_packed_dyn_i8: Q8_0 class, Q4_0 class, MXFP4) beside the
+ *            (qmx_matmul_blockw_packed_dyn_i8: Q8_0 class, Q4_0 class, MXFP4, NVFP4, MXFP8
+ *            E4M3) beside the
  *            unpacked qmx_matmul_blockw_dyn_i8 and qmx_matmul_f32_dyn_i8, weight GB/s vs the
  *            read stream with bits per weight; and the Q4_0-class GEMM at M=16 / 128, 4096^2,
  *            vs qmx_matmul_i8_packed (QMX_BENCH_MATMUL_ONLY=blockw runs only these rows);
@@ -535,17 +536,20 @@ static void bench_blockw(void) {
     printf("\nblock-scaled weights, GEMV M=1 N=K=8192 (weights from DRAM), X quantized per row on the fly\n"
            "(packed_f32: X float32, no quantization);\n"
            "weight GB/s and its ratio to the read stream timed in alternation (aims: Q4_0-class and\n"
-           "MXFP4 >= 0.9x, Q8_0-class >= 1.0x)\n");
+           "MXFP4 / NVFP4 >= 0.9x, Q8_0-class >= 1.0x)\n");
     printf("%-44s %7s %8s %8s %7s\n", "kernel", "bits/w", "GB/s", "stream", "ratio");
-    for (fmt = 0; fmt < 4; fmt++) {
+    for (fmt = 0; fmt < 7; fmt++) {
         /* 0: Q8_0 class (int8, block 32, f16-exact scales), 1: Q4_0 class (uint4 + zero point
-         * per block of 32), 3: MXFP4 (OCP, E8M0 codes), 2: per-channel int8
+         * per block of 32), 3: MXFP4 (OCP, E8M0 codes), 4: NVFP4 (E4M3 codes per 16, two-level
+         * with a tensor scale), 5: MXFP8 E4M3 (E8M0 per 32), 6: ggml Q4_1 (from random
+         * block_q4_1 bytes; no unpacked kernel takes it), 2: per-channel int8
          * (qmx_matmul_f32_dyn_i8's blob) */
         qmx_qconfig qc;
         qmx_mx_config mc;
         qmx_blockw w;
-        uint8_t *codes = (uint8_t *)bqu_alloc(N * nb);
-        size_t db = fmt == 1 || fmt == 3 ? N * K / 2 : N * K, bytes = 0, k;
+        uint8_t *codes = (uint8_t *)bqu_alloc(N * (K / 16));
+        size_t db = fmt == 1 || fmt == 3 || fmt == 4 ? N * K / 2 : fmt == 6 ? N * nb * 20 : N * K,
+               bytes = 0, k;
         uint8_t *data = (uint8_t *)bqu_alloc(db);
         float *sc_ = (float *)bqu_alloc(N * nb * 4);
         int32_t *zp = (int32_t *)bqu_alloc(N * nb * 4);
@@ -574,7 +578,37 @@ static void bench_blockw(void) {
             w.kind = QMX_BLOCKW_MX; w.mx = &mc; w.data = data; w.data_bytes = db;
             w.scale_codes = codes; w.n_scales = N * nb;
         }
-        if (fmt != 2) {
+        if (fmt == 4) {
+            memset(&mc, 0, sizeof mc);
+            mc.format = QMX_NVFP4; mc.block_size = 16; mc.outer = N; mc.axis_len = K; mc.inner = 1;
+            mc.tensor_scale = 0.0005f;
+            for (i = 0; i < N * (K / 16); i++) codes[i] = (uint8_t)(0x30 + bqu_rng(&seed) % 0x20);
+            memset(&w, 0, sizeof w);
+            w.kind = QMX_BLOCKW_MX; w.mx = &mc; w.data = data; w.data_bytes = db;
+            w.scale_codes = codes; w.n_scales = N * (K / 16);
+        }
+        if (fmt == 5) {
+            memset(&mc, 0, sizeof mc);
+            mc.format = QMX_MXFP8_E4M3; mc.block_size = 32; mc.outer = N; mc.axis_len = K;
+            mc.inner = 1;
+            for (i = 0; i < db; i++) if ((data[i] & 0x7F) == 0x7F) data[i] = 0x3C;   /* no NaN */
+            for (i = 0; i < N * nb; i++) codes[i] = (uint8_t)(120 + bqu_rng(&seed) % 8);
+            memset(&w, 0, sizeof w);
+            w.kind = QMX_BLOCKW_MX; w.mx = &mc; w.data = data; w.data_bytes = db;
+            w.scale_codes = codes; w.n_scales = N * nb;
+        }
+        if (fmt == 6) {   /* block_q4_1: d, m binary16 (finite, moderate), qs[16] random */
+            for (i = 0; i < N * nb; i++) {
+                uint16_t dh = qmx_f32_to_f16(0.001f + (float)(bqu_rng(&seed) & 1023) / 65536.0f);
+                uint16_t mh = qmx_f32_to_f16(-0.01f * (float)(bqu_rng(&seed) & 7));
+                data[20 * i] = (uint8_t)dh; data[20 * i + 1] = (uint8_t)(dh >> 8);
+                data[20 * i + 2] = (uint8_t)mh; data[20 * i + 3] = (uint8_t)(mh >> 8);
+            }
+            if (qmx_blockw_pack_ggml_size(QMX_BLOCKW_GGML_Q4_1, N, K, &bytes) != QMX_OK) exit(1);
+            blob = bqu_alloc(bytes);
+            if (qmx_blockw_pack_ggml(QMX_BLOCKW_GGML_Q4_1, data, db, N, K, blob, bytes) != QMX_OK)
+                exit(1);
+        } else if (fmt != 2) {
             if (qmx_blockw_pack_size(&w, N, K, &bytes) != QMX_OK) exit(1);
             blob = bqu_alloc(bytes);
             if (qmx_blockw_pack(&w, N, K, blob, bytes) != QMX_OK) exit(1);
@@ -588,6 +622,7 @@ static void bench_blockw(void) {
             pair_res pr;
             double wbytes;
             const char *name;
+            if (fmt == 6 && kind == 1) continue;   /* no unpacked Q4_1 kernel */
             memset(&c, 0, sizeof c);
             c.kind = fmt == 2 ? 2 : kind == 2 ? 3 : kind; c.M = 1; c.N = N; c.K = K; c.X = X; c.w = &w;
             c.blob = blob; c.pb = bytes; c.wsc = sc_; c.Y = kind == 1 ? Y2 : Y;
@@ -601,7 +636,8 @@ static void bench_blockw(void) {
             run_bw(&c);
             /* the unpacked kernel reads codes + float32 scales (+ int32 zero points; MXFP4:
              * one E8M0 byte) */
-            wbytes = c.kind == 1 ? (double)db + (double)N * nb * (fmt == 1 ? 8 : fmt == 3 ? 1 : 4)
+            wbytes = c.kind == 1 ? (double)db + (double)N * (fmt == 4 ? K / 16 : nb) *
+                                                    (fmt == 1 ? 8 : fmt >= 3 ? 1 : 4)
                                  : (double)bytes;
             if (c.kind == 1) {   /* the same bits as the blob's kernel */
                 for (k = 0; k < N; k++) bad |= memcmp(&Y[k], &Y2[k], 4) != 0;
@@ -611,13 +647,21 @@ static void bench_blockw(void) {
             name = fmt == 2 ? "qmx_matmul_f32_dyn_i8 (per-channel int8)"
                  : c.kind == 3 ? (fmt == 0 ? "packed_f32 (f32 x blob), Q8_0 class"
                                   : fmt == 1 ? "packed_f32 (f32 x blob), Q4_0 class"
-                                             : "packed_f32 (f32 x blob), MXFP4")
+                                  : fmt == 3 ? "packed_f32 (f32 x blob), MXFP4"
+                                  : fmt == 4 ? "packed_f32 (f32 x blob), NVFP4"
+                                  : fmt == 5 ? "packed_f32 (f32 x blob), MXFP8 E4M3"
+                                             : "packed_f32 (f32 x blob), ggml Q4_1")
                  : kind == 0 ? (fmt == 0 ? "packed_dyn_i8, Q8_0 class (int8/32)"
                                 : fmt == 1 ? "packed_dyn_i8, Q4_0 class (uint4+zp/32)"
-                                           : "packed_dyn_i8, MXFP4 (E2M1 + E8M0/32)")
+                                : fmt == 3 ? "packed_dyn_i8, MXFP4 (E2M1 + E8M0/32)"
+                                : fmt == 4 ? "packed_dyn_i8, NVFP4 (E2M1 + E4M3/16, ts)"
+                                : fmt == 5 ? "packed_dyn_i8, MXFP8 E4M3 (E8M0/32)"
+                                           : "packed_dyn_i8, ggml Q4_1 (uint4 + d, m f16/32)")
                              : (fmt == 0 ? "blockw_dyn_i8 unpacked, Q8_0 class"
                                 : fmt == 1 ? "blockw_dyn_i8 unpacked, Q4_0 class"
-                                           : "blockw_dyn_i8 unpacked, MXFP4");
+                                : fmt == 3 ? "blockw_dyn_i8 unpacked, MXFP4"
+                                : fmt == 4 ? "blockw_dyn_i8 unpacked, NVFP4"
+                                           : "blockw_dyn_i8 unpacked, MXFP8 E4M3");
             printf("%-44s %7.3f %8.2f %8.2f %6.2fx\n", name, wbytes * 8.0 / ((double)N * K), pr.ga,
                    pr.gb * (double)sc.n / wbytes, pr.ratio * wbytes / (double)sc.n);
             fflush(stdout);

@@ -6,14 +6,24 @@
  *   - the cold GEMV, M = 1, N = K = 8192 (64 MiB blob, 2x the L3): 1 vs 2 workers, and 2
  *     workers vs a 2-thread read stream of the same 64 MiB through the same pool (aim >= 0.9x);
  *   - int8 per-tensor quantize of 64 MiB of floats: qmx_quantize (1 worker) vs two
- *     qmx_quantize_run halves on the pool, and vs a 2-thread read pass of the 64 MiB.
+ *     qmx_quantize_run halves on the pool, and vs a 2-thread read pass of the 64 MiB;
+ *   - int8 per-channel quantize (last axis, 4096 channels) of 64 MiB: qmx_quantize_exec with
+ *     no executor (the serial call) vs the 2-worker pool (256 tasks of QMX_TASK_ELEMS).
  * Every 2-worker result is compared bit for bit with the serial one before it is timed.
- * oneDNN with 2 threads is not timed here (bench_matmul times it single-threaded). */
+ * With oneDNN installed (make bench-peers: Debian's libdnnl-dev, OpenMP threading), each GEMM
+ * row also times oneDNN's s8 x s8 -> s32 matmul (its own packed weights, reordered untimed) on
+ * the same data at 1 and 2 OpenMP threads (omp_set_num_threads), in alternation with qmx at the
+ * same worker count; its outputs are checked against qmx's first. libgomp's idle threads are
+ * made passive (OMP_WAIT_POLICY, set by restarting the program) so that they do not spin on
+ * the cores while qmx runs. */
 #define QMX_IMPLEMENTATION
 #include "qmx_kernels.h"
 #include "bench_util.h"
 #include <pthread.h>
 #include <stdint.h>
+#if defined(QMX_BENCH_HAVE_DNNL)
+#  include <unistd.h>
+#endif
 
 #ifndef QMX_BENCH_CFLAGS
 #  define QMX_BENCH_CFLAGS "(not recorded; build with `make bench`)"
@@ -94,7 +104,7 @@ static void pool_stop(pool *p) {
 /* ---- the timed operations ---- */
 typedef struct mm {
     size_t M, N, K, pb, wsb;
-    int8_t *A;
+    int8_t *A, *B;   /* B: [N][K], kept for oneDNN */
     void *blob, *ws;
     int32_t *C;
     const qmx_executor *ex;   /* NULL: the serial call */
@@ -140,6 +150,99 @@ static void run_qz(void *v) {
     }
 }
 
+/* int8 per-channel quantize through qmx_quantize_exec (NULL executor: the serial call) */
+typedef struct qc { qmx_qconfig c; const float *x; size_t n; const float *s; int8_t *q; const qmx_executor *ex; } qc;
+static void run_qc(void *v) {
+    qc *z = (qc *)v;
+    if (qmx_quantize_exec(&z->c, z->x, z->n, z->s, z->c.axis_len, NULL, z->q, z->n, z->ex) != QMX_OK)
+        exit(1);
+}
+
+/* ---- oneDNN with 2 threads (QMX_BENCH_HAVE_DNNL: make bench links Debian's libdnnl) ---- */
+#if defined(QMX_BENCH_HAVE_DNNL)
+#include <dnnl.h>
+void omp_set_num_threads(int n);   /* libgomp, oneDNN's threading runtime in Debian's build */
+typedef struct dn2 {
+    dnnl_engine_t eng;
+    dnnl_stream_t strm;
+    dnnl_primitive_t prim;
+    dnnl_memory_t a, b, c;
+    dnnl_exec_arg_t args[3];
+    int threads;
+} dn2;
+static void run_dn2(void *v) {
+    dn2 *d = (dn2 *)v;
+    omp_set_num_threads(d->threads);
+    dnnl_primitive_execute(d->prim, d->strm, 3, d->args);
+    dnnl_stream_wait(d->strm);
+}
+/* oneDNN s8 x s8 -> s32 on mm c's data, weights in oneDNN's own packed layout (format any, an
+ * untimed reorder: its prepacked fast path); every output checked against qmx's C */
+static int dn2_setup(dn2 *d, const mm *c, const int8_t *B_nk) {
+    dnnl_dims_t ad, bd, cd;
+    dnnl_memory_desc_t amd, bumd, bmd, cmd;
+    dnnl_matmul_desc_t mmd;
+    dnnl_primitive_desc_t pd, rpd;
+    dnnl_primitive_t rp;
+    dnnl_memory_t bu;
+    dnnl_exec_arg_t ra[2];
+    int32_t *out;
+    size_t n, k, i;
+    int8_t *bkn = (int8_t *)bqu_alloc(c->N * c->K);
+    int ok = 1;
+    for (n = 0; n < c->N; n++)
+        for (k = 0; k < c->K; k++) bkn[k * c->N + n] = B_nk[n * c->K + k];
+    ad[0] = (dnnl_dim_t)c->M; ad[1] = (dnnl_dim_t)c->K;
+    bd[0] = (dnnl_dim_t)c->K; bd[1] = (dnnl_dim_t)c->N;
+    cd[0] = (dnnl_dim_t)c->M; cd[1] = (dnnl_dim_t)c->N;
+    ok &= dnnl_engine_create(&d->eng, dnnl_cpu, 0) == dnnl_success;
+    ok &= dnnl_stream_create(&d->strm, d->eng, dnnl_stream_default_flags) == dnnl_success;
+    ok &= dnnl_memory_desc_init_by_tag(&amd, 2, ad, dnnl_s8, dnnl_ab) == dnnl_success;
+    ok &= dnnl_memory_desc_init_by_tag(&bumd, 2, bd, dnnl_s8, dnnl_ab) == dnnl_success;
+    ok &= dnnl_memory_desc_init_by_tag(&bmd, 2, bd, dnnl_s8, dnnl_format_tag_any) == dnnl_success;
+    ok &= dnnl_memory_desc_init_by_tag(&cmd, 2, cd, dnnl_s32, dnnl_ab) == dnnl_success;
+    ok &= dnnl_matmul_desc_init(&mmd, &amd, &bmd, NULL, &cmd) == dnnl_success;
+    ok &= dnnl_primitive_desc_create(&pd, &mmd, NULL, d->eng, NULL) == dnnl_success;
+    if (!ok) return 0;
+    ok &= dnnl_memory_create(&d->a, &amd, d->eng, c->A) == dnnl_success;
+    ok &= dnnl_memory_create(&bu, &bumd, d->eng, bkn) == dnnl_success;
+    ok &= dnnl_memory_create(&d->b, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0),
+                             d->eng, DNNL_MEMORY_ALLOCATE) == dnnl_success;
+    ok &= dnnl_memory_create(&d->c, &cmd, d->eng, DNNL_MEMORY_ALLOCATE) == dnnl_success;
+    ok &= dnnl_reorder_primitive_desc_create(&rpd, &bumd, d->eng,
+                                             dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0),
+                                             d->eng, NULL) == dnnl_success;
+    if (!ok) return 0;
+    ok &= dnnl_primitive_create(&rp, rpd) == dnnl_success;
+    ra[0].arg = DNNL_ARG_FROM; ra[0].memory = bu;
+    ra[1].arg = DNNL_ARG_TO; ra[1].memory = d->b;
+    ok &= ok && dnnl_primitive_execute(rp, d->strm, 2, ra) == dnnl_success;
+    ok &= ok && dnnl_stream_wait(d->strm) == dnnl_success;
+    ok &= dnnl_primitive_create(&d->prim, pd) == dnnl_success;
+    if (!ok) return 0;
+    dnnl_primitive_destroy(rp);
+    dnnl_primitive_desc_destroy(rpd);
+    dnnl_primitive_desc_destroy(pd);
+    dnnl_memory_destroy(bu);
+    free(bkn);
+    d->args[0].arg = DNNL_ARG_SRC; d->args[0].memory = d->a;
+    d->args[1].arg = DNNL_ARG_WEIGHTS; d->args[1].memory = d->b;
+    d->args[2].arg = DNNL_ARG_DST; d->args[2].memory = d->c;
+    d->threads = 2;
+    run_dn2(d);
+    if (dnnl_memory_get_data_handle(d->c, (void **)&out) != dnnl_success) return 0;
+    for (i = 0; i < c->M * c->N; i++)
+        if (out[i] != c->C[i]) return 0;
+    return 1;
+}
+static void dn2_free(dn2 *d) {
+    dnnl_primitive_destroy(d->prim);
+    dnnl_memory_destroy(d->a); dnnl_memory_destroy(d->b); dnnl_memory_destroy(d->c);
+    dnnl_stream_destroy(d->strm);
+    dnnl_engine_destroy(d->eng);
+}
+#endif
+
 typedef struct pair { double ta, tb, ratio; } pair;  /* medians of seconds/call; ratio ta/tb */
 static pair measure_pair(bqu_fn fa, void *ca, bqu_fn fb, void *cb) {
     double a[BQU_MAX_REPS], b[BQU_MAX_REPS], r[BQU_MAX_REPS], target = bqu_rep_seconds();
@@ -169,7 +272,7 @@ static void mm_setup(mm *c, size_t M, size_t N, size_t K, const qmx_executor *ex
     qmx_matmul_i8_pack_weights_size(N, K, &c->pb);
     c->blob = bqu_alloc(c->pb);
     if (qmx_matmul_i8_pack_weights(B, N, K, K, QMX_B_NK, c->blob, c->pb) != QMX_OK) exit(1);
-    free(B);
+    c->B = B;
     qmx_matmul_i8_packed_workspace_size(M, N, K, &serial);
     qmx_matmul_i8_packed_workspace_size(M < QMX_TASK_M ? M : QMX_TASK_M,
                                         N < QMX_TASK_N ? N : QMX_TASK_N, K, &task);
@@ -189,13 +292,24 @@ static int same_bits(mm *c, const qmx_executor *ex2) {
     return ok;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
     static const size_t shapes[2][3] = {{1024, 1024, 1024}, {128, 4096, 4096}};
     pool p;
     qmx_executor ex2;
     double load[3] = {0, 0, 0};
     FILE *f = fopen("/proc/loadavg", "r");
     int i, bad = 0;
+#if defined(QMX_BENCH_HAVE_DNNL)
+    /* libgomp reads its environment when it is loaded: set it and start again */
+    if (!getenv("QMX_BENCH_PARALLEL_ENV")) {
+        setenv("QMX_BENCH_PARALLEL_ENV", "1", 1);
+        setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+        unsetenv("OMP_NUM_THREADS");
+        execv("/proc/self/exe", argv);
+        printf("bench_parallel: could not restart with OMP_WAIT_POLICY=PASSIVE\n");
+    }
+#endif
+    (void)argc; (void)argv;
     if (f) { if (fscanf(f, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3) load[0] = -1; fclose(f); }
     pool_start(&p, 2);
     ex2.parallel_for = pool_for; ex2.pool = &p; ex2.workers = 2;
@@ -217,7 +331,23 @@ int main(void) {
         snprintf(nm, sizeof nm, "%zu,%zu,%zu", a.M, a.N, a.K);
         printf("%-22s %10.1f %10.1f %7.2fx\n", nm, work / pr.ta / 1e9, work / pr.tb / 1e9, pr.ratio);
         fflush(stdout);
-        free(a.A); free(a.C); free(a.blob); free(a.ws);
+#if defined(QMX_BENCH_HAVE_DNNL)
+        {   /* oneDNN on the same data, 1 and 2 OpenMP threads, each against qmx's same count */
+            dn2 d;
+            pair pd1, pd2;
+            if (!dn2_setup(&d, &b, a.B)) { printf("oneDNN setup failed or differs from qmx\n"); bad = 1; }
+            else {
+                pd2 = measure_pair(run_mm, &b, run_dn2, &d);
+                d.threads = 1;
+                pd1 = measure_pair(run_mm, &a, run_dn2, &d);
+                printf("%-22s oneDNN 1 thread %.1f GOPS: qmx 1w %.2fx; 2 threads %.1f GOPS: qmx 2w %.2fx\n",
+                       "", work / pd1.tb / 1e9, 1.0 / pd1.ratio, work / pd2.tb / 1e9, 1.0 / pd2.ratio);
+                fflush(stdout);
+                dn2_free(&d);
+            }
+        }
+#endif
+        free(a.A); free(a.B); free(a.C); free(a.blob); free(a.ws);
     }
     {
         mm a, b;
@@ -236,7 +366,7 @@ int main(void) {
                (double)a.pb / p12.ta / 1e9, (double)a.pb / p12.tb / 1e9, p12.ratio,
                (double)r.n * 8 / ps.tb / 1e9, ps.ratio * (double)a.pb / ((double)r.n * 8));
         free((void *)(uintptr_t)r.p);
-        free(a.A); free(a.C); free(a.blob); free(a.ws);
+        free(a.A); free(a.B); free(a.C); free(a.blob); free(a.ws);
     }
     {
         qz a, b;
@@ -263,9 +393,33 @@ int main(void) {
                (double)a.n * 4 / ps.tb / 1e9, ps.ratio);
         free((void *)(uintptr_t)a.x); free(a.q); free(q1);
     }
+    {   /* per channel along the last axis: [4096 rows][4096 channels] */
+        qc a, b;
+        pair p12;
+        size_t i;
+        float *s = (float *)bqu_alloc(4096 * 4);
+        int8_t *q1;
+        qmx_qconfig z = QMX_ZERO_INIT;
+        a.c = z; a.c.granularity = QMX_PER_CHANNEL; a.c.outer = 4096; a.c.axis_len = 4096;
+        a.c.inner = 1; a.n = (size_t)16 << 20; a.ex = NULL;
+        for (i = 0; i < 4096; i++) s[i] = 0.005f + (float)(i % 37) * 0.0003f;
+        a.s = s;
+        a.x = (const float *)bqu_alloc(a.n * 4);
+        a.q = (int8_t *)bqu_alloc(a.n);
+        q1 = (int8_t *)bqu_alloc(a.n);
+        for (i = 0; i < a.n; i++) ((float *)(uintptr_t)a.x)[i] = (float)((int)(i * 2654435761u >> 20) - 2048) * 0.001f;
+        b = a; b.ex = &ex2; b.q = q1;
+        run_qc(&a); run_qc(&b);
+        if (memcmp(a.q, b.q, a.n) != 0) { printf("MISMATCH per-channel quantize 2 workers vs serial\n"); bad = 1; }
+        p12 = measure_pair(run_qc, &a, run_qc, &b);
+        printf("int8 per-channel quantize (4096 x 4096 channels, qmx_quantize_exec), 64 MiB of floats:\n"
+               "    1w %.1f GB/s of floats, 2w %.1f GB/s (%.2fx 1w)\n",
+               (double)a.n * 4 / p12.ta / 1e9, (double)a.n * 4 / p12.tb / 1e9, p12.ratio);
+        free((void *)(uintptr_t)a.x); free(a.q); free(q1); free(s);
+    }
     f = fopen("/proc/loadavg", "r");
     if (f) { if (fscanf(f, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3) load[0] = -1; fclose(f); }
-    printf("aims: GEMM 2w >= 1.85x 1w, GEMV and quantize 2w >= 0.9x the 2-thread stream; load average at the end "
+    printf("aims: GEMM 2w >= 1.85x 1w and >= 1.0x oneDNN 2 threads, GEMV and quantize 2w >= 0.9x the 2-thread stream; load average at the end "
            "%.2f %.2f %.2f\n", load[0], load[1], load[2]);
     pool_stop(&p);
     return bad;

@@ -11,6 +11,8 @@
  * Printed per format: cache bytes per token (data + scales), the attention output's error
  * against the same loop on a float32 cache (relative L2 over all decode steps, and the worst
  * step), and decode speed (attention steps per second, append included, single thread).
+ * The "block32" rows use one scale per 32 elements of head_dim (QMX_KV_BLOCK, as llama.cpp's
+ * q8_0 / q4_0 caches); 3 of the 4 blocks of each key head hold an outlier channel here.
  * All storage comes from the storage/workspace queries; the library allocates nothing. */
 #define QMX_IMPLEMENTATION
 #include "qmx_kernels.h"
@@ -47,6 +49,15 @@ int main(int argc, char **argv) {
         {"int4, K per-channel (KIVI)", QMX_INT4, QMX_INT4, QMX_KV_CHANNEL, QMX_KV_DKV, 0, 0},
         {"fp8 e4m3fn dkv", QMX_FP8_E4M3FN, QMX_FP8_E4M3FN, QMX_KV_DKV, QMX_KV_DKV, 0, 0},
         {"fp8 e5m2 dkv", QMX_FP8_E5M2, QMX_FP8_E5M2, QMX_KV_DKV, QMX_KV_DKV, 0, 0},
+        /* grouped scales along head_dim (QMX_KV_BLOCK, blocks of 32, binary16 scales unless
+         * the name says bf16 / f32): llama.cpp's q8_0 / q4_0 layout */
+        {"int8 block32 f16", QMX_INT8, QMX_INT8, QMX_KV_BLOCK, QMX_KV_BLOCK, 0, 0},
+        {"int8 block32 bf16", QMX_INT8, QMX_INT8, QMX_KV_BLOCK, QMX_KV_BLOCK, 0, 0},
+        {"int4 block32 f16", QMX_INT4, QMX_INT4, QMX_KV_BLOCK, QMX_KV_BLOCK, 0, 0},
+        {"int4 block32 f32", QMX_INT4, QMX_INT4, QMX_KV_BLOCK, QMX_KV_BLOCK, 0, 0},
+        {"int4 block32 f16, rotated", QMX_INT4, QMX_INT4, QMX_KV_BLOCK, QMX_KV_BLOCK, 0, 1},
+        {"int4 KIVI K + block32 f16 V", QMX_INT4, QMX_INT4, QMX_KV_CHANNEL, QMX_KV_BLOCK, 0, 0},
+        {"fp8 e4m3fn block32 f16", QMX_FP8_E4M3FN, QMX_FP8_E4M3FN, QMX_KV_BLOCK, QMX_KV_BLOCK, 0, 0},
     };
     enum { NF = sizeof F / sizeof F[0] };
     size_t ctx = argc > 1 ? (size_t)atol(argv[1]) : 2048, steps = argc > 2 ? (size_t)atol(argv[2]) : 128;
@@ -95,6 +106,9 @@ int main(int argc, char **argv) {
         cfg.k_dtype = F[f].k; cfg.v_dtype = F[f].v; cfg.k_axis = F[f].kax; cfg.v_axis = F[f].vax;
         cfg.channel_block = 32;
         cfg.rotate = F[f].rotate;
+        if (F[f].kax == QMX_KV_BLOCK || F[f].vax == QMX_KV_BLOCK)
+            cfg.block_scale = strstr(F[f].name, "bf16") ? QMX_KV_SCALE_BF16
+                            : strstr(F[f].name, "f32") ? QMX_KV_SCALE_F32 : QMX_KV_SCALE_F16;
         cfg.capacity = (total + 31) / 32 * 32;
         o.float_query = F[f].float_query;
         if (qmx_kv_cache_storage_size(&cfg, &sb) != QMX_OK ||

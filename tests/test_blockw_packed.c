@@ -8,6 +8,8 @@
  *   - ggml golden blocks (tests/data/interop_ggml.txt): pack_ggml -> unpack_ggml gives the
  *     same bytes (but d = +-0 blocks, as qmx.h documents), and the kernel on them equals
  *     qmx_matmul_blockw_dyn_i8 on qmx_ggml_*_to_qmx's conversion;
+ *   - NVFP4 (blocks of 16, E4M3 scales with or without the tensor scale, ggml's UE4M3) and
+ *     MXFP8 (E4M3 / E5M2, NaN / Inf codes) blobs: the same round trips and kernel checks;
  *   - bad input returns a status with Y and the workspace untouched. */
 #ifndef QMX_TEST_SEPARATE_IMPL
 #define QMX_IMPLEMENTATION
@@ -293,6 +295,151 @@ static void mxfp4_cases(void) {
                 }
 }
 
+/* NVFP4 (E2M1 codes, E4M3 scale codes per block of 16): torchao (with and without the tensor
+ * scale), Qwix and ggml scale rules; ragged K, K < 16, N not a multiple of 16, M 1 / 2 / 17;
+ * special scale codes (0, -0, NaN 0x7F / 0xFF, +-448, subnormal), NaN / Inf activations in the
+ * f32 kernel. */
+static void nvfp4_cases(void) {
+    static const size_t Ms[] = {1, 2, 17}, Ns[] = {1, 17, 33}, Ks[] = {16, 40, 96, 8, 4096};
+    static const uint8_t spec[8] = {0x00, 0x80, 0x7F, 0xFF, 0x7E, 0xFE, 0x01, 0x38};
+    size_t a, b, c, r, i, run = 0;
+    QMX_TEST_CASE("NVFP4 blob: round trip and packed kernels == qmx_matmul_blockw_dyn_i8 / _f32");
+    for (r = 0; r < 4; r++)
+        for (a = 0; a < 3; a++)
+            for (b = 0; b < 3; b++)
+                for (c = 0; c < 5; c++, run++) {
+                    size_t M = Ms[a], N = Ns[b], K = Ks[c], nb = (K + 15) / 16, eb = (N * K + 1) / 2;
+                    size_t bytes = 64, ns = N * nb, bad = 0;
+                    qmx_mx_config cfg;
+                    wset s;
+                    uint8_t *blob, *codes, *back, *sback;
+                    int mode = (int)(run % 4), ggml = r == 3;
+                    char what[96];
+                    qmx_blockw_packed_desc d;
+                    if (ggml && K % 16) continue;   /* ggml: whole blocks */
+                    if (K == 4096 && M > 2) continue;
+                    memset(&cfg, 0, sizeof cfg);
+                    cfg.format = QMX_NVFP4;
+                    cfg.rule = r == 2 ? QMX_MX_QWIX : ggml ? QMX_MX_GGML : QMX_MX_FLOOR;
+                    cfg.tensor_scale = r == 1 ? 0.00123f : 0.0f;
+                    cfg.outer = N; cfg.axis_len = K; cfg.inner = 1;
+                    memset(&s, 0, sizeof s);
+                    s.N = N; s.K = K; s.ns = ns;
+                    s.data = (uint8_t *)calloc(eb + 1, 1);
+                    codes = (uint8_t *)malloc(ns);
+                    for (i = 0; i < eb; i++) {
+                        uint32_t v = qmx_test_rand();
+                        if (mode == 1) v = (v & 0x88u) | 0x77u;   /* +-6 only: the largest |e| */
+                        s.data[i] = (uint8_t)v;
+                    }
+                    if ((N * K) & 1) s.data[eb - 1] &= 0x0F;
+                    for (i = 0; i < ns; i++) {
+                        uint32_t v = qmx_test_rand();
+                        codes[i] = (uint8_t)(0x20 + v % 0x40);
+                        if (mode == 2) codes[i] = spec[v % 8];
+                        if (mode == 3) codes[i] = (uint8_t)(v >> 8);
+                    }
+                    s.w.kind = QMX_BLOCKW_MX; s.w.mx = &cfg; s.w.data = s.data;
+                    s.w.data_bytes = eb; s.w.scale_codes = codes; s.w.n_scales = ns;
+                    snprintf(what, sizeof what, "nvfp4 rule %d ts %d mode %d", (int)cfg.rule,
+                             r == 1, mode);
+                    CHECK(qmx_blockw_pack_size(&s.w, N, K, &bytes) == QMX_OK &&
+                          bytes == 64 + ((N + 15) / 16) * nb * (128 + 16), "%s size", what);
+                    blob = (uint8_t *)malloc(bytes);
+                    CHECK(qmx_blockw_pack(&s.w, N, K, blob, bytes) == QMX_OK, "%s pack", what);
+                    memset(&d, 0, sizeof d);
+                    CHECK(qmx_blockw_packed_info(blob, bytes, &d) == QMX_OK && d.nvfp4 == 1 &&
+                          d.mxfp4 == 0 && d.block == 16 && d.nblk == nb &&
+                          d.scale_kind == (ggml ? 6 : 5) &&
+                          fb(d.tensor_scale) == fb(cfg.tensor_scale), "%s info", what);
+                    CHECK(blob[17] == 16 && blob[16] == 5, "%s header", what);
+                    back = (uint8_t *)calloc(eb + 1, 1);
+                    sback = (uint8_t *)malloc(ns);
+                    CHECK(qmx_blockw_unpack_mx(blob, bytes, back, eb, sback, ns) == QMX_OK,
+                          "%s unpack", what);
+                    bad = (size_t)(memcmp(back, s.data, eb) != 0) + (size_t)(memcmp(sback, codes, ns) != 0);
+                    CHECK(bad == 0, "%s: round trip differs", what);
+                    CHECK(qmx_blockw_unpack(blob, bytes, back, eb, (float *)(void *)sback, NULL, ns) ==
+                          QMX_ERR_UNSUPPORTED, "%s: unpack (not _mx)", what);
+                    check_kernel(&s, blob, bytes, M, 0, (int)(run % 3), what);
+                    check_kernel(&s, blob, bytes, M, 32, (int)((run + 1) % 3), what);
+                    if (K % 64 == 0 && M < 20) check_kernel(&s, blob, bytes, M, 64, 0, what);
+                    check_kernel_f32(&s, blob, bytes, M, (int)(run % 4), what);
+                    if (M == 17) check_kernel_f32(&s, blob, bytes, M, 3, what);
+                    free(blob); free(back); free(sback); free(codes); free(s.data);
+                }
+}
+
+/* MXFP8 E4M3 / E5M2 (fp8 codes, E8M0 scale codes per 32): OCP and Qwix (E4M3) rules, random
+ * codes (NaN and Inf elements among them), the largest codes, special scale codes; ragged K,
+ * K < 32, N not a multiple of 16, M 1 / 2 / 17. */
+static void mxfp8_cases(void) {
+    static const size_t Ms[] = {1, 2, 17}, Ns[] = {1, 17, 33}, Ks[] = {32, 40, 96, 8, 4096};
+    size_t a, b, c, r, i, run = 0;
+    QMX_TEST_CASE("MXFP8 blob: round trip and packed kernels == qmx_matmul_blockw_dyn_i8 / _f32");
+    for (r = 0; r < 3; r++)
+        for (a = 0; a < 3; a++)
+            for (b = 0; b < 3; b++)
+                for (c = 0; c < 5; c++, run++) {
+                    size_t M = Ms[a], N = Ns[b], K = Ks[c], nb = (K + 31) / 32, eb = N * K;
+                    size_t bytes = 64, ns = N * nb, bad = 0;
+                    qmx_mx_config cfg;
+                    wset s;
+                    uint8_t *blob, *codes, *back, *sback;
+                    int mode = (int)(run % 4), e5 = r == 1;
+                    char what[96];
+                    qmx_blockw_packed_desc d;
+                    if (K == 4096 && M > 2) continue;
+                    memset(&cfg, 0, sizeof cfg);
+                    cfg.format = e5 ? QMX_MXFP8_E5M2 : QMX_MXFP8_E4M3;
+                    cfg.rule = r == 2 ? QMX_MX_QWIX : QMX_MX_FLOOR;
+                    cfg.outer = N; cfg.axis_len = K; cfg.inner = 1;
+                    memset(&s, 0, sizeof s);
+                    s.N = N; s.K = K; s.ns = ns;
+                    s.data = (uint8_t *)calloc(eb + 1, 1);
+                    codes = (uint8_t *)malloc(ns);
+                    for (i = 0; i < eb; i++) {
+                        uint32_t v = qmx_test_rand();
+                        uint8_t cd = (uint8_t)v;
+                        if (mode != 3 && ((cd & 0x7F) == 0x7F || (e5 && (cd & 0x7C) == 0x7C)))
+                            cd = (uint8_t)(cd & 0xBB);   /* finite: no NaN / Inf elements */
+                        if (mode == 1) cd = (uint8_t)((v & 0x80u) | (e5 ? 0x7Bu : 0x7Eu));
+                        s.data[i] = cd;
+                    }
+                    for (i = 0; i < ns; i++) {
+                        uint32_t v = qmx_test_rand();
+                        codes[i] = (uint8_t)(110 + v % 30);
+                        if (mode == 2) codes[i] = (uint8_t)(v % 5 == 0 ? 0 : v % 5 == 1 ? 1 : v % 5 == 2 ? 255
+                                                            : v % 5 == 3 ? 254 : 127);
+                    }
+                    s.w.kind = QMX_BLOCKW_MX; s.w.mx = &cfg; s.w.data = s.data;
+                    s.w.data_bytes = eb; s.w.scale_codes = codes; s.w.n_scales = ns;
+                    snprintf(what, sizeof what, "mxfp8 %s rule %d mode %d", e5 ? "e5m2" : "e4m3",
+                             (int)cfg.rule, mode);
+                    CHECK(qmx_blockw_pack_size(&s.w, N, K, &bytes) == QMX_OK &&
+                          bytes == 64 + ((N + 15) / 16) * nb * (512 + 16), "%s size", what);
+                    blob = (uint8_t *)malloc(bytes);
+                    CHECK(qmx_blockw_pack(&s.w, N, K, blob, bytes) == QMX_OK, "%s pack", what);
+                    memset(&d, 0, sizeof d);
+                    CHECK(qmx_blockw_packed_info(blob, bytes, &d) == QMX_OK && d.mxfp8 == 1 + e5 &&
+                          d.nvfp4 == 0 && d.mxfp4 == 0 && d.block == 32 && d.nblk == nb &&
+                          d.scale_kind == (r == 2 ? 3 : 2), "%s info", what);
+                    back = (uint8_t *)calloc(eb + 1, 1);
+                    sback = (uint8_t *)malloc(ns);
+                    CHECK(qmx_blockw_unpack_mx(blob, bytes, back, eb, sback, ns) == QMX_OK,
+                          "%s unpack", what);
+                    bad = (size_t)(memcmp(back, s.data, eb) != 0) + (size_t)(memcmp(sback, codes, ns) != 0);
+                    CHECK(bad == 0, "%s: round trip differs", what);
+                    CHECK(qmx_blockw_unpack_mx(blob, bytes, back, eb - 1, sback, ns) ==
+                          QMX_ERR_BUFFER_TOO_SMALL, "%s: unpack data short", what);
+                    check_kernel(&s, blob, bytes, M, 0, (int)(run % 3), what);
+                    check_kernel(&s, blob, bytes, M, 32, (int)((run + 1) % 3), what);
+                    if (K % 64 == 0 && M < 20) check_kernel(&s, blob, bytes, M, 64, 0, what);
+                    check_kernel_f32(&s, blob, bytes, M, (int)(run % 4), what);
+                    free(blob); free(back); free(sback); free(codes); free(s.data);
+                }
+}
+
 /* An independent reference for a hand-made case: int64 dots in double-free exact floats. */
 static void hand_made(void) {
     /* N = 2, K = 64, int8 codes all 127 / all -128, scales 2 and 0.5: with X all 1 (sx = 1/127,
@@ -414,6 +561,125 @@ static void ggml_case(int q8) {
 /* ggml block_mxfp4 (random bytes: every byte is valid): pack_ggml -> unpack_ggml gives the
  * same bytes, the blob equals qmx_blockw_pack of qmx_mx_from_ggml's storage (rule GGML), and
  * the kernel equals qmx_matmul_blockw_dyn_i8 on that storage */
+/* ggml block_q4_1 (ggml-common.h: ggml_half d, ggml_half m, uint8_t qs[16]; element j in the
+ * low nibble of qs[j], j + 16 in the high; dequantize_row_q4_1: x = q d + m). Blocks written
+ * here from that definition (random finite d and m, random codes); pack_ggml -> unpack_ggml
+ * gives the same bytes, and both kernels equal an independent reference of the documented
+ * orders: dyn_i8 per block p = ((float)I * d) * sx, Y += p, t = ((float)qsum * sx) * m,
+ * Y += t; f32: w = f32(f32(q d) + m), sum += x * w in increasing k. */
+static float q41_half(uint32_t r) {   /* a finite binary16 of moderate size, either sign */
+    uint16_t h = (uint16_t)((r & 0x83FFu) | ((10u + (r >> 10) % 12u) << 10));
+    return qmx_f16_to_f32(h);
+}
+static void ggml_q41(void) {
+    static const size_t Ms[] = {1, 2, 17}, Ns[] = {1, 17, 33}, Ks[] = {32, 96, 4096};
+    size_t a, b, c, i;
+    QMX_TEST_CASE("ggml block_q4_1 -> blob -> block_q4_1, kernels == the documented order");
+    for (a = 0; a < 3; a++)
+        for (b = 0; b < 3; b++)
+            for (c = 0; c < 3; c++) {
+                size_t M = Ms[a], N = Ns[b], K = Ks[c], nb = K / 32, nbt = N * nb, bytes = 0, m, n, k;
+                size_t ab = c == 1 ? 32 : 0, nab = ab ? K / ab : 1, alen = ab ? ab : K;
+                uint8_t *in = (uint8_t *)malloc(nbt * 20), *back = (uint8_t *)malloc(nbt * 20), *blob;
+                float *X = (float *)malloc(M * K * sizeof(float)), *Y = (float *)malloc(M * N * sizeof(float));
+                float *R = (float *)malloc(M * N * sizeof(float)), *W = (float *)malloc(N * K * sizeof(float));
+                float *sx = (float *)malloc(M * nab * sizeof(float));
+                int8_t *q = (int8_t *)malloc(M * K);
+                size_t ws = 0, badn = 0;
+                void *wsp;
+                qmx_blockw_packed_desc d;
+                qmx_blockw_dyn_opts o;
+                qmx_qconfig cfg;
+                char what[64];
+                snprintf(what, sizeof what, "q4_1 M %u N %u K %u", (unsigned)M, (unsigned)N, (unsigned)K);
+                for (i = 0; i < nbt; i++) {
+                    uint16_t dh = qmx_f32_to_f16(q41_half(qmx_test_rand()));
+                    uint16_t mh = qmx_f32_to_f16(q41_half(qmx_test_rand()));
+                    uint8_t *g = in + 20 * i;
+                    g[0] = (uint8_t)dh; g[1] = (uint8_t)(dh >> 8); g[2] = (uint8_t)mh; g[3] = (uint8_t)(mh >> 8);
+                    for (k = 0; k < 16; k++) g[4 + k] = (uint8_t)qmx_test_rand();
+                }
+                for (n = 0; n < N; n++)   /* dequantize_row_q4_1, f32(f32(q d) + m) */
+                    for (k = 0; k < K; k++) {
+                        const uint8_t *g = in + 20 * (n * nb + k / 32);
+                        volatile float v = (float)((k % 32 < 16 ? g[4 + k % 32] : g[4 + k % 32 - 16] >> 4) & 15) *
+                                           qmx_f16_to_f32((uint16_t)(g[0] | g[1] << 8));
+                        W[n * K + k] = v + qmx_f16_to_f32((uint16_t)(g[2] | g[3] << 8));
+                    }
+                CHECK(qmx_blockw_pack_ggml_size(QMX_BLOCKW_GGML_Q4_1, N, K, &bytes) == QMX_OK &&
+                      bytes == 64 + ((N + 15) / 16) * nb * 320, "%s size", what);
+                blob = (uint8_t *)malloc(bytes);
+                CHECK(qmx_blockw_pack_ggml(QMX_BLOCKW_GGML_Q4_1, in, nbt * 20, N, K, blob, bytes) == QMX_OK,
+                      "%s pack", what);
+                memset(&d, 0, sizeof d);
+                CHECK(qmx_blockw_packed_info(blob, bytes, &d) == QMX_OK && d.q4_1 == 1 &&
+                      d.dtype == QMX_UINT4 && d.has_zp == 0 && d.block == 32, "%s info", what);
+                CHECK(qmx_blockw_unpack_ggml(blob, bytes, QMX_BLOCKW_GGML_Q4_1, back, nbt * 20) == QMX_OK &&
+                      memcmp(back, in, nbt * 20) == 0, "%s: ggml round trip", what);
+                CHECK(qmx_blockw_unpack_ggml(blob, bytes, QMX_BLOCKW_GGML_Q4_0, back, nbt * 20) ==
+                      QMX_ERR_UNSUPPORTED && qmx_blockw_unpack_mx(blob, bytes, back, nbt * 20, back, nbt) ==
+                      QMX_ERR_UNSUPPORTED, "%s: other unpackers", what);
+                for (i = 0; i < M * K; i++) X[i] = (rnd_unit() - 0.5f) * 8.0f;
+                /* the activations as qmx_matmul_blockw_dyn_i8 quantizes them */
+                memset(&cfg, 0, sizeof cfg);
+                cfg.dtype = QMX_INT8; cfg.granularity = QMX_PER_TENSOR;
+                cfg.recipe = QMX_RECIPE_TFLITE; cfg.rounding = QMX_ROUND_NEAREST_EVEN;
+                for (m = 0; m < M; m++)
+                    for (i = 0; i < nab; i++) {
+                        CHECK(qmx_compute_qparams(&cfg, X + m * K + i * alen, alen, sx + m * nab + i, 1, NULL) == QMX_OK &&
+                              qmx_quantize(&cfg, X + m * K + i * alen, alen, sx + m * nab + i, 1, NULL,
+                                           q + m * K + i * alen, alen) == QMX_OK, "%s quantize", what);
+                    }
+                for (m = 0; m < M; m++)
+                    for (n = 0; n < N; n++) {
+                        volatile float y = 0.0f;
+                        size_t bk;
+                        for (bk = 0; bk < nb; bk++) {
+                            const uint8_t *g = in + 20 * (n * nb + bk);
+                            int32_t I = 0, qsum = 0;
+                            float s = sx[m * nab + (bk * 32) / alen];
+                            volatile float p, t;
+                            for (k = 0; k < 32; k++) {
+                                int32_t u = (k < 16 ? g[4 + k] : g[4 + k - 16] >> 4) & 15;
+                                I += q[m * K + bk * 32 + k] * u;
+                                qsum += q[m * K + bk * 32 + k];
+                            }
+                            p = (float)I;
+                            p = p * qmx_f16_to_f32((uint16_t)(g[0] | g[1] << 8));
+                            p = p * s;
+                            y = y + p;
+                            t = (float)qsum;
+                            t = t * s;
+                            t = t * qmx_f16_to_f32((uint16_t)(g[2] | g[3] << 8));
+                            y = y + t;
+                        }
+                        R[m * N + n] = y;
+                    }
+                o.act_block = ab;
+                CHECK(qmx_matmul_blockw_packed_dyn_i8_workspace_size(M, N, K, &o, &ws) == QMX_OK, "%s ws", what);
+                wsp = malloc(ws);
+                CHECK(qmx_matmul_blockw_packed_dyn_i8(M, N, K, X, K, blob, bytes, &o, Y, N, wsp, ws) == QMX_OK,
+                      "%s dyn", what);
+                for (i = 0; i < M * N; i++) badn += fb(Y[i]) != fb(R[i] != R[i] ? qmx_test_bits_f32(0x7FC00000u) : R[i]);
+                CHECK(badn == 0, "%s dyn: %u outputs differ", what, (unsigned)badn);
+                free(wsp);
+                for (m = 0; m < M; m++)   /* f32: sum += x w, k increasing */
+                    for (n = 0; n < N; n++) {
+                        volatile float y = 0.0f, p;
+                        for (k = 0; k < K; k++) { p = X[m * K + k] * W[n * K + k]; y = y + p; }
+                        R[m * N + n] = y;
+                    }
+                CHECK(qmx_matmul_blockw_packed_f32_workspace_size(M, N, K, &ws) == QMX_OK, "%s ws f32", what);
+                wsp = malloc(ws);
+                CHECK(qmx_matmul_blockw_packed_f32(M, N, K, X, K, blob, bytes, Y, N, wsp, ws) == QMX_OK,
+                      "%s f32", what);
+                badn = 0;
+                for (i = 0; i < M * N; i++) badn += fb(Y[i]) != fb(R[i] != R[i] ? qmx_test_bits_f32(0x7FC00000u) : R[i]);
+                CHECK(badn == 0, "%s f32: %u outputs differ", what, (unsigned)badn);
+                free(wsp); free(in); free(back); free(blob); free(X); free(Y); free(R); free(W); free(sx); free(q);
+            }
+}
+
 static void ggml_mxfp4(void) {
     enum { N = 19, K = 128, NB = N * K / 32 };
     static uint8_t in[NB * 17], back[NB * 17 + 1], el[N * K / 2], codes[NB];
@@ -568,7 +834,7 @@ static void bad_input(void) {
         free_w(&t);
         CHECK(qmx_blockw_pack_ggml_size(QMX_BLOCKW_GGML_Q8_0, 2, 48, &b2) == QMX_ERR_SHAPE,
               "ggml K 48");
-        CHECK(qmx_blockw_pack_ggml_size(3, 2, 64, &b2) == QMX_ERR_ARG, "ggml type 3");
+        CHECK(qmx_blockw_pack_ggml_size(6, 2, 64, &b2) == QMX_ERR_ARG, "ggml type 6 (Q5_0)");
         CHECK(qmx_blockw_pack_ggml(QMX_BLOCKW_GGML_Q8_0, zeros, 4 * 34 - 1, 2, 64, bad, bytes) ==
               QMX_ERR_BUFFER_TOO_SMALL, "ggml blocks short");
         CHECK(qmx_blockw_unpack_ggml(blob, bytes, QMX_BLOCKW_GGML_Q8_0, bad, bytes) ==
@@ -590,7 +856,17 @@ static void bad_input(void) {
             mw.scale_codes = sc8; mw.n_scales = 4;
             for (i = 0; i < 4; i++) sc8[i] = 0x38;
             st = qmx_blockw_pack_size(&mw, 2, 32, &b2);
-            CHECK(st == QMX_ERR_UNSUPPORTED, "NVFP4: %d", (int)st);
+            CHECK(st == QMX_OK && b2 == 64 + 2 * 144, "NVFP4 blocks of 16: %d", (int)st);
+            mc.block_size = 32;   /* NVFP4 in blocks of 32: not a blob kind */
+            st = qmx_blockw_pack_size(&mw, 2, 32, &b2);
+            CHECK(st == QMX_ERR_UNSUPPORTED, "NVFP4 block 32: %d", (int)st);
+            mc.block_size = 8; mw.n_scales = 8;
+            st = qmx_blockw_pack_size(&mw, 2, 32, &b2);
+            CHECK(st == QMX_ERR_UNSUPPORTED, "NVFP4 block 8: %d", (int)st);
+            mc.block_size = 0; mw.n_scales = 3;   /* 4 scale codes needed */
+            st = qmx_blockw_pack_size(&mw, 2, 32, &b2);
+            CHECK(st == QMX_ERR_BUFFER_TOO_SMALL, "NVFP4 scale codes short: %d", (int)st);
+            mw.n_scales = 4;
             mc.format = QMX_MXFP4; mc.block_size = 16;
             st = qmx_blockw_pack_size(&mw, 2, 32, &b2);
             CHECK(st == QMX_ERR_UNSUPPORTED, "MXFP4 block 16: %d", (int)st);
@@ -607,15 +883,123 @@ static void bad_input(void) {
     free(bad); free(blob); free_w(&s);
 }
 
+/* NVFP4 / MXFP8 blobs with bad headers, truncated, short outputs: a status, outputs untouched */
+static void bad_input_fp(void) {
+    static uint8_t el[40 * 17], sc[3 * 17], blob[64 + 2 * 3 * 528], bad[sizeof blob], back[40 * 17];
+    static unsigned char ws[1 << 14];
+    qmx_mx_config mc;
+    qmx_blockw w;
+    size_t bytes = 0, need = 0, nf = 0, i, k, fmt;
+    float X[2 * 40], Y[2 * 17];
+    qmx_status st;
+    QMX_TEST_CASE("NVFP4 / MXFP8 bad input: a status, Y, workspace and outputs untouched");
+    for (i = 0; i < sizeof el; i++) el[i] = (uint8_t)(qmx_test_rand() & 0x77u);
+    for (i = 0; i < sizeof sc; i++) sc[i] = (uint8_t)(0x30 + i % 16);
+    for (i = 0; i < 2 * 40; i++) X[i] = (float)((int)(i % 11) - 5);
+    for (fmt = 0; fmt < 2; fmt++) {
+        const char *f = fmt ? "mxfp8" : "nvfp4";
+        memset(&mc, 0, sizeof mc);
+        mc.format = fmt ? QMX_MXFP8_E4M3 : QMX_NVFP4; mc.outer = 17; mc.axis_len = 40; mc.inner = 1;
+        mc.tensor_scale = fmt ? 0.0f : 0.5f;
+        memset(&w, 0, sizeof w);
+        w.kind = QMX_BLOCKW_MX; w.mx = &mc; w.data = el; w.data_bytes = fmt ? 17 * 40 : 17 * 20;
+        w.scale_codes = sc; w.n_scales = fmt ? 2 * 17 : 3 * 17;
+        CHECK(qmx_blockw_pack_size(&w, 17, 40, &bytes) == QMX_OK && bytes <= sizeof blob, "%s size", f);
+        w.n_scales--;   /* scale codes one short */
+        memset(bad, 0x5A, sizeof bad);
+        st = qmx_blockw_pack(&w, 17, 40, bad, bytes);
+        CHECK(st == QMX_ERR_BUFFER_TOO_SMALL, "%s: scale codes short: %d", f, (int)st);
+        for (i = 0; i < sizeof bad; i++) if (bad[i] != 0x5A) break;
+        CHECK(i == sizeof bad, "%s: blob written on error", f);
+        w.n_scales++;
+        CHECK(qmx_blockw_pack(&w, 17, 40, blob, bytes) == QMX_OK, "%s pack", f);
+        CHECK(qmx_matmul_blockw_packed_dyn_i8_workspace_size(2, 17, 40, NULL, &need) == QMX_OK &&
+              qmx_matmul_blockw_packed_f32_workspace_size(2, 17, 40, &nf) == QMX_OK &&
+              need < sizeof ws && nf < sizeof ws, "%s ws", f);
+        for (k = 0; k < 9; k++) {
+            size_t bb = bytes;
+            qmx_status want = QMX_ERR_PARSE, sf;
+            qmx_blockw_dyn_opts o;
+            memcpy(bad, blob, bytes);
+            o.act_block = 0;
+            switch (k) {
+            case 0: bb = bytes - 1; want = QMX_ERR_BUFFER_TOO_SMALL; break;   /* truncated */
+            case 1: bad[17] = fmt ? 16 : 32; break;                          /* block length */
+            case 2: bad[20] = 1; if (fmt) break; bad[23] = 0x80; break;      /* ts < 0 / reserved */
+            case 3: bad[22] = 0x80; bad[23] = 0x7F; break;                   /* ts Inf / reserved */
+            case 4: bad[18] = fmt ? 4 : 2; break;                            /* scale kind */
+            case 5: bad[19] = 1; break;                                      /* zero points */
+            case 6: bad[16] = 8; break;                                      /* element */
+            case 7: bad[0] = 'q'; break;                                     /* magic */
+            default: o.act_block = 16; want = QMX_ERR_UNSUPPORTED; break;    /* act_block 16 */
+            }
+            for (i = 0; i < 2 * 17; i++) Y[i] = -3.0f;
+            memset(ws, 0xA5, sizeof ws);
+            st = qmx_matmul_blockw_packed_dyn_i8(2, 17, 40, X, 40, bad, bb, &o, Y, 17, ws, need);
+            sf = k == 8 ? want : qmx_matmul_blockw_packed_f32(2, 17, 40, X, 40, bad, bb, Y, 17, ws, nf);
+            CHECK(st == want && sf == want, "%s case %u: %d %d want %d", f, (unsigned)k, (int)st,
+                  (int)sf, (int)want);
+            for (i = 0; i < 2 * 17; i++) if (fb(Y[i]) != fb(-3.0f)) break;
+            CHECK(i == 2 * 17, "%s case %u: Y written", f, (unsigned)k);
+            for (i = 0; i < sizeof ws; i++) if (ws[i] != 0xA5) break;
+            CHECK(i == sizeof ws, "%s case %u: workspace written", f, (unsigned)k);
+        }
+        /* unpack_mx: data or scale codes short, other unpackers: a status, outputs untouched */
+        memset(back, 0x33, sizeof back);
+        memset(bad, 0x33, sizeof bad);
+        CHECK(qmx_blockw_unpack_mx(blob, bytes, back, w.data_bytes - 1, bad, w.n_scales) ==
+              QMX_ERR_BUFFER_TOO_SMALL, "%s unpack_mx data short", f);
+        CHECK(qmx_blockw_unpack_mx(blob, bytes, back, w.data_bytes, bad, w.n_scales - 1) ==
+              QMX_ERR_BUFFER_TOO_SMALL, "%s unpack_mx scale codes short", f);
+        CHECK(qmx_blockw_unpack_mx(blob, bytes - 1, back, w.data_bytes, bad, w.n_scales) ==
+              QMX_ERR_BUFFER_TOO_SMALL, "%s unpack_mx blob truncated", f);
+        CHECK(qmx_blockw_unpack_ggml(blob, bytes, QMX_BLOCKW_GGML_MXFP4, back, sizeof back) ==
+              QMX_ERR_UNSUPPORTED, "%s unpack_ggml", f);
+        for (i = 0; i < sizeof back; i++) if (back[i] != 0x33 || bad[i % sizeof bad] != 0x33) break;
+        CHECK(i == sizeof back, "%s: unpack outputs written on error", f);
+    }
+    {   /* ggml Q4_1: K not a multiple of 32, blocks or output short, a bad header */
+        static uint8_t g41[4 * 20];
+        size_t b41 = 0;
+        memset(g41, 0x3C, sizeof g41);
+        CHECK(qmx_blockw_pack_ggml_size(QMX_BLOCKW_GGML_Q4_1, 2, 48, &b41) == QMX_ERR_SHAPE, "q4_1 K 48");
+        CHECK(qmx_blockw_pack_ggml_size(QMX_BLOCKW_GGML_Q4_1, 2, 64, &b41) == QMX_OK &&
+              b41 == 64 + 2 * 320 && b41 <= sizeof blob, "q4_1 size");
+        memset(bad, 0x5A, sizeof bad);
+        CHECK(qmx_blockw_pack_ggml(QMX_BLOCKW_GGML_Q4_1, g41, sizeof g41 - 1, 2, 64, bad, b41) ==
+              QMX_ERR_BUFFER_TOO_SMALL, "q4_1 blocks short");
+        CHECK(qmx_blockw_pack_ggml(QMX_BLOCKW_GGML_Q4_1, g41, sizeof g41, 2, 64, bad, b41 - 1) ==
+              QMX_ERR_BUFFER_TOO_SMALL, "q4_1 blob short");
+        for (i = 0; i < sizeof bad; i++) if (bad[i] != 0x5A) break;
+        CHECK(i == sizeof bad, "q4_1: blob written on error");
+        CHECK(qmx_blockw_pack_ggml(QMX_BLOCKW_GGML_Q4_1, g41, sizeof g41, 2, 64, blob, b41) == QMX_OK,
+              "q4_1 pack");
+        memset(back, 0x33, sizeof back);
+        CHECK(qmx_blockw_unpack_ggml(blob, b41, QMX_BLOCKW_GGML_Q4_1, back, sizeof g41 - 1) ==
+                  QMX_ERR_BUFFER_TOO_SMALL &&
+              qmx_blockw_unpack(blob, b41, back, sizeof back, (float *)(void *)ws, NULL, 100) ==
+                  QMX_ERR_UNSUPPORTED, "q4_1 unpack short / as qmx storage");
+        for (i = 0; i < sizeof back; i++) if (back[i] != 0x33) break;
+        CHECK(i == sizeof back, "q4_1: unpack output written on error");
+        memcpy(bad, blob, b41); bad[18] = 0;   /* float32 scales: not a Q4_1 blob */
+        CHECK(qmx_blockw_unpack_ggml(bad, b41, QMX_BLOCKW_GGML_Q4_1, back, sizeof g41) == QMX_ERR_PARSE,
+              "q4_1 header scale kind");
+    }
+}
+
 int main(void) {
     qmx_test_seed(16161);
     hand_made();
     random_shapes();
     mxfp4_cases();
+    nvfp4_cases();
+    mxfp8_cases();
     load_ggml();
     ggml_case(1);
     ggml_case(0);
     ggml_mxfp4();
+    ggml_q41();
     bad_input();
+    bad_input_fp();
     return QMX_TEST_END();
 }

@@ -12,7 +12,11 @@
  *     arithmetic error), each checked against the proven error bound of the KV doc (ERROR
  *     BOUNDS), a formula evaluated here on the actual inputs (proven_bound), on every run and
  *     on adversarial inputs built to attain it within 10% (test_proven_bounds);
- *   - exp against libm's double exp, 1/sqrt(n) against double 1/sqrt(n) (correct rounding).
+ *   - exp against libm's double exp, 1/sqrt(n) against double 1/sqrt(n) (correct rounding);
+ *   - QMX_KV_BLOCK (scales per block along head_dim): read-back == code x stored scale from
+ *     the raw storage, 16-bit scales the rounded-up absmax / B, a model of the block attention
+ *     written from the doc (bit-exact on every path), and models of llama.cpp's q8_0 / q4_0
+ *     caches (ggml-quants.c's reference quantizers) on examples/kv_decode.c's data.
  * Bit identity across targets: a hash of every output bit of a fixed scenario (all formats,
  * both query modes, ring wrap-around, prefill) must equal KV_HASH, the value computed on the
  * x86-64 host. That hash is only an identity check across targets/builds; correctness comes
@@ -20,6 +24,7 @@
 #define QMX_IMPLEMENTATION
 #include "qmx_kernels.h"
 #include "qmx_test.h"
+#include "examples/kv_synth.h"   /* examples/kv_decode.c's data (test_block_llama) */
 #include <math.h>
 
 #if defined(__x86_64__) || defined(_M_X64) || defined(__aarch64__)
@@ -365,6 +370,30 @@ static double elem_err(qmx_dtype dt, double a) {
     if (a / fmt_B(dt) < 2.0 * 1.0842021724855044e-19) return a; /* zero guard (2x margin): e = A */
     return (1.0 + 1.0 / 16384) * rho * a;
 }
+/* the stored scale's largest value for a group of absmax a: s = RN(a / B), rounded up to the
+ * 16-bit format sf (1 binary16: <= s (1 + 2^-10) + 2^-24; 2 bfloat16: <= s (1 + 2^-7)) */
+static double scale_up(qmx_dtype dt, double a, int sf) {
+    double s = a / fmt_B(dt) * (1.0 + 1.0 / 8388608);
+    return sf == 1 ? s * (1.0 + 1.0 / 1024) + 5.9604644775390625e-08 : sf == 2 ? s * (1.0 + 1.0 / 128) : s;
+}
+/* e(A) with block scales in format sf (KV doc, ERROR BOUNDS: e = rho B s', s' the stored
+ * scale, and never above A: a code that is not 0 errs by at most s'/2 <= |x|) */
+static double elem_err_s(qmx_dtype dt, double a, int sf) {
+    double e, rb;
+    if (sf == 0 || dt == QMX_FLOAT32) return elem_err(dt, a);
+    if (a / fmt_B(dt) < 2.0 * 1.0842021724855044e-19) return a;
+    rb = dt == QMX_FP8_E4M3FN ? 16.0 : dt == QMX_FP8_E5M2 ? 4096.0 : 0.5;
+    e = (1.0 + 1.0 / 16384) * rb * scale_up(dt, a, sf);
+    return e < a * (1.0 + 1.0 / 16384) ? e : a * (1.0 + 1.0 / 16384);
+}
+static double blk_absmax(const float *X, size_t t, size_t h, size_t heads, size_t d, size_t i0,
+                         size_t len) {
+    const float *x = X + (t * heads + h) * d + i0;
+    size_t i;
+    double m = 0;
+    for (i = 0; i < len; i++) if (fabs((double)x[i]) > m) m = fabs((double)x[i]);
+    return m;
+}
 static double grp_absmax(const float *X, size_t t, size_t h, size_t heads, size_t d, int per_head) {
     const float *x = X + t * heads * d + (per_head ? h * d : 0);
     size_t n = per_head ? d : heads * d, i;
@@ -382,12 +411,15 @@ typedef struct bnd_case {
     qmx_kv_axis kax, vax;
     int int_q;            /* the attention ran with the integer query */
     int deq;              /* K, V are the dequantized cache: the arithmetic part only */
+    size_t db;            /* QMX_KV_BLOCK: elements per block (0: 32) */
+    int sf;               /* QMX_KV_BLOCK: scale format (qmx_kv_scale_format) */
 } bnd_case;
 
 /* bound[j][i] for every query head j and element i */
 static void proven_bound(const bnd_case *b, double *bound) {
     size_t H = b->heads, D = b->d, g = b->n_heads / H, n = b->hi - b->lo, j, t, i, tt;
     size_t G = b->G, done = b->kax == QMX_KV_CHANNEL ? b->n_tok / G * G : 0;
+    size_t db = b->db ? b->db : 32;
     const double u2 = 1.1920928955078125e-07;   /* 2^-23 */
     double isd = 1.0 / sqrt((double)D), eL = (double)((D + 15) / 16 + 12) * u2;
     double eV = (double)(n + (n + 15) / 16 + 12) * u2;
@@ -395,7 +427,8 @@ static void proven_bound(const bnd_case *b, double *bound) {
     for (j = 0; j < b->n_heads; j++) {
         size_t h = j / g;
         const float *qj = b->q + j * D;
-        double eq = 0, Dl = 0, Ev = 0, M = 0, smax = 0, EP = 0;
+        double eq = 0, Dl = 0, Ev = 0, M = 0, smax = 0, EP = 0, Evb[256];
+        for (i = 0; i < 256; i++) Evb[i] = 0;
         if (use_iq) {
             for (i = 0; i < D; i++) if (fabs((double)qj[i]) > eq) eq = fabs((double)qj[i]);
             eq = (1.0 + 1.0 / 16384) * eq / 254;
@@ -403,10 +436,13 @@ static void proven_bound(const bnd_case *b, double *bound) {
         for (t = b->lo; t < b->hi; t++) {
             const float *kt = b->K + (t * H + h) * D, *vt = b->V + (t * H + h) * D;
             double s1 = 0, s2 = 0, s3 = 0, ekt = 0, dl;
-            if (!b->deq && b->kax != QMX_KV_CHANNEL)
+            if (!b->deq && b->kax != QMX_KV_CHANNEL && b->kax != QMX_KV_BLOCK)
                 ekt = elem_err(b->kd, grp_absmax(b->K, t, h, H, D, b->kax == QMX_KV_DKV));
             for (i = 0; i < D; i++) {
-                double ek = ekt, kk = fabs((double)kt[i]);
+                double ek, kk = fabs((double)kt[i]);
+                if (!b->deq && b->kax == QMX_KV_BLOCK && i % db == 0)   /* the key's block */
+                    ekt = elem_err_s(b->kd, blk_absmax(b->K, t, h, H, D, i, db), b->sf);
+                ek = ekt;
                 if (!b->deq && b->kax == QMX_KV_CHANNEL && t < done) {   /* channel of a block */
                     double am = 0;
                     for (tt = t / G * G; tt < t / G * G + G; tt++) {
@@ -421,7 +457,17 @@ static void proven_bound(const bnd_case *b, double *bound) {
             }
             dl = isd * (s1 + eq * s2) + eL * (1.0 + isd * s3);
             if (dl > Dl) Dl = dl;
-            if (b->vd != QMX_FLOAT32) {
+            if (b->vd != QMX_FLOAT32 && b->vax == QMX_KV_BLOCK) {   /* per block: Ev[i] */
+                size_t bb;
+                for (bb = 0; bb < D / db; bb++) {
+                    double A = blk_absmax(b->Vq, t, h, H, D, bb * db, db), sp;
+                    double e = b->deq ? 0.0 : elem_err_s(b->vd, A, b->sf);
+                    if (e > Evb[bb]) Evb[bb] = e;
+                    if (e > Ev) Ev = e;
+                    sp = scale_up(b->vd, A, b->sf);
+                    if (sp > smax) smax = sp;
+                }
+            } else if (b->vd != QMX_FLOAT32) {
                 double A = grp_absmax(b->Vq, t, h, H, D, b->vax == QMX_KV_DKV);
                 double e = b->deq ? 0.0 : elem_err(b->vd, A);
                 if (e > Ev) Ev = e;
@@ -439,7 +485,8 @@ static void proven_bound(const bnd_case *b, double *bound) {
                 if (x < vlo) vlo = x;
                 if (x > vhi) vhi = x;
             }
-            bound[j * D + i] = Ev + tanh(Dl / 2) * (vhi - vlo + 2 * Ev) + eV * (M + Ev) + EP;
+            double Ei = b->vax == QMX_KV_BLOCK ? Evb[i / db] : Ev;
+            bound[j * D + i] = Ei + tanh(Dl / 2) * (vhi - vlo + 2 * Ei) + eV * (M + Ev) + EP;
         }
     }
 }
@@ -462,6 +509,8 @@ typedef struct att_case {
     qmx_kv_axis kax, vax;
     size_t heads, n_heads, d, cap, n, G, causal, window;
     int kind, float_query, ring, rotate;
+    size_t db;   /* QMX_KV_BLOCK: dim_block (0: 32) */
+    int sf;      /* QMX_KV_BLOCK: block_scale */
 } att_case;
 
 static void run_att(const att_case *a, int hash) {
@@ -480,6 +529,7 @@ static void run_att(const att_case *a, int hash) {
     cfg.k_dtype = a->kd; cfg.v_dtype = a->vd; cfg.k_axis = a->kax; cfg.v_axis = a->vax;
     cfg.channel_block = a->G; cfg.mode = a->ring ? QMX_KV_RING : QMX_KV_LINEAR;
     cfg.rotate = a->rotate;
+    cfg.dim_block = a->db; cfg.block_scale = (qmx_kv_scale_format)a->sf;
     CHECK(qmx_kv_cache_storage_size(&cfg, &st_bytes) == QMX_OK, "storage size");
     CHECK(qmx_kv_attention_workspace_size(&cfg, NH, &ws_bytes) == QMX_OK, "ws size");
     st = malloc(st_bytes + 1); ws = malloc(ws_bytes + 1);
@@ -504,7 +554,8 @@ static void run_att(const att_case *a, int hash) {
     if (!hash || e1 > bound_of(a->kd, a->vd) * 0.5 || e2 > 0.01)
         printf("  K %-10s V %-10s %-13s %s%s n=%u [%u,%u): err vs f64 %.2e (bound %.2e), vs dequantized %.2e\n",
                dt_name(a->kd), dt_name(a->vd),
-               a->kax == QMX_KV_CHANNEL ? "channel" : a->kax == QMX_KV_DKV ? "dkv" : "heads_and_dkv",
+               a->kax == QMX_KV_CHANNEL ? "channel" : a->kax == QMX_KV_DKV ? "dkv"
+               : a->kax == QMX_KV_BLOCK ? "block" : "heads_and_dkv",
                a->float_query ? "fq" : "iq", a->ring ? " ring" : "", (unsigned)N, (unsigned)lo,
                (unsigned)hi, e1, bound_of(a->kd, a->vd), e2);
     CHECK(e1 <= bound_of(a->kd, a->vd), "K %s V %s axis %d kind %d: error %g > bound %g",
@@ -527,7 +578,7 @@ static void run_att(const att_case *a, int hash) {
         memset(&b, 0, sizeof b);
         b.K = K; b.V = V; b.Vq = V; b.q = q; b.heads = H; b.n_heads = NH; b.d = D; b.n_tok = N;
         b.lo = lo; b.hi = hi; b.G = a->G; b.kd = a->kd; b.vd = a->vd; b.kax = a->kax;
-        b.vax = a->vax; b.int_q = !a->float_query;
+        b.vax = a->vax; b.int_q = !a->float_query; b.db = a->db; b.sf = a->sf;
         proven_bound(&b, bd);
         r1 = bound_ratio(out, ref, bd, NH * D);
         b.K = Kd; b.V = Vd; b.deq = 1;
@@ -1329,9 +1380,840 @@ static void test_fp8_paths(void) {
            (unsigned)nonfinite);
 }
 
+/* ---- QMX_KV_BLOCK: scales per block of dim_block elements along head_dim ---- */
+static float s16_val(uint16_t h, int sf) { return sf == 1 ? qmx_f16_to_f32(h) : qmx_bf16_to_f32(h); }
+static size_t c_row(qmx_dtype dt, size_t d) { return dt == QMX_INT4 ? d / 2 : dt == QMX_FLOAT32 ? 4 * d : d; }
+/* stored scale of block b of (head h, slot), as the doc's layout places it */
+static float stored_bscale(const qmx_kv_cache *c, int is_k, size_t h, size_t slot, size_t b) {
+    const float *sc = is_k ? c->k_scales : c->v_scales;
+    size_t nb = c->cfg.head_dim / c->cfg.dim_block, i = (h * c->cfg.capacity + slot) * nb + b;
+    if (c->cfg.block_scale == QMX_KV_SCALE_F32) return sc[i];
+    return s16_val(((const uint16_t *)(const void *)sc)[i], (int)c->cfg.block_scale);
+}
+/* the stored code of element e of (head h, slot) as a float (int8, int4 nibble, fp8) */
+static float stored_code(const qmx_kv_cache *c, int is_k, size_t h, size_t slot, size_t e) {
+    qmx_dtype dt = is_k ? c->cfg.k_dtype : c->cfg.v_dtype;
+    const unsigned char *r = (is_k ? c->k : c->v) + (h * c->cfg.capacity + slot) * (is_k ? c->row_k : c->row_v);
+    if (dt == QMX_INT8) return (float)(int8_t)r[e];
+    if (dt == QMX_INT4) {
+        int nib = (r[e / 2] >> (4 * (e & 1))) & 15;
+        return (float)(nib >= 8 ? nib - 16 : nib);
+    }
+    return qmx_fp8_to_f32(r[e], dt);
+}
+
+/* Append / read-back with block scales: every format, block 32 / 64, float32 / binary16 /
+ * bfloat16 scales, linear and ring: read-back == code x stored scale bit for bit; the stored
+ * 16-bit scale is absmax / B rounded UP to the format; the codes are the nearest of x / s'
+ * (Qwix / MaxText with the stored scale, near-ties either way); every element within e(A) of
+ * the doc; an all-zero int block stores scale 0; a ring holds what a linear cache holds. */
+static void test_block_storage(void) {
+    enum { H = 2, D = 128, T = 7, C = 4 };
+    static unsigned char s1[96 * 1024], s2[96 * 1024];
+    static float k[T * H * D], v[T * H * D], kr[T * H * D], vr[T * H * D], a2[T * H * D], b2[T * H * D];
+    int fi, sf, dbi;
+    size_t bad_code = 0, bad_err = 0, bad_bits = 0, bad_scale = 0, cases = 0;
+    QMX_TEST_CASE("block scales: storage, read-back == code x stored scale, rounding up, ring");
+    fill_kv(k, T, H, D, 1, 1.0f);
+    fill_kv(v, T, H, D, 0, 1.0f);
+    {   /* an all-zero block, a tiny block (binary16: a subnormal scale), a 9000x outlier */
+        size_t i;
+        for (i = 0; i < 32; i++) { k[H * D + i] = 0.0f; v[2 * H * D + D + i] = 0.0f; }
+        for (i = 32; i < 64; i++) { k[2 * H * D + i] *= 1e-6f; v[H * D + i] *= 3e-7f; }
+        k[3 * H * D + 77] = 9000.0f;
+    }
+    for (fi = 0; fi < 4; fi++)
+        for (sf = 0; sf < 3; sf++)
+            for (dbi = 0; dbi < 2; dbi++) {
+                qmx_dtype dt = FORMATS[fi];
+                qmx_kv_config cl = QMX_ZERO_INIT, cr;
+                qmx_kv_cache l, r;
+                size_t db = dbi ? 64 : 32, t, h, e, sz = 0;
+                double B = fmt_B(dt);
+                cl.capacity = 8; cl.n_kv_heads = H; cl.head_dim = D;
+                cl.k_dtype = dt; cl.v_dtype = FORMATS[(fi + 1) % 4];
+                cl.k_axis = cl.v_axis = QMX_KV_BLOCK; cl.dim_block = dbi ? 64 : 0;
+                cl.block_scale = (qmx_kv_scale_format)sf;
+                cr = cl; cr.mode = QMX_KV_RING; cr.capacity = C;
+                CHECK(qmx_kv_cache_storage_size(&cl, &sz) == QMX_OK && sz <= sizeof s1, "size");
+                CHECK(qmx_kv_cache_init(&l, &cl, s1, sizeof s1) == QMX_OK &&
+                      qmx_kv_cache_init(&r, &cr, s2, sizeof s2) == QMX_OK, "init");
+                CHECK(qmx_kv_cache_append(&l, k, v, T) == QMX_OK, "append");
+                CHECK(qmx_kv_cache_append(&r, k, v, 3) == QMX_OK &&
+                      qmx_kv_cache_append(&r, k + 3 * H * D, v + 3 * H * D, T - 3) == QMX_OK, "ring append");
+                CHECK(qmx_kv_cache_read(&l, 0, T, kr, vr) == QMX_OK, "read");
+                for (t = 0; t < T; t++)
+                    for (h = 0; h < H; h++) {
+                        int w;
+                        for (w = 0; w < 2; w++) {
+                            qmx_dtype wd = w ? cl.v_dtype : cl.k_dtype;
+                            const float *x = (w ? v : k) + (t * H + h) * D, *y = (w ? vr : kr) + (t * H + h) * D;
+                            double Bw = fmt_B(wd);
+                            for (e = 0; e < D; e += db) {
+                                double A = blk_absmax(w ? v : k, t, h, H, D, e, db), sref = A / Bw;
+                                float s = stored_bscale(&l, !w, h, t, e / db);
+                                size_t i, nz = 0;
+                                cases++;
+                                for (i = e; i < e + db; i++) {
+                                    float code = stored_code(&l, !w, h, t, i), want = code * s;
+                                    double r0, c0, c1;
+                                    if (code != 0.0f) nz++;
+                                    if (qmx_test_f32_bits(y[i]) != qmx_test_f32_bits(want)) bad_bits++;
+                                    if (fabs((double)y[i] - x[i]) > elem_err_s(wd, A, sf)) {
+                                        if (bad_err++ < 3)
+                                            printf("  %s sf %d db %u: x %g read %g A %g e(A) %g\n", dt_name(wd), sf,
+                                                   (unsigned)db, (double)x[i], (double)y[i], A, elem_err_s(wd, A, sf));
+                                    }
+                                    if (s == 0.0f) continue;
+                                    r0 = (double)x[i] / s;
+                                    if (qmx_dtype_is_fp8(wd)) {
+                                        c0 = q_fp8_nearest(r0 * (1 - 1e-6), wd);
+                                        c1 = q_fp8_nearest(r0 * (1 + 1e-6), wd);
+                                    } else {
+                                        c0 = rne_sat(r0 * (1 - 1e-6), wd == QMX_INT8 ? 127 : 7);
+                                        c1 = rne_sat(r0 * (1 + 1e-6), wd == QMX_INT8 ? 127 : 7);
+                                    }
+                                    if ((double)code != c0 && (double)code != c1) bad_code++;
+                                }
+                                if (A == 0.0 || (!qmx_dtype_is_fp8(wd) && nz == 0)) {
+                                    /* all-zero codes: scale 0 (int); fp8: the guard's 1 */
+                                    if (!qmx_dtype_is_fp8(wd) && s != 0.0f) bad_scale++;
+                                    continue;
+                                }
+                                if (sf == 0) {
+                                    if (fabs((double)s - sref) > sref * 6e-8) bad_scale++;
+                                } else {   /* the smallest 16-bit value >= RN(A / B) */
+                                    uint16_t hc = sf == 1 ? qmx_f32_to_f16(s) : qmx_f32_to_bf16(s);
+                                    CHECK(s16_val(hc, sf) == s, "the scale is a %s value", sf == 1 ? "binary16" : "bfloat16");
+                                    if (!((double)s >= sref * (1 - 6e-8) && (double)s16_val((uint16_t)(hc - 1), sf) < sref * (1 + 6e-8)))
+                                        bad_scale++;
+                                }
+                            }
+                        }
+                    }
+                /* ring: the last C positions, bit for bit as the linear cache */
+                CHECK(qmx_kv_cache_read(&r, T - C, C, a2, b2) == QMX_OK, "ring read");
+                CHECK(memcmp(a2, kr + (T - C) * H * D, 4 * C * H * D) == 0 &&
+                      memcmp(b2, vr + (T - C) * H * D, 4 * C * H * D) == 0, "%s sf %d db %u: ring == linear",
+                      dt_name(dt), sf, (unsigned)db);
+                CHECK_EQ_INT(qmx_kv_cache_bytes_per_token(&cl),
+                             H * (c_row(dt, D) + c_row(cl.v_dtype, D)) + 2 * H * (D / db) * (sf ? 2 : 4),
+                             "bytes per token");
+                (void)B;
+            }
+    CHECK(bad_bits == 0, "%u elements differ from code x stored scale", (unsigned)bad_bits);
+    CHECK(bad_err == 0, "%u elements beyond e(A)", (unsigned)bad_err);
+    CHECK(bad_code == 0, "%u codes not the nearest of x / s'", (unsigned)bad_code);
+    CHECK(bad_scale == 0, "%u stored scales not absmax / B (rounded up to 16 bits)", (unsigned)bad_scale);
+    printf("  %u blocks checked\n", (unsigned)cases);
+}
+
+/* bad block configurations: a status, nothing written */
+static void test_block_errors(void) {
+    enum { H = 2, D = 64 };
+    static unsigned char st[32 * 1024];
+    float k[2 * H * D], v[2 * H * D];
+    qmx_kv_config c = QMX_ZERO_INIT, b;
+    qmx_kv_cache kc;
+    size_t sz = 0, i;
+    QMX_TEST_CASE("block scales: bad configs and overflowing binary16 scales return statuses");
+    fill_kv(k, 2, H, D, 0, 1.0f);
+    fill_kv(v, 2, H, D, 0, 1.0f);
+    c.capacity = 4; c.n_kv_heads = H; c.head_dim = D; c.k_axis = QMX_KV_BLOCK; c.v_axis = QMX_KV_BLOCK;
+    CHECK(qmx_kv_cache_storage_size(&c, &sz) == QMX_OK, "block 32 over 64");
+    {   /* the STORAGE and WORKSPACE formulas of the doc with block scales */
+#define R64(x) (((x) + 63u) & ~(size_t)63u)
+        size_t want, ws = 0, g = 3;
+        b = c; b.capacity = 10; b.k_dtype = QMX_INT4; b.v_dtype = QMX_FP8_E5M2; b.dim_block = 32;
+        b.block_scale = QMX_KV_SCALE_F16;
+        want = 64 + R64(H * 10 * D / 2) + R64(H * 10 * D) + R64(2 * H * 10 * (D / 32)) + R64(2 * H * 10 * (D / 32));
+        CHECK(qmx_kv_cache_storage_size(&b, &sz) == QMX_OK && sz == want, "storage %u want %u", (unsigned)sz, (unsigned)want);
+        b.block_scale = QMX_KV_SCALE_F32; b.v_axis = QMX_KV_DKV; b.dim_block = 64;
+        want = 64 + R64(H * 10 * D / 2) + R64(H * 10 * D) + R64(4 * H * 10 * (D / 64)) + R64(4 * H * 10);
+        CHECK(qmx_kv_cache_storage_size(&b, &sz) == QMX_OK && sz == want, "storage %u want %u", (unsigned)sz, (unsigned)want);
+        b.v_axis = QMX_KV_BLOCK;
+        want = 64 + R64(4 * g * 10) + R64(4 * H * g * D) + R64(4 * g * D) + R64(g * D) + 2 * R64(4 * g) +
+               2 * R64(64 * D) + 2048 + R64(132 * g) + R64(256 * g + 4 * g * D);
+        CHECK(qmx_kv_attention_workspace_size(&b, H * g, &ws) == QMX_OK && ws == want, "workspace %u want %u",
+              (unsigned)ws, (unsigned)want);
+#undef R64
+    }
+    b = c; b.head_dim = 48; CHECK(qmx_kv_cache_storage_size(&b, &sz) == QMX_ERR_SHAPE, "48 not a multiple of 32");
+    b = c; b.dim_block = 64; b.head_dim = 96; CHECK(qmx_kv_cache_storage_size(&b, &sz) == QMX_ERR_SHAPE, "96 not a multiple of 64");
+    b = c; b.k_axis = QMX_KV_DKV; b.head_dim = 48;
+    CHECK(qmx_kv_cache_storage_size(&b, &sz) == QMX_ERR_SHAPE, "V blocks, 48 not a multiple of 32");
+    b = c; b.dim_block = 16; CHECK(qmx_kv_cache_storage_size(&b, &sz) == QMX_ERR_ARG, "dim_block 16");
+    b = c; b.dim_block = 128; CHECK(qmx_kv_cache_storage_size(&b, &sz) == QMX_ERR_ARG, "dim_block 128");
+    b = c; b.block_scale = (qmx_kv_scale_format)3; CHECK(qmx_kv_cache_storage_size(&b, &sz) == QMX_ERR_ARG, "scale format 3");
+    b = c; b.k_axis = b.v_axis = QMX_KV_DKV; b.block_scale = QMX_KV_SCALE_F16;
+    CHECK(qmx_kv_cache_storage_size(&b, &sz) == QMX_ERR_ARG, "16-bit scales without a block axis");
+    b = c; b.k_dtype = b.v_dtype = QMX_FLOAT32; b.block_scale = QMX_KV_SCALE_BF16;
+    CHECK(qmx_kv_cache_storage_size(&b, &sz) == QMX_ERR_ARG, "16-bit scales, float32 (no scales)");
+    b = c; b.k_axis = (qmx_kv_axis)4; CHECK(qmx_kv_cache_storage_size(&b, &sz) == QMX_ERR_ARG, "axis 4");
+    b = c; b.v_axis = QMX_KV_CHANNEL; CHECK(qmx_kv_cache_storage_size(&b, &sz) == QMX_ERR_SHAPE, "V channel");
+    b = c; b.k_dtype = QMX_FLOAT32; b.head_dim = 48; b.v_axis = QMX_KV_DKV;
+    CHECK(qmx_kv_cache_storage_size(&b, &sz) == QMX_OK, "float32 keys: a block axis means no scales");
+    CHECK(qmx_kv_cache_init(&kc, &b, st, 10) == QMX_ERR_BUFFER_TOO_SMALL, "short storage");
+    /* binary16 scales overflow past absmax 65504 B: QMX_ERR_OVERFLOW, nothing appended */
+    b = c; b.block_scale = QMX_KV_SCALE_F16; b.v_dtype = QMX_INT4;
+    CHECK(qmx_kv_cache_init(&kc, &b, st, sizeof st) == QMX_OK, "init");
+    CHECK(qmx_kv_cache_append(&kc, k, v, 1) == QMX_OK, "append");
+    memcpy(st + 16 * 1024, st, 16 * 1024);
+    k[H * D + 5] = 65504.0f * 127.5f;   /* the largest allowed: scale 65504 exactly */
+    v[H * D + 9] = 65504.0f * 7.5f * 1.0001f;
+    CHECK(qmx_kv_cache_append(&kc, k, v, 2) == QMX_ERR_OVERFLOW, "a value scale past binary16");
+    CHECK_EQ_INT(kc.n_tokens, 1, "nothing appended");
+    CHECK(memcmp(st + 16 * 1024, st, 16 * 1024) == 0, "storage untouched");
+    v[H * D + 9] = 65504.0f * 7.5f;
+    CHECK(qmx_kv_cache_append(&kc, k + H * D, v + H * D, 1) == QMX_OK, "at the limit: appended");
+    {
+        float kk[H * D];
+        CHECK(qmx_kv_cache_read(&kc, 1, 1, kk, NULL) == QMX_OK && kk[5] == 65504.0f * 127.0f,
+              "scale 65504: read back %g", (double)kk[5]);
+    }
+    b.block_scale = QMX_KV_SCALE_BF16;   /* bfloat16 reaches FLT_MAX: no such limit */
+    CHECK(qmx_kv_cache_init(&kc, &b, st, sizeof st) == QMX_OK, "init bf16");
+    k[3] = 3e38f;
+    CHECK(qmx_kv_cache_append(&kc, k, v, 2) == QMX_OK, "bfloat16 scales: 3e38 appends");
+    b.block_scale = QMX_KV_SCALE_F16; b.rotate = 1;   /* rotate: the limit is 65504 B / d */
+    CHECK(qmx_kv_cache_init(&kc, &b, st, sizeof st) == QMX_OK, "init rotate");
+    for (i = 0; i < 2 * H * D; i++) { k[i] = 0.5f; v[i] = 0.25f; }
+    k[1] = 65504.0f * 127.5f / 64 * 1.001f;
+    CHECK(qmx_kv_cache_append(&kc, k, v, 1) == QMX_ERR_OVERFLOW, "rotated: d max|x| past the limit");
+    k[1] = 65504.0f * 127.5f / 64;
+    CHECK(qmx_kv_cache_append(&kc, k, v, 1) == QMX_OK, "rotated: at the limit");
+}
+
+/* Attention with block keys and / or values against float64 (on the original K/V and on the
+ * dequantized cache) and the proven bound of the doc, with every format, block 32 / 64,
+ * float32 / binary16 / bfloat16 scales, both query modes, ring, windows, KIVI keys with block
+ * values, rotation (envelope only); every output goes into the cross-target hash. */
+static void test_block_attention(void) {
+    static const qmx_dtype KD[7] = {QMX_INT8, QMX_INT4, QMX_FP8_E4M3FN, QMX_FP8_E5M2, QMX_INT8, QMX_FLOAT32, QMX_INT4};
+    static const qmx_dtype VD[7] = {QMX_INT8, QMX_INT4, QMX_FP8_E4M3FN, QMX_FP8_E5M2, QMX_FLOAT32, QMX_INT4, QMX_FP8_E4M3FN};
+    att_case a;
+    int p, sf, dbi, fq, runs = 0;
+    QMX_TEST_CASE("block scales: attention vs float64 and the proven bound");
+    memset(&a, 0, sizeof a);
+    /* the same runs on every target (they feed the cross-target hash): no BIG here */
+    a.heads = 2; a.n_heads = 8; a.d = 64; a.cap = 80; a.n = 70; a.G = 8;
+    for (p = 0; p < 7; p++)
+        for (sf = 0; sf < 3; sf++)
+            for (dbi = 0; dbi < 2; dbi++)
+                for (fq = 0; fq < 2; fq++) {
+                    a.kd = KD[p]; a.vd = VD[p]; a.kax = a.vax = QMX_KV_BLOCK;
+                    a.db = dbi ? 64 : 32; a.sf = sf; a.float_query = fq;
+                    a.kind = (p + sf) & 1;
+                    qmx_test_case_name = "block attention (quiet)";
+                    run_att(&a, 1);
+                    runs++;
+                }
+    QMX_TEST_CASE("block scales: attention, ring / window / causal / KIVI keys / rotate / mixed axes");
+    a.kd = QMX_INT4; a.vd = QMX_INT4; a.sf = 1; a.db = 32; a.float_query = 0; a.kind = 1;
+    a.ring = 1; a.cap = 32; a.n = 45; run_att(&a, 1);            /* ring wrap, 64-token tile split */
+    a.ring = 0; a.cap = 64; a.n = 50; a.causal = 41; a.window = 19; run_att(&a, 1);
+    a.causal = 0; a.window = 0;
+    a.kax = QMX_KV_CHANNEL; a.vax = QMX_KV_BLOCK; a.n = 45; run_att(&a, 1);   /* KIVI K + block V */
+    a.float_query = 1; a.kd = QMX_INT8; a.vd = QMX_FP8_E5M2; run_att(&a, 1);
+    a.kax = QMX_KV_BLOCK; a.vax = QMX_KV_DKV; a.kd = QMX_FP8_E4M3FN; a.vd = QMX_INT8; run_att(&a, 1);
+    a.kax = QMX_KV_DKV; a.vax = QMX_KV_BLOCK; a.kd = QMX_INT4; a.vd = QMX_INT8; a.float_query = 0; run_att(&a, 1);
+    a.kax = a.vax = QMX_KV_BLOCK; a.rotate = 1; a.kd = QMX_INT4; a.vd = QMX_INT4; a.sf = 2; run_att(&a, 1);
+    a.ring = 1; a.cap = 32; a.kd = QMX_FP8_E4M3FN; a.vd = QMX_FP8_E4M3FN; a.db = 64; run_att(&a, 1);
+    a.rotate = 0; a.ring = 0; a.cap = 64; a.heads = 1; a.n_heads = 5; a.d = 128; a.n = 30;
+    a.kd = QMX_INT8; a.vd = QMX_INT4; a.sf = 0; a.db = 64; run_att(&a, 1);   /* MQA, g = 5 */
+    a.n = 1; a.db = 32; run_att(&a, 1);                                      /* one token */
+    printf("  %d runs over the formats; largest err / proven bound so far %.3f\n", runs + 10, worst_ratio);
+}
+
+/* clang 16 for riscv64 (RVV) auto-vectorizes loops of the models and tests below into code
+ * that qemu-riscv64 fails to translate (an assertion in its decode_save_opc, SIGSEGV): they
+ * are compiled without optimization there (test code only; the library is compiled as usual
+ * and its paths are what the tests check) */
+#if defined(__clang__) && defined(__riscv)
+#  pragma clang optimize off
+#endif
+/* llama.cpp's quantized caches, modelled from ggml-quants.c (quantize_row_q8_0_ref,
+ * quantize_row_q4_0_ref, dequantize_row_*): blocks of 32 along the row, the scale d stored as
+ * binary16 (round to nearest even; codes computed with the unrounded d):
+ *   q8_0: d = amax / 127, q = roundf(x * (1/d)), value q * fp16(d)
+ *   q4_0: m = the element of largest |x| (signed), d = m / -8, q = min(15, (int8)(x/d + 8.5)),
+ *         value (q - 8) * fp16(d) */
+static void ggml_model_row(float *x, size_t n, int q4) {
+    size_t b, j;
+    for (b = 0; b + 32 <= n; b += 32) {
+        float amax = 0.0f, mx = 0.0f, d, id, dh;
+        for (j = 0; j < 32; j++)
+            if (amax < fabsf(x[b + j])) { amax = fabsf(x[b + j]); mx = x[b + j]; }
+        d = q4 ? mx / -8.0f : amax / 127.0f;
+        id = d != 0.0f ? 1.0f / d : 0.0f;
+        dh = qmx_f16_to_f32(qmx_f32_to_f16(d));
+        for (j = 0; j < 32; j++) {
+            float x0 = x[b + j] * id;
+            if (q4) {
+                int qv = (int)(int8_t)(x0 + 8.5f);
+                if (qv > 15) qv = 15;
+                x[b + j] = (float)(qv - 8) * dh;
+            } else {
+                x[b + j] = roundf(x0) * dh;
+            }
+        }
+    }
+}
+
+/* A model of ATTENTION DECODE with BLOCK keys and / or values, written from the doc block (one
+ * rounded float op per call, as model_attention): block logits (integer query: AQT int8 query,
+ * exact block dots, acc + (float)I_b * s_b, * (s_q * isd); float query: acc + dot16_b * s_b,
+ * * isd), softmax, block values (fp8: per token w_b = e s_b, acc + w_b v; int8 / int4: per
+ * 64-token tile from lo and per block, the 15-bit weights P, exact sums, acc + (float)I * s).
+ * Keys of another axis must be float32; values of another axis float32. */
+/* round to nearest even to an integer, |x| < 2^22: the 1.5 * 2^23 trick, one rounding per op */
+static float mf_rne(float x) { return mf_add(mf_add(x, 12582912.0f), -12582912.0f); }
+static void model_block_attention(const qmx_kv_cache *c, const float *q, size_t NH, size_t lo,
+                                  size_t hi, int fq, float *out) {
+    const qmx_kv_config *n = &c->cfg;
+    size_t d = n->head_dim, cap = n->capacity, H = n->n_kv_heads, g = NH / H, cnt = hi - lo;
+    size_t db = n->dim_block, nb = d / db, h, j, t, i, b;
+    float isd = qmx_kv_inv_sqrt(d), *l = (float *)malloc(4 * cnt), *row = (float *)malloc(4 * d);
+    float *acc = (float *)malloc(4 * d);
+    int *q8 = (int *)malloc(sizeof(int) * d);
+    int iq = !fq && (n->k_dtype == QMX_INT8 || n->k_dtype == QMX_INT4);
+    for (h = 0; h < H; h++)
+        for (j = 0; j < g; j++) {
+            const float *qj = q + (h * g + j) * d;
+            float m, S, sq = 1.0f, qsc = 1.0f;
+            if (iq) {   /* AQT: s = absmax / 127, x * (1 / s), clip to +-127, RNE */
+                float a = 0.0f, r;
+                for (i = 0; i < d; i++) if (fabsf(qj[i]) > a) a = fabsf(qj[i]);
+                if (a == 0.0f) a = 1.0f;
+                sq = mf_div(a, 127.0f);
+                r = mf_div(1.0f, sq);
+                for (i = 0; i < d; i++) {
+                    float x = mf_mul(qj[i], r);
+                    if (x > 127.0f) x = 127.0f;
+                    if (x < -127.0f) x = -127.0f;
+                    q8[i] = (int)mf_rne(x);
+                }
+                qsc = mf_mul(sq, isd);
+            }
+            for (t = 0; t < cnt; t++) {
+                size_t slot = (lo + t) % cap;
+                float x = 0.0f;
+                if (n->k_axis == QMX_KV_BLOCK)
+                    for (i = 0; i < d; i++) row[i] = stored_code(c, 1, h, slot, i);
+                if (n->k_axis != QMX_KV_BLOCK) {   /* float32 keys */
+                    mf_row(QMX_FLOAT32, c->k + (h * cap + slot) * c->row_k, d, row);
+                    x = mf_mul(mf_sum16(qj, row, d), isd);
+                } else {
+                    for (b = 0; b < nb; b++) {
+                        float sb = stored_bscale(c, 1, h, slot, b), f;
+                        if (iq) {
+                            int32_t I = 0;
+                            for (i = b * db; i < b * db + db; i++) I += q8[i] * (int32_t)row[i];
+                            f = mf_mul((float)I, sb);
+                        } else {
+                            f = mf_mul(mf_sum16(qj + b * db, row + b * db, db), sb);
+                        }
+                        x = mf_add(x, f);
+                    }
+                    x = mf_mul(x, iq ? qsc : isd);
+                }
+                l[t] = x;
+            }
+            m = l[0];
+            for (t = 0; t < cnt; t++) if (l[t] > m) m = l[t];
+            for (t = 0; t < cnt; t++) {
+                volatile float x = l[t] - m;
+                l[t] = x < -87.3365020751953125f ? 0.0f : qmx_kv_exp(x);
+            }
+            S = mf_sum16(l, NULL, cnt);
+            for (i = 0; i < d; i++) acc[i] = 0.0f;
+            if (n->v_axis != QMX_KV_BLOCK) {   /* float32 values */
+                for (t = 0; t < cnt; t++) {
+                    mf_row(QMX_FLOAT32, c->v + (h * cap + (lo + t) % cap) * c->row_v, d, row);
+                    for (i = 0; i < d; i++) acc[i] = mf_add(acc[i], mf_mul(l[t], row[i]));
+                }
+            } else if (qmx_dtype_is_fp8(n->v_dtype)) {
+                for (t = 0; t < cnt; t++) {
+                    size_t slot = (lo + t) % cap;
+                    for (i = 0; i < d; i++) {
+                        float w = mf_mul(l[t], stored_bscale(c, 0, h, slot, i / db));
+                        acc[i] = mf_add(acc[i], mf_mul(w, stored_code(c, 0, h, slot, i)));
+                    }
+                }
+            } else {
+                size_t t0;
+                for (t0 = 0; t0 < cnt; t0 += 64) {
+                    size_t nt = cnt - t0 < 64 ? cnt - t0 : 64;
+                    for (b = 0; b < nb; b++) {
+                        float w[64], mx = 0.0f, u = 1.0f, du = 1.0f, r, s;
+                        int32_t P[64];
+                        for (t = 0; t < nt; t++) {
+                            w[t] = mf_mul(l[t0 + t], stored_bscale(c, 0, h, (lo + t0 + t) % cap, b));
+                            if (w[t] > mx) mx = w[t];
+                        }
+                        if (mx > 0.0f) {
+                            if (mx < 8.673617379884035e-19f) {
+                                u = 18446744073709551616.0f; du = 5.421010862427522e-20f; mx = mf_mul(mx, u);
+                            }
+                            r = mf_div(32767.0f, mx);
+                            for (t = 0; t < nt; t++) P[t] = (int32_t)mf_rne(mf_mul(mf_mul(w[t], u), r));
+                            s = mf_mul(mf_div(mx, 32767.0f), du);
+                        } else {
+                            for (t = 0; t < nt; t++) P[t] = 0;
+                            s = 0.0f;
+                        }
+                        for (i = b * db; i < b * db + db; i++) {
+                            int32_t I = 0;
+                            for (t = 0; t < nt; t++)
+                                I += P[t] * (int32_t)stored_code(c, 0, h, (lo + t0 + t) % cap, i);
+                            acc[i] = mf_add(acc[i], mf_mul((float)I, s));
+                        }
+                    }
+                }
+            }
+            for (i = 0; i < d; i++) out[(h * g + j) * d + i] = mf_div(acc[i], S);
+        }
+    free(l); free(row); free(acc); free(q8);
+}
+
+/* Every path of the build under test (AVX-512 VNNI block kernel, AVX-512 / AVX2 / NEON / RVV
+ * value tiles and dots, portable) against the model: the same bits, for block 32 / 64, three
+ * scale formats, both query modes, ragged counts (tails of 16-token and 64-token tiles), GQA
+ * 1..5, rings and windows. */
+static void test_block_paths(void) {
+    static const size_t DS[3] = {64, 128, 192};
+    static const size_t NS[5] = {1, 15, 17, 64, 70};
+    static const qmx_dtype F6[6] = {QMX_INT8, QMX_INT4, QMX_FP8_E4M3FN, QMX_FP8_E5M2, QMX_FLOAT32, QMX_INT8};
+    size_t ci, cases = 0;
+    QMX_TEST_CASE("block attention == the documented float order (model), every path of this build");
+    for (ci = 0; ci < (BIG ? 90u : 24u); ci++) {
+        qmx_kv_config cfg = QMX_ZERO_INIT;
+        qmx_kv_attn_opts o = QMX_ZERO_INIT;
+        qmx_kv_cache c;
+        size_t D = DS[ci % 3], N = NS[(ci / 3) % 5], g = 1 + ci % 5, H = 1 + (ci / 5) % 2, NH = H * g;
+        size_t sb = 0, wb = 0, lo, hi, i;
+        float *K, *V, *q, *out, *want;
+        void *st, *ws;
+        int fq = (int)((ci / 2) & 1);
+        cfg.head_dim = D; cfg.n_kv_heads = H; cfg.capacity = N + 4;
+        cfg.k_dtype = F6[ci % 6]; cfg.v_dtype = F6[(ci / 6) % 6];
+        if (cfg.k_dtype == QMX_FLOAT32 && cfg.v_dtype == QMX_FLOAT32) cfg.v_dtype = QMX_INT4;
+        cfg.k_axis = cfg.v_axis = QMX_KV_BLOCK;
+        cfg.dim_block = (ci & 4) ? 64 : 32;
+        if (D == 192 && cfg.dim_block == 64) cfg.dim_block = 64;   /* 192 = 3 x 64 */
+        cfg.block_scale = (qmx_kv_scale_format)(ci % 3);
+        if ((ci / 7) % 3 == 1) { cfg.mode = QMX_KV_RING; cfg.capacity = N > 20 ? N - 7 : N; }
+        K = (float *)malloc(4 * N * H * D); V = (float *)malloc(4 * N * H * D);
+        q = (float *)malloc(4 * NH * D); out = (float *)malloc(4 * NH * D); want = (float *)malloc(4 * NH * D);
+        fill_kv(K, N, H, D, 1, 1.0f);
+        fill_kv(V, N, H, D, 2, 1.0f);
+        fill_kv(q, 1, NH, D, 0, 2.0f);
+        CHECK(qmx_kv_cache_storage_size(&cfg, &sb) == QMX_OK && qmx_kv_attention_workspace_size(&cfg, NH, &wb) == QMX_OK,
+              "sizes");
+        st = malloc(sb); ws = malloc(wb + 5);
+        CHECK(qmx_kv_cache_init(&c, &cfg, st, sb) == QMX_OK && qmx_kv_cache_append(&c, K, V, N) == QMX_OK, "append");
+        hi = (ci / 7) % 3 == 2 && N > 3 ? N - 2 : N;
+        o.causal_len = hi; o.window = (ci / 7) % 3 == 2 ? 40 : 0; o.float_query = fq;
+        lo = o.window && o.window < hi ? hi - o.window : 0;
+        if (N > cfg.capacity && lo < N - cfg.capacity) lo = N - cfg.capacity;
+        for (i = 0; i < NH * D; i++) out[i] = -1.5f;
+        CHECK(qmx_kv_attention(&c, q, NH, &o, out, (char *)ws + 5, wb) == QMX_OK, "attention");
+        model_block_attention(&c, q, NH, lo, hi, fq, want);
+        for (i = 0; i < NH * D; i++)
+            if (qmx_test_f32_bits(out[i]) != qmx_test_f32_bits(want[i])) break;
+        CHECK(i == NH * D, "case %u (K %s V %s d %u db %u sf %d n %u g %u H %u fq %d ring %d [%u,%u)) out[%u] %a want %a",
+              (unsigned)ci, dt_name(cfg.k_dtype), dt_name(cfg.v_dtype), (unsigned)D, (unsigned)cfg.dim_block,
+              (int)cfg.block_scale, (unsigned)N, (unsigned)g, (unsigned)H, fq, (int)cfg.mode, (unsigned)lo,
+              (unsigned)hi, (unsigned)(i < NH * D ? i : 0), (double)out[i < NH * D ? i : 0],
+              (double)want[i < NH * D ? i : 0]);
+        cases++;
+        free(K); free(V); free(q); free(out); free(want); free(st); free(ws);
+    }
+    printf("  %u cases, bit-exact\n", (unsigned)cases);
+}
+
+/* qmx_kv_prefill with block scales == appending and attending token by token (bit for bit) */
+static void test_block_prefill(void) {
+    enum { H = 2, D = 64, NH = 8, T = 21 };
+    static float k[T * H * D], v[T * H * D], q[T * NH * D], o1[T * NH * D], o2[NH * D];
+    int ci;
+    QMX_TEST_CASE("block scales: prefill == the per-token loop");
+    fill_kv(k, T, H, D, 1, 1.0f);
+    fill_kv(v, T, H, D, 0, 1.0f);
+    fill_kv(q, T, NH, D, 0, 1.0f);
+    for (ci = 0; ci < 4; ci++) {
+        qmx_kv_config c = QMX_ZERO_INIT;
+        qmx_kv_cache a, b;
+        qmx_kv_attn_opts o = QMX_ZERO_INIT;
+        size_t sb = 0, wb = 0, t;
+        void *s1, *s2, *ws;
+        c.capacity = ci & 1 ? 16 : 32; c.mode = ci & 1 ? QMX_KV_RING : QMX_KV_LINEAR;
+        c.n_kv_heads = H; c.head_dim = D; c.k_axis = c.v_axis = QMX_KV_BLOCK;
+        c.k_dtype = ci & 2 ? QMX_FP8_E4M3FN : QMX_INT4; c.v_dtype = ci & 2 ? QMX_INT8 : QMX_INT4;
+        c.block_scale = (qmx_kv_scale_format)(ci % 3); c.dim_block = ci & 2 ? 64 : 32;
+        o.float_query = ci == 3;
+        CHECK(qmx_kv_cache_storage_size(&c, &sb) == QMX_OK && qmx_kv_attention_workspace_size(&c, NH, &wb) == QMX_OK, "sizes");
+        s1 = malloc(sb); s2 = malloc(sb); ws = malloc(wb);
+        CHECK(qmx_kv_cache_init(&a, &c, s1, sb) == QMX_OK && qmx_kv_cache_init(&b, &c, s2, sb) == QMX_OK, "init");
+        CHECK(qmx_kv_prefill(&a, k, v, T, q, NH, &o, o1, ws, wb) == QMX_OK, "prefill");
+        for (t = 0; t < T; t++) {
+            CHECK(qmx_kv_cache_append(&b, k + t * H * D, v + t * H * D, 1) == QMX_OK &&
+                  qmx_kv_attention(&b, q + t * NH * D, NH, &o, o2, ws, wb) == QMX_OK, "loop");
+            CHECK(memcmp(o1 + t * NH * D, o2, sizeof o2) == 0, "case %d token %u: prefill == loop", ci, (unsigned)t);
+        }
+        free(s1); free(s2); free(ws);
+    }
+}
+
+static void rms_kv(const float *K, const float *V, const float *Kq, const float *Vq, size_t n,
+                   double *r) {
+    double a = 0, b = 0;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        a += ((double)Kq[i] - K[i]) * ((double)Kq[i] - K[i]);
+        b += ((double)Vq[i] - V[i]) * ((double)Vq[i] - V[i]);
+    }
+    r[0] = sqrt(a / (double)n);
+    r[1] = sqrt(b / (double)n);
+}
+/* examples/kv_decode.c's data (examples/kv_synth.h, seed 7: 3 outlier key channels of 128 at
+ * 8x, queries noisy copies of earlier keys), a shorter context: the decode loop's relative L2
+ * error against the float32 cache for today's int4 dkv row and the grouped rows, and a model
+ * of llama.cpp's q4_0 / q8_0 caches on the same data (float64 attention on the dequantized
+ * model cache; errors against the same float32 run), and each cache's own RMS error of K and
+ * V. Checked: every grouped int4 row below int4 dkv; the int4 / int8 block32 caches' RMS
+ * errors within 15% / 6% of the q4_0 / q8_0 models'. Printed: issue 19's ratio (best grouped
+ * int4 / int4 dkv; it asks <= 1/3, which these rows do not reach: see the KV doc). */
+static void test_block_llama(void) {
+    enum { NKV = 8, NH = 32, HD = 128 };
+    const size_t ctx = BIG ? 320 : 48, steps = BIG ? 8 : 3, total = ctx + steps, per = NKV * HD;
+    static const struct { const char *name; qmx_dtype k, v; qmx_kv_axis kax, vax; int rot, sf, model; } R[] = {
+        {"int4 dkv (today)", QMX_INT4, QMX_INT4, QMX_KV_DKV, QMX_KV_DKV, 0, 0, 4},
+        {"int4 block32 f16", QMX_INT4, QMX_INT4, QMX_KV_BLOCK, QMX_KV_BLOCK, 0, 1, 4},
+        {"int4 block32 f16 + rotate", QMX_INT4, QMX_INT4, QMX_KV_BLOCK, QMX_KV_BLOCK, 1, 1, 4},
+        {"int4 KIVI K + block32 V", QMX_INT4, QMX_INT4, QMX_KV_CHANNEL, QMX_KV_BLOCK, 0, 1, 4},
+        {"int8 block32 f16", QMX_INT8, QMX_INT8, QMX_KV_BLOCK, QMX_KV_BLOCK, 0, 1, 8},
+        {"int8 block32 bf16", QMX_INT8, QMX_INT8, QMX_KV_BLOCK, QMX_KV_BLOCK, 0, 2, 8},
+        {"e4m3 block32 f16", QMX_FP8_E4M3FN, QMX_FP8_E4M3FN, QMX_KV_BLOCK, QMX_KV_BLOCK, 0, 1, 8},
+    };
+    enum { NR = sizeof R / sizeof R[0] };
+    kv_synth rs = {7u};
+    float *K = (float *)malloc(4 * total * per), *V = (float *)malloc(4 * total * per);
+    float *Q = (float *)malloc(4 * total * NH * HD), *ref = (float *)malloc(4 * steps * NH * HD);
+    float *out = (float *)malloc(4 * NH * HD), *Km = (float *)malloc(4 * total * per);
+    float *Vm = (float *)malloc(4 * total * per);
+    double *dref = (double *)malloc(8 * NH * HD), err[NR], merr[2] = {0, 0}, crms[NR][2], mrms[2][2];
+    size_t i, s, f;
+    QMX_TEST_CASE("block scales on kv_decode's data: vs int4 dkv and models of llama.cpp's q4_0 / q8_0");
+    for (i = 0; i < total * per; i++) {
+        size_t c = i % HD;
+        K[i] = kv_synth_normal(&rs) * ((c == 9 || c == 70 || c == 101) ? 8.0f : 1.0f);
+        V[i] = kv_synth_normal(&rs);
+    }
+    for (s = 0; s < total; s++)
+        for (i = 0; i < NH; i++) {
+            size_t src = s ? (size_t)(rs.s % (uint32_t)s) : 0, d;
+            kv_synth_normal(&rs);
+            for (d = 0; d < HD; d++)
+                Q[(s * NH + i) * HD + d] = 0.35f * K[(src * NKV + i / 4) * HD + d] + 0.5f * kv_synth_normal(&rs);
+        }
+    /* the float32 cache's outputs (the reference of kv_decode.c) */
+    for (f = 0; f <= NR; f++) {
+        qmx_kv_config cfg = QMX_ZERO_INIT;
+        qmx_kv_cache c;
+        size_t sb = 0, wb = 0;
+        double num = 0, den = 0;
+        void *st, *ws;
+        cfg.capacity = (total + 31) / 32 * 32; cfg.n_kv_heads = NKV; cfg.head_dim = HD;
+        if (f == 0) {
+            cfg.k_dtype = cfg.v_dtype = QMX_FLOAT32;
+        } else {
+            cfg.k_dtype = R[f - 1].k; cfg.v_dtype = R[f - 1].v; cfg.k_axis = R[f - 1].kax;
+            cfg.v_axis = R[f - 1].vax; cfg.rotate = R[f - 1].rot;
+            cfg.block_scale = (qmx_kv_scale_format)R[f - 1].sf;
+        }
+        CHECK(qmx_kv_cache_storage_size(&cfg, &sb) == QMX_OK &&
+              qmx_kv_attention_workspace_size(&cfg, NH, &wb) == QMX_OK, "sizes");
+        st = malloc(sb); ws = malloc(wb);
+        CHECK(qmx_kv_cache_init(&c, &cfg, st, sb) == QMX_OK && qmx_kv_cache_append(&c, K, V, ctx) == QMX_OK, "prompt");
+        for (s = 0; s < steps; s++) {
+            size_t t = ctx + s;
+            CHECK(qmx_kv_cache_append(&c, K + t * per, V + t * per, 1) == QMX_OK &&
+                  qmx_kv_attention(&c, Q + t * NH * HD, NH, NULL, f ? out : ref + s * NH * HD, ws, wb) == QMX_OK,
+                  "step");
+            if (f)
+                for (i = 0; i < NH * HD; i++) {
+                    double a = (double)out[i] - ref[s * NH * HD + i];
+                    num += a * a; den += (double)ref[s * NH * HD + i] * ref[s * NH * HD + i];
+                }
+        }
+        if (f) {   /* the cache's own error: read back (unrotated) against K, V */
+            err[f - 1] = sqrt(num / den);
+            CHECK(qmx_kv_cache_read(&c, 0, total, Km, Vm) == QMX_OK, "read");
+            rms_kv(K, V, Km, Vm, total * per, &crms[f - 1][0]);
+        }
+        free(st); free(ws);
+    }
+    /* llama.cpp models: q4_0 (f = 0) and q8_0 (f = 1) K and V, float64 attention */
+    for (f = 0; f < 2; f++) {
+        double num = 0, den = 0;
+        memcpy(Km, K, 4 * total * per);
+        memcpy(Vm, V, 4 * total * per);
+        for (i = 0; i < total * NKV; i++) {
+            ggml_model_row(Km + i * HD, HD, f == 0);
+            ggml_model_row(Vm + i * HD, HD, f == 0);
+        }
+        for (s = 0; s < steps; s++) {
+            size_t t = ctx + s;
+            ref_attention(Km, Vm, NKV, HD, 0, t + 1, Q + t * NH * HD, NH, 1.0 / sqrt((double)HD), dref);
+            for (i = 0; i < NH * HD; i++) {
+                double a = dref[i] - ref[s * NH * HD + i];
+                num += a * a; den += (double)ref[s * NH * HD + i] * ref[s * NH * HD + i];
+            }
+        }
+        merr[f] = sqrt(num / den);
+        rms_kv(K, V, Km, Vm, total * per, &mrms[f][0]);
+    }
+    printf("  context %u + %u decode steps, 32/8 heads of 128; relative L2 error vs the float32 cache:\n",
+           (unsigned)ctx, (unsigned)steps);
+    printf("    %-28s %9s %9s %9s   (cache RMS error of K, V; attention error / the model's)\n", "", "attention", "K rms", "V rms");
+    printf("    %-28s %9.3e %9.3e %9.3e\n", "llama.cpp q4_0 (model)", merr[0], mrms[0][0], mrms[0][1]);
+    printf("    %-28s %9.3e %9.3e %9.3e\n", "llama.cpp q8_0 (model)", merr[1], mrms[1][0], mrms[1][1]);
+    for (f = 0; f < NR; f++) {
+        int m = R[f].model == 4 ? 0 : 1;
+        printf("    %-28s %9.3e %9.3e %9.3e   %.2f x q%d_0\n", R[f].name, err[f], crms[f][0], crms[f][1],
+               err[f] / merr[m], R[f].model);
+    }
+    {
+        double best = err[1];
+        for (f = 2; f < 4; f++) if (err[f] < best) best = err[f];
+        printf("    best grouped int4 / int4 dkv = %.3f (issue 19 asks <= 1/3: not met, see the KV doc)\n",
+               best / err[0]);
+        for (f = 1; f < 4; f++)
+            CHECK(err[f] < err[0], "%s: error %g not below int4 dkv's %g", R[f].name, err[f], err[0]);
+    }
+    /* the same blocks of 32 with binary16 scales as llama.cpp's caches: the cache error within a
+     * few % of the model's (int4: qmx's symmetric B = 7.5 against q4_0's exact signed max, which
+     * uses the 16th level: measured ~11%; int8: B = 127.5 puts each block's largest element at
+     * the saturation edge, error s/2, where q8_0's 127 keeps it exact: measured ~3.5%) */
+    CHECK(crms[1][0] <= 1.15 * mrms[0][0] && crms[1][1] <= 1.15 * mrms[0][1],
+          "int4 block32 f16 cache rms %g / %g vs q4_0 model %g / %g", crms[1][0], crms[1][1], mrms[0][0], mrms[0][1]);
+    CHECK(crms[4][0] <= 1.06 * mrms[1][0] && crms[4][1] <= 1.06 * mrms[1][1] &&
+          crms[5][0] <= 1.06 * mrms[1][0] && crms[5][1] <= 1.06 * mrms[1][1],
+          "int8 block32 cache rms %g %g (f16) %g %g (bf16) vs q8_0 model %g %g", crms[4][0], crms[4][1],
+          crms[5][0], crms[5][1], mrms[1][0], mrms[1][1]);
+    free(K); free(V); free(Q); free(ref); free(out); free(Km); free(Vm); free(dref);
+}
+
+#if defined(__clang__) && defined(__riscv)
+#  pragma clang optimize on
+#endif
+
 /* The hash of every output bit above, computed on x86-64 (AVX-512 build); any target or build
  * that differs in one bit fails here. */
-#define KV_HASH 0x43e839dcu
+#define KV_HASH 0xd055c7e9u
+
+/* ---- tiled prefill: bit for bit the per-token loop ----
+ * qmx_kv_prefill (tiled where the config allows it, see PREFILL) against append + one
+ * qmx_kv_attention per token on a second cache: the same output bits (memcmp), the same
+ * storage bytes and token count, over every format pair, both axes, both query modes, GQA
+ * groups 1 / 4 / 8, head_dim 64 / 128 / 96, prompts of 1, 2, 17, 65, 130 tokens onto an empty
+ * cache and onto one holding 37 tokens, windows that keep the tiled path and windows that
+ * stop it midway, rings with and without eviction inside the block, KIVI keys and rotation
+ * (the per-token fallback), and workspaces of the minimum (decode) size, the full size and in
+ * between. The outputs also go into a hash of their own (printed; the same on every target). */
+static uint32_t pf_hash;
+typedef struct pf_case {
+    qmx_dtype kd, vd;
+    qmx_kv_axis kax, vax;
+    size_t g, d, cap, n0, n, window;
+    int ring, fq, rot, ws_kind;
+} pf_case;
+
+static unsigned char *al64(unsigned char *p) { return p + ((64u - ((size_t)(uintptr_t)p & 63u)) & 63u); }
+
+static void run_pf(const pf_case *p) {
+    enum { H = 2 };
+    size_t nh = H * p->g, d = p->d, per = H * d, qper = nh * d, sb = 0, wmin = 0, wfull = 0, wsz, t;
+    qmx_kv_config c = QMX_ZERO_INIT;
+    qmx_kv_cache a, b;
+    qmx_kv_attn_opts o = QMX_ZERO_INIT;
+    unsigned char *sa0, *sb0, *ws0, *sta, *stb;
+    float *K, *V, *Q, *o1, *o2;
+    qmx_status st;
+    uint32_t h0;
+    int ok = 1;
+    c.capacity = p->cap; c.n_kv_heads = H; c.head_dim = d;
+    c.k_dtype = p->kd; c.v_dtype = p->vd; c.k_axis = p->kax; c.v_axis = p->vax;
+    c.mode = p->ring ? QMX_KV_RING : QMX_KV_LINEAR;
+    c.rotate = p->rot;
+    o.window = p->window;
+    o.float_query = p->fq;
+    CHECK(qmx_kv_cache_storage_size(&c, &sb) == QMX_OK && qmx_kv_attention_workspace_size(&c, nh, &wmin) == QMX_OK &&
+          qmx_kv_prefill_workspace_size(&c, nh, p->n, &wfull) == QMX_OK, "sizes");
+    CHECK(wfull >= wmin, "the full prefill workspace is at least the decode's");
+    wsz = p->ws_kind == 0 ? wmin : p->ws_kind == 2 ? wfull : wmin + (wfull - wmin) / 2;
+    sa0 = (unsigned char *)malloc(sb + 64); sb0 = (unsigned char *)malloc(sb + 64);
+    ws0 = (unsigned char *)malloc(wfull + 64);
+    K = (float *)malloc(4 * (p->n0 + p->n) * per); V = (float *)malloc(4 * (p->n0 + p->n) * per);
+    Q = (float *)malloc(4 * p->n * qper); o1 = (float *)malloc(4 * p->n * qper); o2 = (float *)malloc(4 * p->n * qper);
+    if (!sa0 || !sb0 || !ws0 || !K || !V || !Q || !o1 || !o2) { CHECK(0, "malloc"); return; }
+    sta = al64(sa0); stb = al64(sb0);
+    memset(sta, 0xA5, sb); memset(stb, 0xA5, sb);
+    fill_kv(K, p->n0 + p->n, H, d, 1, 1.0f);
+    fill_kv(V, p->n0 + p->n, H, d, 0, 1.0f);
+    fill_kv(Q, p->n, nh, d, 0, 2.0f);
+    for (t = 0; t < p->n * qper; t++) { o1[t] = -7.0f; o2[t] = -7.0f; }
+    CHECK(qmx_kv_cache_init(&a, &c, sta, sb) == QMX_OK && qmx_kv_cache_init(&b, &c, stb, sb) == QMX_OK, "init");
+    if (p->n0) CHECK(qmx_kv_cache_append(&a, K, V, p->n0) == QMX_OK && qmx_kv_cache_append(&b, K, V, p->n0) == QMX_OK, "first tokens");
+    st = qmx_kv_prefill(&a, K + p->n0 * per, V + p->n0 * per, p->n, Q, nh, &o, o1, ws0, wsz);
+    for (t = 0; t < p->n; t++) {
+        qmx_status s2;
+        CHECK(qmx_kv_cache_append(&b, K + (p->n0 + t) * per, V + (p->n0 + t) * per, 1) == QMX_OK, "append");
+        s2 = qmx_kv_attention(&b, Q + t * qper, nh, &o, o2 + t * qper, ws0 + 1, wmin);
+        if (s2 != QMX_OK) { ok = s2 == st; break; }
+    }
+    CHECK(ok && st == QMX_OK, "k %s v %s axes %d/%d g %u d %u n0 %u n %u window %u ring %d fq %d rot %d ws %d: prefill ok (%d)",
+          dt_name(p->kd), dt_name(p->vd), (int)p->kax, (int)p->vax, (unsigned)p->g, (unsigned)d, (unsigned)p->n0,
+          (unsigned)p->n, (unsigned)p->window, p->ring, p->fq, p->rot, p->ws_kind, (int)st);
+    CHECK(memcmp(o1, o2, 4 * p->n * qper) == 0,
+          "k %s v %s axes %d/%d g %u d %u n0 %u n %u window %u ring %d fq %d rot %d ws %d: the per-token loop's output bits",
+          dt_name(p->kd), dt_name(p->vd), (int)p->kax, (int)p->vax, (unsigned)p->g, (unsigned)d, (unsigned)p->n0,
+          (unsigned)p->n, (unsigned)p->window, p->ring, p->fq, p->rot, p->ws_kind);
+    CHECK(a.n_tokens == b.n_tokens && memcmp(sta, stb, sb) == 0, "the same cache storage and token count");
+    h0 = hash_state; hash_state = pf_hash;
+    hash_floats(o1, p->n * qper);
+    pf_hash = hash_state; hash_state = h0;
+    free(sa0); free(sb0); free(ws0); free(K); free(V); free(Q); free(o1); free(o2);
+}
+
+static void test_prefill_tiled(void) {
+    static const qmx_dtype PAIRS[7][2] = {{QMX_INT8, QMX_INT8}, {QMX_FLOAT32, QMX_FLOAT32}, {QMX_INT4, QMX_INT4},
+        {QMX_FP8_E4M3FN, QMX_FP8_E5M2}, {QMX_INT8, QMX_FLOAT32}, {QMX_FLOAT32, QMX_INT8}, {QMX_FP8_E5M2, QMX_INT4}};
+    static const size_t NS[5] = {1, 2, 17, 65, 130}, DS[3] = {64, 128, 96}, GS[3] = {1, 4, 8};
+    size_t ci, nc = BIG ? 140 : 35;
+    uint32_t common = 0;
+    QMX_TEST_CASE("tiled prefill == append + qmx_kv_attention per token, bit for bit");
+    pf_hash = 2166136261u;
+    qmx_test_seed(977u);   /* data of its own (the hash does not depend on the tests before) */
+    for (ci = 0; ci < nc; ci++) {
+        pf_case p;
+        memset(&p, 0, sizeof p);
+        p.kd = PAIRS[ci % 7][0]; p.vd = PAIRS[ci % 7][1];
+        p.n = NS[ci % 5];
+        p.d = DS[(ci / 5) % 3];
+        p.g = GS[(ci / 7) % 3];
+        p.n0 = (ci / 3) % 2 ? 37 : 0;
+        p.kax = ci % 4 == 1 ? QMX_KV_DKV : QMX_KV_HEADS_AND_DKV;
+        p.vax = ci % 6 == 2 ? QMX_KV_DKV : QMX_KV_HEADS_AND_DKV;
+        p.fq = ci % 9 == 4;
+        p.ws_kind = (int)((ci / 2) % 3);
+        p.cap = 192;
+        if (ci % 11 == 3) p.window = 1000;                 /* covers every row: tiled */
+        if (ci % 11 == 7) p.window = 50;                   /* tiled, then per token */
+        if (ci % 13 == 5) p.ring = 1;                      /* no eviction: tiled */
+        if (ci % 13 == 9) { p.ring = 1; p.cap = 64; }      /* evicts inside blocks */
+        if (ci % 8 == 6 && p.d != 96) p.rot = 1;
+        if (ci % 10 == 8 && p.kd != QMX_FLOAT32) p.kax = QMX_KV_CHANNEL;   /* per token */
+        if (p.ring && p.window > p.cap) p.window = 0;
+        if (!p.ring && p.n0 + p.n > p.cap) p.n = p.cap - p.n0;
+        run_pf(&p);
+        if (ci == 34) common = pf_hash;
+    }
+    printf("  tiled prefill output hash 0x%08x (cases 0-34, run on every target), 0x%08x (all %u)\n",
+           (unsigned)common, (unsigned)pf_hash, (unsigned)nc);
+}
+
+/* The tiled path stopped by an overflowing logit inside a block: the same contract as the
+ * per-token loop (tokens before the failing one appended with their outputs written, the
+ * failing one appended with its output untouched, the later ones neither); the earliest
+ * failing token counts, whichever KV head it fails in. The storage slots past n_tokens may
+ * hold the block's later tokens (see PREFILL: not part of the cache). NaN / Inf inputs:
+ * nothing appended, nothing written. */
+static void test_prefill_tiled_midway(void) {
+    enum { H = 2, D = 64, NH = 8, N0 = 5, T = 20, CAP = 64 };
+    static float k[(N0 + T) * H * D], v[(N0 + T) * H * D], q[T * NH * D], out[T * NH * D], o2[NH * D];
+    static float a1[(N0 + T) * H * D], b1[(N0 + T) * H * D], a2[(N0 + T) * H * D], b2[(N0 + T) * H * D];
+    unsigned char *s1, *s2, *w1;
+    size_t sb = 0, wb = 0, per = H * D, qper = NH * D, i, t;
+    int fq, kind;
+    QMX_TEST_CASE("tiled prefill failing midway leaves what the per-token loop leaves");
+    for (kind = 0; kind < 3; kind++)
+        for (fq = 0; fq < 2; fq++) {
+            qmx_kv_config c = QMX_ZERO_INIT;
+            qmx_kv_cache a, b;
+            qmx_kv_attn_opts o = QMX_ZERO_INIT;
+            size_t F = kind == 2 ? 2 : 11;   /* the earliest failing token */
+            c.capacity = CAP; c.n_kv_heads = H; c.head_dim = D;
+            c.k_dtype = kind == 1 ? QMX_FLOAT32 : QMX_INT8;
+            c.v_dtype = kind == 1 ? QMX_FLOAT32 : QMX_INT8;
+            o.float_query = fq;
+            CHECK(qmx_kv_cache_storage_size(&c, &sb) == QMX_OK && qmx_kv_prefill_workspace_size(&c, NH, T, &wb) == QMX_OK, "sizes");
+            s1 = (unsigned char *)malloc(sb); s2 = (unsigned char *)malloc(sb); w1 = (unsigned char *)malloc(wb);
+            if (!s1 || !s2 || !w1) { CHECK(0, "malloc"); return; }
+            fill_kv(k, N0 + T, H, D, 0, 1.0f);
+            fill_kv(v, N0 + T, H, D, 0, 1.0f);
+            fill_kv(q, T, NH, D, 0, 1.0f);
+            /* token 14 fails in KV head 0 (query head 0), token F in KV head 1 (query head 7);
+             * the other query heads of those groups hold 0 in that element */
+            for (i = 0; i < 4; i++) {   /* (every later query of group 1 sees key F) */
+                q[14 * qper + i * D + 3] = 0.0f;
+                for (t = 0; t < T; t++) q[t * qper + (4 + i) * D + 7] = 0.0f;
+            }
+            k[(N0 + 14) * per + 3] = 3e38f;
+            q[14 * qper + 3] = 3e38f;
+            k[(N0 + F) * per + D + 7] = -3e38f;
+            q[F * qper + 7 * D + 7] = -3e38f;
+            for (i = 0; i < T * qper; i++) out[i] = -7.0f;
+            CHECK(qmx_kv_cache_init(&a, &c, s1, sb) == QMX_OK && qmx_kv_cache_init(&b, &c, s2, sb) == QMX_OK, "init");
+            CHECK(qmx_kv_cache_append(&a, k, v, N0) == QMX_OK && qmx_kv_cache_append(&b, k, v, N0) == QMX_OK, "first tokens");
+            CHECK(qmx_kv_prefill(&a, k + N0 * per, v + N0 * per, T, q, NH, &o, out, w1, wb) == QMX_ERR_NONFINITE,
+                  "kind %d fq %d: prefill stops at the overflowing logit", kind, fq);
+            CHECK_EQ_INT(a.n_tokens, N0 + F + 1, "the tokens up to the earliest failing one appended");
+            for (t = 0; t <= F; t++) {
+                qmx_status st;
+                CHECK(qmx_kv_cache_append(&b, k + (N0 + t) * per, v + (N0 + t) * per, 1) == QMX_OK, "append");
+                st = qmx_kv_attention(&b, q + t * qper, NH, &o, o2, w1, wb);
+                if (t < F)
+                    CHECK(st == QMX_OK && memcmp(out + t * qper, o2, sizeof o2) == 0, "token %u: the loop's bits", (unsigned)t);
+                else
+                    CHECK(st == QMX_ERR_NONFINITE, "the loop fails at the same token");
+            }
+            for (i = F * qper; i < T * qper; i++)
+                if (out[i] != -7.0f) break;
+            CHECK(i == T * qper, "outputs of the failing token and the later ones untouched");
+            CHECK(qmx_kv_cache_read(&a, 0, N0 + F + 1, a1, b1) == QMX_OK && qmx_kv_cache_read(&b, 0, N0 + F + 1, a2, b2) == QMX_OK &&
+                  memcmp(a1, a2, 4 * (N0 + F + 1) * per) == 0 && memcmp(b1, b2, 4 * (N0 + F + 1) * per) == 0,
+                  "the cache holds what the loop's holds");
+            /* resume after fixing the failing tokens: the rest prefilled, the same bits */
+            q[F * qper + 7 * D + 7] = 0.5f; q[14 * qper + 3] = 0.5f;
+            CHECK(qmx_kv_attention(&a, q + F * qper, NH, &o, out + F * qper, w1, wb) == QMX_OK, "redo the failing token");
+            k[(N0 + 14) * per + 3] = 1.0f;
+            CHECK(qmx_kv_prefill(&a, k + (N0 + F + 1) * per, v + (N0 + F + 1) * per, T - F - 1, q + (F + 1) * qper, NH, &o,
+                                 out + (F + 1) * qper, w1, wb) == QMX_OK, "prefill the rest");
+            CHECK(qmx_kv_attention(&b, q + F * qper, NH, &o, o2, w1, wb) == QMX_OK && memcmp(out + F * qper, o2, sizeof o2) == 0,
+                  "the redone token's bits");
+            for (t = F + 1; t < T; t++) {
+                CHECK(qmx_kv_cache_append(&b, k + (N0 + t) * per, v + (N0 + t) * per, 1) == QMX_OK &&
+                      qmx_kv_attention(&b, q + t * qper, NH, &o, o2, w1, wb) == QMX_OK &&
+                      memcmp(out + t * qper, o2, sizeof o2) == 0, "resumed token %u: the loop's bits", (unsigned)t);
+            }
+            /* NaN / Inf in the last token's query or value: nothing appended or written */
+            {
+                size_t n0 = 0;
+                float keep = out[0];
+                CHECK(qmx_kv_cache_reset(&a) == QMX_OK, "reset");
+                q[(T - 1) * qper + 5] = qmx_test_bits_f32(kind == 0 ? 0x7FC00000u : 0x7F800000u);
+                CHECK(qmx_kv_prefill(&a, k, v, T, q, NH, &o, out, w1, wb) == QMX_ERR_NONFINITE && a.n_tokens == n0 &&
+                      out[0] == keep, "non-finite query: nothing appended or written");
+                q[(T - 1) * qper + 5] = 0.0f;
+                v[(T - 1) * per + 9] = qmx_test_bits_f32(kind == 0 ? 0x7FC00000u : 0xFF800000u);
+                CHECK(qmx_kv_prefill(&a, k, v, T, q, NH, &o, out, w1, wb) == QMX_ERR_NONFINITE && a.n_tokens == n0 &&
+                      out[0] == keep, "non-finite value: nothing appended or written");
+            }
+            free(s1); free(s2); free(w1);
+        }
+}
 
 int main(void) {
     qmx_test_seed(2463534242u); /* this program's data */
@@ -1348,15 +2230,23 @@ int main(void) {
     test_prefill();
     test_zero_tokens();
     test_rotation();
+    test_block_attention();
     {
         uint32_t h = hash_state;
         QMX_TEST_CASE("cross-target bit identity (hash of the outputs of the fixed scenarios)");
         printf("  output hash 0x%08x (x86-64 host: 0x%08x)\n", (unsigned)h, (unsigned)KV_HASH);
         CHECK(h == KV_HASH, "output bits differ from the x86-64 host: 0x%08x", (unsigned)h);
     }
+    test_block_storage();
+    test_block_errors();
+    test_block_paths();
+    test_block_prefill();
+    test_block_llama();
     test_attention_formats();
     test_proven_bounds();
     test_prefill_midway();
+    test_prefill_tiled();
+    test_prefill_tiled_midway();
     test_fp8_paths();
     return QMX_TEST_END();
 }

@@ -4,7 +4,16 @@
  * qmx_matmul_i8_packed, qmx_fully_connected_i8 (+ _packed; int8 and int16 out, weight zero
  * point), qmx_matmul_i8_f32 (+ _packed), qmx_matmul_f32_dyn_i8, qmx_matmul_i4 (int8 / int4
  * A, int4 / uint4 W with block zero points), qmx_matmul_i4_f32, qmx_fully_connected_i4,
- * qmx_matmul_fp8_f32, and in qmx.h qmx_quantize_run / qmx_dequantize_run:
+ * qmx_matmul_fp8_f32, qmx_einsum (opts.executor: a task per batch index; int8 -> int32,
+ * int8 -> float with channel scales and a zero point on [N,K] and [K,N] weights, float with a
+ * direct and a scattered output, a 1-batch spec), in qmx.h qmx_quantize_run /
+ * qmx_dequantize_run (per tensor; per channel and per block with inner 1 and > 1, ragged
+ * blocks and rows that straddle chunks; int8, uint8 with zero points, int4, int2, int16,
+ * fp8 E4M3, nf4, ONNX fp8 E5M2 with a NaN) and their _exec calls, the fp8 array range and
+ * _exec calls, and in qmx_calib.h qmx_absmax_f32_run / _exec and qmx_fp8_delayed_update_exec
+ * (NaN and -Inf; more than 64 tasks) and qmx_observer_update_exec (every method; per channel
+ * with fewer and more groups than 64, per block; a refused overflowing batch) and
+ * qmx_histogram_update_exec (64 and 2048 bins, growing ranges that merge bins, 1-task batch):
  *   - through an executor of 1, 2, 3, 4 and 8 workers that runs the tasks in a shuffled order
  *     on real threads (pthreads, where glibc >= 2.34 has them in libc, so no link flag is
  *     needed; elsewhere, e.g. Cortex-M, the same shuffled order on one thread), the output
@@ -25,6 +34,7 @@
 #define QMX_IMPLEMENTATION
 #endif
 #include "qmx_kernels.h"
+#include "qmx_calib.h"
 #include "qmx_test.h"
 
 #if !defined(PAR_NO_THREADS) && defined(__GLIBC__) && \
@@ -33,6 +43,15 @@
 #  include <pthread.h>
 #else
 #  define PAR_THREADS 0
+#endif
+
+/* The smaller shapes (still ragged, still several tasks) where a run is slow: the Cortex-M
+ * targets, and RVV under QEMU, which emulates each vector instruction element by element
+ * (the large shapes took 140 s there, three times: VLEN 128, 256 and 512). */
+#if QMX_TEST_SMALL_TARGET || defined(__riscv_vector)
+#  define PAR_SMALL 1
+#else
+#  define PAR_SMALL 0
 #endif
 
 #define PAR_MAX_TASKS 4096
@@ -586,7 +605,7 @@ static void q_task(void *arg, int task, int worker) {
 static void quantize_cases(void) {
     static const qmx_dtype dts[6] = {QMX_INT8, QMX_UINT8, QMX_INT4, QMX_INT2, QMX_INT16,
                                      QMX_FP8_E4M3FN};
-#if QMX_TEST_SMALL_TARGET
+#if PAR_SMALL
     const size_t count = 2 * QMX_TASK_ELEMS + 1001;
 #else
     const size_t count = 3 * QMX_TASK_ELEMS + 1001;
@@ -607,13 +626,13 @@ static void quantize_cases(void) {
         c.dtype = d < 6 ? dts[d] : QMX_INT8;
         c.asymmetric = c.dtype == QMX_UINT8;
         if (c.asymmetric) c.recipe = QMX_RECIPE_TFLITE; /* AQT is symmetric only */
-        if (d == 6) { /* per channel: one task (not split) */
+        if (d == 6) { /* per channel, one group */
             c.granularity = QMX_PER_CHANNEL; c.outer = 1; c.axis_len = 1; c.inner = count;
         }
         CHECK(qmx_compute_qparams(&c, x, count, &s, 1, c.asymmetric ? &zp : NULL) == QMX_OK,
               "qparams dtype %d", (int)c.dtype);
         CHECK(qmx_dtype_storage_bytes(c.dtype, count, &qb) == QMX_OK, "storage");
-        want = d == 6 ? 1 : count / QMX_TASK_ELEMS + 1;
+        want = count / QMX_TASK_ELEMS + 1;
         CHECK(qmx_quantize_tasks(&c, count, &nt) == QMX_OK && nt == want,
               "dtype %d: %u tasks, want %u", (int)c.dtype, (unsigned)nt, (unsigned)want);
         memset(q0, 0xA5, count * 2);
@@ -661,6 +680,619 @@ static void quantize_cases(void) {
         CHECK(i == count * 4, "dtype %d: y written by a bad call", (int)c.dtype);
     }
     free(x); free(y0); free(y1); free(q0); free(q1);
+}
+
+/* ---- per channel / per block, and the fp8 arrays: range calls and the _exec calls ---- */
+typedef struct g_job {
+    const qmx_qconfig *cfg;
+    const float *x;
+    size_t count, ns;
+    const float *sc;
+    const int32_t *zp;
+    unsigned char *q;
+    size_t qb;
+    float *y;
+    int deq, fp8; /* fp8: the fp8 arrays (cfg->dtype, scale sc[0]) */
+    unsigned char failed[64];
+} g_job;
+static void g_task(void *arg, int task, int worker) {
+    g_job *j = (g_job *)arg;
+    size_t t = (size_t)task;
+    qmx_status st;
+    (void)worker;
+    if (j->fp8)
+        st = j->deq ? qmx_fp8_dequantize_array_run(j->cfg->dtype, j->q, j->count, j->sc[0], j->y,
+                                                   t, t + 1)
+                    : qmx_fp8_quantize_array_run(j->cfg->dtype, j->x, j->count, j->sc[0], 1, j->q,
+                                                 t, t + 1);
+    else
+        st = j->deq ? qmx_dequantize_run(j->cfg, j->q, j->qb, j->count, j->sc, j->ns, j->zp, j->y,
+                                         t, t + 1)
+                    : qmx_quantize_run(j->cfg, j->x, j->count, j->sc, j->ns, j->zp, j->q, j->qb, t,
+                                       t + 1);
+    if (st != QMX_OK && task < 64) j->failed[task] = 1;
+}
+static int g_bad(const g_job *j) {
+    int i, b = 0;
+    for (i = 0; i < 64; i++) b |= j->failed[i];
+    return b;
+}
+static int all_a5(const void *p, size_t n) {
+    const unsigned char *b = (const unsigned char *)p;
+    size_t i;
+    for (i = 0; i < n && b[i] == 0xA5; i++) {}
+    return i == n;
+}
+
+/* layouts [outer][len][inner] (granularity, block) giving ragged chunks and partial rows */
+typedef struct g_layout { int g; size_t outer, len, inner, block; const char *name; } g_layout;
+static void granular_cases(void) {
+#if PAR_SMALL
+    static const g_layout lay[] = {
+        {QMX_PER_CHANNEL, 137, 1001, 1, 0, "per channel, last axis, 137 x 1001"},
+        {QMX_PER_CHANNEL, 3, 13, 3001, 0, "per channel, inner 3001, 3 x 13"},
+        {QMX_PER_BLOCK, 141, 933, 1, 32, "per block 32, last axis, 141 x 933"},
+        {QMX_PER_BLOCK, 2, 77, 851, 16, "per block 16, inner 851"},
+        {QMX_PER_CHANNEL, 4, 10, 3, 0, "per channel, 1 task (4 x 10 x 3)"},
+    };
+#else
+    static const g_layout lay[] = {
+        {QMX_PER_CHANNEL, 197, 1001, 1, 0, "per channel, last axis, 197 x 1001"},
+        {QMX_PER_CHANNEL, 5, 13, 3001, 0, "per channel, inner 3001, 5 x 13"},
+        {QMX_PER_BLOCK, 211, 933, 1, 32, "per block 32, last axis, 211 x 933"},
+        {QMX_PER_BLOCK, 3, 77, 851, 16, "per block 16, inner 851"},
+        {QMX_PER_CHANNEL, 4, 10, 3, 0, "per channel, 1 task (4 x 10 x 3)"},
+    };
+#endif
+    static const qmx_dtype dts[8] = {QMX_INT8, QMX_UINT8, QMX_INT4, QMX_INT2, QMX_INT16,
+                                     QMX_FP8_E4M3FN, QMX_NF4, QMX_FP8_E5M2};
+    size_t maxc = 0, maxp = 0, l;
+    float *x, *y0, *y1, *sc;
+    int32_t *zp;
+    unsigned char *q0, *q1;
+    for (l = 0; l < sizeof lay / sizeof lay[0]; l++) {
+        size_t c = lay[l].outer * lay[l].len * lay[l].inner, np = 0;
+        qmx_qconfig q = QMX_ZERO_INIT;
+        q.granularity = (qmx_granularity)lay[l].g;
+        q.outer = lay[l].outer; q.axis_len = lay[l].len; q.inner = lay[l].inner;
+        q.block_size = lay[l].block;
+        CHECK(qmx_qparams_count(&q, c, &np) == QMX_OK, "params of layout %u", (unsigned)l);
+        if (c > maxc) maxc = c;
+        if (np > maxp) maxp = np;
+    }
+    x = (float *)malloc(maxc * 4); y0 = (float *)malloc(maxc * 4); y1 = (float *)malloc(maxc * 4);
+    q0 = (unsigned char *)malloc(maxc * 2); q1 = (unsigned char *)malloc(maxc * 2);
+    sc = (float *)malloc(maxp * 4); zp = (int32_t *)malloc(maxp * 4);
+    if (!x || !y0 || !y1 || !q0 || !q1 || !sc || !zp) { CHECK(0, "malloc"); return; }
+    for (l = 0; l < maxc; l++) x[l] = (float)((int)(qmx_test_rand() % 20001u) - 10000) * 0.0071f;
+    for (l = 0; l < sizeof lay / sizeof lay[0]; l++) {
+        int d;
+        for (d = 0; d < 8; d++) {
+            qmx_qconfig c = QMX_ZERO_INIT;
+            size_t count = lay[l].outer * lay[l].len * lay[l].inner, np = 0, qb = 0, nt = 0, i;
+            const int32_t *z;
+            qmx_executor ex = QMX_ZERO_INIT;
+            qmx_status st;
+            int w, calls0;
+            c.dtype = dts[d];
+            c.granularity = (qmx_granularity)lay[l].g;
+            c.outer = lay[l].outer; c.axis_len = lay[l].len; c.inner = lay[l].inner;
+            c.block_size = lay[l].block;
+            c.asymmetric = c.dtype == QMX_UINT8;
+            if (c.asymmetric) c.recipe = QMX_RECIPE_TFLITE;
+            if (c.dtype == QMX_FP8_E5M2) c.recipe = QMX_RECIPE_ONNX; /* its NaN code fix-up */
+            z = c.asymmetric ? zp : NULL;
+            CHECK(qmx_qparams_count(&c, count, &np) == QMX_OK && np <= maxp, "params");
+            CHECK(qmx_compute_qparams(&c, x, count, sc, np, z ? zp : NULL) == QMX_OK,
+                  "%s, dtype %d: qparams", lay[l].name, (int)c.dtype);
+            for (i = 0; i < np; i++) sc[i] *= 0.75f; /* some clipping */
+            CHECK(qmx_dtype_storage_bytes(c.dtype, count, &qb) == QMX_OK, "storage");
+            CHECK(qmx_quantize_tasks(&c, count, &nt) == QMX_OK &&
+                      nt == (count + QMX_TASK_ELEMS - 1) / QMX_TASK_ELEMS,
+                  "%s: %u tasks", lay[l].name, (unsigned)nt);
+            if (c.dtype == QMX_FP8_E5M2 && count > 100) x[77] = 0.0f / (x[0] - x[0]); /* a NaN */
+            memset(q0, 0xA5, maxc * 2); memset(y0, 0xA5, maxc * 4);
+            CHECK(qmx_quantize(&c, x, count, sc, np, z, q0, qb) == QMX_OK, "serial quantize");
+            CHECK(qmx_dequantize(&c, q0, qb, count, sc, np, z, y0) == QMX_OK, "serial dequantize");
+            for (w = 1; w <= 8; w++) {
+                g_job j;
+                if (w > 4 && w < 8) continue;
+                memset(&j, 0, sizeof j);
+                j.cfg = &c; j.x = x; j.count = count; j.sc = sc; j.ns = np; j.zp = z;
+                j.q = q1; j.qb = qb; j.y = y1;
+                par_workers_now = w;
+                memset(q1, 0xA5, maxc * 2); memset(y1, 0xA5, maxc * 4);
+                par_for(&g_pool, (int)nt, g_task, &j);
+                j.deq = 1; j.q = q0;
+                par_for(&g_pool, (int)nt, g_task, &j);
+                CHECK(!g_bad(&j) && memcmp(q0, q1, maxc * 2) == 0 && memcmp(y0, y1, maxc * 4) == 0,
+                      "%s, dtype %d, %d workers (range calls): differ from the serial call",
+                      lay[l].name, (int)c.dtype, w);
+                /* the same through the _exec calls */
+                ex.parallel_for = par_for; ex.pool = &g_pool; ex.workers = w;
+                memset(q1, 0xA5, maxc * 2); memset(y1, 0xA5, maxc * 4);
+                st = qmx_quantize_exec(&c, x, count, sc, np, z, q1, qb, &ex);
+                CHECK(st == QMX_OK, "quantize_exec: %d", (int)st);
+                st = qmx_dequantize_exec(&c, q0, qb, count, sc, np, z, y1, &ex);
+                CHECK(st == QMX_OK, "dequantize_exec: %d", (int)st);
+                CHECK(memcmp(q0, q1, maxc * 2) == 0 && memcmp(y0, y1, maxc * 4) == 0,
+                      "%s, dtype %d, %d workers (_exec): differ from the serial call",
+                      lay[l].name, (int)c.dtype, w);
+            }
+            if (nt > 1) { /* uneven contiguous ranges, in reverse order */
+                memset(q1, 0xA5, maxc * 2); memset(y1, 0xA5, maxc * 4);
+                CHECK(qmx_quantize_run(&c, x, count, sc, np, z, q1, qb, 1, nt) == QMX_OK &&
+                          qmx_quantize_run(&c, x, count, sc, np, z, q1, qb, 0, 1) == QMX_OK &&
+                          qmx_dequantize_run(&c, q0, qb, count, sc, np, z, y1, 1, nt) == QMX_OK &&
+                          qmx_dequantize_run(&c, q0, qb, count, sc, np, z, y1, 0, 1) == QMX_OK &&
+                          memcmp(q0, q1, maxc * 2) == 0 && memcmp(y0, y1, maxc * 4) == 0,
+                      "%s, dtype %d: ranges [1, n) then [0, 1)", lay[l].name, (int)c.dtype);
+            }
+            /* bad calls: a status each, nothing written, no task run */
+            memset(q1, 0xA5, maxc * 2); memset(y1, 0xA5, maxc * 4);
+            st = qmx_quantize_run(&c, x, count, sc, np, z, q1, qb, 0, nt + 1);
+            CHECK(st == QMX_ERR_ARG, "range past the tasks: %d", (int)st);
+            st = qmx_dequantize_run(&c, q0, qb, count, sc, np, z, y1, 1, 0);
+            CHECK(st == QMX_ERR_ARG, "reversed range: %d", (int)st);
+            st = qmx_quantize_run(&c, x, count, sc, np, z, q1, qb - 1, nt - 1, nt);
+            CHECK(st == QMX_ERR_BUFFER_TOO_SMALL, "q one byte short: %d", (int)st);
+            st = qmx_dequantize_run(&c, q0, qb - 1, count, sc, np, z, y1, 0, 1);
+            CHECK(st == QMX_ERR_BUFFER_TOO_SMALL, "dequantize, q one byte short: %d", (int)st);
+            st = qmx_quantize_run(&c, x, count, sc, np - 1, z, q1, qb, 0, 1);
+            CHECK(st == QMX_ERR_BUFFER_TOO_SMALL, "n_scales one short: %d", (int)st);
+            ex.parallel_for = NULL; ex.pool = &g_pool; ex.workers = 2;
+            calls0 = g_pool.calls;
+            st = qmx_quantize_exec(&c, x, count, sc, np, z, q1, qb, &ex);
+            CHECK(st == QMX_ERR_NULL, "NULL parallel_for: %d", (int)st);
+            ex.parallel_for = par_for; ex.workers = -1;
+            st = qmx_dequantize_exec(&c, q0, qb, count, sc, np, z, y1, &ex);
+            CHECK(st == QMX_ERR_ARG, "negative workers: %d", (int)st);
+            ex.workers = 3;
+            {   /* a bad scale in the last task's elements: that task and the _exec call fail */
+                size_t pi = np - 1;
+                float keep = sc[pi];
+                sc[pi] = -1.0f;
+                st = qmx_quantize_run(&c, x, count, sc, np, z, q1, qb, nt - 1, nt);
+                CHECK(st == QMX_ERR_ARG, "bad scale, its task: %d", (int)st);
+                st = qmx_dequantize_run(&c, q0, qb, count, sc, np, z, y1, nt - 1, nt);
+                CHECK(st == QMX_ERR_ARG, "bad scale, its task (dequantize): %d", (int)st);
+                st = qmx_quantize_exec(&c, x, count, sc, np, z, q1, qb, &ex);
+                CHECK(st == QMX_ERR_ARG, "bad scale, _exec: %d", (int)st);
+                st = qmx_dequantize_exec(&c, q0, qb, count, sc, np, z, y1, &ex);
+                CHECK(st == QMX_ERR_ARG, "bad scale, dequantize _exec: %d", (int)st);
+                sc[pi] = keep;
+            }
+            CHECK(g_pool.calls == calls0, "parallel_for called by a bad call");
+            CHECK(all_a5(q1, maxc * 2) && all_a5(y1, maxc * 4), "%s, dtype %d: written by a bad call",
+                  lay[l].name, (int)c.dtype);
+            if (c.dtype == QMX_FP8_E5M2 && count > 100) x[77] = 1.0f;
+        }
+    }
+    /* the fp8 arrays */
+    {
+        static const size_t ns[3] = {1000, 2 * QMX_TASK_ELEMS, 2 * QMX_TASK_ELEMS + 5};
+        int k, w;
+        for (k = 0; k < 3; k++) {
+            size_t n = ns[k], nt = 0;
+            qmx_qconfig c = QMX_ZERO_INIT;
+            qmx_executor ex = QMX_ZERO_INIT;
+            float s = 0.37f;
+            qmx_status st;
+            int calls0;
+            c.dtype = k == 1 ? QMX_FP8_E5M2FNUZ : QMX_FP8_E4M3FN;
+            CHECK(n <= maxc, "size");
+            CHECK(qmx_array_tasks(n, &nt) == QMX_OK && nt == (n + QMX_TASK_ELEMS - 1) / QMX_TASK_ELEMS,
+                  "fp8 array tasks");
+            memset(q0, 0xA5, maxc); memset(y0, 0xA5, maxc * 4);
+            CHECK(qmx_fp8_quantize_array(c.dtype, x, n, s, 1, q0) == QMX_OK &&
+                      qmx_fp8_dequantize_array(c.dtype, q0, n, s, y0) == QMX_OK, "serial fp8");
+            for (w = 1; w <= 8; w++) {
+                g_job j;
+                if (w > 4 && w < 8) continue;
+                memset(&j, 0, sizeof j);
+                j.cfg = &c; j.x = x; j.count = n; j.sc = &s; j.q = q1; j.y = y1; j.fp8 = 1;
+                par_workers_now = w;
+                memset(q1, 0xA5, maxc); memset(y1, 0xA5, maxc * 4);
+                par_for(&g_pool, (int)nt, g_task, &j);
+                j.deq = 1; j.q = q0;
+                par_for(&g_pool, (int)nt, g_task, &j);
+                CHECK(!g_bad(&j) && memcmp(q0, q1, maxc) == 0 && memcmp(y0, y1, maxc * 4) == 0,
+                      "fp8 array n %u, %d workers (range calls)", (unsigned)n, w);
+                ex.parallel_for = par_for; ex.pool = &g_pool; ex.workers = w;
+                memset(q1, 0xA5, maxc); memset(y1, 0xA5, maxc * 4);
+                CHECK(qmx_fp8_quantize_array_exec(c.dtype, x, n, s, 1, q1, &ex) == QMX_OK &&
+                          qmx_fp8_dequantize_array_exec(c.dtype, q0, n, s, y1, &ex) == QMX_OK &&
+                          memcmp(q0, q1, maxc) == 0 && memcmp(y0, y1, maxc * 4) == 0,
+                      "fp8 array n %u, %d workers (_exec)", (unsigned)n, w);
+            }
+            memset(q1, 0xA5, maxc); memset(y1, 0xA5, maxc * 4);
+            calls0 = g_pool.calls;
+            st = qmx_fp8_quantize_array_run(c.dtype, x, n, s, 1, q1, 0, nt + 1);
+            CHECK(st == QMX_ERR_ARG, "fp8: range past the tasks: %d", (int)st);
+            st = qmx_fp8_dequantize_array_run(c.dtype, q0, n, s, y1, nt, nt - 1);
+            CHECK(st == QMX_ERR_ARG, "fp8: reversed range: %d", (int)st);
+            st = qmx_fp8_quantize_array_run(c.dtype, x, n, 0.0f, 1, q1, 0, 1);
+            CHECK(st == QMX_ERR_ARG, "fp8: bad scale: %d", (int)st);
+            st = qmx_fp8_quantize_array_run(QMX_INT8, x, n, s, 1, q1, 0, 1);
+            CHECK(st == QMX_ERR_DTYPE, "fp8: dtype: %d", (int)st);
+            ex.parallel_for = NULL; ex.pool = &g_pool; ex.workers = 2;
+            st = qmx_fp8_quantize_array_exec(c.dtype, x, n, s, 1, q1, &ex);
+            CHECK(st == QMX_ERR_NULL, "fp8: NULL parallel_for: %d", (int)st);
+            ex.parallel_for = par_for; ex.workers = -3;
+            st = qmx_fp8_dequantize_array_exec(c.dtype, q0, n, s, y1, &ex);
+            CHECK(st == QMX_ERR_ARG, "fp8: negative workers: %d", (int)st);
+            ex.workers = 2;
+            st = qmx_fp8_dequantize_array_exec(c.dtype, q0, n, -s, y1, &ex);
+            CHECK(st == QMX_ERR_ARG, "fp8: bad scale, _exec: %d", (int)st);
+            CHECK(g_pool.calls == calls0 && all_a5(q1, maxc) && all_a5(y1, maxc * 4),
+                  "fp8 n %u: a bad call wrote or ran tasks", (unsigned)n);
+        }
+    }
+    {
+        size_t nt0 = 0;
+        CHECK(qmx_array_tasks(0, &nt0) == QMX_ERR_SIZE && qmx_array_tasks(1, NULL) == QMX_ERR_NULL,
+              "qmx_array_tasks: bad input");
+    }
+    free(x); free(y0); free(y1); free(q0); free(q1); free(sc); free(zp);
+}
+
+/* ---- qmx_einsum through an executor: a task per batch index ---- */
+typedef struct es_case {
+    const char *spec;
+    int rank_a, rank_b;
+    size_t sa[4], sb[4];
+    qmx_dtype dt;   /* QMX_FLOAT32 or QMX_INT8 */
+    int i32, scaled;
+    size_t tasks;   /* the batch count */
+} es_case;
+static void einsum_cases(void) {
+    static const es_case cs[] = {
+        {"bnth,bnsh->bnts", 4, 4, {1, 3, 17, 24}, {1, 3, 13, 24}, QMX_INT8, 1, 0, 3},
+        {"bij,bjk->bik", 3, 3, {5, 7, 11}, {5, 11, 9}, QMX_FLOAT32, 0, 0, 5},
+        {"bij,bjk->ikb", 3, 3, {4, 6, 10}, {4, 10, 5}, QMX_FLOAT32, 0, 0, 4},
+        {"bij,bkj->bik", 3, 3, {9, 5, 40}, {9, 7, 40}, QMX_INT8, 0, 1, 9},
+        {"bij,bjk->bik", 3, 3, {2, 3, 33}, {2, 33, 60}, QMX_INT8, 0, 1, 2},
+        {"bsd,fd->bsf", 3, 2, {2, 5, 16}, {6, 16, 0}, QMX_INT8, 0, 1, 1},
+    };
+    static float fa[4096], fb[4096], sca[64], scb[64];
+    static int8_t ia[4096], ib[4096];
+    static unsigned char ref[8192 * 4], got[8192 * 4];
+    size_t c, i;
+    for (i = 0; i < 4096; i++) {
+        fa[i] = (float)((int)(qmx_test_rand() % 2001u) - 1000) * 0.0137f;
+        fb[i] = (float)((int)(qmx_test_rand() % 2001u) - 1000) * 0.0071f;
+        ia[i] = (int8_t)(qmx_test_rand() & 0xFF);
+        ib[i] = (int8_t)(qmx_test_rand() & 0xFF);
+    }
+    for (i = 0; i < 64; i++) {
+        sca[i] = 0.01f + (float)(qmx_test_rand() % 100u) * 1e-4f;
+        scb[i] = 0.02f + (float)(qmx_test_rand() % 100u) * 1e-4f;
+    }
+    for (c = 0; c < sizeof cs / sizeof cs[0]; c++) {
+        const es_case *e = &cs[c];
+        qmx_einsum_operand a = QMX_ZERO_INIT, b = QMX_ZERO_INIT;
+        qmx_einsum_opts o = QMX_ZERO_INIT;
+        qmx_executor ex = QMX_ZERO_INIT;
+        size_t na = 1, nb = 1, shape[QMX_EINSUM_MAX_RANK], out_n = 1, ws0 = 0, wsp = 0;
+        int r, pos, w, orank = 0, calls0;
+        qmx_status st;
+        size_t esz = e->dt == QMX_FLOAT32 ? 4 : 1;
+        a.dtype = b.dtype = e->dt; a.rank = e->rank_a; b.rank = e->rank_b;
+        for (r = 0; r < a.rank; r++) { a.shape[r] = e->sa[r]; na *= e->sa[r]; }
+        for (r = 0; r < b.rank; r++) { b.shape[r] = e->sb[r]; nb *= e->sb[r]; }
+        CHECK(na <= 4096 && nb <= 4096, "einsum test sizes");
+        a.data = e->dt == QMX_FLOAT32 ? (const void *)fa : (const void *)ia;
+        b.data = e->dt == QMX_FLOAT32 ? (const void *)fb : (const void *)ib;
+        a.data_bytes = na * esz; b.data_bytes = nb * esz;
+        if (e->scaled) { /* per channel on a's axis 1 (a batch or free axis), per tensor b */
+            a.scales = sca; a.scales_len = 64; a.scaling = QMX_EINSUM_SCALE_CHANNEL;
+            a.channel_axis = 1; a.zero_point = 3;
+            b.scales = scb; b.scales_len = 1;
+        }
+        o.int32_out = e->i32;
+        CHECK(qmx_einsum_output_shape(e->spec, &a, &b, shape, &orank, &pos) == QMX_OK, "shape");
+        for (r = 0; r < orank; r++) out_n *= shape[r];
+        CHECK(out_n * 4 + 16 <= sizeof ref, "einsum out size");
+        CHECK(qmx_einsum_workspace_size(e->spec, &a, &b, &o, &ws0, &pos) == QMX_OK, "ws");
+        memset(ref, 0xA5, sizeof ref);
+        st = qmx_einsum(e->spec, &a, &b, &o, ref, out_n, g_ws, ws0, &pos);
+        CHECK(st == QMX_OK, "%s: serial einsum %d", e->spec, (int)st);
+        for (w = 1; w <= 8; w++) {
+            if (w > 4 && w < 8) continue;
+            ex.parallel_for = par_for; ex.pool = &g_pool; ex.workers = w;
+            par_workers_now = w;
+            o.executor = &ex;
+            CHECK(qmx_einsum_workspace_size(e->spec, &a, &b, &o, &wsp, &pos) == QMX_OK &&
+                      wsp <= g_ws_bytes && (w == 1 || e->tasks == 1 ? wsp == ws0 : wsp >= ws0),
+                  "%s, %d workers: workspace %u (serial %u)", e->spec, w, (unsigned)wsp,
+                  (unsigned)ws0);
+            memset(got, 0xA5, sizeof got);
+            calls0 = g_pool.calls;
+            st = qmx_einsum(e->spec, &a, &b, &o, got, out_n, g_ws, wsp, &pos);
+            CHECK(st == QMX_OK && memcmp(ref, got, sizeof ref) == 0,
+                  "%s, %d workers: differs from the serial call (%d)", e->spec, w, (int)st);
+            CHECK(g_pool.calls == calls0 + (w >= 2 && e->tasks >= 2), "%s, %d workers: %d calls",
+                  e->spec, w, g_pool.calls - calls0);
+            if (wsp > 0) { /* a workspace one byte short */
+                memset(got, 0xA5, sizeof got);
+                st = qmx_einsum(e->spec, &a, &b, &o, got, out_n, g_ws, wsp - 1, &pos);
+                CHECK(st == QMX_ERR_BUFFER_TOO_SMALL && all_a5(got, sizeof got),
+                      "%s, %d workers: workspace one byte short: %d", e->spec, w, (int)st);
+            }
+        }
+        /* bad executors: a status, nothing written, no task */
+        memset(got, 0xA5, sizeof got);
+        calls0 = g_pool.calls;
+        ex.parallel_for = NULL; ex.workers = 2; o.executor = &ex;
+        st = qmx_einsum(e->spec, &a, &b, &o, got, out_n, g_ws, g_ws_bytes, &pos);
+        CHECK(st == QMX_ERR_NULL, "%s: NULL parallel_for: %d", e->spec, (int)st);
+        CHECK(qmx_einsum_workspace_size(e->spec, &a, &b, &o, &wsp, &pos) == QMX_ERR_NULL,
+              "%s: NULL parallel_for, workspace size", e->spec);
+        ex.parallel_for = par_for; ex.workers = -1;
+        st = qmx_einsum(e->spec, &a, &b, &o, got, out_n, g_ws, g_ws_bytes, &pos);
+        CHECK(st == QMX_ERR_ARG, "%s: negative workers: %d", e->spec, (int)st);
+        ex.workers = 3;
+        st = qmx_einsum(e->spec, &a, &b, &o, got, out_n - 1, g_ws, g_ws_bytes, &pos);
+        CHECK(st == QMX_ERR_BUFFER_TOO_SMALL, "%s: out one short: %d", e->spec, (int)st);
+        CHECK(all_a5(got, sizeof got) && g_pool.calls == calls0, "%s: a bad call wrote", e->spec);
+    }
+}
+
+/* ---- qmx_calib.h: absmax (and fp8 delayed scaling) in tasks, merged exactly ---- */
+static void absmax_task(void *arg, int task, int worker) {
+    g_job *j = (g_job *)arg;
+    (void)worker;
+    if (task < 64 &&
+        qmx_absmax_f32_run(j->x, j->count, (size_t)task, (size_t)task + 1, j->y + task) != QMX_OK)
+        j->failed[task] = 1;
+}
+static void absmax_cases(void) {
+#if PAR_SMALL
+    static const size_t ns[4] = {1, 1000, 2 * QMX_TASK_ELEMS, 2 * QMX_TASK_ELEMS + 5};
+#else
+    static const size_t ns[5] = {1, 1000, 2 * QMX_TASK_ELEMS, 3 * QMX_TASK_ELEMS + 5,
+                                 130 * QMX_TASK_ELEMS + 77}; /* > 64 tasks: runs of 3 */
+#endif
+    size_t maxn = ns[sizeof ns / sizeof ns[0] - 1], k, i;
+    float *x = (float *)malloc(maxn * 4), part[64];
+    if (!x) { CHECK(0, "malloc"); return; }
+    for (i = 0; i < maxn; i++) x[i] = (float)((int)(qmx_test_rand() % 20001u) - 10000) * 0.013f;
+    for (k = 0; k < sizeof ns / sizeof ns[0]; k++) {
+        int v;
+        for (v = 0; v < 3; v++) { /* plain, a -Inf near the end, a NaN in the middle */
+            size_t n = ns[k], nt = 0;
+            float ref = -1.0f, got, keep = 0.0f;
+            size_t at = v == 1 ? n - 1 : n / 2;
+            int w, calls0;
+            qmx_executor ex = QMX_ZERO_INIT;
+            qmx_fp8_delayed d0, d1;
+            float h0[4], h1[4], s0 = 0.0f, s1 = 0.0f;
+            qmx_status st;
+            if (v) { /* -Inf and NaN computed at run time */
+                keep = x[at];
+                x[at] = v == 1 ? -(x[1] * 0.0f + 3.0e38f) * 4.0f : (x[0] - x[0]) / (x[1] - x[1]);
+            }
+            CHECK(qmx_absmax_f32(x, n, &ref) == QMX_OK, "serial absmax");
+            CHECK(qmx_array_tasks(n, &nt) == QMX_OK, "tasks");
+            for (w = 1; w <= 8; w++) {
+                g_job j;
+                if (w > 4 && w < 8) continue;
+                par_workers_now = w;
+                if (nt <= 64) { /* range calls: a partial per task, merged by qmx_absmax_f32 */
+                    memset(&j, 0, sizeof j);
+                    j.x = x; j.count = n; j.y = part;
+                    par_for(&g_pool, (int)nt, absmax_task, &j);
+                    got = 7.0f;
+                    CHECK(!g_bad(&j) && qmx_absmax_f32(part, nt, &got) == QMX_OK &&
+                              memcmp(&got, &ref, 4) == 0,
+                          "absmax n %u (case %d), %d workers, range calls", (unsigned)n, v, w);
+                }
+                ex.parallel_for = par_for; ex.pool = &g_pool; ex.workers = w;
+                got = 7.0f;
+                st = qmx_absmax_f32_exec(x, n, &got, &ex);
+                CHECK(st == QMX_OK && memcmp(&got, &ref, 4) == 0,
+                      "absmax n %u (case %d), %d workers, _exec: %d", (unsigned)n, v, w, (int)st);
+                CHECK(qmx_fp8_delayed_init(&d0, QMX_FP8_E4M3FN, QMX_DELAYED_AQT, 0, h0, 4) == QMX_OK &&
+                          qmx_fp8_delayed_init(&d1, QMX_FP8_E4M3FN, QMX_DELAYED_AQT, 0, h1, 4) == QMX_OK,
+                      "delayed init");
+                st = qmx_fp8_delayed_update(&d0, x, n, &s0);
+                CHECK(qmx_fp8_delayed_update_exec(&d1, x, n, &s1, &ex) == st &&
+                          memcmp(&s0, &s1, 4) == 0 && memcmp(h0, h1, sizeof h0) == 0 &&
+                          memcmp(&d0.scale, &d1.scale, 4) == 0 && memcmp(&d0.bound, &d1.bound, 4) == 0,
+                      "fp8 delayed n %u (case %d), %d workers", (unsigned)n, v, w);
+            }
+            /* bad calls */
+            got = 7.0f;
+            calls0 = g_pool.calls;
+            CHECK(qmx_absmax_f32_run(x, n, 0, nt + 1, &got) == QMX_ERR_ARG && got == 7.0f,
+                  "absmax: range past the tasks");
+            CHECK(qmx_absmax_f32_run(x, n, nt, nt - 1, &got) == QMX_ERR_ARG && got == 7.0f,
+                  "absmax: reversed range");
+            CHECK(qmx_absmax_f32_run(x, 0, 0, 0, &got) == QMX_ERR_SIZE && got == 7.0f,
+                  "absmax: n 0");
+            ex.parallel_for = NULL; ex.workers = 2;
+            CHECK(qmx_absmax_f32_exec(x, n, &got, &ex) == QMX_ERR_NULL && got == 7.0f,
+                  "absmax: NULL parallel_for");
+            ex.parallel_for = par_for; ex.workers = -2;
+            CHECK(qmx_absmax_f32_exec(x, n, &got, &ex) == QMX_ERR_ARG && got == 7.0f,
+                  "absmax: negative workers");
+            CHECK(qmx_fp8_delayed_update_exec(&d1, x, n, &s1, &ex) == QMX_ERR_ARG &&
+                      memcmp(h0, h1, sizeof h0) == 0, "delayed: negative workers");
+            CHECK(g_pool.calls == calls0, "absmax: a bad call ran tasks");
+            if (v) x[at] = keep;
+        }
+    }
+    free(x);
+}
+
+/* ---- qmx_observer_update_exec: runs of groups, the serial call's bits for every method ---- */
+static void observer_cases(void) {
+    static const struct { int g; size_t outer, len, inner, block; } lay[4] = {
+        {QMX_PER_CHANNEL, 300, 37, 1, 0},   /* 37 groups: 37 tasks of 1 */
+        {QMX_PER_CHANNEL, 3, 150, 25, 0},   /* 150 groups: 50 tasks of 3 */
+        {QMX_PER_BLOCK, 41, 100, 1, 16},    /* 41 * 7 groups, ragged blocks */
+        {QMX_PER_TENSOR, 0, 0, 0, 0},       /* 1 group: the serial call */
+    };
+    static const qmx_calib_method ms[7] = {QMX_CALIB_ABSMAX, QMX_CALIB_MINMAX,
+                                           QMX_CALIB_MOVING_MINMAX, QMX_CALIB_MEAN_ABSMAX,
+                                           QMX_CALIB_ABSMEAN, QMX_CALIB_RMS, QMX_CALIB_FIXED};
+    enum { NX = 12000, NG = 300 };
+    static float x[3][NX];
+    static qmx_calib_stat s0[NG], s1[NG], keep[NG];
+    size_t l, i;
+    int b;
+    for (b = 0; b < 3; b++)
+        for (i = 0; i < NX; i++)
+            x[b][i] = (float)((int)(qmx_test_rand() % 20001u) - 10000) * (0.0013f + 0.001f * (float)b);
+    for (l = 0; l < 4; l++) {
+        int m;
+        for (m = 0; m < 7; m++) {
+            qmx_qconfig q = QMX_ZERO_INIT;
+            qmx_calib_config cc = QMX_ZERO_INIT;
+            qmx_observer o0, o1;
+            qmx_executor ex = QMX_ZERO_INIT;
+            size_t count = lay[l].g == QMX_PER_TENSOR ? 5000 : lay[l].outer * lay[l].len * lay[l].inner;
+            size_t ng = 0;
+            int w, calls0;
+            qmx_status st;
+            q.granularity = (qmx_granularity)lay[l].g;
+            q.outer = lay[l].outer; q.axis_len = lay[l].len; q.inner = lay[l].inner;
+            q.block_size = lay[l].block;
+            cc.method = ms[m];
+            if (ms[m] == QMX_CALIB_ABSMEAN) cc.p = 2;
+            if (ms[m] == QMX_CALIB_MOVING_MINMAX) cc.momentum = 0.3f;
+            if (ms[m] == QMX_CALIB_FIXED) { cc.lo = -2.0f; cc.hi = 3.0f; }
+            CHECK(count <= NX && qmx_qparams_count(&q, count, &ng) == QMX_OK && ng <= NG,
+                  "observer layout %u", (unsigned)l);
+            CHECK(qmx_observer_init(&o0, &cc, &q, count, s0, NG) == QMX_OK, "init");
+            for (b = 0; b < 3; b++)
+                CHECK(qmx_observer_update(&o0, x[b], count) == QMX_OK, "serial update");
+            for (w = 1; w <= 8; w++) {
+                if (w > 4 && w < 8) continue;
+                par_workers_now = w;
+                ex.parallel_for = par_for; ex.pool = &g_pool; ex.workers = w;
+                CHECK(qmx_observer_init(&o1, &cc, &q, count, s1, NG) == QMX_OK, "init");
+                for (b = 0; b < 3; b++) {
+                    st = qmx_observer_update_exec(&o1, x[b], count, &ex);
+                    CHECK(st == QMX_OK, "update_exec: %d", (int)st);
+                }
+                CHECK(memcmp(s0, s1, ng * sizeof s0[0]) == 0,
+                      "observer layout %u, method %d, %d workers: records differ from the serial call",
+                      (unsigned)l, (int)ms[m], w);
+            }
+            /* bad calls: a status, every record untouched, no task */
+            memcpy(keep, s1, sizeof keep);
+            calls0 = g_pool.calls;
+            ex.parallel_for = NULL; ex.workers = 2;
+            st = qmx_observer_update_exec(&o1, x[0], count, &ex);
+            CHECK(lay[l].g == QMX_PER_TENSOR ? st == QMX_OK : st == QMX_ERR_NULL,
+                  "observer: NULL parallel_for: %d", (int)st);
+            memcpy(s1, keep, sizeof keep);
+            ex.parallel_for = par_for; ex.workers = -1;
+            st = qmx_observer_update_exec(&o1, x[0], count, &ex);
+            CHECK(lay[l].g == QMX_PER_TENSOR ? st == QMX_OK : st == QMX_ERR_ARG,
+                  "observer: negative workers: %d", (int)st);
+            memcpy(s1, keep, sizeof keep);
+            ex.workers = 3;
+            st = qmx_observer_update_exec(&o1, x[0], count - 1, &ex);
+            CHECK(st == QMX_ERR_SHAPE, "observer: count: %d", (int)st);
+            x[1][count / 2] = x[1][0] / (x[2][0] - x[2][0]); /* +-Inf */
+            st = qmx_observer_update_exec(&o1, x[1], count, &ex);
+            CHECK(st == QMX_ERR_NONFINITE, "observer: Inf input: %d", (int)st);
+            x[1][count / 2] = 1.0f;
+            CHECK(memcmp(keep, s1, sizeof keep) == 0 &&
+                      (lay[l].g == QMX_PER_TENSOR || g_pool.calls == calls0),
+                  "observer layout %u, method %d: a bad call wrote or ran tasks", (unsigned)l,
+                  (int)ms[m]);
+            if (lay[l].g != QMX_PER_TENSOR && ms[m] >= QMX_CALIB_MOVING_MINMAX &&
+                ms[m] != QMX_CALIB_FIXED) { /* a batch that overflows one record: refused */
+                size_t at = count - 1;
+                float big = x[2][0] * 0.0f + 3.0e38f;
+                float sv = x[2][at];
+                x[2][at] = ms[m] == QMX_CALIB_MOVING_MINMAX ? -big : big;
+                if (ms[m] == QMX_CALIB_MOVING_MINMAX || ms[m] == QMX_CALIB_MEAN_ABSMAX)
+                    s1[ng - 1].min = s1[ng - 1].max = s1[ng - 1].sum = big; /* EMA / sum overflow */
+                memcpy(keep, s1, sizeof keep);
+                calls0 = g_pool.calls;
+                st = qmx_observer_update_exec(&o1, x[2], count, &ex);
+                CHECK(st == QMX_ERR_NONFINITE && memcmp(keep, s1, sizeof keep) == 0,
+                      "observer layout %u, method %d: overflow refused: %d", (unsigned)l,
+                      (int)ms[m], (int)st);
+                memcpy(s0, keep, sizeof keep);
+                st = qmx_observer_update(&o0, x[2], count);
+                CHECK(st == QMX_ERR_NONFINITE, "serial: overflow refused too: %d", (int)st);
+                x[2][at] = sv;
+            }
+        }
+    }
+}
+
+/* ---- qmx_histogram_update_exec: counts per worker, the serial call's histogram ---- */
+static void histogram_cases(void) {
+    enum { NB = 2048 };
+    static uint64_t b0[NB], b1[NB], kb[NB];
+    static uint64_t hws[PAR_MAX_WORKERS * NB];
+    const size_t n1 = 2 * QMX_TASK_ELEMS + 123, n2 = QMX_TASK_ELEMS + 7, n3 = 1000;
+    float *x = (float *)malloc(n1 * 4);
+    size_t i, nbins;
+    int k;
+    if (!x) { CHECK(0, "malloc"); return; }
+    for (k = 0; k < 2; k++) {
+        int w;
+        nbins = k ? NB : 64;
+        for (w = 1; w <= 8; w++) {
+            qmx_histogram h0, h1;
+            qmx_executor ex = QMX_ZERO_INIT;
+            size_t need = 0;
+            int b, calls0;
+            qmx_status st;
+            if (w > 4 && w < 8) continue;
+            par_workers_now = w;
+            ex.parallel_for = par_for; ex.pool = &g_pool; ex.workers = w;
+            CHECK(qmx_histogram_exec_workspace_size(nbins, &ex, &need) == QMX_OK &&
+                      need == (w > 1 ? (size_t)w * nbins * 8 : 0) && need <= sizeof hws,
+                  "histogram workspace %u", (unsigned)need);
+            CHECK(qmx_histogram_init(&h0, b0, nbins) == QMX_OK &&
+                      qmx_histogram_init(&h1, b1, nbins) == QMX_OK, "histogram init");
+            for (b = 0; b < 3; b++) { /* growing ranges: the bins merge between batches */
+                size_t n = b == 0 ? n1 : b == 1 ? n2 : n3;
+                for (i = 0; i < n; i++)
+                    x[i] = (float)((int)(qmx_test_rand() % 20001u) - 10000) * (0.001f + 0.05f * (float)b);
+                CHECK(qmx_histogram_update(&h0, x, n) == QMX_OK, "serial histogram");
+                st = qmx_histogram_update_exec(&h1, x, n, &ex, hws, need);
+                CHECK(st == QMX_OK && memcmp(b0, b1, nbins * 8) == 0 &&
+                          memcmp(&h0.width, &h1.width, 4) == 0 &&
+                          memcmp(&h0.absmax, &h1.absmax, 4) == 0 && h0.total == h1.total,
+                      "histogram %u bins, batch %d, %d workers: differs from the serial call (%d)",
+                      (unsigned)nbins, b, w, (int)st);
+            }
+            /* bad calls: a status, h untouched, no task */
+            memcpy(kb, b1, sizeof kb);
+            calls0 = g_pool.calls;
+            x[5] = x[0] / (x[1] - x[1]); /* +-Inf or NaN */
+            st = qmx_histogram_update_exec(&h1, x, n1, &ex, hws, need);
+            CHECK(st == QMX_ERR_NONFINITE, "histogram: non-finite: %d", (int)st);
+            x[5] = 1.0f;
+            if (w > 1) {
+                calls0 = g_pool.calls;
+                st = qmx_histogram_update_exec(&h1, x, n1, &ex, hws, need - 1);
+                CHECK(st == QMX_ERR_BUFFER_TOO_SMALL, "histogram: workspace one byte short: %d",
+                      (int)st);
+                st = qmx_histogram_update_exec(&h1, x, n1, &ex, NULL, need);
+                CHECK(st == QMX_ERR_NULL, "histogram: NULL workspace: %d", (int)st);
+                ex.parallel_for = NULL;
+                st = qmx_histogram_update_exec(&h1, x, n1, &ex, hws, need);
+                CHECK(st == QMX_ERR_NULL, "histogram: NULL parallel_for: %d", (int)st);
+                ex.parallel_for = par_for; ex.workers = -1;
+                st = qmx_histogram_update_exec(&h1, x, n1, &ex, hws, need);
+                CHECK(st == QMX_ERR_ARG, "histogram: negative workers: %d", (int)st);
+                CHECK(g_pool.calls == calls0, "histogram: a bad call ran tasks");
+            }
+            CHECK(memcmp(kb, b1, sizeof kb) == 0 && h1.total == h0.total,
+                  "histogram: a bad call wrote");
+        }
+    }
+    free(x);
 }
 
 int main(void) {
@@ -715,7 +1347,7 @@ int main(void) {
     run_shape(3, 300, 33, "3x300x33");
     QMX_TEST_CASE("GEMV, ragged last column tile (1 x 600 x 72)");
     run_shape(1, 600, 72, "1x600x72");
-#if !QMX_TEST_SMALL_TARGET
+#if !PAR_SMALL
     QMX_TEST_CASE("ragged row and column tiles (140 x 530 x 70)");
     run_shape(140, 530, 70, "140x530x70");
 #else
@@ -725,6 +1357,16 @@ int main(void) {
 
     QMX_TEST_CASE("qmx_quantize_run / qmx_dequantize_run: chunks on threads, same bits");
     quantize_cases();
+    QMX_TEST_CASE("per channel / per block quantize, fp8 arrays: range calls and _exec, same bits");
+    granular_cases();
+    QMX_TEST_CASE("qmx_einsum through an executor: a task per batch index, same bits");
+    einsum_cases();
+    QMX_TEST_CASE("qmx_absmax_f32 / fp8 delayed scaling: chunks, partials merged exactly");
+    absmax_cases();
+    QMX_TEST_CASE("qmx_observer_update_exec: runs of groups, same records for every method");
+    observer_cases();
+    QMX_TEST_CASE("qmx_histogram_update_exec: counts per worker, the serial histogram");
+    histogram_cases();
 
     QMX_TEST_CASE("K past the accumulator bound: QMX_ERR_OVERFLOW before any task");
     {
