@@ -9455,6 +9455,49 @@ QMX__KV_STRICT static void qmx__kv_v_int_tail(float *acc, size_t d, size_t c0, s
         }
 }
 
+#if defined(QMX__AVX512) || defined(QMX__AVX2)
+/* acc[j][e] (+)= I[j][e] * s_j for the columns e in [c0, c0 + 16 floor((d - c0) / 16)), 16 at
+ * a time: token pairs (v[t][e], v[t+1][e]) widened to int16 and vpmaddwd with (P[t], P[t+1]).
+ * The AVX2 path's value tile, and the AVX-512 path's columns after its 64-column chunks (the
+ * blocks of 32 of QMX_KV_BLOCK values). Returns the first column not done. */
+QMX__KV_STRICT static size_t qmx__kv_v_cols16(float *acc, size_t d, size_t c0, size_t g,
+                                             const int8_t *rows, size_t stride, size_t n,
+                                             const int16_t *P, const float *sc) {
+    QMX__KV_NOCONTRACT
+    size_t j0, j, k, t, c = c0;
+    for (j0 = 0; j0 < g; j0 += 4) {
+        size_t hb = g - j0 < 4 ? g - j0 : 4;
+        for (c = c0; c + 16 <= d; c += 16) {
+            __m256i I[4][2], zero = _mm256_setzero_si256();
+            for (j = 0; j < 4; j++) I[j][0] = I[j][1] = zero;
+            for (t = 0; t < n; t += 2) {
+                __m128i r0 = QMX__KV_L128(rows + t * stride + c);
+                __m128i r1 = t + 1 < n ? QMX__KV_L128(rows + (t + 1) * stride + c)
+                                       : _mm_setzero_si128();
+                __m256i x[2];
+                x[0] = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(r0, r1));
+                x[1] = _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(r0, r1));
+                for (j = 0; j < hb; j++) {
+                    __m256i p = _mm256_broadcastd_epi32(_mm_loadu_si32(P + (j0 + j) * 64 + t));
+                    for (k = 0; k < 2; k++)
+                        I[j][k] = _mm256_add_epi32(I[j][k], _mm256_madd_epi16(x[k], p));
+                }
+            }
+            for (j = 0; j < hb; j++) {
+                __m256 s = _mm256_set1_ps(sc[j0 + j]);
+                float *aj = acc + (j0 + j) * d + c;
+                for (k = 0; k < 2; k++) {
+                    __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(I[j][k]), s);
+                    QMX__KV_BAR(f);
+                    _mm256_storeu_ps(aj + 8 * k, _mm256_add_ps(_mm256_loadu_ps(aj + 8 * k), f));
+                }
+            }
+        }
+    }
+    return c;
+}
+#endif
+
 /* One tile of values (see INTEGER VALUES), P / sc: workspace for g x 64 int16 and g floats. */
 QMX__KV_STRICT static void qmx__kv_v_tile_i8(float *acc, size_t d, const float *w, size_t ldw,
                                              size_t g, const int8_t *rows, size_t stride,
@@ -9524,74 +9567,12 @@ QMX__KV_STRICT static void qmx__kv_v_tile_i8(float *acc, size_t d, const float *
                 }
             }
         }
-        if (c + 16 <= d) {   /* the rest (the blocks of 32 of QMX_KV_BLOCK values): 16 columns
-                              * at a time with 256-bit vpmaddwd, the AVX2 loop below */
-            size_t c0 = c;
-            for (j0 = 0; j0 < g; j0 += 4) {
-                size_t hb = g - j0 < 4 ? g - j0 : 4;
-                for (c = c0; c + 16 <= d; c += 16) {
-                    __m256i I2[4][2], zero = _mm256_setzero_si256();
-                    for (j = 0; j < 4; j++) I2[j][0] = I2[j][1] = zero;
-                    for (t = 0; t < n; t += 2) {
-                        __m128i r0 = QMX__KV_L128(rows + t * stride + c);
-                        __m128i r1 = t + 1 < n ? QMX__KV_L128(rows + (t + 1) * stride + c)
-                                               : _mm_setzero_si128();
-                        __m256i x[2];
-                        x[0] = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(r0, r1));
-                        x[1] = _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(r0, r1));
-                        for (j = 0; j < hb; j++) {
-                            __m256i p = _mm256_broadcastd_epi32(_mm_loadu_si32(P + (j0 + j) * 64 + t));
-                            for (k = 0; k < 2; k++)
-                                I2[j][k] = _mm256_add_epi32(I2[j][k], _mm256_madd_epi16(x[k], p));
-                        }
-                    }
-                    for (j = 0; j < hb; j++) {
-                        __m256 s = _mm256_set1_ps(sc[j0 + j]);
-                        float *aj = acc + (j0 + j) * d + c;
-                        for (k = 0; k < 2; k++) {
-                            __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(I2[j][k]), s);
-                            QMX__KV_BAR(f);
-                            _mm256_storeu_ps(aj + 8 * k, _mm256_add_ps(_mm256_loadu_ps(aj + 8 * k), f));
-                        }
-                    }
-                }
-            }
-        }
+        /* the rest (the blocks of 32 of QMX_KV_BLOCK values): 16 columns at a time, the
+         * AVX2 loop */
+        c = qmx__kv_v_cols16(acc, d, c, g, rows, stride, n, P, sc);
     }
 #elif defined(QMX__AVX2)
-    {
-        size_t j0, k;
-        for (j0 = 0; j0 < g; j0 += 4) {
-            size_t hb = g - j0 < 4 ? g - j0 : 4;
-            for (c = 0; c + 16 <= d; c += 16) {
-                /* x[0]: (v[t][e], v[t+1][e]) for elements 0-7, x[1]: 8-15; vpmaddwd */
-                __m256i I[4][2], zero = _mm256_setzero_si256();
-                for (j = 0; j < 4; j++) I[j][0] = I[j][1] = zero;
-                for (t = 0; t < n; t += 2) {
-                    __m128i r0 = QMX__KV_L128(rows + t * stride + c);
-                    __m128i r1 = t + 1 < n ? QMX__KV_L128(rows + (t + 1) * stride + c)
-                                           : _mm_setzero_si128();
-                    __m256i x[2];
-                    x[0] = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(r0, r1));
-                    x[1] = _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(r0, r1));
-                    for (j = 0; j < hb; j++) {
-                        __m256i p = _mm256_broadcastd_epi32(_mm_loadu_si32(P + (j0 + j) * 64 + t));
-                        for (k = 0; k < 2; k++)
-                            I[j][k] = _mm256_add_epi32(I[j][k], _mm256_madd_epi16(x[k], p));
-                    }
-                }
-                for (j = 0; j < hb; j++) {
-                    __m256 s = _mm256_set1_ps(sc[j0 + j]);
-                    float *aj = acc + (j0 + j) * d + c;
-                    for (k = 0; k < 2; k++) {
-                        __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(I[j][k]), s);
-                        QMX__KV_BAR(f);
-                        _mm256_storeu_ps(aj + 8 * k, _mm256_add_ps(_mm256_loadu_ps(aj + 8 * k), f));
-                    }
-                }
-            }
-        }
-    }
+    c = qmx__kv_v_cols16(acc, d, 0, g, rows, stride, n, P, sc);
 #elif defined(QMX__NEON64)
     {
         size_t j0, k;
