@@ -75,19 +75,7 @@ int main(int argc, char **argv) {
     out = (float *)malloc(4 * NH * HD);
     pre_out = (float *)malloc(4 * 64 * NH * HD);
     if (!K || !V || !Q || !ref || !out || !pre_out) return 1;
-    for (i = 0; i < total * per; i++) {
-        size_t c = i % HD;
-        K[i] = kv_synth_normal(&rs) * ((c == 9 || c == 70 || c == 101) ? 8.0f : 1.0f);
-        V[i] = kv_synth_normal(&rs);
-    }
-    /* query of token t, head j: a noisy copy of the key of an earlier token (KV head j/4) */
-    for (s = 0; s < total; s++)
-        for (i = 0; i < NH; i++) {
-            size_t src = s ? (size_t)(rs.s % (uint32_t)s) : 0, d;
-            kv_synth_normal(&rs);
-            for (d = 0; d < HD; d++)
-                Q[(s * NH + i) * HD + d] = 0.35f * K[(src * NKV + i / 4) * HD + d] + 0.5f * kv_synth_normal(&rs);
-        }
+    kv_synth_fill(&rs, total, NKV, NH, HD, K, V, Q);
     printf("kv_decode: one attention layer, %d query heads, %d KV heads, head_dim %d;\n"
            "  prefill %u tokens, then decode %u tokens (each: append + attention over all before it)\n\n",
            NH, NKV, HD, (unsigned)ctx, (unsigned)steps);

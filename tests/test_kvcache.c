@@ -1905,18 +1905,7 @@ static void test_block_llama(void) {
     double *dref = (double *)malloc(8 * NH * HD), err[NR], merr[2] = {0, 0}, crms[NR][2], mrms[2][2];
     size_t i, s, f;
     QMX_TEST_CASE("block scales on kv_decode's data: vs int4 dkv and models of llama.cpp's q4_0 / q8_0");
-    for (i = 0; i < total * per; i++) {
-        size_t c = i % HD;
-        K[i] = kv_synth_normal(&rs) * ((c == 9 || c == 70 || c == 101) ? 8.0f : 1.0f);
-        V[i] = kv_synth_normal(&rs);
-    }
-    for (s = 0; s < total; s++)
-        for (i = 0; i < NH; i++) {
-            size_t src = s ? (size_t)(rs.s % (uint32_t)s) : 0, d;
-            kv_synth_normal(&rs);
-            for (d = 0; d < HD; d++)
-                Q[(s * NH + i) * HD + d] = 0.35f * K[(src * NKV + i / 4) * HD + d] + 0.5f * kv_synth_normal(&rs);
-        }
+    kv_synth_fill(&rs, total, NKV, NH, HD, K, V, Q);
     /* the float32 cache's outputs (the reference of kv_decode.c) */
     for (f = 0; f <= NR; f++) {
         qmx_kv_config cfg = QMX_ZERO_INIT;
