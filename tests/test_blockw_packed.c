@@ -234,6 +234,18 @@ static void random_shapes(void) {
 }
 
 /* MXFP4 (E2M1 codes, E8M0 scale codes) under the OCP, Qwix and ggml scale rules */
+
+/* eb bytes of packed E2M1 pairs for n elements: random, or (mode 1) +-6 only, the largest |e|;
+ * the unused high nibble of an odd count is 0 */
+static void fill_fp4_codes(uint8_t *data, size_t eb, size_t n, int mode) {
+    size_t i;
+    for (i = 0; i < eb; i++) {
+        uint32_t v = qmx_test_rand();
+        if (mode == 1) v = (v & 0x88u) | 0x77u;
+        data[i] = (uint8_t)v;
+    }
+    if (n & 1) data[eb - 1] &= 0x0F;
+}
 static void mxfp4_cases(void) {
     static const size_t Ms[] = {1, 5, 17}, Ns[] = {1, 17, 33}, Ks[] = {32, 96, 80, 4096};
     static const qmx_mx_rule rules[] = {QMX_MX_FLOOR, QMX_MX_QWIX, QMX_MX_GGML};
@@ -260,12 +272,7 @@ static void mxfp4_cases(void) {
                     s.N = N; s.K = K; s.ns = ns;
                     s.data = (uint8_t *)calloc(eb + 1, 1);
                     codes = (uint8_t *)malloc(ns);
-                    for (i = 0; i < eb; i++) {
-                        uint32_t v = qmx_test_rand();
-                        if (mode == 1) v = (v & 0x88u) | 0x77u;   /* +-6 only: the largest |e| */
-                        s.data[i] = (uint8_t)v;
-                    }
-                    if ((N * K) & 1) s.data[eb - 1] &= 0x0F;
+                    fill_fp4_codes(s.data, eb, N * K, mode);
                     for (i = 0; i < ns; i++) {
                         uint32_t v = qmx_test_rand();
                         codes[i] = (uint8_t)(110 + v % 30);
@@ -327,12 +334,7 @@ static void nvfp4_cases(void) {
                     s.N = N; s.K = K; s.ns = ns;
                     s.data = (uint8_t *)calloc(eb + 1, 1);
                     codes = (uint8_t *)malloc(ns);
-                    for (i = 0; i < eb; i++) {
-                        uint32_t v = qmx_test_rand();
-                        if (mode == 1) v = (v & 0x88u) | 0x77u;   /* +-6 only: the largest |e| */
-                        s.data[i] = (uint8_t)v;
-                    }
-                    if ((N * K) & 1) s.data[eb - 1] &= 0x0F;
+                    fill_fp4_codes(s.data, eb, N * K, mode);
                     for (i = 0; i < ns; i++) {
                         uint32_t v = qmx_test_rand();
                         codes[i] = (uint8_t)(0x20 + v % 0x40);
