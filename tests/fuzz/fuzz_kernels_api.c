@@ -23,6 +23,10 @@
  *     in int64 units of 2^-27 rounded once, then * sw, * sx, + in order), and where the
  *     weights pack, qmx_blockw_pack (+ a blob one byte short, a truncated or corrupted
  *     header) and qmx_matmul_blockw_packed_dyn_i8 on the blob: the same Y bits
+ *   first byte 250: ggml Q4_1 blocks of raw bytes (any binary16 d and m, NaN / Inf too):
+ *     qmx_blockw_pack_ggml (+ short blocks / a short blob), info, qmx_blockw_unpack_ggml (the
+ *     same bytes back), qmx_matmul_blockw_packed_dyn_i8 (+ act_block) and _packed_f32 on the
+ *     blob (a short workspace: the status, Y and workspace untouched; the same bits twice)
  * Buffers are malloc'ed at exactly their extent ((rows-1)*ld + cols elements); workspaces at
  * exactly the size the library's *_workspace_size / *_storage_size query returns, or one byte
  * less (then QMX_ERR_BUFFER_TOO_SMALL with nothing written is required), and like packed
@@ -1313,6 +1317,80 @@ static void fk_bwd_packed(fz_rd *r, size_t M, size_t N, size_t K, const float *X
     }
 }
 
+/* ggml Q4_1 through the blob (first byte 250): block_q4_1 = binary16 d, binary16 m, 16 bytes
+ * of nibble pairs (element i low, i + 16 high), 20 bytes per 32 weights. */
+static void fk_q41(fz_rd *r) {
+    size_t M = 1 + fz_u8(r) % 6, N = 1 + fz_u8(r) % 40, K = 32 * (1 + fz_u8(r) % 5);
+    size_t nbk = N * (K / 32), bb = 20 * nbk, bytes = 0, need = 0, nf = 0, wsb, i;
+    unsigned how = fz_u8(r);
+    uint8_t *blocks = (uint8_t *)fz_alloc(bb), *back, *blob;
+    float *X, *Y, *Y2;
+    void *ws, *snap, *wsnap;
+    qmx_blockw_packed_desc desc;
+    qmx_blockw_dyn_opts o;
+    int short_ws;
+    qmx_status st;
+    for (i = 0; i < bb; i++) blocks[i] = (uint8_t)fz_u8(r);
+    if (!(how & 1))   /* mostly finite, moderate d and m (exponent bits 0x3C..0x43 of the high byte) */
+        for (i = 0; i < nbk; i++) {
+            blocks[20 * i + 1] = (uint8_t)(0x1C + blocks[20 * i + 1] % 8 + (blocks[20 * i + 1] & 0x80));
+            blocks[20 * i + 3] = (uint8_t)(0x1C + blocks[20 * i + 3] % 8 + (blocks[20 * i + 3] & 0x80));
+        }
+    st = qmx_blockw_pack_ggml_size(QMX_BLOCKW_GGML_Q4_1, N, K, &bytes);
+    if (st != QMX_OK || bytes > FK_BIG) __builtin_trap();
+    if (how & 2) {   /* a short input or blob: refused, the blob untouched */
+        blob = (uint8_t *)fz_alloc_at(bytes, (int)(how >> 2));
+        snap = fz_snap(blob, bytes);
+        st = (how & 4) ? qmx_blockw_pack_ggml(QMX_BLOCKW_GGML_Q4_1, blocks, bb - 1, N, K, blob, bytes)
+                       : qmx_blockw_pack_ggml(QMX_BLOCKW_GGML_Q4_1, blocks, bb, N, K, blob, bytes - 1);
+        if (st == QMX_OK) __builtin_trap();
+        fz_check(st);
+        fz_same(blob, snap, bytes);
+        return;
+    }
+    blob = (uint8_t *)fz_alloc_at(bytes, (int)(how >> 2));
+    if (qmx_blockw_pack_ggml(QMX_BLOCKW_GGML_Q4_1, blocks, bb, N, K, blob, bytes) != QMX_OK)
+        __builtin_trap();
+    if (qmx_blockw_packed_info(blob, bytes, &desc) != QMX_OK || !desc.q4_1 || desc.N != N ||
+        desc.K != K || desc.bytes != bytes)
+        __builtin_trap();
+    back = (uint8_t *)fz_alloc(bb);
+    if (qmx_blockw_unpack_ggml(blob, bytes, QMX_BLOCKW_GGML_Q4_1, back, bb) != QMX_OK ||
+        memcmp(back, blocks, bb) != 0)
+        __builtin_trap();   /* lossless: the same bytes back */
+    X = fk_floats(r, M * K, NULL);
+    memset(&o, 0, sizeof o);
+    o.act_block = (how & 16) ? 32 : 0;
+    st = qmx_matmul_blockw_packed_dyn_i8_workspace_size(M, N, K, &o, &need);
+    if (st != QMX_OK) __builtin_trap();
+    ws = fk_ws(r, need, &wsb, &short_ws);
+    Y = (float *)fz_alloc(M * N * 4);
+    Y2 = (float *)fz_alloc(M * N * 4);
+    for (i = 0; i < M * N; i++) Y[i] = Y2[i] = -7.0f;
+    snap = fz_snap(Y, M * N * 4);
+    wsnap = fz_snap(ws, wsb);
+    st = qmx_matmul_blockw_packed_dyn_i8(M, N, K, X, K, blob, bytes, &o, Y, N, ws, wsb);
+    fz_check(st);
+    if (st != QMX_OK) {
+        fz_same(Y, snap, M * N * 4);
+        fz_same(ws, wsnap, wsb);
+    } else {
+        if (short_ws) __builtin_trap();
+        if (qmx_matmul_blockw_packed_dyn_i8(M, N, K, X, K, blob, bytes, &o, Y2, N, ws, wsb) != QMX_OK ||
+            memcmp(Y, Y2, M * N * 4) != 0)
+            __builtin_trap();   /* the same bits twice */
+    }
+    if (qmx_matmul_blockw_packed_f32_workspace_size(M, N, K, &nf) != QMX_OK) __builtin_trap();
+    ws = fz_alloc(nf);
+    for (i = 0; i < M * N; i++) Y[i] = Y2[i] = -7.0f;
+    st = qmx_matmul_blockw_packed_f32(M, N, K, X, K, blob, bytes, Y, N, ws, nf);
+    fz_check(st);
+    if (st == QMX_OK &&
+        (qmx_matmul_blockw_packed_f32(M, N, K, X, K, blob, bytes, Y2, N, ws, nf) != QMX_OK ||
+         memcmp(Y, Y2, M * N * 4) != 0))
+        __builtin_trap();
+}
+
 static void fk_bwd(fz_rd *r) {
     static const qmx_dtype dts[17] = {QMX_INT2, QMX_UINT2, QMX_INT3, QMX_INT4, QMX_UINT4,
                                       QMX_INT5, QMX_INT6, QMX_INT7, QMX_INT8, QMX_UINT8,
@@ -1685,6 +1763,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     op = fz_u8(&r);
     if (op >= 251) {   /* (no stored corpus input starts with 251..255) */
         fk_bwd(&r);
+        fz_free_all();
+        return 0;
+    }
+    if (op == 250) {
+        fk_q41(&r);
         fz_free_all();
         return 0;
     }
