@@ -386,7 +386,14 @@
  *   (QMX_ERR_NULL), more than INT_MAX batches (QMX_ERR_OVERFLOW) (workspace_size reports them
  *   too), then the data checks, all before any task; no range calls (the converted operands
  *   would be redone by every call).
- *   Not yet: block-scaled, 16x8, the KV cache, the MX / fp4 / fp6 arrays, a per-tensor
+ *   The KV cache (QUANTIZED KV CACHE AND ATTENTION DECODE: ATTENTION DECODE, WORKSPACE,
+ *   PREFILL): qmx_kv_attention, a TASK per KV head (its query group: the g query heads that
+ *   share it), opts->executor (qmx_kv_attn_opts), qmx_kv_attention_tasks / _run /
+ *   _task_workspace_size / _workspace_size_exec; qmx_kv_prefill, within each tiled query
+ *   block a task per KV head (the appends on the calling thread), and the decode's tasks for
+ *   the tokens outside the tiled blocks; qmx_kv_prefill_workspace_size_exec. Not split over
+ *   tokens (see ATTENTION DECODE, SEVERAL CORES: why).
+ *   Not yet: block-scaled, 16x8, the MX / fp4 / fp6 arrays, a per-tensor
  *   qmx_observer_update (its compensated sums run in one 32-lane order over the whole batch),
  *   qmx_torch_histogram_update.
  *   Two ways in:
@@ -404,7 +411,9 @@
  *   2. An executor (qmx_executor, qmx.h): a synchronous parallel_for(pool, n_tasks, fn, arg)
  *      of the caller's pool, its pool pointer and worker count, given in
  *      qmx_matmul_i8_opts.executor (qmx_matmul_i8, _packed), qmx_requant_config.executor
- *      (qmx_fully_connected_i8, _packed, _i4), qmx_einsum_opts.executor (qmx_einsum), or to
+ *      (qmx_fully_connected_i8, _packed, _i4), qmx_einsum_opts.executor (qmx_einsum),
+ *      qmx_kv_attn_opts.executor (qmx_kv_attention, qmx_kv_prefill: its own workspace rule,
+ *      see the KV cache's WORKSPACE), or to
  *      qmx_matmul_f32_dyn_i8_exec and the element-wise _exec calls above (no workspace). NULL,
  *      or workers 0 / 1: the serial call, unchanged. With workers >= 2 the call checks
  *      everything first (every float row of the dynamic path included) and then calls
@@ -1005,6 +1014,40 @@
  *   reduction order, and it reads the cache at int8 width; its cost in accuracy is one more
  *   rounding of the query (relative <= 2^-8 of |q|max per element), of the same size as the
  *   key's own. MaxText keeps the query in float (opts->float_query reproduces that).
+ *   SEVERAL CORES (USING SEVERAL CORES): TASK h = KV head h, i.e. its query group (query heads
+ *   h g .. h g + g - 1, g = n_heads / n_kv_heads), n_kv_heads tasks
+ *   (qmx_kv_attention_tasks(cache, n_heads, &n)). A task runs the serial call's code for that
+ *   group (query quantization, logits, softmax, value sums, all in the orders above); the
+ *   groups share no state (each reads its own head's K / V rows and the shared, read-only
+ *   scales), so the output is bit-identical for any number of workers and any order of the
+ *   tasks, on every target. opts->executor with workers >= 2 (NULL or workers 0 / 1: the
+ *   serial call): everything is checked first (the serial call's errors, then workers < 0:
+ *   QMX_ERR_ARG, parallel_for NULL: QMX_ERR_NULL, more than INT_MAX tasks: QMX_ERR_OVERFLOW,
+ *   the workspace: QMX_ERR_BUFFER_TOO_SMALL, the visible range), then parallel_for runs the
+ *   tasks (a single task runs on the calling thread), each into the staged output in the
+ *   workspace; out is written only when every task has succeeded (a logit overflow in any
+ *   task: QMX_ERR_NONFINITE, out untouched, as the serial call; a task the executor did not
+ *   run: QMX_ERR_ARG, out untouched). Range calls, plain C: qmx_kv_attention_run(cache, q,
+ *   n_heads, opts, out, task_begin, task_end, ws, bytes) checks the whole call (as
+ *   qmx_kv_attention, minus its workspace), then the range (task_begin > task_end or
+ *   task_end > n: QMX_ERR_ARG), then the workspace (>= qmx_kv_attention_task_workspace_size:
+ *   QMX_ERR_BUFFER_TOO_SMALL), nothing written on these errors; it then runs its tasks in
+ *   order, writing each task's g heads of out when that task is done: a logit overflow in
+ *   task t returns QMX_ERR_NONFINITE with the heads of tasks [task_begin, t) written and the
+ *   rest untouched. opts->executor is ignored there. Concurrent range calls: disjoint ranges,
+ *   their own workspaces.
+ *   NOT SPLIT OVER TOKENS (a long context with few KV heads gets at most n_kv_heads tasks):
+ *   the float order above is one pass over the visible tokens per head: m = the max of all
+ *   logits before any exp, S = sum16 over all tokens in one lane order, the weighted value sums
+ *   in token order (integer values: one rounded add per 64-token tile, in order). A split into
+ *   token tiles would need partial softmaxes (a tile's own max m_i and sum S_i, rescaled by
+ *   exp(m_i - m) when combined, flash-decoding's combine) and partial value sums added tile by
+ *   tile: other roundings (the exp of a difference is not the product of exps, sum16's lanes
+ *   would fold per tile), so not the serial bits. A split that keeps them would need the
+ *   global max first (a pass over all keys), and then still sums whose lane order runs over
+ *   the whole context; the result would equal the serial call's only by redefining that order
+ *   for every caller, which would change every existing output (the documented hashes).
+ *   So qmx offers heads only; a caller with 1 KV head and many cores gains nothing here.
  *   ERROR BOUNDS, (a) PROVEN (rotate = 0; with rotate only the measured figures of (b) and of
  *   CONFIGURATION apply). One query head q, its n visible tokens t, output element i; ref[i] =
  *   sum_t p[t] v[t][i], p = softmax(isd q.k[t]) in exact arithmetic on the unquantized K/V
@@ -1129,6 +1172,17 @@
  *   attention's size) for a config that is never tiled. qmx_kv_prefill accepts any workspace
  *   of at least qmx_kv_attention_workspace_size bytes and takes the largest block it holds
  *   (the bits do not depend on it).
+ *   SEVERAL CORES: a task's workspace (qmx_kv_attention_task_workspace_size(cfg, n_heads),
+ *   the range calls' minimum) is the above for a config of one KV head and g query heads (g
+ *   for n_heads). Through an executor of W >= 2 workers
+ *   (qmx_kv_attention_workspace_size_exec(cfg, n_heads, ex, &bytes); NULL or W 0 / 1: the
+ *   serial size): 64 + r64(4 * n_heads * head_dim) (the staged output) + r64(n_kv_heads) (a
+ *   status byte per task) + W x r64(task workspace), each worker using its own slice; any
+ *   alignment. qmx_kv_prefill_workspace_size_exec(cfg, n_heads, n_tokens, ex, &bytes): the
+ *   same with B * n_heads query heads staged and the task workspace of a block of B tokens
+ *   (one KV head's R = B g rows, + 8192 with AVX-512 when B >= 2); with an executor
+ *   qmx_kv_prefill accepts any workspace of at least the decode's executor size (B = 1) and
+ *   takes the largest block whose executor size it holds.
  *
  * PREFILL (qmx_kv_prefill): appends the n_tokens tokens and computes the causal attention of
  *   each token's query (causal_len = its position + 1, opts->window as given; opts->causal_len
@@ -1168,6 +1222,16 @@
  *   decode on an L3-resident cache (the exact order needs every product: a 512-bit VNNI op per
  *   64 key MACs and per 32 value MACs), so tiling gains little there; the float32 cache,
  *   which the decode streams from DRAM, gains more.
+ *   SEVERAL CORES (opts->executor, workers >= 2): the appends run on the calling thread; in
+ *   each tiled block, TASK h = KV head h's R = B g rows (steps (1)-(3) above for that head,
+ *   the serial call's code, in the worker's own workspace slice, staged); a token outside the
+ *   tiled blocks runs the decode's tasks (ATTENTION DECODE, SEVERAL CORES). Rows never mix
+ *   heads, so outputs and cache bytes are bit-identical to the serial prefill for any worker
+ *   count and order (tests/test_parallel.c compares both with memcmp). The executor and its
+ *   workspace (at least the decode's executor size) are checked before anything is appended;
+ *   a logit overflow leaves what the serial call leaves (the first failing token over all
+ *   heads); a task the executor did not run: QMX_ERR_ARG, left as a failure at the block's
+ *   first token.
  *   Errors: all inputs are checked first (an error there appends and writes nothing); only a
  *   logit overflow (a finite but huge query against a huge key: QMX_ERR_NONFINITE) can stop
  *   it midway, at token f (the earliest failing token, whichever KV head fails), and it then
@@ -1841,6 +1905,8 @@ typedef struct qmx_kv_attn_opts {
     size_t window;      /* sliding window: the last `window` positions; 0 = none */
     float scale;        /* logit scale; 0 = 1/sqrt(head_dim) */
     int float_query;    /* 1: float query against int8/int4 keys (MaxText's numerics) */
+    const qmx_executor *executor; /* NULL (default): serial; else a task per KV head, the
+                                     same bits (ATTENTION DECODE, USING SEVERAL CORES) */
 } qmx_kv_attn_opts;
 
 /* Bytes of storage for cfg->n_layers layers (see STORAGE). */
@@ -1868,10 +1934,30 @@ QMX_API qmx_status qmx_kv_attention_workspace_size(const qmx_kv_config *cfg, siz
 QMX_API qmx_status qmx_kv_attention(const qmx_kv_cache *cache, const float *q, size_t n_heads,
                                     const qmx_kv_attn_opts *opts, float *out, void *workspace,
                                     size_t workspace_bytes);
+/* Several cores (see WORKSPACE, USING SEVERAL CORES): tasks = KV heads (n = n_kv_heads);
+ * the workspace of a call through ex (NULL or workers 0 / 1: the serial size); one worker's
+ * workspace for the range calls; a range call computes the query groups of KV heads
+ * [task_begin, task_end) into out (opts->executor ignored). */
+QMX_API qmx_status qmx_kv_attention_tasks(const qmx_kv_cache *cache, size_t n_heads,
+                                          size_t *n_tasks);
+QMX_API qmx_status qmx_kv_attention_workspace_size_exec(const qmx_kv_config *cfg,
+                                                        size_t n_heads, const qmx_executor *ex,
+                                                        size_t *bytes);
+QMX_API qmx_status qmx_kv_attention_task_workspace_size(const qmx_kv_config *cfg,
+                                                        size_t n_heads, size_t *bytes);
+QMX_API qmx_status qmx_kv_attention_run(const qmx_kv_cache *cache, const float *q,
+                                        size_t n_heads, const qmx_kv_attn_opts *opts, float *out,
+                                        size_t task_begin, size_t task_end, void *workspace,
+                                        size_t workspace_bytes);
 /* Workspace of qmx_kv_prefill at full speed (the tiled path's largest query block, see
  * PREFILL); qmx_kv_attention_workspace_size bytes also work (smaller blocks, same bits). */
 QMX_API qmx_status qmx_kv_prefill_workspace_size(const qmx_kv_config *cfg, size_t n_heads,
                                                  size_t n_tokens, size_t *bytes);
+/* The same through opts->executor ex (NULL or workers 0 / 1: qmx_kv_prefill_workspace_size);
+ * qmx_kv_attention_workspace_size_exec bytes also work (smaller blocks, same bits). */
+QMX_API qmx_status qmx_kv_prefill_workspace_size_exec(const qmx_kv_config *cfg,
+                                                      size_t n_heads, size_t n_tokens,
+                                                      const qmx_executor *ex, size_t *bytes);
 /* Append n_tokens tokens and compute their causal attention: q and out [n_tokens][n_heads]
  * [head_dim]. */
 QMX_API qmx_status qmx_kv_prefill(qmx_kv_cache *cache, const float *k, const float *v,
@@ -10844,35 +10930,39 @@ static qmx_status qmx__kv_check_attn(const qmx_kv_cache *c, const float *q, size
     return QMX_OK;
 }
 
-/* The step itself, arguments checked. */
-QMX__KV_STRICT static qmx_status qmx__kv_attend(const qmx_kv_cache *c, const float *q,
-                                                size_t n_heads, const qmx_kv_attn_opts *o,
-                                                float *out, void *ws) {
+/* The logit scale of a call (exact with rotate) and the fp8 tables of a bound workspace. */
+QMX__KV_STRICT static float qmx__kv_isd(const qmx_kv_config *n, const qmx_kv_attn_opts *o) {
+    QMX__KV_NOCONTRACT
+    float isd = o->scale > 0.0f ? o->scale : qmx_kv_inv_sqrt(n->head_dim);
+    if (n->rotate) isd = isd * qmx__kv_inv_pow2(n->head_dim);   /* (Hq).(Hk) = d q.k; exact */
+    return isd;
+}
+static void qmx__kv_luts(const qmx_kv_config *n, qmx__kv_ws *w) {
+    size_t i;
+    if (qmx_dtype_is_fp8(n->k_dtype))
+        for (i = 0; i < 256; i++) w->lut_k[i] = qmx_fp8_to_f32((uint8_t)i, n->k_dtype);
+    if (qmx_dtype_is_fp8(n->v_dtype))
+        for (i = 0; i < 256; i++) w->lut_v[i] = qmx_fp8_to_f32((uint8_t)i, n->v_dtype);
+}
+
+/* The query group of KV head h (its g query heads at qg) over [lo, hi) into acc [g][d]; the
+ * same code for the serial call and for every task (USING SEVERAL CORES). */
+QMX__KV_STRICT static qmx_status qmx__kv_attend_head(const qmx_kv_cache *c, size_t h,
+                                                     const float *qg, size_t g, size_t lo,
+                                                     size_t hi, float isd, int use_int,
+                                                     qmx__kv_ws *wp, float *acc) {
     QMX__KV_NOCONTRACT
     const qmx_kv_config *n = &c->cfg;
-    qmx__kv_ws w;
-    size_t lo, hi, cnt, g, d = n->head_dim, h, i, j, cap = n->capacity;
-    float isd;
-    qmx_status st = qmx__kv_range(c, o, &lo, &hi);
-    if (st != QMX_OK) return st;
-    qmx__kv_bind_ws(n, n_heads, ws, &w);
-    cnt = hi - lo;
-    g = n_heads / n->n_kv_heads;
-    isd = o->scale > 0.0f ? o->scale : qmx_kv_inv_sqrt(d);
-    if (n->rotate) isd = isd * qmx__kv_inv_pow2(d);   /* (Hq).(Hk) = d q.k; exact */
-    if (qmx_dtype_is_fp8(n->k_dtype))
-        for (i = 0; i < 256; i++) w.lut_k[i] = qmx_fp8_to_f32((uint8_t)i, n->k_dtype);
-    if (qmx_dtype_is_fp8(n->v_dtype))
-        for (i = 0; i < 256; i++) w.lut_v[i] = qmx_fp8_to_f32((uint8_t)i, n->v_dtype);
-    for (h = 0; h < n->n_kv_heads; h++) {
-        float *acc = w.stage + h * g * d;
-        const float *qh = q + h * g * d;
+    qmx__kv_ws w = *wp;
+    size_t cnt = hi - lo, d = n->head_dim, i, j, cap = n->capacity;
+    {
+        const float *qh = qg;
         if (n->rotate) {
             for (i = 0; i < g * d; i++) w.qrot[i] = qh[i];
             for (j = 0; j < g; j++) qmx__kv_fwht(w.qrot + j * d, d);
             qh = w.qrot;
         }
-        qmx__kv_logits(c, h, qh, g, lo, hi, isd, !o->float_query, &w);
+        qmx__kv_logits(c, h, qh, g, lo, hi, isd, use_int, &w);
         for (j = 0; j < g; j++) {
             float *l = w.logits + j * cnt, m;
             if (!qmx__kv_max_finite(l, cnt, &m)) return QMX_ERR_NONFINITE;
@@ -10963,7 +11053,140 @@ QMX__KV_STRICT static qmx_status qmx__kv_attend(const qmx_kv_cache *c, const flo
             for (i = 0; i < d; i++) acc[j * d + i] = acc[j * d + i] / w.sums[j];
         if (n->rotate) qmx__kv_unrotate(acc, g, d);
     }
+    return QMX_OK;
+}
+
+/* The step itself, arguments checked. */
+static qmx_status qmx__kv_attend(const qmx_kv_cache *c, const float *q, size_t n_heads,
+                                 const qmx_kv_attn_opts *o, float *out, void *ws) {
+    const qmx_kv_config *n = &c->cfg;
+    qmx__kv_ws w;
+    size_t lo, hi, g, d = n->head_dim, h, i;
+    float isd;
+    qmx_status st = qmx__kv_range(c, o, &lo, &hi);
+    if (st != QMX_OK) return st;
+    qmx__kv_bind_ws(n, n_heads, ws, &w);
+    g = n_heads / n->n_kv_heads;
+    isd = qmx__kv_isd(n, o);
+    qmx__kv_luts(n, &w);
+    for (h = 0; h < n->n_kv_heads; h++) {
+        st = qmx__kv_attend_head(c, h, q + h * g * d, g, lo, hi, isd, !o->float_query, &w,
+                                 w.stage + h * g * d);
+        if (st != QMX_OK) return st;
+    }
     for (i = 0; i < n_heads * d; i++) out[i] = w.stage[i];
+    return QMX_OK;
+}
+
+/* ---- several cores (ATTENTION DECODE, USING SEVERAL CORES): a task per KV head ---------------
+ * Task h computes the query group of KV head h with qmx__kv_attend_head, the serial call's code,
+ * in its worker's workspace bound as a one-KV-head config (n_kv_heads = 1, g query heads):
+ * the heads do not share any state, so any split and order gives the serial bits. */
+static qmx_status qmx__kv_task_ws(const qmx_kv_config *n, size_t n_heads, size_t *bytes) {
+    qmx_kv_config n1 = *n;
+    if (n_heads == 0) return QMX_ERR_SIZE;
+    if (n_heads % n->n_kv_heads) return QMX_ERR_SHAPE;
+    n1.n_kv_heads = 1;
+    return qmx__kv_ws_size(&n1, n_heads / n->n_kv_heads, bytes, NULL);
+}
+
+/* Through an executor of workers >= 2: 64 + r64(4 n_heads d) (the staged output) + r64(n_kv_heads)
+ * (a status byte per task) + workers x r64(task workspace); *slice = r64(task workspace). */
+static qmx_status qmx__kv_x_ws(const qmx_kv_config *n, size_t n_heads, int workers,
+                               size_t *bytes, size_t *slice) {
+    size_t t, s, a;
+    qmx_status st = qmx__kv_task_ws(n, n_heads, &t);
+    if (st != QMX_OK) return st;
+    s = qmx__kv_mul(qmx__kv_mul(n_heads, n->head_dim), 4);
+    if (!s || s > SIZE_MAX - 64 || t > SIZE_MAX - 64 || n->n_kv_heads > SIZE_MAX - 64)
+        return QMX_ERR_OVERFLOW;
+    t = qmx__k_r64(t);
+    a = qmx__kv_add(64 + qmx__k_r64(s), qmx__k_r64(n->n_kv_heads));
+    a = a ? qmx__kv_add(a, qmx__kv_mul(t, (size_t)workers)) : 0;
+    if (!a || !qmx__kv_mul(t, (size_t)workers)) return QMX_ERR_OVERFLOW;
+    *bytes = a;
+    *slice = t;
+    return QMX_OK;
+}
+
+/* 1 if the call goes through its executor (workers other than 0 / 1) */
+static int qmx__kv_use_x(const qmx_kv_attn_opts *o) {
+    return o->executor && o->executor->workers != 0 && o->executor->workers != 1;
+}
+
+/* Task h (KV head h) with one worker's workspace ws (qmx__kv_task_ws bytes); its g query heads
+ * to dst [g][d], written only when the task succeeds. */
+static qmx_status qmx__kv_task(const qmx_kv_cache *c, size_t h, const float *q, size_t g,
+                               size_t lo, size_t hi, float isd, int use_int, void *ws,
+                               float *dst) {
+    qmx_kv_config n1 = c->cfg;
+    qmx__kv_ws w;
+    size_t i, d = c->cfg.head_dim;
+    qmx_status st;
+    n1.n_kv_heads = 1;
+    qmx__kv_bind_ws(&n1, g, ws, &w);
+    qmx__kv_luts(&n1, &w);
+    st = qmx__kv_attend_head(c, h, q + h * g * d, g, lo, hi, isd, use_int, &w, w.stage);
+    if (st != QMX_OK) return st;
+    for (i = 0; i < g * d; i++) dst[i] = w.stage[i];
+    return QMX_OK;
+}
+
+typedef struct qmx__kv_job {
+    const qmx_kv_cache *c;
+    const float *q;
+    float *stage;            /* the staged output [n_heads][d] */
+    unsigned char *status;   /* per task: 0 not run, 1 failed, 2 done (a byte each: no race) */
+    unsigned char *slices;   /* workers x slice bytes */
+    size_t slice, g, lo, hi, nt;
+    float isd;
+    int use_int, workers;
+} qmx__kv_job;
+
+static void qmx__kv_xtask(void *arg, int task, int worker) {
+    const qmx__kv_job *j = (const qmx__kv_job *)arg;
+    size_t h = (size_t)task;
+    /* outside the executor contract: not run (its status stays 0: QMX_ERR_ARG) */
+    if (task < 0 || h >= j->nt || worker < 0 || worker >= j->workers) return;
+    j->status[h] = qmx__kv_task(j->c, h, j->q, j->g, j->lo, j->hi, j->isd, j->use_int,
+                                j->slices + (size_t)worker * j->slice,
+                                j->stage + h * j->g * j->c->cfg.head_dim) == QMX_OK ? 2 : 1;
+}
+
+/* The decode through an executor (workers >= 2 or < 0), the call's arguments checked: the
+ * executor and the workspace, then a task per KV head into the staged output, copied to out
+ * when every task has succeeded (out written only on success, as the serial call). */
+static qmx_status qmx__kv_attend_x(const qmx_kv_cache *c, const float *q, size_t n_heads,
+                                   const qmx_kv_attn_opts *o, float *out, void *ws,
+                                   size_t ws_bytes) {
+    const qmx_executor *ex = o->executor;
+    const qmx_kv_config *n = &c->cfg;
+    qmx__kv_job j;
+    size_t need, i, nt = n->n_kv_heads, d = n->head_dim;
+    unsigned char *b = (unsigned char *)ws;
+    qmx_status st;
+    if (ex->workers < 0) return QMX_ERR_ARG;
+    if (!ex->parallel_for) return QMX_ERR_NULL;
+    if (nt > (size_t)INT_MAX) return QMX_ERR_OVERFLOW;
+    st = qmx__kv_x_ws(n, n_heads, ex->workers, &need, &j.slice);
+    if (st != QMX_OK) return st;
+    if (ws_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    st = qmx__kv_range(c, o, &j.lo, &j.hi);
+    if (st != QMX_OK) return st;
+    b += (64u - ((size_t)((uintptr_t)b & 63u))) & 63u;
+    j.c = c; j.q = q; j.nt = nt; j.workers = ex->workers;
+    j.g = n_heads / nt;
+    j.isd = qmx__kv_isd(n, o);
+    j.use_int = !o->float_query;
+    j.stage = (float *)(void *)b;
+    j.status = b + qmx__k_r64(4 * n_heads * d);
+    j.slices = j.status + qmx__k_r64(nt);
+    for (i = 0; i < nt; i++) j.status[i] = 0;
+    if (nt == 1) qmx__kv_xtask(&j, 0, 0);   /* nothing to share */
+    else ex->parallel_for(ex->pool, (int)nt, qmx__kv_xtask, &j);
+    for (i = 0; i < nt; i++)
+        if (j.status[i] != 2) return j.status[i] == 1 ? QMX_ERR_NONFINITE : QMX_ERR_ARG;
+    for (i = 0; i < n_heads * d; i++) out[i] = j.stage[i];
     return QMX_OK;
 }
 
@@ -10972,9 +11195,77 @@ QMX__DEF qmx_status qmx_kv_attention(const qmx_kv_cache *c, const float *q, size
                                      size_t ws_bytes) {
     qmx_kv_attn_opts o0 = QMX_ZERO_INIT;
     const qmx_kv_attn_opts *o = opts ? opts : &o0;
-    qmx_status st = qmx__kv_check_attn(c, q, n_heads, o, out, ws, ws_bytes, 0, 1);
+    qmx_status st;
+    if (qmx__kv_use_x(o)) {   /* the executor's workspace is checked by qmx__kv_attend_x */
+        st = qmx__kv_check_attn(c, q, n_heads, o, out, ws, SIZE_MAX, 0, 1);
+        if (st != QMX_OK) return st;
+        return qmx__kv_attend_x(c, q, n_heads, o, out, ws, ws_bytes);
+    }
+    st = qmx__kv_check_attn(c, q, n_heads, o, out, ws, ws_bytes, 0, 1);
     if (st != QMX_OK) return st;
     return qmx__kv_attend(c, q, n_heads, o, out, ws);
+}
+
+QMX__DEF qmx_status qmx_kv_attention_tasks(const qmx_kv_cache *c, size_t n_heads,
+                                           size_t *n_tasks) {
+    if (!c || !n_tasks) return QMX_ERR_NULL;
+    if (!qmx__kv_valid(c)) return QMX_ERR_ARG;
+    if (n_heads == 0) return QMX_ERR_SIZE;
+    if (n_heads % c->cfg.n_kv_heads) return QMX_ERR_SHAPE;
+    *n_tasks = c->cfg.n_kv_heads;
+    return QMX_OK;
+}
+
+QMX__DEF qmx_status qmx_kv_attention_workspace_size_exec(const qmx_kv_config *cfg,
+                                                         size_t n_heads, const qmx_executor *ex,
+                                                         size_t *bytes) {
+    qmx_kv_config n;
+    qmx__kv_layout L;
+    size_t slice;
+    qmx_status st;
+    if (!cfg || !bytes) return QMX_ERR_NULL;
+    st = qmx__kv_plan(cfg, &n, &L);
+    if (st != QMX_OK) return st;
+    if (ex && ex->workers < 0) return QMX_ERR_ARG;
+    if (!ex || ex->workers <= 1) return qmx__kv_ws_size(&n, n_heads, bytes, NULL);
+    return qmx__kv_x_ws(&n, n_heads, ex->workers, bytes, &slice);
+}
+
+QMX__DEF qmx_status qmx_kv_attention_task_workspace_size(const qmx_kv_config *cfg,
+                                                         size_t n_heads, size_t *bytes) {
+    qmx_kv_config n;
+    qmx__kv_layout L;
+    qmx_status st;
+    if (!cfg || !bytes) return QMX_ERR_NULL;
+    st = qmx__kv_plan(cfg, &n, &L);
+    if (st != QMX_OK) return st;
+    return qmx__kv_task_ws(&n, n_heads, bytes);
+}
+
+QMX__DEF qmx_status qmx_kv_attention_run(const qmx_kv_cache *c, const float *q, size_t n_heads,
+                                         const qmx_kv_attn_opts *opts, float *out,
+                                         size_t task_begin, size_t task_end, void *ws,
+                                         size_t ws_bytes) {
+    qmx_kv_attn_opts o0 = QMX_ZERO_INIT;
+    const qmx_kv_attn_opts *o = opts ? opts : &o0;
+    size_t lo, hi, need, h, g;
+    float isd;
+    qmx_status st = qmx__kv_check_attn(c, q, n_heads, o, out, ws, SIZE_MAX, 0, 1);
+    if (st != QMX_OK) return st;
+    st = qmx__kv_range(c, o, &lo, &hi);
+    if (st != QMX_OK) return st;
+    if (task_begin > task_end || task_end > c->cfg.n_kv_heads) return QMX_ERR_ARG;
+    st = qmx__kv_task_ws(&c->cfg, n_heads, &need);
+    if (st != QMX_OK) return st;
+    if (ws_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    g = n_heads / c->cfg.n_kv_heads;
+    isd = qmx__kv_isd(&c->cfg, o);
+    for (h = task_begin; h < task_end; h++) {   /* each task's heads written when it is done */
+        st = qmx__kv_task(c, h, q, g, lo, hi, isd, !o->float_query, ws,
+                          out + h * g * c->cfg.head_dim);
+        if (st != QMX_OK) return st;
+    }
+    return QMX_OK;
 }
 
 /* ---- tiled prefill (see PREFILL) ------------------------------------------------------------
@@ -11271,41 +11562,33 @@ static qmx_status qmx__kv_pf_ws_size(const qmx_kv_config *n, size_t B, size_t n_
     return QMX_OK;
 }
 
-/* One block (checked by qmx__kv_pf_tiled; workspace of qmx__kv_pf_ws_size). On a
- * logit overflow at token f of the block: outputs of the tokens before f written, n_tokens =
- * p0 + f + 1, QMX_ERR_NONFINITE (see PREFILL). */
-QMX__KV_STRICT static qmx_status qmx__kv_prefill_tiled(qmx_kv_cache *c, const float *k,
-                                                       const float *v, size_t B, const float *q,
-                                                       size_t n_heads,
-                                                       const qmx_kv_attn_opts *o, float *out,
-                                                       void *ws) {
+/* The R = B g rows of KV head h of a block at [p0, p0 + B) (appended) into acc [R][d], with a
+ * workspace bound for B x (its heads) query heads (nl: the config it was bound with: the
+ * cache's, or a one-KV-head copy for a task); returns the first failing token of the block
+ * (B: none). The same code for the serial call and for every task (USING SEVERAL CORES). */
+QMX__KV_STRICT static size_t qmx__kv_pf_head(const qmx_kv_cache *c, const qmx_kv_config *nl,
+                                             size_t h, size_t B, const float *q,
+                                             size_t n_heads, const qmx_kv_attn_opts *o,
+                                             float isd, qmx__kv_ws *wp, void *ws, float *acc) {
     QMX__KV_NOCONTRACT
     const qmx_kv_config *n = &c->cfg;
-    qmx__kv_ws w;
+    qmx__kv_ws w = *wp;
     size_t d = n->head_dim, cap = n->capacity, g = n_heads / n->n_kv_heads, R = B * g;
-    size_t per = n->n_kv_heads * d, qper = n_heads * d, p0 = c->n_tokens, hi = p0 + B;
-    size_t fail = B, h, i, j, r, t;
-    float isd;
+    size_t qper = n_heads * d, p0 = c->n_tokens - B, hi = p0 + B;
+    size_t fail = B, i, j, r, t;
 #if defined(QMX__AVX512)
     __m512i *pk;   /* the packed value tile, after the decode's parts */
     {
         size_t base = 0;
         unsigned char *b = (unsigned char *)ws;
         b += (64u - ((size_t)((uintptr_t)b & 63u))) & 63u;
-        (void)qmx__kv_ws_size(n, B * n_heads, &base, NULL);
+        (void)qmx__kv_ws_size(nl, B * nl->n_kv_heads * g, &base, NULL);
         pk = (__m512i *)(void *)(b + (base - 64));
     }
+#else
+    (void)nl; (void)ws;
 #endif
-    for (i = 0; i < B; i++) qmx__kv_append_one(c, k + i * per, v + i * per);
-    qmx__kv_bind_ws(n, B * n_heads, ws, &w);
-    isd = o->scale > 0.0f ? o->scale : qmx_kv_inv_sqrt(d);
-    if (n->rotate) isd = isd * qmx__kv_inv_pow2(d);   /* as the decode: exact */
-    if (qmx_dtype_is_fp8(n->k_dtype))
-        for (t = 0; t < 256; t++) w.lut_k[t] = qmx_fp8_to_f32((uint8_t)t, n->k_dtype);
-    if (qmx_dtype_is_fp8(n->v_dtype))
-        for (t = 0; t < 256; t++) w.lut_v[t] = qmx_fp8_to_f32((uint8_t)t, n->v_dtype);
-    for (h = 0; h < n->n_kv_heads; h++) {
-        float *acc = w.stage + h * R * d;   /* rows of head h: [R][d] */
+    {
         /* the block's query rows, contiguous (qf: free, no KIVI keys here) */
         for (i = 0; i < B; i++)
             for (j = 0; j < g; j++) {
@@ -11396,18 +11679,156 @@ QMX__KV_STRICT static qmx_status qmx__kv_prefill_tiled(qmx_kv_cache *c, const fl
             for (t = 0; t < d; t++) acc[r * d + t] = acc[r * d + t] / w.sums[r];
         if (n->rotate) qmx__kv_unrotate(acc, R, d);
     }
+    return fail;
+}
+
+/* The staged rows [n_kv_heads][R][d] of the tokens before fail to out; on a failure at token
+ * f = fail < B, as the per-token loop: token f appended, the later ones not. */
+static qmx_status qmx__kv_pf_out(qmx_kv_cache *c, const float *stage, size_t B, size_t n_heads,
+                                 size_t fail, float *out) {
+    size_t d = c->cfg.head_dim, nkv = c->cfg.n_kv_heads, g = n_heads / nkv, R = B * g;
+    size_t qper = n_heads * d, i, h, j, t;
     for (i = 0; i < fail; i++)   /* out[i][h * g + j] = row i * g + j of head h */
-        for (h = 0; h < n->n_kv_heads; h++)
+        for (h = 0; h < nkv; h++)
             for (j = 0; j < g; j++) {
-                const float *src = w.stage + (h * R + i * g + j) * d;
+                const float *src = stage + (h * R + i * g + j) * d;
                 float *dst = out + i * qper + (h * g + j) * d;
                 for (t = 0; t < d; t++) dst[t] = src[t];
             }
-    if (fail < B) {   /* as the per-token loop: token f appended, the later ones not */
-        c->n_tokens = p0 + fail + 1;
+    if (fail < B) {
+        c->n_tokens = c->n_tokens - B + fail + 1;
         return QMX_ERR_NONFINITE;
     }
     return QMX_OK;
+}
+
+/* One block (checked by qmx__kv_pf_tiled; workspace of qmx__kv_pf_ws_size). On a
+ * logit overflow at token f of the block: outputs of the tokens before f written, n_tokens =
+ * p0 + f + 1, QMX_ERR_NONFINITE (see PREFILL). */
+static qmx_status qmx__kv_prefill_tiled(qmx_kv_cache *c, const float *k, const float *v,
+                                        size_t B, const float *q, size_t n_heads,
+                                        const qmx_kv_attn_opts *o, float *out, void *ws) {
+    const qmx_kv_config *n = &c->cfg;
+    qmx__kv_ws w;
+    size_t d = n->head_dim, R = B * (n_heads / n->n_kv_heads), per = n->n_kv_heads * d;
+    size_t fail = B, h, i;
+    float isd = qmx__kv_isd(n, o);
+    for (i = 0; i < B; i++) qmx__kv_append_one(c, k + i * per, v + i * per);
+    qmx__kv_bind_ws(n, B * n_heads, ws, &w);
+    qmx__kv_luts(n, &w);
+    for (h = 0; h < n->n_kv_heads; h++) {
+        size_t f = qmx__kv_pf_head(c, n, h, B, q, n_heads, o, isd, &w, ws, w.stage + h * R * d);
+        if (f < fail) fail = f;
+    }
+    return qmx__kv_pf_out(c, w.stage, B, n_heads, fail, out);
+}
+
+/* ---- several cores (PREFILL, USING SEVERAL CORES): within a tiled block, a task per KV head
+ * (qmx__kv_pf_head, the serial code, in its worker's workspace bound as a one-KV-head config);
+ * the appends and the untiled tokens' steps (the decode's tasks) stay on the calling thread. */
+static qmx_status qmx__kv_pf_x_ws(const qmx_kv_config *n, size_t B, size_t n_heads,
+                                  int workers, size_t *bytes, size_t *slice) {
+    qmx_kv_config n1 = *n;
+    size_t t, s, a;
+    qmx_status st;
+    if (n_heads == 0) return QMX_ERR_SIZE;
+    if (n_heads % n->n_kv_heads) return QMX_ERR_SHAPE;
+    n1.n_kv_heads = 1;
+    st = qmx__kv_pf_ws_size(&n1, B, n_heads / n->n_kv_heads, &t);   /* B = 1: the decode's */
+    if (st != QMX_OK) return st;
+    s = qmx__kv_mul(qmx__kv_mul(qmx__kv_mul(B, n_heads), n->head_dim), 4);
+    if (!s || s > SIZE_MAX - 64 || t > SIZE_MAX - 64 || n->n_kv_heads > SIZE_MAX - 64)
+        return QMX_ERR_OVERFLOW;
+    t = qmx__k_r64(t);
+    a = qmx__kv_add(64 + qmx__k_r64(s), qmx__k_r64(n->n_kv_heads));
+    a = a ? qmx__kv_add(a, qmx__kv_mul(t, (size_t)workers)) : 0;
+    if (!a || !qmx__kv_mul(t, (size_t)workers)) return QMX_ERR_OVERFLOW;
+    *bytes = a;
+    *slice = t;
+    return QMX_OK;
+}
+
+typedef struct qmx__kv_pf_job {
+    const qmx_kv_cache *c;
+    const float *q;
+    const qmx_kv_attn_opts *o;
+    float *stage;            /* [n_kv_heads][R][d] */
+    unsigned char *status;   /* per task: 0 not run, else 1 + its first failing token */
+    unsigned char *slices;
+    size_t slice, B, n_heads, nt;
+    float isd;
+    int workers;
+} qmx__kv_pf_job;
+
+static void qmx__kv_pf_xtask(void *arg, int task, int worker) {
+    const qmx__kv_pf_job *j = (const qmx__kv_pf_job *)arg;
+    size_t h = (size_t)task, g, R, d, i, f;
+    qmx_kv_config n1;
+    qmx__kv_ws w;
+    void *ws;
+    if (task < 0 || h >= j->nt || worker < 0 || worker >= j->workers) return;
+    n1 = j->c->cfg;
+    n1.n_kv_heads = 1;
+    g = j->n_heads / j->c->cfg.n_kv_heads;
+    R = j->B * g;
+    d = n1.head_dim;
+    ws = j->slices + (size_t)worker * j->slice;
+    qmx__kv_bind_ws(&n1, R, ws, &w);
+    qmx__kv_luts(&n1, &w);
+    f = qmx__kv_pf_head(j->c, &n1, h, j->B, j->q, j->n_heads, j->o, j->isd, &w, ws, w.stage);
+    for (i = 0; i < R * d; i++) j->stage[h * R * d + i] = w.stage[i];
+    j->status[h] = (unsigned char)(1 + f);   /* f <= B <= QMX__KV_PF_ROWS */
+}
+
+/* qmx__kv_prefill_tiled through the executor (checked by qmx_kv_prefill: the workspace holds
+ * qmx__kv_pf_x_ws(B)). A task the executor did not run: QMX_ERR_ARG, left as a failure at the
+ * block's first token. */
+static qmx_status qmx__kv_prefill_tiled_x(qmx_kv_cache *c, const float *k, const float *v,
+                                          size_t B, const float *q, size_t n_heads,
+                                          const qmx_kv_attn_opts *o, float *out, void *ws) {
+    const qmx_executor *ex = o->executor;
+    const qmx_kv_config *n = &c->cfg;
+    qmx__kv_pf_job j;
+    size_t need, i, fail = B, per = n->n_kv_heads * n->head_dim, nt = n->n_kv_heads;
+    unsigned char *b = (unsigned char *)ws;
+    int skipped = 0;
+    qmx_status st;
+    (void)qmx__kv_pf_x_ws(n, B, n_heads, ex->workers, &need, &j.slice);
+    b += (64u - ((size_t)((uintptr_t)b & 63u))) & 63u;
+    for (i = 0; i < B; i++) qmx__kv_append_one(c, k + i * per, v + i * per);
+    j.c = c; j.q = q; j.o = o; j.B = B; j.n_heads = n_heads; j.nt = nt;
+    j.workers = ex->workers;
+    j.isd = qmx__kv_isd(n, o);
+    j.stage = (float *)(void *)b;
+    j.status = b + qmx__k_r64(4 * B * n_heads * n->head_dim);
+    j.slices = j.status + qmx__k_r64(nt);
+    for (i = 0; i < nt; i++) j.status[i] = 0;
+    if (nt == 1) qmx__kv_pf_xtask(&j, 0, 0);
+    else ex->parallel_for(ex->pool, (int)nt, qmx__kv_pf_xtask, &j);
+    for (i = 0; i < nt; i++) {
+        if (j.status[i] == 0) skipped = 1;
+        else if ((size_t)j.status[i] - 1 < fail) fail = (size_t)j.status[i] - 1;
+    }
+    st = qmx__kv_pf_out(c, j.stage, B, n_heads, skipped ? 0 : fail, out);
+    return skipped ? QMX_ERR_ARG : st;
+}
+
+QMX__DEF qmx_status qmx_kv_prefill_workspace_size_exec(const qmx_kv_config *cfg,
+                                                      size_t n_heads, size_t n_tokens,
+                                                      const qmx_executor *ex, size_t *bytes) {
+    qmx_kv_config n;
+    qmx__kv_layout L;
+    size_t B, slice;
+    qmx_status st;
+    if (!cfg || !bytes) return QMX_ERR_NULL;
+    if (ex && ex->workers < 0) return QMX_ERR_ARG;
+    if (!ex || ex->workers <= 1) return qmx_kv_prefill_workspace_size(cfg, n_heads, n_tokens, bytes);
+    st = qmx__kv_plan(cfg, &n, &L);
+    if (st != QMX_OK) return st;
+    if (n_heads == 0 || n_tokens == 0) return QMX_ERR_SIZE;
+    if (n_heads % n.n_kv_heads) return QMX_ERR_SHAPE;
+    B = qmx__kv_pf_cfg_ok(&n) ? qmx__kv_pf_full_block(n_heads / n.n_kv_heads, n_tokens) : 1;
+    return qmx__kv_pf_x_ws(&n, B, n_heads, ex->workers, bytes, &slice);
 }
 
 QMX__DEF qmx_status qmx_kv_prefill_workspace_size(const qmx_kv_config *cfg, size_t n_heads,
@@ -11430,35 +11851,50 @@ QMX__DEF qmx_status qmx_kv_prefill(qmx_kv_cache *c, const float *k, const float 
                                    const qmx_kv_attn_opts *opts, float *out, void *ws,
                                    size_t ws_bytes) {
     qmx_kv_attn_opts o = QMX_ZERO_INIT;
-    size_t t, per, qper, bmax, need;
+    size_t t, per, qper, bmax, need, slice;
+    int x;
     qmx_status st;
     if (opts) o = *opts;
+    x = qmx__kv_use_x(&o);
     st = qmx__kv_check_append(c, k, v, n_tok);
     if (st != QMX_OK) return st;
-    st = qmx__kv_check_attn(c, q, n_heads, &o, out, ws, ws_bytes, 1, n_tok);
+    st = qmx__kv_check_attn(c, q, n_heads, &o, out, ws, x ? SIZE_MAX : ws_bytes, 1, n_tok);
     if (st != QMX_OK) return st;
+    if (x) {   /* the executor and its workspace (a block of 1), before anything is appended */
+        if (o.executor->workers < 0) return QMX_ERR_ARG;
+        if (!o.executor->parallel_for) return QMX_ERR_NULL;
+        if (c->cfg.n_kv_heads > (size_t)INT_MAX) return QMX_ERR_OVERFLOW;
+        st = qmx__kv_pf_x_ws(&c->cfg, 1, n_heads, o.executor->workers, &need, &slice);
+        if (st != QMX_OK) return st;
+        if (ws_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    }
     per = c->cfg.n_kv_heads * c->cfg.head_dim;
     qper = n_heads * c->cfg.head_dim;
     /* the largest block (at most the full-speed one) whose workspace the caller gave; the
      * block size cannot change the result (see PREFILL) */
     bmax = qmx__kv_pf_cfg_ok(&c->cfg)
          ? qmx__kv_pf_full_block(n_heads / c->cfg.n_kv_heads, n_tok) : 1;
-    while (bmax > 1 && (qmx__kv_pf_ws_size(&c->cfg, bmax, n_heads, &need) != QMX_OK ||
-                        need > ws_bytes))
+    while (bmax > 1 &&
+           ((x ? qmx__kv_pf_x_ws(&c->cfg, bmax, n_heads, o.executor->workers, &need, &slice)
+               : qmx__kv_pf_ws_size(&c->cfg, bmax, n_heads, &need)) != QMX_OK ||
+            need > ws_bytes))
         bmax--;
     t = 0;
     while (t < n_tok) {
         size_t B = n_tok - t < bmax ? n_tok - t : bmax;
         if (qmx__kv_pf_tiled(c, &o, c->n_tokens, B)) {
-            st = qmx__kv_prefill_tiled(c, k + t * per, v + t * per, B, q + t * qper, n_heads,
-                                       &o, out + t * qper, ws);
+            st = x ? qmx__kv_prefill_tiled_x(c, k + t * per, v + t * per, B, q + t * qper,
+                                             n_heads, &o, out + t * qper, ws)
+                   : qmx__kv_prefill_tiled(c, k + t * per, v + t * per, B, q + t * qper,
+                                           n_heads, &o, out + t * qper, ws);
             if (st != QMX_OK) return st;
             t += B;
             continue;
         }
         qmx__kv_append_one(c, k + t * per, v + t * per);
         o.causal_len = c->n_tokens;
-        st = qmx__kv_attend(c, q + t * qper, n_heads, &o, out + t * qper, ws);
+        st = x ? qmx__kv_attend_x(c, q + t * qper, n_heads, &o, out + t * qper, ws, ws_bytes)
+               : qmx__kv_attend(c, q + t * qper, n_heads, &o, out + t * qper, ws);
         if (st != QMX_OK) return st;
         t++;
     }

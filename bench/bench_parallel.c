@@ -8,7 +8,11 @@
  *   - int8 per-tensor quantize of 64 MiB of floats: qmx_quantize (1 worker) vs two
  *     qmx_quantize_run halves on the pool, and vs a 2-thread read pass of the 64 MiB;
  *   - int8 per-channel quantize (last axis, 4096 channels) of 64 MiB: qmx_quantize_exec with
- *     no executor (the serial call) vs the 2-worker pool (256 tasks of QMX_TASK_ELEMS).
+ *     no executor (the serial call) vs the 2-worker pool (256 tasks of QMX_TASK_ELEMS);
+ *   - KV decode (qmx_kv_attention), context 4096, 32 query / 8 KV heads of 128, int8 K and V:
+ *     1 worker (the serial call) vs 2 workers (opts.executor: 8 tasks, one per KV head),
+ *     tokens/s (aim: 2 workers >= 1.6x), and 2 workers vs a 2-thread read stream of the
+ *     cache's bytes (aim >= 0.9x; bytes/s of the cache read per step / the stream's).
  * Every 2-worker result is compared bit for bit with the serial one before it is timed.
  * With oneDNN installed (make bench-peers: Debian's libdnnl-dev, OpenMP threading), each GEMM
  * row also times oneDNN's s8 x s8 -> s32 matmul (its own packed weights, reordered untimed) on
@@ -156,6 +160,22 @@ static void run_qc(void *v) {
     qc *z = (qc *)v;
     if (qmx_quantize_exec(&z->c, z->x, z->n, z->s, z->c.axis_len, NULL, z->q, z->n, z->ex) != QMX_OK)
         exit(1);
+}
+
+/* KV decode: qmx_kv_attention, opts.executor NULL (the serial call) or the pool */
+typedef struct kvd {
+    qmx_kv_cache c;
+    qmx_kv_attn_opts o;
+    void *storage, *ws;
+    size_t wsb;
+    float *q, *out;
+} kvd;
+static void run_kvd(void *v) {
+    kvd *k = (kvd *)v;
+    if (qmx_kv_attention(&k->c, k->q, 32, &k->o, k->out, k->ws, k->wsb) != QMX_OK) {
+        fprintf(stderr, "bench_parallel: qmx_kv_attention failed\n");
+        exit(1);
+    }
 }
 
 /* ---- oneDNN with 2 threads (QMX_BENCH_HAVE_DNNL: make bench links Debian's libdnnl) ---- */
@@ -364,7 +384,8 @@ int main(int argc, char **argv) {
         printf("GEMV 1,8192,8192 (64 MiB blob): 1w %.1f GB/s of weights, 2w %.1f GB/s (%.2fx 1w);\n"
                "    2w vs a 2-thread read stream of the same bytes (%.1f GB/s), alternating: %.2fx\n",
                (double)a.pb / p12.ta / 1e9, (double)a.pb / p12.tb / 1e9, p12.ratio,
-               (double)r.n * 8 / ps.tb / 1e9, ps.ratio * (double)a.pb / ((double)r.n * 8));
+               (double)r.n * 8 / ps.tb / 1e9, (double)a.pb / ((double)r.n * 8) / ps.ratio);
+        /* (ps.ratio is t(2w) / t(stream): the speed ratio is bytes over bytes divided by it) */
         free((void *)(uintptr_t)r.p);
         free(a.A); free(a.B); free(a.C); free(a.blob); free(a.ws);
     }
@@ -390,7 +411,7 @@ int main(int argc, char **argv) {
         printf("int8 quantize, 64 MiB of floats: 1w %.1f GB/s of floats, 2w %.1f GB/s (%.2fx 1w);\n"
                "    2w vs a 2-thread read pass of the 64 MiB (%.1f GB/s), alternating: %.2fx\n",
                (double)a.n * 4 / p12.ta / 1e9, (double)a.n * 4 / p12.tb / 1e9, p12.ratio,
-               (double)a.n * 4 / ps.tb / 1e9, ps.ratio);
+               (double)a.n * 4 / ps.tb / 1e9, 1.0 / ps.ratio);   /* the same bytes: 1 / t ratio */
         free((void *)(uintptr_t)a.x); free(a.q); free(q1);
     }
     {   /* per channel along the last axis: [4096 rows][4096 channels] */
@@ -416,6 +437,49 @@ int main(int argc, char **argv) {
                "    1w %.1f GB/s of floats, 2w %.1f GB/s (%.2fx 1w)\n",
                (double)a.n * 4 / p12.ta / 1e9, (double)a.n * 4 / p12.tb / 1e9, p12.ratio);
         free((void *)(uintptr_t)a.x); free(a.q); free(q1); free(s);
+    }
+    {   /* KV decode: context 4096, 32 query / 8 KV heads of 128, int8 K and V */
+        kvd a, b;
+        rs r;
+        pair p12, ps;
+        size_t sb = 0, ws1 = 0, ws2 = 0, i, nb;
+        qmx_kv_config cfg;
+        unsigned seed = 29u;
+        float *kv;
+        memset(&cfg, 0, sizeof cfg);
+        memset(&a, 0, sizeof a);
+        cfg.capacity = 4096; cfg.n_kv_heads = 8; cfg.head_dim = 128;
+        qmx_kv_cache_storage_size(&cfg, &sb);
+        a.storage = bqu_alloc(sb);
+        kv = (float *)bqu_alloc(2 * 64 * 8 * 128 * 4);
+        a.q = (float *)bqu_alloc(32 * 128 * 4);
+        a.out = (float *)bqu_alloc(32 * 128 * 4);
+        for (i = 0; i < 32 * 128; i++) a.q[i] = (float)((int)(bqu_rng(&seed) % 2001u) - 1000) * 0.001f;
+        if (qmx_kv_cache_init(&a.c, &cfg, a.storage, sb) != QMX_OK) exit(1);
+        for (i = 0; i < 4096 / 64; i++) {   /* 64 tokens per append */
+            size_t e;
+            for (e = 0; e < 2 * 64 * 8 * 128; e++)
+                kv[e] = (float)((int)(bqu_rng(&seed) % 2001u) - 1000) * 0.002f;
+            if (qmx_kv_cache_append(&a.c, kv, kv + 64 * 8 * 128, 64) != QMX_OK) exit(1);
+        }
+        qmx_kv_attention_workspace_size(&cfg, 32, &ws1);
+        qmx_kv_attention_workspace_size_exec(&cfg, 32, &ex2, &ws2);
+        a.wsb = ws1 > ws2 ? ws1 : ws2;
+        a.ws = bqu_alloc(a.wsb);
+        b = a; b.out = (float *)bqu_alloc(32 * 128 * 4);
+        a.o.executor = NULL; b.o.executor = &ex2;
+        run_kvd(&a); run_kvd(&b);
+        if (memcmp(a.out, b.out, 32 * 128 * 4) != 0) { printf("MISMATCH KV decode 2 workers vs serial\n"); bad = 1; }
+        nb = qmx_kv_cache_bytes_per_token(&cfg) * 4096;   /* the K and V bytes a step reads */
+        r.n = sb / 8 / 8 * 8; r.p = (const uint64_t *)a.storage; r.ex = &ex2;
+        p12 = measure_pair(run_kvd, &a, run_kvd, &b);
+        ps = measure_pair(run_kvd, &b, run_rs, &r);
+        printf("KV decode, context 4096, 32/8 heads of 128, int8 K and V (%.1f MiB of cache):\n"
+               "    1w %.0f tokens/s, 2w %.0f tokens/s (%.2fx 1w; aim 1.6x);\n"
+               "    2w vs a 2-thread read stream of the cache bytes (%.1f GB/s), alternating: %.2fx (aim 0.9x)\n",
+               (double)nb / 1048576.0, 1.0 / p12.ta, 1.0 / p12.tb, p12.ratio,
+               (double)r.n * 8 / ps.tb / 1e9, (double)nb / ((double)r.n * 8) / ps.ratio);   /* ratio: t(2w) / t(stream) */
+        free(kv); free(a.storage); free(a.q); free(a.out); free(b.out); free(a.ws);
     }
     f = fopen("/proc/loadavg", "r");
     if (f) { if (fscanf(f, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3) load[0] = -1; fclose(f); }

@@ -13,7 +13,11 @@
  * _exec calls, and in qmx_calib.h qmx_absmax_f32_run / _exec and qmx_fp8_delayed_update_exec
  * (NaN and -Inf; more than 64 tasks) and qmx_observer_update_exec (every method; per channel
  * with fewer and more groups than 64, per block; a refused overflowing batch) and
- * qmx_histogram_update_exec (64 and 2048 bins, growing ranges that merge bins, 1-task batch):
+ * qmx_histogram_update_exec (64 and 2048 bins, growing ranges that merge bins, 1-task batch),
+ * and qmx_kv_attention (a task per KV head: executor and qmx_kv_attention_run) and
+ * qmx_kv_prefill (executor; full and decode-sized workspaces, outputs and cache bytes) over
+ * int8, int4, fp8, float32 and QMX_KV_BLOCK caches, rotate, a window, the float query, GQA
+ * groups 1 / 4 with 1, 3 and 8 KV heads:
  *   - through an executor of 1, 2, 3, 4 and 8 workers that runs the tasks in a shuffled order
  *     on real threads (pthreads, where glibc >= 2.34 has them in libc, so no link flag is
  *     needed; elsewhere, e.g. Cortex-M, the same shuffled order on one thread), the output
@@ -1295,6 +1299,254 @@ static void histogram_cases(void) {
     free(x);
 }
 
+/* ---- KV-cache attention decode: a task per KV head (its query group) ---- */
+typedef struct kv_fmt {
+    qmx_dtype k, v;
+    qmx_kv_axis kax, vax;
+    int rotate, float_query;
+    size_t window;
+} kv_fmt;
+static const kv_fmt kv_fmts[] = {
+    {QMX_INT8, QMX_INT8, QMX_KV_HEADS_AND_DKV, QMX_KV_HEADS_AND_DKV, 0, 0, 0},
+    {QMX_INT4, QMX_INT4, QMX_KV_DKV, QMX_KV_DKV, 0, 0, 0},
+    {QMX_FP8_E4M3FN, QMX_FP8_E5M2, QMX_KV_DKV, QMX_KV_HEADS_AND_DKV, 0, 0, 0},
+    {QMX_FLOAT32, QMX_FLOAT32, QMX_KV_HEADS_AND_DKV, QMX_KV_HEADS_AND_DKV, 0, 0, 0},
+    {QMX_INT8, QMX_INT8, QMX_KV_BLOCK, QMX_KV_BLOCK, 0, 0, 0},
+    {QMX_INT4, QMX_INT8, QMX_KV_BLOCK, QMX_KV_DKV, 0, 1, 0},
+    {QMX_INT8, QMX_INT4, QMX_KV_DKV, QMX_KV_DKV, 1, 0, 23},
+};
+static const char *const kv_fmt_name[] = {"int8", "int4 dkv", "e4m3/e5m2", "float32",
+                                          "int8 block", "int4 block, float query",
+                                          "int8/int4 rotate, window"};
+
+typedef struct kv_job {
+    const qmx_kv_cache *c;
+    const float *q;
+    size_t nh;
+    const qmx_kv_attn_opts *o;
+    float *out;
+    size_t slice;
+    unsigned char bad[PAR_MAX_WORKERS];
+} kv_job;
+static void kv_task(void *arg, int task, int worker) {
+    kv_job *j = (kv_job *)arg;
+    if (qmx_kv_attention_run(j->c, j->q, j->nh, j->o, j->out, (size_t)task, (size_t)task + 1,
+                             g_ws + (size_t)worker * j->slice, j->slice) != QMX_OK)
+        j->bad[worker] = 1;
+}
+
+static void kv_fill(float *x, size_t n, float amp) {
+    size_t i;
+    for (i = 0; i < n; i++) x[i] = (float)((int)(qmx_test_rand() % 2001u) - 1000) * amp;
+}
+
+/* qmx_kv_prefill of P tokens through the executor (tiled blocks: a task per KV head; untiled
+ * tokens: the decode's tasks), full and minimal workspaces, against the serial prefill: outputs
+ * and cache storage bit for bit. kv: [T][nkv][d] keys then values. */
+static void kv_prefill_case(const qmx_kv_config *cfg, const kv_fmt *F, const float *kv,
+                            size_t T, size_t nh, const char *name) {
+    static const int workers[5] = {1, 2, 3, 4, 8};
+    const size_t P = PAR_SMALL ? 19 : 45, d = cfg->head_dim, nkv = cfg->n_kv_heads;
+    size_t sb = 0, ws0 = 0, wsx = 0, ob = P * nh * d * 4;
+    unsigned char *st_ref = NULL, *st_got = NULL, *o_ref = NULL, *o_got = NULL;
+    float *q = NULL;
+    qmx_kv_cache c, cref;
+    qmx_kv_attn_opts o = QMX_ZERO_INIT;
+    qmx_executor ex = QMX_ZERO_INIT;
+    qmx_status st;
+    int wi, small;
+    o.float_query = F->float_query; o.window = F->window;
+    CHECK(qmx_kv_cache_storage_size(cfg, &sb) == QMX_OK, "kv prefill %s: storage", name);
+    st_ref = (unsigned char *)malloc(sb); st_got = (unsigned char *)malloc(sb);
+    o_ref = (unsigned char *)malloc(ob); o_got = (unsigned char *)malloc(ob);
+    q = (float *)malloc(ob);
+    if (!st_ref || !st_got || !o_ref || !o_got || !q) { CHECK(0, "malloc"); goto done; }
+    kv_fill(q, P * nh * d, 0.002f);
+    memset(st_ref, 0, sb);
+    memset(o_ref, 0xA5, ob);
+    CHECK(qmx_kv_prefill_workspace_size(cfg, nh, P, &ws0) == QMX_OK && ws0 <= g_ws_bytes,
+          "kv prefill %s: workspace", name);
+    st = qmx_kv_cache_init(&c, cfg, st_ref, sb);
+    if (st == QMX_OK)
+        st = qmx_kv_prefill(&c, kv, kv + T * nkv * d, P, q, nh, &o, (float *)(void *)o_ref,
+                            g_ws, ws0);
+    CHECK_EQ_INT(st, QMX_OK, "kv prefill %s %ux%u: serial", name, (unsigned)nkv,
+                 (unsigned)(nh / nkv));
+    cref = c;
+    for (wi = 0; wi < 5; wi++)
+        for (small = 0; small < 2; small++) {
+            int calls0 = g_pool.calls;
+            ex.parallel_for = par_for; ex.pool = &g_pool; ex.workers = workers[wi];
+            par_workers_now = workers[wi];
+            o.executor = &ex;
+            /* small: the decode's workspace, blocks of 1 token (the decode's tasks) */
+            st = small ? qmx_kv_attention_workspace_size_exec(cfg, nh, &ex, &wsx)
+                       : qmx_kv_prefill_workspace_size_exec(cfg, nh, P, &ex, &wsx);
+            CHECK(st == QMX_OK && wsx <= g_ws_bytes, "kv prefill %s: workspace %d", name, (int)st);
+            memset(st_got, 0, sb);
+            memset(o_got, 0xA5, ob);
+            st = qmx_kv_cache_init(&c, cfg, st_got, sb);
+            if (st == QMX_OK)
+                st = qmx_kv_prefill(&c, kv, kv + T * nkv * d, P, q, nh, &o,
+                                    (float *)(void *)o_got, g_ws + 5, wsx);
+            CHECK(st == QMX_OK && c.n_tokens == P && memcmp(o_got, o_ref, ob) == 0 &&
+                      memcmp(c.k, cref.k, sb - 64) == 0,   /* the storage from its aligned base */
+                  "kv prefill %s %ux%u, %d workers%s: status %d, differs from the serial call",
+                  name, (unsigned)nkv, (unsigned)(nh / nkv), workers[wi],
+                  small ? ", small workspace" : "", (int)st);
+            CHECK(workers[wi] >= 2 && nkv >= 2 ? g_pool.calls > calls0 : g_pool.calls == calls0,
+                  "kv prefill %s, %d workers: parallel_for calls %d", name, workers[wi],
+                  g_pool.calls - calls0);
+            if (workers[wi] >= 2 && small) {   /* one byte short of the least: nothing done */
+                memset(o_got, 0xA5, ob);
+                st = qmx_kv_cache_init(&c, cfg, st_got, sb);
+                if (st == QMX_OK)
+                    st = qmx_kv_prefill(&c, kv, kv + T * nkv * d, P, q, nh, &o,
+                                        (float *)(void *)o_got, g_ws, wsx - 1);
+                CHECK(st == QMX_ERR_BUFFER_TOO_SMALL && c.n_tokens == 0 && all_a5(o_got, ob),
+                      "kv prefill %s, %d workers: workspace one byte short: %d", name,
+                      workers[wi], (int)st);
+            }
+        }
+    /* bad executors: a status, nothing appended, out untouched */
+    memset(o_got, 0xA5, ob);
+    st = qmx_kv_cache_init(&c, cfg, st_got, sb);
+    ex.parallel_for = NULL; ex.workers = 2; o.executor = &ex;
+    if (st == QMX_OK)
+        st = qmx_kv_prefill(&c, kv, kv + T * nkv * d, P, q, nh, &o, (float *)(void *)o_got,
+                            g_ws, g_ws_bytes);
+    CHECK(st == QMX_ERR_NULL && c.n_tokens == 0, "kv prefill: NULL parallel_for: %d", (int)st);
+    ex.parallel_for = par_for; ex.workers = -3;
+    st = qmx_kv_prefill(&c, kv, kv + T * nkv * d, P, q, nh, &o, (float *)(void *)o_got,
+                        g_ws, g_ws_bytes);
+    CHECK(st == QMX_ERR_ARG && c.n_tokens == 0 && all_a5(o_got, ob) &&
+              qmx_kv_prefill_workspace_size_exec(cfg, nh, P, &ex, &wsx) == QMX_ERR_ARG,
+          "kv prefill: negative workers: %d", (int)st);
+done:
+    free(st_ref); free(st_got); free(o_ref); free(o_got); free(q);
+}
+
+static void kv_cases(void) {
+    static const size_t shapes[][2] = {{1, 4}, {3, 1}, {3, 4}, {8, 1}, {8, 4}}; /* kv, g */
+    static const int workers[5] = {1, 2, 3, 4, 8};
+    const size_t d = PAR_SMALL ? 32 : 64, T = PAR_SMALL ? 37 : 140;
+    size_t f, s;
+    for (f = 0; f < sizeof kv_fmts / sizeof kv_fmts[0]; f++)
+        for (s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+            const kv_fmt *F = &kv_fmts[f];
+            size_t nkv = shapes[s][0], g = shapes[s][1], nh = nkv * g, sb = 0, ws0 = 0, tws = 0;
+            size_t nt = 0, ob = nh * d * 4, t, wsx = 0;
+            qmx_kv_config cfg = QMX_ZERO_INIT;
+            qmx_kv_cache c;
+            qmx_kv_attn_opts o = QMX_ZERO_INIT;
+            qmx_executor ex = QMX_ZERO_INIT;
+            float *kv = NULL, *q = NULL;
+            void *storage = NULL;
+            int wi, calls0;
+            qmx_status st;
+            cfg.capacity = T + 3; cfg.n_kv_heads = nkv; cfg.head_dim = d;
+            cfg.k_dtype = F->k; cfg.v_dtype = F->v; cfg.k_axis = F->kax; cfg.v_axis = F->vax;
+            cfg.rotate = F->rotate;
+            if (F->kax == QMX_KV_BLOCK && F->vax == QMX_KV_BLOCK) cfg.block_scale = QMX_KV_SCALE_F16;
+            o.float_query = F->float_query; o.window = F->window;
+            CHECK(qmx_kv_cache_storage_size(&cfg, &sb) == QMX_OK, "kv %s: storage", kv_fmt_name[f]);
+            storage = malloc(sb);
+            kv = (float *)malloc(2 * T * nkv * d * sizeof(float));
+            q = (float *)malloc(nh * d * sizeof(float));
+            if (!storage || !kv || !q) { CHECK(0, "malloc"); free(storage); free(kv); free(q); return; }
+            kv_fill(kv, 2 * T * nkv * d, 0.003f);
+            kv_fill(q, nh * d, 0.002f);
+            CHECK(qmx_kv_cache_init(&c, &cfg, storage, sb) == QMX_OK &&
+                      qmx_kv_cache_append(&c, kv, kv + T * nkv * d, T) == QMX_OK,
+                  "kv %s: init / append", kv_fmt_name[f]);
+            CHECK(qmx_kv_attention_workspace_size(&cfg, nh, &ws0) == QMX_OK && ws0 <= g_ws_bytes &&
+                      qmx_kv_attention_task_workspace_size(&cfg, nh, &tws) == QMX_OK &&
+                      qmx_kv_attention_tasks(&c, nh, &nt) == QMX_OK && nt == nkv &&
+                      tws * PAR_MAX_WORKERS <= g_ws_bytes && ob <= g_out_bytes,
+                  "kv %s %ux%u: sizes", kv_fmt_name[f], (unsigned)nkv, (unsigned)g);
+            out_fill(g_ref, ob);
+            st = qmx_kv_attention(&c, q, nh, &o, (float *)(void *)g_ref, g_ws, ws0);
+            CHECK_EQ_INT(st, QMX_OK, "kv %s %ux%u: serial", kv_fmt_name[f], (unsigned)nkv,
+                         (unsigned)g);
+            for (wi = 0; wi < 5; wi++) {   /* through the executor */
+                ex.parallel_for = par_for; ex.pool = &g_pool; ex.workers = workers[wi];
+                par_workers_now = workers[wi];
+                o.executor = &ex;
+                CHECK(qmx_kv_attention_workspace_size_exec(&cfg, nh, &ex, &wsx) == QMX_OK &&
+                          wsx <= g_ws_bytes && (workers[wi] >= 2 || wsx == ws0),
+                      "kv %s: workspace, %d workers", kv_fmt_name[f], workers[wi]);
+                out_fill(g_out, ob);
+                calls0 = g_pool.calls;
+                st = qmx_kv_attention(&c, q, nh, &o, (float *)(void *)g_out, g_ws, wsx);
+                CHECK(st == QMX_OK && memcmp(g_out, g_ref, ob) == 0,
+                      "kv %s %ux%u, %d workers: status %d, differs from the serial call",
+                      kv_fmt_name[f], (unsigned)nkv, (unsigned)g, workers[wi], (int)st);
+                CHECK(g_pool.calls == calls0 + (workers[wi] >= 2 && nt >= 2),
+                      "kv %s, %d workers: %d parallel_for calls", kv_fmt_name[f], workers[wi],
+                      g_pool.calls - calls0);
+                if (workers[wi] >= 2) {   /* one byte short: a status, out untouched */
+                    out_fill(g_out, ob);
+                    st = qmx_kv_attention(&c, q, nh, &o, (float *)(void *)g_out, g_ws, wsx - 1);
+                    CHECK(st == QMX_ERR_BUFFER_TOO_SMALL && all_a5(g_out, ob) &&
+                              g_pool.calls == calls0 + (nt >= 2),
+                          "kv %s, %d workers: workspace one byte short: %d", kv_fmt_name[f],
+                          workers[wi], (int)st);
+                }
+            }
+            o.executor = NULL;
+            for (wi = 0; wi < 5; wi++) {   /* range calls, a task each, on 1..8 threads */
+                kv_job j;
+                int k, bad = 0;
+                memset(&j, 0, sizeof j);
+                j.c = &c; j.q = q; j.nh = nh; j.o = &o; j.out = (float *)(void *)g_out;
+                j.slice = tws;
+                par_workers_now = workers[wi];
+                out_fill(g_out, ob);
+                par_for(&g_pool, (int)nt, kv_task, &j);
+                for (k = 0; k < PAR_MAX_WORKERS; k++) bad |= j.bad[k];
+                CHECK(!bad && memcmp(g_out, g_ref, ob) == 0,
+                      "kv %s %ux%u: range calls on %d threads differ", kv_fmt_name[f],
+                      (unsigned)nkv, (unsigned)g, workers[wi]);
+            }
+            /* single tasks in a shuffled order, the exact task workspace at an odd address */
+            out_fill(g_out, ob);
+            par_shuffle(par_order, (int)nt);
+            for (t = 0, st = QMX_OK; t < nt && st == QMX_OK; t++)
+                st = qmx_kv_attention_run(&c, q, nh, &o, (float *)(void *)g_out,
+                                          (size_t)par_order[t], (size_t)par_order[t] + 1,
+                                          g_ws + 3, tws);
+            CHECK(st == QMX_OK && memcmp(g_out, g_ref, ob) == 0,
+                  "kv %s %ux%u: shuffled single tasks: %d", kv_fmt_name[f], (unsigned)nkv,
+                  (unsigned)g, (int)st);
+            /* bad calls: a status each, out untouched, no task run */
+            out_fill(g_out, ob);
+            calls0 = g_pool.calls;
+            st = qmx_kv_attention_run(&c, q, nh, &o, (float *)(void *)g_out, 0, nt + 1, g_ws, tws);
+            CHECK(st == QMX_ERR_ARG, "kv: range past the tasks: %d", (int)st);
+            st = qmx_kv_attention_run(&c, q, nh, &o, (float *)(void *)g_out, nt, nt - 1, g_ws, tws);
+            CHECK(st == QMX_ERR_ARG, "kv: reversed range: %d", (int)st);
+            st = qmx_kv_attention_run(&c, q, nh, &o, (float *)(void *)g_out, 0, nt, g_ws, tws - 1);
+            CHECK(st == QMX_ERR_BUFFER_TOO_SMALL, "kv: range, workspace one byte short: %d",
+                  (int)st);
+            ex.parallel_for = NULL; ex.workers = 2; o.executor = &ex;
+            st = qmx_kv_attention(&c, q, nh, &o, (float *)(void *)g_out, g_ws, g_ws_bytes);
+            CHECK(st == QMX_ERR_NULL, "kv: NULL parallel_for: %d", (int)st);
+            ex.parallel_for = par_for; ex.workers = -1;
+            st = qmx_kv_attention(&c, q, nh, &o, (float *)(void *)g_out, g_ws, g_ws_bytes);
+            CHECK(st == QMX_ERR_ARG &&
+                      qmx_kv_attention_workspace_size_exec(&cfg, nh, &ex, &wsx) == QMX_ERR_ARG,
+                  "kv: negative workers: %d", (int)st);
+            ex.workers = 2; o.causal_len = T + 1;   /* past the appended tokens */
+            st = qmx_kv_attention(&c, q, nh, &o, (float *)(void *)g_out, g_ws, g_ws_bytes);
+            CHECK(st == QMX_ERR_ARG, "kv: causal_len past the tokens: %d", (int)st);
+            o.causal_len = 0;
+            CHECK(all_a5(g_out, ob) && g_pool.calls == calls0, "kv %s %ux%u: a bad call wrote",
+                  kv_fmt_name[f], (unsigned)nkv, (unsigned)g);
+            kv_prefill_case(&cfg, F, kv, T, nh, kv_fmt_name[f]);
+            free(storage); free(kv); free(q);
+        }
+}
+
 int main(void) {
     size_t i;
     qmx_test_seed(0x9A7A11E1u);
@@ -1367,6 +1619,8 @@ int main(void) {
     observer_cases();
     QMX_TEST_CASE("qmx_histogram_update_exec: counts per worker, the serial histogram");
     histogram_cases();
+    QMX_TEST_CASE("qmx_kv_attention: a task per KV head, executor and range calls, same bits");
+    kv_cases();
 
     QMX_TEST_CASE("K past the accumulator bound: QMX_ERR_OVERFLOW before any task");
     {
