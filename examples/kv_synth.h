@@ -29,6 +29,9 @@ static float kv_synth_normal(kv_synth *r) {
  * [total][nkv][hd], channels 9, 70 and 101 of every key 8x the rest (outliers, 3 of 4 blocks of
  * 32 hold one when hd = 128); Q [total][nh][hd], the query of token t, head j a noisy copy of
  * the key of an earlier token (KV head j / (nh / nkv)). */
+#if defined(__GNUC__)
+__attribute__((unused))   /* (bench_kv.c makes its own data) */
+#endif
 static void kv_synth_fill(kv_synth *rs, size_t total, size_t nkv, size_t nh, size_t hd, float *K,
                           float *V, float *Q) {
     size_t i, s, per = nkv * hd;
