@@ -18,7 +18,8 @@
  * qmx_kv_prefill (executor; full and decode-sized workspaces, outputs and cache bytes) over
  * int8, int4, fp8, float32 and QMX_KV_BLOCK caches, rotate, a window, the float query, GQA
  * groups 1 / 4 with 1, 3 and 8 KV heads:
- *   - through an executor of 1, 2, 3, 4 and 8 workers that runs the tasks in a shuffled order
+ *   - through an executor of 1, 2, 3, 4 and 8 workers (1, 3 and 8 on the cross targets and
+ *     under valgrind, PAR_SMALL) that runs the tasks in a shuffled order
  *     on real threads (pthreads, where glibc >= 2.34 has them in libc, so no link flag is
  *     needed; elsewhere, e.g. Cortex-M, the same shuffled order on one thread), the output
  *     buffer (padding included) is bit for bit the serial call's;
@@ -41,10 +42,12 @@
 #include "qmx_calib.h"
 #include "qmx_test.h"
 
-/* Real threads where the tests run natively (x86 hosts); under QEMU user mode every thread
- * start is costly (minutes over the thousands of executor calls here), so the cross targets
- * run the one-thread shuffled executor: the same task orders and per-worker workspaces. */
-#if !defined(PAR_NO_THREADS) && defined(__GLIBC__) && (defined(__x86_64__) || defined(__i386__)) && \
+/* Real threads where the tests run natively (x86 hosts); under QEMU user mode and valgrind
+ * every thread start is costly (minutes over the thousands of executor calls here), so the
+ * cross targets and the valgrind build run the one-thread shuffled executor: the same task
+ * orders and per-worker workspaces (ThreadSanitizer checks the threaded runs). */
+#if !defined(PAR_NO_THREADS) && !defined(QMX_TEST_VALGRIND) && defined(__GLIBC__) && \
+    (defined(__x86_64__) || defined(__i386__)) && \
     (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
 #  define PAR_THREADS 1
 #  include <pthread.h>
@@ -56,11 +59,21 @@
  * run natively): under QEMU every target is slow with several threads (the KV cases at the
  * large shapes took over 3 minutes on armhf), RVV emulates each vector instruction element by
  * element, and the Cortex-M targets have one slow core and 16 MiB. */
-#if QMX_TEST_SMALL_TARGET || !(defined(__x86_64__) || defined(__i386__))
+#if QMX_TEST_SMALL_TARGET || defined(QMX_TEST_VALGRIND) || !(defined(__x86_64__) || defined(__i386__))
 #  define PAR_SMALL 1
 #else
 #  define PAR_SMALL 0
 #endif
+
+/* The worker counts of every case. With PAR_SMALL (cross targets: one thread anyway; valgrind:
+ * threads serialised) 1, 3 and 8: one worker, uneven groups, more workers than tasks; the full
+ * list runs on the x86 hosts on real threads. */
+#if PAR_SMALL
+static const int par_wlist[] = {1, 3, 8};
+#else
+static const int par_wlist[] = {1, 2, 3, 4, 8};
+#endif
+#define PAR_NW ((int)(sizeof par_wlist / sizeof par_wlist[0]))
 
 #define PAR_MAX_TASKS 4096
 #define PAR_MAX_WORKERS 8
@@ -331,7 +344,7 @@ static void range_task(void *arg, int task, int worker) {
 
 /* Every worker count through the executor and the range calls, against the serial call. */
 static void check_case(const par_case *c, const char *shape) {
-    static const int workers[5] = {1, 2, 3, 4, 8};
+    const int *workers = par_wlist;
     size_t ob = out_bytes(c), need = 0, tile = tile_ws(c), nt = 0, t, total = 0;
     qmx_status st;
     int wi;
@@ -344,7 +357,7 @@ static void check_case(const par_case *c, const char *shape) {
     st = par_do(c, 0, NULL, 0, 0, g_ref, g_ws, need);
     CHECK_EQ_INT(st, QMX_OK, "%s %s: serial call", kind_name[c->kind], shape);
 
-    for (wi = 0; wi < 5 && has_exec(c); wi++) {
+    for (wi = 0; wi < PAR_NW && has_exec(c); wi++) {
         qmx_executor ex = QMX_ZERO_INIT;
         int calls0 = g_pool.calls, tasks0 = g_pool.tasks;
         ex.parallel_for = par_for; ex.pool = &g_pool; ex.workers = workers[wi];
@@ -366,7 +379,7 @@ static void check_case(const par_case *c, const char *shape) {
     }
 
     /* range calls, one per task, on 1..8 threads in a shuffled order */
-    for (wi = 0; wi < 5; wi++) {
+    for (wi = 0; wi < PAR_NW; wi++) {
         range_job j;
         int k, bad = 0;
         memset(&j, 0, sizeof j);
@@ -389,7 +402,7 @@ static void check_case(const par_case *c, const char *shape) {
           "%s %s: single-task range calls in a shuffled order: status %d", kind_name[c->kind],
           shape, (int)st);
     /* uneven contiguous ranges, last first, each with its own (ample) workspace */
-    for (wi = 1; wi < 5; wi++) {
+    for (wi = 1; wi < PAR_NW; wi++) {
         size_t cut[PAR_MAX_WORKERS + 1];
         int w = workers[wi], k;
         cut[0] = 0; cut[w] = nt;
@@ -622,7 +635,7 @@ static void quantize_cases(void) {
           *y1 = (float *)malloc(count * 4);
     unsigned char *q0 = (unsigned char *)malloc(count * 2), *q1 = (unsigned char *)malloc(count * 2);
     size_t i, nt = 0, qb = 0;
-    int d, w;
+    int d, w, wi;
     if (!x || !y0 || !y1 || !q0 || !q1) { CHECK(0, "malloc"); return; }
     for (i = 0; i < count; i++) x[i] = (float)((int)(qmx_test_rand() % 20001u) - 10000) * 0.013f;
     for (d = 0; d < 7; d++) {
@@ -649,8 +662,9 @@ static void quantize_cases(void) {
         memset(y0, 0xA5, count * 4);
         CHECK(qmx_dequantize(&c, q0, qb, count, &s, 1, c.asymmetric ? &zp : NULL, y0) == QMX_OK,
               "serial dequantize");
-        for (w = 1; w <= 8; w *= 2) { /* tasks on w threads, shuffled */
+        for (wi = 0; wi < PAR_NW; wi++) { /* tasks on w threads, shuffled */
             q_job j;
+            w = par_wlist[wi];
             memset(&j, 0, sizeof j);
             j.cfg = &c; j.x = x; j.count = count; j.sc = &s; j.zp = c.asymmetric ? &zp : NULL;
             j.q = q1; j.qb = qb; j.y = y1;
@@ -735,12 +749,12 @@ static int all_a5(const void *p, size_t n) {
 /* layouts [outer][len][inner] (granularity, block) giving ragged chunks and partial rows */
 typedef struct g_layout { int g; size_t outer, len, inner, block; const char *name; } g_layout;
 static void granular_cases(void) {
-#if PAR_SMALL
+#if PAR_SMALL   /* two tasks each (the last ragged), but one */
     static const g_layout lay[] = {
-        {QMX_PER_CHANNEL, 137, 1001, 1, 0, "per channel, last axis, 137 x 1001"},
-        {QMX_PER_CHANNEL, 3, 13, 3001, 0, "per channel, inner 3001, 3 x 13"},
-        {QMX_PER_BLOCK, 141, 933, 1, 32, "per block 32, last axis, 141 x 933"},
-        {QMX_PER_BLOCK, 2, 77, 851, 16, "per block 16, inner 851"},
+        {QMX_PER_CHANNEL, 67, 1001, 1, 0, "per channel, last axis, 67 x 1001"},
+        {QMX_PER_CHANNEL, 3, 13, 1723, 0, "per channel, inner 1723, 3 x 13"},
+        {QMX_PER_BLOCK, 71, 933, 1, 32, "per block 32, last axis, 71 x 933"},
+        {QMX_PER_BLOCK, 2, 41, 851, 16, "per block 16, inner 851"},
         {QMX_PER_CHANNEL, 4, 10, 3, 0, "per channel, 1 task (4 x 10 x 3)"},
     };
 #else
@@ -781,7 +795,7 @@ static void granular_cases(void) {
             const int32_t *z;
             qmx_executor ex = QMX_ZERO_INIT;
             qmx_status st;
-            int w, calls0;
+            int w, wi, calls0;
             c.dtype = dts[d];
             c.granularity = (qmx_granularity)lay[l].g;
             c.outer = lay[l].outer; c.axis_len = lay[l].len; c.inner = lay[l].inner;
@@ -802,9 +816,9 @@ static void granular_cases(void) {
             memset(q0, 0xA5, maxc * 2); memset(y0, 0xA5, maxc * 4);
             CHECK(qmx_quantize(&c, x, count, sc, np, z, q0, qb) == QMX_OK, "serial quantize");
             CHECK(qmx_dequantize(&c, q0, qb, count, sc, np, z, y0) == QMX_OK, "serial dequantize");
-            for (w = 1; w <= 8; w++) {
+            for (wi = 0; wi < PAR_NW; wi++) {
                 g_job j;
-                if (w > 4 && w < 8) continue;
+                w = par_wlist[wi];
                 memset(&j, 0, sizeof j);
                 j.cfg = &c; j.x = x; j.count = count; j.sc = sc; j.ns = np; j.zp = z;
                 j.q = q1; j.qb = qb; j.y = y1;
@@ -816,7 +830,8 @@ static void granular_cases(void) {
                 CHECK(!g_bad(&j) && memcmp(q0, q1, maxc * 2) == 0 && memcmp(y0, y1, maxc * 4) == 0,
                       "%s, dtype %d, %d workers (range calls): differ from the serial call",
                       lay[l].name, (int)c.dtype, w);
-                /* the same through the _exec calls */
+                /* the same through the _exec calls (PAR_SMALL: with 3 workers only) */
+                if (PAR_SMALL && w != 3) continue;
                 ex.parallel_for = par_for; ex.pool = &g_pool; ex.workers = w;
                 memset(q1, 0xA5, maxc * 2); memset(y1, 0xA5, maxc * 4);
                 st = qmx_quantize_exec(&c, x, count, sc, np, z, q1, qb, &ex);
@@ -878,8 +893,12 @@ static void granular_cases(void) {
     }
     /* the fp8 arrays */
     {
+#if PAR_SMALL   /* within the layouts' largest buffer */
+        static const size_t ns[3] = {1000, QMX_TASK_ELEMS, QMX_TASK_ELEMS + 5};
+#else
         static const size_t ns[3] = {1000, 2 * QMX_TASK_ELEMS, 2 * QMX_TASK_ELEMS + 5};
-        int k, w;
+#endif
+        int k, w, wi;
         for (k = 0; k < 3; k++) {
             size_t n = ns[k], nt = 0;
             qmx_qconfig c = QMX_ZERO_INIT;
@@ -894,9 +913,9 @@ static void granular_cases(void) {
             memset(q0, 0xA5, maxc); memset(y0, 0xA5, maxc * 4);
             CHECK(qmx_fp8_quantize_array(c.dtype, x, n, s, 1, q0) == QMX_OK &&
                       qmx_fp8_dequantize_array(c.dtype, q0, n, s, y0) == QMX_OK, "serial fp8");
-            for (w = 1; w <= 8; w++) {
+            for (wi = 0; wi < PAR_NW; wi++) {
                 g_job j;
-                if (w > 4 && w < 8) continue;
+                w = par_wlist[wi];
                 memset(&j, 0, sizeof j);
                 j.cfg = &c; j.x = x; j.count = n; j.sc = &s; j.q = q1; j.y = y1; j.fp8 = 1;
                 par_workers_now = w;
@@ -1071,7 +1090,7 @@ static void absmax_cases(void) {
             size_t n = ns[k], nt = 0;
             float ref = -1.0f, got, keep = 0.0f;
             size_t at = v == 1 ? n - 1 : n / 2;
-            int w, calls0;
+            int w, wi, calls0;
             qmx_executor ex = QMX_ZERO_INIT;
             qmx_fp8_delayed d0, d1;
             float h0[4], h1[4], s0 = 0.0f, s1 = 0.0f;
@@ -1082,9 +1101,9 @@ static void absmax_cases(void) {
             }
             CHECK(qmx_absmax_f32(x, n, &ref) == QMX_OK, "serial absmax");
             CHECK(qmx_array_tasks(n, &nt) == QMX_OK, "tasks");
-            for (w = 1; w <= 8; w++) {
+            for (wi = 0; wi < PAR_NW; wi++) {
                 g_job j;
-                if (w > 4 && w < 8) continue;
+                w = par_wlist[wi];
                 par_workers_now = w;
                 if (nt <= 64) { /* range calls: a partial per task, merged by qmx_absmax_f32 */
                     memset(&j, 0, sizeof j);
@@ -1349,7 +1368,7 @@ static void kv_fill(float *x, size_t n, float amp) {
  * and cache storage bit for bit. kv: [T][nkv][d] keys then values. */
 static void kv_prefill_case(const qmx_kv_config *cfg, const kv_fmt *F, const float *kv,
                             size_t T, size_t nh, const char *name) {
-    static const int workers[5] = {1, 2, 3, 4, 8};
+    const int *workers = par_wlist;
     const size_t P = PAR_SMALL ? 19 : 45, d = cfg->head_dim, nkv = cfg->n_kv_heads;
     size_t sb = 0, ws0 = 0, wsx = 0, ob = P * nh * d * 4;
     unsigned char *st_ref = NULL, *st_got = NULL, *o_ref = NULL, *o_got = NULL;
@@ -1377,7 +1396,7 @@ static void kv_prefill_case(const qmx_kv_config *cfg, const kv_fmt *F, const flo
     CHECK_EQ_INT(st, QMX_OK, "kv prefill %s %ux%u: serial", name, (unsigned)nkv,
                  (unsigned)(nh / nkv));
     cref = c;
-    for (wi = 0; wi < 5; wi++)
+    for (wi = 0; wi < PAR_NW; wi++)
         for (small = 0; small < 2; small++) {
             int calls0 = g_pool.calls;
             ex.parallel_for = par_for; ex.pool = &g_pool; ex.workers = workers[wi];
@@ -1432,7 +1451,7 @@ done:
 
 static void kv_cases(void) {
     static const size_t shapes[][2] = {{1, 4}, {3, 1}, {3, 4}, {8, 1}, {8, 4}}; /* kv, g */
-    static const int workers[5] = {1, 2, 3, 4, 8};
+    const int *workers = par_wlist;
     const size_t d = PAR_SMALL ? 32 : 64, T = PAR_SMALL ? 37 : 140;
     size_t f, s;
     for (f = 0; f < sizeof kv_fmts / sizeof kv_fmts[0]; f++)
@@ -1472,7 +1491,7 @@ static void kv_cases(void) {
             st = qmx_kv_attention(&c, q, nh, &o, (float *)(void *)g_ref, g_ws, ws0);
             CHECK_EQ_INT(st, QMX_OK, "kv %s %ux%u: serial", kv_fmt_name[f], (unsigned)nkv,
                          (unsigned)g);
-            for (wi = 0; wi < 5; wi++) {   /* through the executor */
+            for (wi = 0; wi < PAR_NW; wi++) {   /* through the executor */
                 ex.parallel_for = par_for; ex.pool = &g_pool; ex.workers = workers[wi];
                 par_workers_now = workers[wi];
                 o.executor = &ex;
@@ -1498,7 +1517,7 @@ static void kv_cases(void) {
                 }
             }
             o.executor = NULL;
-            for (wi = 0; wi < 5; wi++) {   /* range calls, a task each, on 1..8 threads */
+            for (wi = 0; wi < PAR_NW; wi++) {   /* range calls, a task each, on 1..8 threads */
                 kv_job j;
                 int k, bad = 0;
                 memset(&j, 0, sizeof j);
