@@ -27,7 +27,7 @@
 #include "examples/kv_synth.h"   /* examples/kv_decode.c's data (test_block_llama) */
 #include <math.h>
 
-#if defined(__x86_64__) || defined(_M_X64) || defined(__aarch64__)
+#if (defined(__x86_64__) || defined(_M_X64) || defined(__aarch64__)) && !defined(QMX_TEST_VALGRIND)
 #  define BIG 1
 #else
 #  define BIG 0
