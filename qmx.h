@@ -534,6 +534,34 @@ QMX_API qmx_status qmx_fp6_quantize_array(qmx_dtype fmt, const float *x, size_t 
                                           int round_toward_zero, uint8_t *out);
 QMX_API qmx_status qmx_fp6_dequantize_array(qmx_dtype fmt, const uint8_t *codes, size_t n,
                                             float scale, float *y);
+/* Several cores: the fp8 arrays' tasks (qmx_array_tasks: elements [t * QMX_TASK_ELEMS, ...),
+ * the last ragged; fp4's packed bytes [t * QMX_TASK_ELEMS / 2, ...), QMX_TASK_ELEMS being
+ * even, so no byte is shared by two tasks) and the same contract: the serial call's errors
+ * first, then a range out of bounds or reversed (QMX_ERR_ARG); nothing written on error; the
+ * serial call's bits for any split, order and worker count (each element converted on its
+ * own). _exec: NULL or workers 0 / 1 is the serial call. */
+QMX_API qmx_status qmx_fp4_quantize_array_run(const float *x, size_t n, float scale,
+                                              int round_toward_zero, uint8_t *packed,
+                                              size_t task_begin, size_t task_end);
+QMX_API qmx_status qmx_fp4_dequantize_array_run(const uint8_t *packed, size_t n, float scale,
+                                                float *y, size_t task_begin, size_t task_end);
+QMX_API qmx_status qmx_fp6_quantize_array_run(qmx_dtype fmt, const float *x, size_t n,
+                                              float scale, int round_toward_zero, uint8_t *out,
+                                              size_t task_begin, size_t task_end);
+QMX_API qmx_status qmx_fp6_dequantize_array_run(qmx_dtype fmt, const uint8_t *codes, size_t n,
+                                                float scale, float *y, size_t task_begin,
+                                                size_t task_end);
+QMX_API qmx_status qmx_fp4_quantize_array_exec(const float *x, size_t n, float scale,
+                                               int round_toward_zero, uint8_t *packed,
+                                               const qmx_executor *executor);
+QMX_API qmx_status qmx_fp4_dequantize_array_exec(const uint8_t *packed, size_t n, float scale,
+                                                 float *y, const qmx_executor *executor);
+QMX_API qmx_status qmx_fp6_quantize_array_exec(qmx_dtype fmt, const float *x, size_t n,
+                                               float scale, int round_toward_zero, uint8_t *out,
+                                               const qmx_executor *executor);
+QMX_API qmx_status qmx_fp6_dequantize_array_exec(qmx_dtype fmt, const uint8_t *codes, size_t n,
+                                                 float scale, float *y,
+                                                 const qmx_executor *executor);
 
 /* Packed fp6: four 6-bit codes in three bytes, little-endian bit stream (code i in bits
  * 6i .. 6i + 5 of the stream, bit 0 = the lowest bit of byte 0), the layout of AMD's
@@ -2709,6 +2737,110 @@ QMX__DEF qmx_status qmx_fp8_dequantize_array_exec(qmx_dtype fmt, const uint8_t *
     if (qmx__par_serial(executor)) return qmx_fp8_dequantize_array(fmt, codes, n, scale, y);
     a.fmt = fmt; a.in = codes; a.out = y; a.n = n; a.scale = scale; a.saturate = 0; a.deq = 1;
     return qmx__par_f8exec(&a, executor);
+}
+
+/* ---- fp4 / fp6 arrays: range calls and executors (fmt QMX_FP4_E2M1: the fp4 calls) ---- */
+static qmx_status qmx__par_lf_prep(qmx_dtype fmt, const void *in, const void *out, size_t n,
+                                   float scale, size_t tb, size_t te, size_t *e0, size_t *e1) {
+    qmx__lowfp f;
+    size_t nt;
+    qmx_status st;
+    if (fmt != QMX_FP4_E2M1 && !qmx__lowfp_format(fmt, &f)) return QMX_ERR_DTYPE;
+    st = qmx__lowfp_check(in, n, scale, out);
+    if (st != QMX_OK) return st;
+    nt = n / QMX_TASK_ELEMS + (n % QMX_TASK_ELEMS != 0);
+    if (tb > te || te > nt) return QMX_ERR_ARG;
+    *e0 = tb * QMX_TASK_ELEMS;
+    *e1 = te == nt ? n : te * QMX_TASK_ELEMS;
+    return QMX_OK;
+}
+QMX__DEF qmx_status qmx_fp4_quantize_array_run(const float *x, size_t n, float scale,
+                                               int round_toward_zero, uint8_t *packed,
+                                               size_t task_begin, size_t task_end) {
+    size_t e0, e1;
+    qmx_status st = qmx__par_lf_prep(QMX_FP4_E2M1, x, packed, n, scale, task_begin, task_end,
+                                     &e0, &e1);
+    if (st != QMX_OK || e0 == e1) return st;
+    return qmx_fp4_quantize_array(x + e0, e1 - e0, scale, round_toward_zero, packed + e0 / 2);
+}
+QMX__DEF qmx_status qmx_fp4_dequantize_array_run(const uint8_t *packed, size_t n, float scale,
+                                                 float *y, size_t task_begin, size_t task_end) {
+    size_t e0, e1;
+    qmx_status st = qmx__par_lf_prep(QMX_FP4_E2M1, packed, y, n, scale, task_begin, task_end,
+                                     &e0, &e1);
+    if (st != QMX_OK || e0 == e1) return st;
+    return qmx_fp4_dequantize_array(packed + e0 / 2, e1 - e0, scale, y + e0);
+}
+QMX__DEF qmx_status qmx_fp6_quantize_array_run(qmx_dtype fmt, const float *x, size_t n,
+                                               float scale, int round_toward_zero, uint8_t *out,
+                                               size_t task_begin, size_t task_end) {
+    size_t e0, e1;
+    qmx_status st;
+    if (fmt == QMX_FP4_E2M1) return QMX_ERR_DTYPE;
+    st = qmx__par_lf_prep(fmt, x, out, n, scale, task_begin, task_end, &e0, &e1);
+    if (st != QMX_OK || e0 == e1) return st;
+    return qmx_fp6_quantize_array(fmt, x + e0, e1 - e0, scale, round_toward_zero, out + e0);
+}
+QMX__DEF qmx_status qmx_fp6_dequantize_array_run(qmx_dtype fmt, const uint8_t *codes, size_t n,
+                                                 float scale, float *y, size_t task_begin,
+                                                 size_t task_end) {
+    size_t e0, e1;
+    qmx_status st;
+    if (fmt == QMX_FP4_E2M1) return QMX_ERR_DTYPE;
+    st = qmx__par_lf_prep(fmt, codes, y, n, scale, task_begin, task_end, &e0, &e1);
+    if (st != QMX_OK || e0 == e1) return st;
+    return qmx_fp6_dequantize_array(fmt, codes + e0, e1 - e0, scale, y + e0);
+}
+static qmx_status qmx__par_lftask(const void *args, size_t tb, size_t te) {
+    const qmx__par_f8args *a = (const qmx__par_f8args *)args;   /* saturate: round_toward_zero */
+    if (a->fmt == QMX_FP4_E2M1)
+        return a->deq ? qmx_fp4_dequantize_array_run((const uint8_t *)a->in, a->n, a->scale,
+                                                     (float *)a->out, tb, te)
+                      : qmx_fp4_quantize_array_run((const float *)a->in, a->n, a->scale,
+                                                   a->saturate, (uint8_t *)a->out, tb, te);
+    return a->deq ? qmx_fp6_dequantize_array_run(a->fmt, (const uint8_t *)a->in, a->n, a->scale,
+                                                 (float *)a->out, tb, te)
+                  : qmx_fp6_quantize_array_run(a->fmt, (const float *)a->in, a->n, a->scale,
+                                               a->saturate, (uint8_t *)a->out, tb, te);
+}
+static qmx_status qmx__par_lfexec(qmx_dtype fmt, const void *in, size_t n, float scale, int rtz,
+                                  void *out, int deq, const qmx_executor *ex) {
+    qmx__par_f8args a;
+    size_t e0, e1;
+    qmx_status st = qmx__par_lf_prep(fmt, in, out, n, scale, 0, 0, &e0, &e1);
+    if (st != QMX_OK) return st;
+    a.fmt = fmt; a.in = in; a.out = out; a.n = n; a.scale = scale; a.saturate = rtz;
+    a.deq = deq;
+    return qmx__par_eexec(ex, n / QMX_TASK_ELEMS + (n % QMX_TASK_ELEMS != 0), qmx__par_lftask,
+                          &a);
+}
+QMX__DEF qmx_status qmx_fp4_quantize_array_exec(const float *x, size_t n, float scale,
+                                                int round_toward_zero, uint8_t *packed,
+                                                const qmx_executor *executor) {
+    if (qmx__par_serial(executor))
+        return qmx_fp4_quantize_array(x, n, scale, round_toward_zero, packed);
+    return qmx__par_lfexec(QMX_FP4_E2M1, x, n, scale, round_toward_zero != 0, packed, 0,
+                           executor);
+}
+QMX__DEF qmx_status qmx_fp4_dequantize_array_exec(const uint8_t *packed, size_t n, float scale,
+                                                  float *y, const qmx_executor *executor) {
+    if (qmx__par_serial(executor)) return qmx_fp4_dequantize_array(packed, n, scale, y);
+    return qmx__par_lfexec(QMX_FP4_E2M1, packed, n, scale, 0, y, 1, executor);
+}
+QMX__DEF qmx_status qmx_fp6_quantize_array_exec(qmx_dtype fmt, const float *x, size_t n,
+                                                float scale, int round_toward_zero, uint8_t *out,
+                                                const qmx_executor *executor) {
+    if (qmx__par_serial(executor))
+        return qmx_fp6_quantize_array(fmt, x, n, scale, round_toward_zero, out);
+    if (fmt == QMX_FP4_E2M1) return QMX_ERR_DTYPE;
+    return qmx__par_lfexec(fmt, x, n, scale, round_toward_zero != 0, out, 0, executor);
+}
+QMX__DEF qmx_status qmx_fp6_dequantize_array_exec(qmx_dtype fmt, const uint8_t *codes, size_t n,
+                                                  float scale, float *y,
+                                                  const qmx_executor *executor) {
+    if (qmx__par_serial(executor)) return qmx_fp6_dequantize_array(fmt, codes, n, scale, y);
+    if (fmt == QMX_FP4_E2M1) return QMX_ERR_DTYPE;
+    return qmx__par_lfexec(fmt, codes, n, scale, 0, y, 1, executor);
 }
 
 /* ---- 6b. block-scaled formats (MX, NVFP4) ---- */
