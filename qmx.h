@@ -738,6 +738,33 @@ QMX_API qmx_status qmx_mx_quantize(const qmx_mx_config *cfg, const float *x, siz
 QMX_API qmx_status qmx_mx_dequantize(const qmx_mx_config *cfg, const uint8_t *elements,
                                      size_t element_bytes, const uint8_t *scales,
                                      size_t n_scales, size_t count, float *y);
+/* Several cores (qmx_kernels.h, USING SEVERAL CORES): qmx_mx_tasks gives the task count, a
+ * function of the config and count only: tasks of whole (outer, block) rows of scales (inner
+ * scales each, contiguous elements), max(1, QMX_TASK_ELEMS / (block x inner)) rows per task,
+ * the last task ragged; fp4 formats with an odd block x inner or axis_len x inner are one
+ * task (a byte would hold two tasks' nibbles). The _run calls write only their tasks'
+ * elements and scales (the unused high nibble of an odd fp4 count: the last task): the
+ * serial call's errors first, then a range out of bounds or reversed (QMX_ERR_ARG); nothing
+ * written on error. Each block is computed from its own elements only, by the serial call's
+ * code, so any split, order and worker count gives the serial call's bits. _exec: NULL or
+ * workers 0 / 1 is the serial call; else the serial call's checks, then workers < 0
+ * (QMX_ERR_ARG), parallel_for NULL (QMX_ERR_NULL), then the tasks. */
+QMX_API qmx_status qmx_mx_tasks(const qmx_mx_config *cfg, size_t count, size_t *n_tasks);
+QMX_API qmx_status qmx_mx_quantize_run(const qmx_mx_config *cfg, const float *x, size_t count,
+                                       uint8_t *elements, size_t element_bytes, uint8_t *scales,
+                                       size_t n_scales, size_t task_begin, size_t task_end);
+QMX_API qmx_status qmx_mx_dequantize_run(const qmx_mx_config *cfg, const uint8_t *elements,
+                                         size_t element_bytes, const uint8_t *scales,
+                                         size_t n_scales, size_t count, float *y,
+                                         size_t task_begin, size_t task_end);
+QMX_API qmx_status qmx_mx_quantize_exec(const qmx_mx_config *cfg, const float *x, size_t count,
+                                        uint8_t *elements, size_t element_bytes,
+                                        uint8_t *scales, size_t n_scales,
+                                        const qmx_executor *executor);
+QMX_API qmx_status qmx_mx_dequantize_exec(const qmx_mx_config *cfg, const uint8_t *elements,
+                                          size_t element_bytes, const uint8_t *scales,
+                                          size_t n_scales, size_t count, float *y,
+                                          const qmx_executor *executor);
 /* ggml's block layouts (ggml-common.h), lossless both ways for MXFP4 and NVFP4 (any rule):
  *   block_mxfp4  17 bytes per 32 elements: the E8M0 scale, then qs[16], qs[j] = element j (low
  *                nibble) | element j + 16 (high nibble)
@@ -4639,31 +4666,57 @@ static size_t qmx__mx_dequant_vec(const qmx__mxq *q, const uint8_t *el, size_t e
 }
 #endif
 
+/* Several cores: the scale indices of tasks [tb, te) (groups of whole (outer, block) rows of
+ * scales, QMX_TASK_ELEMS elements or more each; see qmx_mx_tasks). */
+static size_t qmx__mx_groups_per_task(const qmx__mxv *v) {
+    size_t per = v->block * v->inner;                       /* <= count: no overflow */
+    return per >= QMX_TASK_ELEMS ? 1 : QMX_TASK_ELEMS / per;
+}
+static size_t qmx__mx_ntasks(const qmx__mxv *v) {
+    size_t ng = v->n_scales / v->inner, g = qmx__mx_groups_per_task(v);
+    /* fp4 with an odd group or row size: a byte could hold two tasks' nibbles: one task */
+    if (v->fp4 && (((v->block * v->inner) & 1) || ((v->len * v->inner) & 1))) return 1;
+    return ng / g + (ng % g != 0);
+}
+static void qmx__mx_task_scales(const qmx__mxv *v, size_t tb, size_t te, size_t *s0, size_t *s1) {
+    size_t ng = v->n_scales / v->inner, g = qmx__mx_groups_per_task(v), nt = qmx__mx_ntasks(v);
+    if (nt == 1) { *s0 = tb ? v->n_scales : 0; *s1 = te ? v->n_scales : 0; return; }
+    *s0 = (tb >= nt ? ng : tb * g) * v->inner;
+    *s1 = (te >= nt ? ng : te * g) * v->inner;
+}
+/* The blocks of scale indices [s0, s1) (the serial calls: all of them), after the call's checks */
+static void qmx__mx_quant_blocks(const qmx_mx_config *c, const qmx__mxv *v, const float *x,
+                                 size_t count, uint8_t *el, uint8_t *scales, int mode, size_t s0,
+                                 size_t s1) {
+    qmx__mxq q;
+    qmx__mxblk k;
+    if (s0 >= s1) return;
+    qmx__mxq_init(c, v, &q);
+    qmx__mx_seek(v, s0, &k);
+    for (;;) {
+        size_t run = (mode & QMX__MX_VEC) == QMX__MX_VEC ? qmx__mx_vec_run(&q, &k, 0) : 0;
+        if (run > s1 - k.si) run = s1 - k.si;
+        if (run) run = qmx__mx_quant_vec(&q, x + k.e0, run, el, k.e0, scales + k.si, mode);
+        if (run) {                                          /* 0: the kernel declined */
+            if (k.si + run >= s1) break;
+            qmx__mx_seek(v, k.si + run, &k);
+            continue;
+        }
+        qmx__mx_qblock(&q, x + k.e0, v->inner, k.n, el, k.e0, scales + k.si, mode);
+        if (!qmx__mx_next(v, &k) || k.si >= s1) break;
+    }
+    if (v->fp4 && (count & 1) && s1 == v->n_scales && !(mode & QMX__MX_SCALES))
+        qmx__set_nibble(el, count, 0);                      /* the unused high nibble */
+}
 static qmx_status qmx__mx_quant(const qmx_mx_config *c, const float *x, size_t count,
                                 uint8_t *el, size_t element_bytes, uint8_t *scales,
                                 size_t n_scales, int mode) {
     qmx__mxv v;
-    qmx__mxq q;
-    qmx__mxblk k;
     qmx_status st = qmx__mx_resolve(c, count, &v);
     if (st != QMX_OK) return st;
     if (!x || !el || !scales) return QMX_ERR_NULL;
     if (element_bytes < v.elem_bytes || n_scales < v.n_scales) return QMX_ERR_BUFFER_TOO_SMALL;
-    qmx__mxq_init(c, &v, &q);
-    qmx__mx_seek(&v, 0, &k);
-    for (;;) {
-        size_t run = (mode & QMX__MX_VEC) == QMX__MX_VEC ? qmx__mx_vec_run(&q, &k, 0) : 0;
-        if (run) run = qmx__mx_quant_vec(&q, x + k.e0, run, el, k.e0, scales + k.si, mode);
-        if (run) {                                          /* 0: the kernel declined */
-            if (k.si + run >= v.n_scales) break;
-            qmx__mx_seek(&v, k.si + run, &k);
-            continue;
-        }
-        qmx__mx_qblock(&q, x + k.e0, v.inner, k.n, el, k.e0, scales + k.si, mode);
-        if (!qmx__mx_next(&v, &k)) break;
-    }
-    if (v.fp4 && (count & 1) && !(mode & QMX__MX_SCALES))
-        qmx__set_nibble(el, count, 0);                      /* the unused high nibble */
+    qmx__mx_quant_blocks(c, &v, x, count, el, scales, mode, 0, v.n_scales);
     return QMX_OK;
 }
 QMX__DEF qmx_status qmx_mx_quantize(const qmx_mx_config *c, const float *x, size_t count,
@@ -4672,35 +4725,127 @@ QMX__DEF qmx_status qmx_mx_quantize(const qmx_mx_config *c, const float *x, size
     return qmx__mx_quant(c, x, count, el, element_bytes, scales, n_scales, QMX__MX_VEC);
 }
 
+static void qmx__mx_dequant_blocks(const qmx_mx_config *c, const qmx__mxv *v, const uint8_t *el,
+                                   const uint8_t *scales, float *y, int mode, size_t s0,
+                                   size_t s1) {
+    qmx__mxq q;
+    qmx__mxblk k;
+    if (s0 >= s1) return;
+    qmx__mxq_init(c, v, &q);
+    qmx__mx_seek(v, s0, &k);
+    for (;;) {
+        size_t run = (mode & QMX__MX_VEC) == QMX__MX_VEC ? qmx__mx_vec_run(&q, &k, 1) : 0;
+        if (run > s1 - k.si) run = s1 - k.si;
+        if (run) run = qmx__mx_dequant_vec(&q, el, k.e0, run, scales + k.si, y + k.e0);
+        if (run) {                                          /* 0: the kernel declined */
+            if (k.si + run >= s1) break;
+            qmx__mx_seek(v, k.si + run, &k);
+            continue;
+        }
+        qmx__mx_dqblock(&q, el, k.e0, v->inner, k.n, scales[k.si], y + k.e0, mode);
+        if (!qmx__mx_next(v, &k) || k.si >= s1) break;
+    }
+}
 static qmx_status qmx__mx_dequant(const qmx_mx_config *c, const uint8_t *el,
                                   size_t element_bytes, const uint8_t *scales, size_t n_scales,
                                   size_t count, float *y, int mode) {
     qmx__mxv v;
-    qmx__mxq q;
-    qmx__mxblk k;
     qmx_status st = qmx__mx_resolve(c, count, &v);
     if (st != QMX_OK) return st;
     if (!el || !scales || !y) return QMX_ERR_NULL;
     if (element_bytes < v.elem_bytes || n_scales < v.n_scales) return QMX_ERR_BUFFER_TOO_SMALL;
-    qmx__mxq_init(c, &v, &q);
-    qmx__mx_seek(&v, 0, &k);
-    for (;;) {
-        size_t run = (mode & QMX__MX_VEC) == QMX__MX_VEC ? qmx__mx_vec_run(&q, &k, 1) : 0;
-        if (run) run = qmx__mx_dequant_vec(&q, el, k.e0, run, scales + k.si, y + k.e0);
-        if (run) {                                          /* 0: the kernel declined */
-            if (k.si + run >= v.n_scales) break;
-            qmx__mx_seek(&v, k.si + run, &k);
-            continue;
-        }
-        qmx__mx_dqblock(&q, el, k.e0, v.inner, k.n, scales[k.si], y + k.e0, mode);
-        if (!qmx__mx_next(&v, &k)) break;
-    }
+    qmx__mx_dequant_blocks(c, &v, el, scales, y, mode, 0, v.n_scales);
     return QMX_OK;
 }
 QMX__DEF qmx_status qmx_mx_dequantize(const qmx_mx_config *c, const uint8_t *el,
                                       size_t element_bytes, const uint8_t *scales,
                                       size_t n_scales, size_t count, float *y) {
     return qmx__mx_dequant(c, el, element_bytes, scales, n_scales, count, y, QMX__MX_VEC);
+}
+
+/* ---- MX / NVFP4 arrays: range calls and executors ---- */
+QMX__DEF qmx_status qmx_mx_tasks(const qmx_mx_config *c, size_t count, size_t *n_tasks) {
+    qmx__mxv v;
+    qmx_status st;
+    if (!n_tasks) return QMX_ERR_NULL;
+    st = qmx__mx_resolve(c, count, &v);
+    if (st == QMX_OK) *n_tasks = qmx__mx_ntasks(&v);
+    return st;
+}
+QMX__DEF qmx_status qmx_mx_quantize_run(const qmx_mx_config *c, const float *x, size_t count,
+                                        uint8_t *el, size_t element_bytes, uint8_t *scales,
+                                        size_t n_scales, size_t task_begin, size_t task_end) {
+    qmx__mxv v;
+    size_t s0, s1;
+    qmx_status st = qmx__mx_resolve(c, count, &v);
+    if (st != QMX_OK) return st;
+    if (!x || !el || !scales) return QMX_ERR_NULL;
+    if (element_bytes < v.elem_bytes || n_scales < v.n_scales) return QMX_ERR_BUFFER_TOO_SMALL;
+    if (task_begin > task_end || task_end > qmx__mx_ntasks(&v)) return QMX_ERR_ARG;
+    qmx__mx_task_scales(&v, task_begin, task_end, &s0, &s1);
+    qmx__mx_quant_blocks(c, &v, x, count, el, scales, QMX__MX_VEC, s0, s1);
+    return QMX_OK;
+}
+QMX__DEF qmx_status qmx_mx_dequantize_run(const qmx_mx_config *c, const uint8_t *el,
+                                          size_t element_bytes, const uint8_t *scales,
+                                          size_t n_scales, size_t count, float *y,
+                                          size_t task_begin, size_t task_end) {
+    qmx__mxv v;
+    size_t s0, s1;
+    qmx_status st = qmx__mx_resolve(c, count, &v);
+    if (st != QMX_OK) return st;
+    if (!el || !scales || !y) return QMX_ERR_NULL;
+    if (element_bytes < v.elem_bytes || n_scales < v.n_scales) return QMX_ERR_BUFFER_TOO_SMALL;
+    if (task_begin > task_end || task_end > qmx__mx_ntasks(&v)) return QMX_ERR_ARG;
+    qmx__mx_task_scales(&v, task_begin, task_end, &s0, &s1);
+    qmx__mx_dequant_blocks(c, &v, el, scales, y, QMX__MX_VEC, s0, s1);
+    return QMX_OK;
+}
+typedef struct qmx__par_mxargs {
+    const qmx_mx_config *c;
+    const void *in;       /* x, or the elements */
+    uint8_t *el;          /* quantize: the elements written */
+    const uint8_t *sc_in; /* dequantize: the scales read */
+    uint8_t *sc;          /* quantize: the scales written */
+    float *y;
+    size_t count, eb, ns;
+    int deq;
+} qmx__par_mxargs;
+static qmx_status qmx__par_mxtask(const void *args, size_t tb, size_t te) {
+    const qmx__par_mxargs *a = (const qmx__par_mxargs *)args;
+    return a->deq ? qmx_mx_dequantize_run(a->c, (const uint8_t *)a->in, a->eb, a->sc_in, a->ns,
+                                          a->count, a->y, tb, te)
+                  : qmx_mx_quantize_run(a->c, (const float *)a->in, a->count, a->el, a->eb,
+                                        a->sc, a->ns, tb, te);
+}
+static qmx_status qmx__par_mxexec(const qmx__par_mxargs *a, const qmx_executor *ex) {
+    qmx__mxv v;
+    qmx_status st = qmx__mx_resolve(a->c, a->count, &v);   /* the serial call's checks */
+    if (st != QMX_OK) return st;
+    if (!a->in || (a->deq ? !a->sc_in || !a->y : !a->el || !a->sc)) return QMX_ERR_NULL;
+    if (a->eb < v.elem_bytes || a->ns < v.n_scales) return QMX_ERR_BUFFER_TOO_SMALL;
+    return qmx__par_eexec(ex, qmx__mx_ntasks(&v), qmx__par_mxtask, a);
+}
+QMX__DEF qmx_status qmx_mx_quantize_exec(const qmx_mx_config *c, const float *x, size_t count,
+                                         uint8_t *el, size_t element_bytes, uint8_t *scales,
+                                         size_t n_scales, const qmx_executor *executor) {
+    qmx__par_mxargs a;
+    if (qmx__par_serial(executor))
+        return qmx_mx_quantize(c, x, count, el, element_bytes, scales, n_scales);
+    a.c = c; a.in = x; a.el = el; a.sc_in = NULL; a.sc = scales; a.y = NULL; a.count = count;
+    a.eb = element_bytes; a.ns = n_scales; a.deq = 0;
+    return qmx__par_mxexec(&a, executor);
+}
+QMX__DEF qmx_status qmx_mx_dequantize_exec(const qmx_mx_config *c, const uint8_t *el,
+                                           size_t element_bytes, const uint8_t *scales,
+                                           size_t n_scales, size_t count, float *y,
+                                           const qmx_executor *executor) {
+    qmx__par_mxargs a;
+    if (qmx__par_serial(executor))
+        return qmx_mx_dequantize(c, el, element_bytes, scales, n_scales, count, y);
+    a.c = c; a.in = el; a.el = NULL; a.sc_in = scales; a.sc = NULL; a.y = y; a.count = count;
+    a.eb = element_bytes; a.ns = n_scales; a.deq = 1;
+    return qmx__par_mxexec(&a, executor);
 }
 
 /* ggml block layouts: the config must be MXFP4 blocks of 32 / NVFP4 blocks of 16 along a last
