@@ -2706,7 +2706,7 @@ static qmx_status qmx__par_f8_prep(qmx_dtype fmt, const void *in, const void *ou
     if (!qmx__isfinite(scale) || !(scale > 0.0f)) return QMX_ERR_ARG;
     nt = n / QMX_TASK_ELEMS + (n % QMX_TASK_ELEMS != 0);
     if (tb > te || te > nt) return QMX_ERR_ARG;
-    *e0 = tb * QMX_TASK_ELEMS;
+    *e0 = tb == nt ? n : tb * QMX_TASK_ELEMS;   /* (an empty range at the end: e0 = e1 = n) */
     *e1 = te == nt ? n : te * QMX_TASK_ELEMS;
     return QMX_OK;
 }
@@ -2777,7 +2777,7 @@ static qmx_status qmx__par_lf_prep(qmx_dtype fmt, const void *in, const void *ou
     if (st != QMX_OK) return st;
     nt = n / QMX_TASK_ELEMS + (n % QMX_TASK_ELEMS != 0);
     if (tb > te || te > nt) return QMX_ERR_ARG;
-    *e0 = tb * QMX_TASK_ELEMS;
+    *e0 = tb == nt ? n : tb * QMX_TASK_ELEMS;   /* (an empty range at the end: e0 = e1 = n) */
     *e1 = te == nt ? n : te * QMX_TASK_ELEMS;
     return QMX_OK;
 }

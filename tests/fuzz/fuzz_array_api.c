@@ -11,7 +11,8 @@
  *   4 observers (init / update / finalize / bounds)   5 histogram (update, percentile, MSE, KL)
  *   6 fp8 delayed scaling, qmx_absmax_f32   7 N:M compress / decompress / matmul (i8, f32)
  *   8 qmx_pack_int4 / qmx_unpack_int4, ggml Q8_0 / Q4_0   9 qmx_calib_snr_search
- *   first byte 240..255: fp4 / fp6 arrays and E8M0 (even) or MX / NVFP4 blocks (odd)
+ *   first byte 240..255: fp4 / fp6 arrays and E8M0 (even) or MX / NVFP4 blocks (odd), and
+ *     their range calls (qmx_fp4_quantize_array_run, ..., qmx_mx_quantize_run / _dequantize_run)
  * Every buffer is malloc'ed at exactly the size the call is told (so ASan sees any overrun;
  * without ASan, in the replay, 64 guard bytes after it are checked instead).
  * Invariants (__builtin_trap on violation): the status is a qmx_status value; on error every
@@ -1125,6 +1126,16 @@ static void fa_lowfloat(fz_rd *r) {
             if (got != want) __builtin_trap();
             if (fp4 && (n & 1) && (out[n / 2] >> 4) != 0) __builtin_trap();
         }
+    if (st == QMX_OK) {   /* the range calls: a bad range writes nothing; [0, 1) is the call */
+        size_t tb = fz_u8(r) % 3, te = fz_u8(r) % 3;
+        uint8_t *o2 = (uint8_t *)fz_alloc(nb);
+        void *s2 = fz_snap(o2, nb);
+        st = fp4 ? qmx_fp4_quantize_array_run(x, n, scale, rtz, o2, tb, te)
+                 : qmx_fp6_quantize_array_run(fmt, x, n, scale, rtz, o2, tb, te);
+        if ((tb > te || te > 1) != (st == QMX_ERR_ARG)) __builtin_trap();
+        if (st != QMX_OK || tb == te) fz_same(o2, s2, nb);
+        else if (memcmp(o2, out, nb) != 0) __builtin_trap();
+    }
     codes = (uint8_t *)fz_alloc(nb);
     for (i = 0; i < nb; i++) codes[i] = (uint8_t)fz_u8(r);
     y = (float *)fz_alloc(n * 4);
@@ -1187,6 +1198,28 @@ static void fa_mx(fz_rd *r) {
         uint8_t *el2 = (uint8_t *)fz_alloc(nb_el), *sc2 = (uint8_t *)fz_alloc(nb_sc);
         if (qmx_mx_quantize(&c, x, count, el2, nb_el, sc2, nb_sc) != QMX_OK ||
             memcmp(el, el2, ne) != 0 || memcmp(sc, sc2, ns) != 0)
+            __builtin_trap();
+    }
+    {   /* range calls (qmx_mx_tasks): [tb, te) from the input, out of bounds or reversed ->
+         * QMX_ERR_ARG with nothing written; [0, cut) then [cut, nt) -> the serial call's bits */
+        size_t nt = 0, tb = fz_u8(r) % 4, te = fz_u8(r) % 4, cut;
+        uint8_t *el3 = (uint8_t *)fz_alloc(nb_el), *sc3 = (uint8_t *)fz_alloc(nb_sc);
+        float *y3 = (float *)fz_alloc(count * 4);
+        void *t1 = fz_snap(el3, nb_el), *t2 = fz_snap(sc3, nb_sc), *t3 = fz_snap(y3, count * 4);
+        if (qmx_mx_tasks(&c, count, &nt) != QMX_OK || nt == 0) __builtin_trap();
+        st = qmx_mx_quantize_run(&c, x, count, el3, nb_el, sc3, nb_sc, tb, te);
+        fz_check(st);
+        if ((tb > te || te > nt) != (st == QMX_ERR_ARG) || (st != QMX_OK && st != QMX_ERR_ARG))
+            __builtin_trap();
+        if (st != QMX_OK || tb == te) { fz_same(el3, t1, nb_el); fz_same(sc3, t2, nb_sc); }
+        st = qmx_mx_dequantize_run(&c, el, nb_el, sc, nb_sc, count, y3, te, tb);
+        if ((te > tb || tb > nt) != (st == QMX_ERR_ARG)) __builtin_trap();
+        if (st != QMX_OK || tb == te) fz_same(y3, t3, count * 4);
+        cut = tb < nt ? tb : nt;
+        if (qmx_mx_quantize_run(&c, x, count, el3, nb_el, sc3, nb_sc, cut, nt) != QMX_OK ||
+            qmx_mx_quantize_run(&c, x, count, el3, nb_el, sc3, nb_sc, 0, cut) != QMX_OK ||
+            qmx_mx_dequantize_run(&c, el, nb_el, sc, nb_sc, count, y3, 0, nt) != QMX_OK ||
+            memcmp(el, el3, ne) != 0 || memcmp(sc, sc3, ns) != 0 || memcmp(y, y3, count * 4) != 0)
             __builtin_trap();
     }
     for (e = 0; e < count; e++)   /* an element of an exact (x == y) value keeps its sign */
