@@ -4772,19 +4772,27 @@ QMX__DEF qmx_status qmx_mx_tasks(const qmx_mx_config *c, size_t count, size_t *n
     if (st == QMX_OK) *n_tasks = qmx__mx_ntasks(&v);
     return st;
 }
+/* The serial call's checks (any_null: a NULL buffer), then the range: its scale indices */
+static qmx_status qmx__mx_run_prep(const qmx_mx_config *c, size_t count, int any_null,
+                                   size_t element_bytes, size_t n_scales, size_t tb, size_t te,
+                                   qmx__mxv *v, size_t *s0, size_t *s1) {
+    qmx_status st = qmx__mx_resolve(c, count, v);
+    if (st != QMX_OK) return st;
+    if (any_null) return QMX_ERR_NULL;
+    if (element_bytes < v->elem_bytes || n_scales < v->n_scales) return QMX_ERR_BUFFER_TOO_SMALL;
+    if (tb > te || te > qmx__mx_ntasks(v)) return QMX_ERR_ARG;
+    qmx__mx_task_scales(v, tb, te, s0, s1);
+    return QMX_OK;
+}
 QMX__DEF qmx_status qmx_mx_quantize_run(const qmx_mx_config *c, const float *x, size_t count,
                                         uint8_t *el, size_t element_bytes, uint8_t *scales,
                                         size_t n_scales, size_t task_begin, size_t task_end) {
     qmx__mxv v;
     size_t s0, s1;
-    qmx_status st = qmx__mx_resolve(c, count, &v);
-    if (st != QMX_OK) return st;
-    if (!x || !el || !scales) return QMX_ERR_NULL;
-    if (element_bytes < v.elem_bytes || n_scales < v.n_scales) return QMX_ERR_BUFFER_TOO_SMALL;
-    if (task_begin > task_end || task_end > qmx__mx_ntasks(&v)) return QMX_ERR_ARG;
-    qmx__mx_task_scales(&v, task_begin, task_end, &s0, &s1);
-    qmx__mx_quant_blocks(c, &v, x, count, el, scales, QMX__MX_VEC, s0, s1);
-    return QMX_OK;
+    qmx_status st = qmx__mx_run_prep(c, count, !x || !el || !scales, element_bytes, n_scales,
+                                     task_begin, task_end, &v, &s0, &s1);
+    if (st == QMX_OK) qmx__mx_quant_blocks(c, &v, x, count, el, scales, QMX__MX_VEC, s0, s1);
+    return st;
 }
 QMX__DEF qmx_status qmx_mx_dequantize_run(const qmx_mx_config *c, const uint8_t *el,
                                           size_t element_bytes, const uint8_t *scales,
@@ -4792,14 +4800,10 @@ QMX__DEF qmx_status qmx_mx_dequantize_run(const qmx_mx_config *c, const uint8_t 
                                           size_t task_begin, size_t task_end) {
     qmx__mxv v;
     size_t s0, s1;
-    qmx_status st = qmx__mx_resolve(c, count, &v);
-    if (st != QMX_OK) return st;
-    if (!el || !scales || !y) return QMX_ERR_NULL;
-    if (element_bytes < v.elem_bytes || n_scales < v.n_scales) return QMX_ERR_BUFFER_TOO_SMALL;
-    if (task_begin > task_end || task_end > qmx__mx_ntasks(&v)) return QMX_ERR_ARG;
-    qmx__mx_task_scales(&v, task_begin, task_end, &s0, &s1);
-    qmx__mx_dequant_blocks(c, &v, el, scales, y, QMX__MX_VEC, s0, s1);
-    return QMX_OK;
+    qmx_status st = qmx__mx_run_prep(c, count, !el || !scales || !y, element_bytes, n_scales,
+                                     task_begin, task_end, &v, &s0, &s1);
+    if (st == QMX_OK) qmx__mx_dequant_blocks(c, &v, el, scales, y, QMX__MX_VEC, s0, s1);
+    return st;
 }
 typedef struct qmx__par_mxargs {
     const qmx_mx_config *c;
@@ -4820,10 +4824,11 @@ static qmx_status qmx__par_mxtask(const void *args, size_t tb, size_t te) {
 }
 static qmx_status qmx__par_mxexec(const qmx__par_mxargs *a, const qmx_executor *ex) {
     qmx__mxv v;
-    qmx_status st = qmx__mx_resolve(a->c, a->count, &v);   /* the serial call's checks */
+    size_t s0, s1;
+    qmx_status st = qmx__mx_run_prep(a->c, a->count,   /* the serial call's checks */
+                                     !a->in || (a->deq ? !a->sc_in || !a->y : !a->el || !a->sc),
+                                     a->eb, a->ns, 0, 0, &v, &s0, &s1);
     if (st != QMX_OK) return st;
-    if (!a->in || (a->deq ? !a->sc_in || !a->y : !a->el || !a->sc)) return QMX_ERR_NULL;
-    if (a->eb < v.elem_bytes || a->ns < v.n_scales) return QMX_ERR_BUFFER_TOO_SMALL;
     return qmx__par_eexec(ex, qmx__mx_ntasks(&v), qmx__par_mxtask, a);
 }
 QMX__DEF qmx_status qmx_mx_quantize_exec(const qmx_mx_config *c, const float *x, size_t count,
