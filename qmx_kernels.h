@@ -348,7 +348,13 @@
  *   qmx_matmul_i8_f32 (+ _packed), qmx_matmul_f32_dyn_i8 (a task of rows quantizes its own
  *   rows; a row's scale depends on that row only), qmx_matmul_i4, qmx_matmul_i4_f32,
  *   qmx_fully_connected_i4 (int4 rows start on a byte: 64 m and 256 n are even),
- *   qmx_matmul_fp8_f32; qmx_einsum (below).
+ *   qmx_matmul_fp8_f32; the block-weight blobs (PREPACKED BLOCK WEIGHTS, SEVERAL CORES):
+ *   qmx_matmul_blockw_packed_dyn_i8 (a task of rows quantizes its own rows: a row's scales
+ *   depend on that row only) and qmx_matmul_blockw_packed_f32, _run and _exec (a tile's 256
+ *   columns are 16 whole blob panels), and the unpacked qmx_matmul_blockw_dyn_i8 (the same
+ *   row rule) and qmx_matmul_blockw_f32 (BLOCK-SCALED WEIGHTS, any qmx_blockw: a tile decodes
+ *   its own weight rows), _run and _exec; qmx_fully_connected_i16 (+ _packed; 16x8), _run and
+ *   _exec; qmx_einsum (below).
  *   Element-wise calls: TASKS of QMX_TASK_ELEMS (65536) consecutive elements of the flat
  *   index, the last one ragged (a partition that depends on the element count only; whole
  *   bytes of every packed dtype). In qmx.h: qmx_quantize_run / qmx_dequantize_run (every
@@ -356,7 +362,12 @@
  *   them; stochastic rounding is one task, its random stream running in flat order), plus
  *   qmx_quantize_exec / qmx_dequantize_exec taking an executor (qmx_qconfig has no executor
  *   field: callers fill it field by field); qmx_fp8_quantize_array_run /
- *   qmx_fp8_dequantize_array_run (qmx_array_tasks counts them) and their _exec forms. Each
+ *   qmx_fp8_dequantize_array_run (qmx_array_tasks counts them), the fp4 / fp6 arrays'
+ *   qmx_fp4_quantize_array_run / qmx_fp4_dequantize_array_run / qmx_fp6_quantize_array_run /
+ *   qmx_fp6_dequantize_array_run (the same tasks; fp4's bytes [t * 32768, ...)), and their
+ *   _exec forms; qmx_mx_quantize_run / qmx_mx_dequantize_run (+ _exec; qmx_mx_tasks counts
+ *   them): TASKS of whole (outer, block) rows of scales, about QMX_TASK_ELEMS elements each,
+ *   every block computed from its own elements by the serial code. Each
  *   element is converted on its own with its group's parameters by the serial call's code
  *   (a per-channel / per-block range sends its whole [len][inner] rows to qmx_quantize /
  *   qmx_dequantize and walks the partial rows at either end from their index), so any split
@@ -384,8 +395,9 @@
  *   per-batch regions (+ 64); with 1 batch or workers 0 / 1, the serial size. Errors: the
  *   plan's, then workers < 0 (QMX_ERR_ARG), parallel_for NULL with workers >= 2
  *   (QMX_ERR_NULL), more than INT_MAX batches (QMX_ERR_OVERFLOW) (workspace_size reports them
- *   too), then the data checks, all before any task; no range calls (the converted operands
- *   would be redone by every call).
+ *   too), then the data checks, all before any task. Range calls: qmx_einsum_tasks /
+ *   qmx_einsum_run (batch indices [task_begin, task_end), each call with the serial workspace
+ *   of its own, converting the operands again: the price of needing no other call).
  *   The KV cache (QUANTIZED KV CACHE AND ATTENTION DECODE: ATTENTION DECODE, WORKSPACE,
  *   PREFILL): qmx_kv_attention, a TASK per KV head (its query group: the g query heads that
  *   share it), opts->executor (qmx_kv_attn_opts), qmx_kv_attention_tasks / _run /
@@ -393,7 +405,7 @@
  *   block a task per KV head (the appends on the calling thread), and the decode's tasks for
  *   the tokens outside the tiled blocks; qmx_kv_prefill_workspace_size_exec. Not split over
  *   tokens (see ATTENTION DECODE, SEVERAL CORES: why).
- *   Not yet: block-scaled, 16x8, the MX / fp4 / fp6 arrays, a per-tensor
+ *   Not yet: qmx_matmul_mxfp8_f32, qmx_batch_matmul_i16, the MX / fp4 / fp6 arrays, a per-tensor
  *   qmx_observer_update (its compensated sums run in one 32-lane order over the whole batch),
  *   qmx_torch_histogram_update.
  *   Two ways in:
@@ -404,17 +416,21 @@
  *      the whole call first (NULLs, shapes, overflow, K against the accumulator bound, scales,
  *      the blob; as qmx_X), then the range (task_begin > task_end or task_end > n: QMX_ERR_ARG)
  *      and the workspace (QMX_ERR_BUFFER_TOO_SMALL), and writes nothing on error. The one
- *      data checks, NaN / Inf in the float rows of qmx_matmul_f32_dyn_i8_run and in the fp8
- *      rows of qmx_matmul_fp8_f32_run, cover the rows of the call's own tasks (checked before
- *      it writes); a row elsewhere is not read.
+ *      data checks, NaN / Inf in the float rows of qmx_matmul_f32_dyn_i8_run,
+ *      qmx_matmul_blockw_packed_dyn_i8_run, qmx_matmul_blockw_dyn_i8_run and in the fp8 rows
+ *      of qmx_matmul_fp8_f32_run,
+ *      cover the rows of the call's own tasks (all checked before it writes); a row elsewhere
+ *      is not read.
  *      Concurrent range calls must use disjoint ranges and their own workspaces.
  *   2. An executor (qmx_executor, qmx.h): a synchronous parallel_for(pool, n_tasks, fn, arg)
  *      of the caller's pool, its pool pointer and worker count, given in
  *      qmx_matmul_i8_opts.executor (qmx_matmul_i8, _packed), qmx_requant_config.executor
  *      (qmx_fully_connected_i8, _packed, _i4), qmx_einsum_opts.executor (qmx_einsum),
  *      qmx_kv_attn_opts.executor (qmx_kv_attention, qmx_kv_prefill: its own workspace rule,
- *      see the KV cache's WORKSPACE), or to
- *      qmx_matmul_f32_dyn_i8_exec and the element-wise _exec calls above (no workspace). NULL,
+ *      see the KV cache's WORKSPACE), or to qmx_matmul_f32_dyn_i8_exec,
+ *      qmx_matmul_blockw_packed_dyn_i8_exec, qmx_matmul_blockw_packed_f32_exec,
+ *      qmx_matmul_blockw_dyn_i8_exec, qmx_matmul_blockw_f32_exec, qmx_fully_connected_i16_exec
+ *      (+ _packed_exec) and the element-wise _exec calls above (no workspace). NULL,
  *      or workers 0 / 1: the serial call, unchanged. With workers >= 2 the call checks
  *      everything first (every float row of the dynamic path included) and then calls
  *      parallel_for once with one task per tile (not at all when there is only 1 task), each
@@ -477,6 +493,14 @@
  *   dimensions of size 1; flatten the batch dimensions into batch and strides). rq as above,
  *   c = j (TFLite is per tensor: per_channel 0, no bias, no activation). K <=
  *   QMX_BATCH_MATMUL_I16_MAX_K = 2^16: |X * Y| <= 2^30, |acc| <= 2^46; int64 accumulation.
+ *   Several cores (USING SEVERAL CORES): qmx_fully_connected_i16_run / _packed_run (the
+ *   arguments, task_begin, task_end, workspace, workspace_bytes; tasks of qmx_matmul_tasks(M,
+ *   N), the workspace of a min(M, 64) x min(N, 256) call) and _exec / _packed_exec (...,
+ *   executor, workspace, workspace_bytes; NULL or workers 0 / 1: the serial call): a tile
+ *   runs the serial code on its rows and its 16-column strips (exact int64 sums, the stage per
+ *   element with its column's multiplier, shift and bias), so out has the serial bits for any
+ *   worker count and order; every argument error before any task, out untouched.
+ *   qmx_batch_matmul_i16 has no range call.
  *   Workspace (both kernels; qmx_fully_connected_i16_workspace_size, qmx_batch_matmul_i16_
  *   workspace_size, the same pure function of the shapes):
  *       64 + r64(32 * min(K, 512)) + r64(128 * min(M, 256))  bytes, any alignment
@@ -1468,6 +1492,16 @@
  *     (GCC -fstack-usage): the entry point 784 bytes with its inlined helpers on x86-64, 480
  *     on Cortex-M4, plus qmx_quantize's below it (536 on Cortex-M4, 1232 in the AVX-512
  *     build). One portable C path on every target, no SIMD yet.
+ *   SEVERAL CORES (USING SEVERAL CORES): qmx_matmul_blockw_dyn_i8_run / qmx_matmul_blockw_f32_run
+ *     (the arguments, task_begin, task_end, workspace, workspace_bytes: tasks of
+ *     qmx_matmul_tasks(M, N), tiles of 64 rows x 256 columns, with the workspace of a 64 x 256
+ *     call) and _exec (..., executor, workspace, workspace_bytes; NULL or workers 0 / 1: the
+ *     serial call; workers x r64(tile workspace) through qmx_par_workspace_size). A tile
+ *     decodes its own weight rows and (dyn_i8) quantizes its own X rows by the serial code, so
+ *     Y has the serial call's bits for any worker count and order. The errors above (the
+ *     weights' and every X row's for _exec; the rows of its own tasks for _run), then the
+ *     range (QMX_ERR_ARG) and workspace (QMX_ERR_BUFFER_TOO_SMALL), all before anything is
+ *     written. qmx_matmul_mxfp8_f32 (no workspace) has no range call.
  *
  * ERRORS (checked before anything is written; Y and the workspace untouched on error)
  *   QMX_ERR_NULL              A / X, w / a / b, Y, workspace, mx / qc, data, scale_codes /
@@ -1845,6 +1879,21 @@ QMX_API qmx_status qmx_einsum(const char *spec, const qmx_einsum_operand *a,
                               const qmx_einsum_operand *b, const qmx_einsum_opts *opts,
                               void *out, size_t out_len, void *workspace,
                               size_t workspace_bytes, int *err_pos);
+/* Range calls (USING SEVERAL CORES): qmx_einsum_tasks gives the batch count (1 for a spec
+ * without a batch label); qmx_einsum_run writes the outputs of batch indices [task_begin,
+ * task_end) only, with the serial call's bits. opts->executor is ignored: each range call
+ * takes the serial workspace (qmx_einsum_workspace_size with no executor) of its own and
+ * converts the shared operands itself (int4 / int2 / fp8 / MX unpacked or decoded again per
+ * call: the price of a call that needs no other call). Errors: the serial call's first, then
+ * a range out of bounds or reversed (QMX_ERR_ARG); nothing written on error. */
+QMX_API qmx_status qmx_einsum_tasks(const char *spec, const qmx_einsum_operand *a,
+                                    const qmx_einsum_operand *b, const qmx_einsum_opts *opts,
+                                    size_t *n_tasks, int *err_pos);
+QMX_API qmx_status qmx_einsum_run(const char *spec, const qmx_einsum_operand *a,
+                                  const qmx_einsum_operand *b, const qmx_einsum_opts *opts,
+                                  void *out, size_t out_len, void *workspace,
+                                  size_t workspace_bytes, size_t task_begin, size_t task_end,
+                                  int *err_pos);
 
 /* ---- KV cache and attention decode --------------------------------------------------------- */
 
@@ -2020,6 +2069,27 @@ QMX_API qmx_status qmx_matmul_blockw_dyn_i8(size_t M, size_t N, size_t K, const 
                                             size_t ldx, const qmx_blockw *w,
                                             const qmx_blockw_dyn_opts *opts, float *Y,
                                             size_t ldy, void *workspace, size_t workspace_bytes);
+/* Several cores (USING SEVERAL CORES): tasks [task_begin, task_end) of qmx_matmul_tasks(M, N)
+ * with one worker's workspace (the entry point's size for min(M, 64) x min(N, 256)), or the
+ * whole call through an executor (NULL or workers 0 / 1: the serial call); the serial bits. */
+QMX_API qmx_status qmx_matmul_blockw_dyn_i8_run(size_t M, size_t N, size_t K, const float *X,
+                                                size_t ldx, const qmx_blockw *w,
+                                                const qmx_blockw_dyn_opts *opts, float *Y,
+                                                size_t ldy, size_t task_begin, size_t task_end,
+                                                void *workspace, size_t workspace_bytes);
+QMX_API qmx_status qmx_matmul_blockw_dyn_i8_exec(size_t M, size_t N, size_t K, const float *X,
+                                                 size_t ldx, const qmx_blockw *w,
+                                                 const qmx_blockw_dyn_opts *opts, float *Y,
+                                                 size_t ldy, const qmx_executor *executor,
+                                                 void *workspace, size_t workspace_bytes);
+QMX_API qmx_status qmx_matmul_blockw_f32_run(size_t M, size_t N, size_t K, const float *A,
+                                             size_t lda, const qmx_blockw *w, float *Y,
+                                             size_t ldy, size_t task_begin, size_t task_end,
+                                             void *workspace, size_t workspace_bytes);
+QMX_API qmx_status qmx_matmul_blockw_f32_exec(size_t M, size_t N, size_t K, const float *A,
+                                              size_t lda, const qmx_blockw *w, float *Y,
+                                              size_t ldy, const qmx_executor *executor,
+                                              void *workspace, size_t workspace_bytes);
 
 /* ---- 16x8: int16 activations x int8 weights -> int16 (see 16x8) ----------------------------- */
 /* K bounds of the 16x8 kernels (the int64 accumulator plus the bias then stays inside TFLite's
@@ -2064,6 +2134,38 @@ QMX_API qmx_status qmx_fully_connected_i16_packed(size_t M, size_t N, size_t K,
                                                   int32_t w_zp, const qmx_requant64_config *rq,
                                                   int16_t *out, size_t ldo, void *workspace,
                                                   size_t workspace_bytes);
+/* Several cores (USING SEVERAL CORES): tasks [task_begin, task_end) of qmx_matmul_tasks(M, N)
+ * with one worker's workspace (qmx_fully_connected_i16_workspace_size(min(M, 64), min(N, 256),
+ * K)), or the whole call through an executor (NULL or workers 0 / 1: the serial call); the
+ * serial bits (exact int64 sums, the output stage per element). */
+QMX_API qmx_status qmx_fully_connected_i16_run(size_t M, size_t N, size_t K, const int16_t *A,
+                                               size_t lda, const int8_t *W, size_t ldw,
+                                               int32_t w_zp, const qmx_requant64_config *rq,
+                                               int16_t *out, size_t ldo, size_t task_begin,
+                                               size_t task_end, void *workspace,
+                                               size_t workspace_bytes);
+QMX_API qmx_status qmx_fully_connected_i16_exec(size_t M, size_t N, size_t K, const int16_t *A,
+                                                size_t lda, const int8_t *W, size_t ldw,
+                                                int32_t w_zp, const qmx_requant64_config *rq,
+                                                int16_t *out, size_t ldo,
+                                                const qmx_executor *executor, void *workspace,
+                                                size_t workspace_bytes);
+QMX_API qmx_status qmx_fully_connected_i16_packed_run(size_t M, size_t N, size_t K,
+                                                      const int16_t *A, size_t lda,
+                                                      const void *packed, size_t packed_bytes,
+                                                      int32_t w_zp,
+                                                      const qmx_requant64_config *rq,
+                                                      int16_t *out, size_t ldo,
+                                                      size_t task_begin, size_t task_end,
+                                                      void *workspace, size_t workspace_bytes);
+QMX_API qmx_status qmx_fully_connected_i16_packed_exec(size_t M, size_t N, size_t K,
+                                                       const int16_t *A, size_t lda,
+                                                       const void *packed, size_t packed_bytes,
+                                                       int32_t w_zp,
+                                                       const qmx_requant64_config *rq,
+                                                       int16_t *out, size_t ldo,
+                                                       const qmx_executor *executor,
+                                                       void *workspace, size_t workspace_bytes);
 /* Workspace bytes of qmx_batch_matmul_i16 (the same formula as the fully-connected's). */
 QMX_API qmx_status qmx_batch_matmul_i16_workspace_size(size_t M, size_t N, size_t K,
                                                        size_t *bytes);
@@ -5339,7 +5441,35 @@ static qmx_status qmx__par_dyn(size_t M, size_t N, size_t K, const float *X,
  * element is computed the same way whatever rectangle holds it (integers are exact; the float
  * stages are per element, in a fixed order over K), the bits never depend on the split. */
 enum { QMX__PAR_MM, QMX__PAR_MMP, QMX__PAR_FC, QMX__PAR_FCP, QMX__PAR_F32, QMX__PAR_F32P,
-       QMX__PAR_DYN, QMX__PAR_I4, QMX__PAR_I4F, QMX__PAR_FC4, QMX__PAR_FP8 };
+       QMX__PAR_DYN, QMX__PAR_I4, QMX__PAR_I4F, QMX__PAR_FC4, QMX__PAR_FP8, QMX__PAR_BPD,
+       QMX__PAR_BPF, QMX__PAR_BWD, QMX__PAR_BWF, QMX__PAR_S16, QMX__PAR_S16P };
+/* the 16x8 fully-connected (16x8 implementation, below) */
+static qmx_status qmx__s16_fc(size_t M, size_t N, size_t K, const int16_t *A, size_t lda,
+                              const int8_t *W, size_t ldw, const void *packed,
+                              size_t packed_bytes, int32_t w_zp,
+                              const qmx_requant64_config *rq, int16_t *out, size_t ldo,
+                              void *workspace, size_t workspace_bytes, size_t n_off,
+                              size_t n_blob, int mode);
+/* the unpacked block-scaled kernels (BLOCK-SCALED WEIGHTS implementation, below) */
+static qmx_status qmx__bw_f32(size_t M, size_t N, size_t K, const float *A, size_t lda,
+                              const qmx_blockw *w, float *Y, size_t ldy, void *workspace,
+                              size_t workspace_bytes, size_t n_off, size_t n_blob, int mode);
+static qmx_status qmx__bwd_dyn(size_t M, size_t N, size_t K, const float *X, size_t ldx,
+                               const qmx_blockw *w, const qmx_blockw_dyn_opts *opts, float *Y,
+                               size_t ldy, void *workspace, size_t workspace_bytes,
+                               size_t n_off, size_t n_blob, int mode);
+/* the block-weight blob kernels (PREPACKED BLOCK WEIGHTS implementation, below) */
+static qmx_status qmx__bp_dyn(size_t M, size_t N, size_t K, const float *X, size_t ldx,
+                              const void *blob, size_t blob_bytes,
+                              const qmx_blockw_dyn_opts *opts, float *Y, size_t ldy,
+                              void *workspace, size_t workspace_bytes, size_t n_off,
+                              size_t n_blob, int mode);
+static qmx_status qmx__bp_f32(size_t M, size_t N, size_t K, const float *X, size_t ldx,
+                              const void *blob, size_t blob_bytes, float *Y, size_t ldy,
+                              void *workspace, size_t workspace_bytes, size_t n_off,
+                              size_t n_blob, int mode);
+static qmx_status qmx__bp_par_ws(size_t M, size_t N, size_t K, const qmx_blockw_dyn_opts *opts,
+                                 int f32, size_t *bytes);
 static qmx_status qmx__par_fp8(size_t M, size_t N, size_t K, const uint8_t *A,
                                size_t lda, const uint8_t *B, size_t ldb, float *C,
                                size_t ldc, const qmx_matmul_fp8_params *params,
@@ -5372,6 +5502,9 @@ typedef struct qmx__par_mm {
     size_t w_scales_len;
     const qmx_matmul_i4_params *p4;     /* I4, I4F */
     const qmx_matmul_fp8_params *p8;    /* FP8 */
+    const qmx_blockw_dyn_opts *bwo;     /* BPD, BWD */
+    const qmx_blockw *bw;               /* BWD, BWF */
+    const qmx_requant64_config *rq64;   /* S16, S16P (w_zp in a_zp) */
 } qmx__par_mm;
 
 static qmx__par_mm qmx__par_mk(int kind, size_t M, size_t N, size_t K, const void *A,
@@ -5379,7 +5512,8 @@ static qmx__par_mm qmx__par_mk(int kind, size_t M, size_t N, size_t K, const voi
     qmx__par_mm c;
     c.kind = kind; c.M = M; c.N = N; c.K = K; c.A = A; c.lda = lda; c.B = B; c.ldb = ldb;
     c.C = C; c.ldc = ldc; c.a_zp = 0; c.opts = NULL; c.rq = NULL; c.sc = NULL;
-    c.w_scales = NULL; c.w_scales_len = 0; c.p4 = NULL; c.p8 = NULL;
+    c.w_scales = NULL; c.w_scales_len = 0; c.p4 = NULL; c.p8 = NULL; c.bwo = NULL;
+    c.bw = NULL; c.rq64 = NULL;
     return c;
 }
 
@@ -5395,6 +5529,12 @@ static qmx_status qmx__par_wsz(const qmx__par_mm *c, size_t M, size_t N, size_t 
         return qmx_matmul_i4_workspace_size(M, N, K, c->p4, bytes);
     case QMX__PAR_FC4: return qmx_matmul_i4_workspace_size(M, N, K, NULL, bytes);
     case QMX__PAR_FP8: return qmx_matmul_fp8_f32_workspace_size(M, N, K, bytes);
+    case QMX__PAR_BPD: case QMX__PAR_BPF:
+        return qmx__bp_par_ws(M, N, K, c->bwo, c->kind == QMX__PAR_BPF, bytes);
+    case QMX__PAR_BWD: return qmx_matmul_blockw_dyn_i8_workspace_size(M, N, K, c->bwo, bytes);
+    case QMX__PAR_BWF: return qmx_matmul_blockw_f32_workspace_size(M, N, K, bytes);
+    case QMX__PAR_S16: case QMX__PAR_S16P:
+        return qmx_fully_connected_i16_workspace_size(M, N, K, bytes);
     case QMX__PAR_MM: return qmx_matmul_i8_workspace_size(M, N, K, NULL, bytes);
     case QMX__PAR_MMP: return qmx_matmul_i8_packed_workspace_size(M, N, K, bytes);
     case QMX__PAR_FC: case QMX__PAR_F32: return qmx__k_stage_ws(M, N, K, bytes);
@@ -5410,9 +5550,43 @@ static qmx_status qmx__par_call(const qmx__par_mm *c, size_t m0, size_t m1, size
     size_t M = m1 - m0, N = n1 - n0, K = c->K, ra = m0 * c->lda;
     /* int8 A (int4 and float A are offset in their cases) */
     const int8_t *A = c->kind == QMX__PAR_I4 || c->kind == QMX__PAR_I4F ||
-                              c->kind == QMX__PAR_DYN || c->kind == QMX__PAR_FP8
+                              c->kind == QMX__PAR_DYN || c->kind == QMX__PAR_FP8 ||
+                              c->kind == QMX__PAR_BPD || c->kind == QMX__PAR_BPF ||
+                              c->kind == QMX__PAR_BWD || c->kind == QMX__PAR_BWF ||
+                              c->kind == QMX__PAR_S16 || c->kind == QMX__PAR_S16P
                           ? NULL : (const int8_t *)qmx__par_at(c->A, ra);
     switch (c->kind) {
+    case QMX__PAR_S16: case QMX__PAR_S16P: { /* W / the blob and rq over all columns */
+        const int16_t *A16 = (const int16_t *)qmx__par_at(c->A, ra * sizeof(int16_t));
+        int16_t *out = (int16_t *)c->C;
+        if (out) out += m0 * c->ldc + n0;
+        if (c->kind == QMX__PAR_S16P)
+            return c->B ? qmx__s16_fc(M, N, K, A16, c->lda, NULL, 0, c->B, c->ldb, c->a_zp,
+                                      c->rq64, out, c->ldc, ws, bytes, n0, c->N, mode)
+                        : QMX_ERR_NULL;
+        return c->B ? qmx__s16_fc(M, N, K, A16, c->lda, (const int8_t *)c->B, c->ldb, NULL, 0,
+                                  c->a_zp, c->rq64, out, c->ldc, ws, bytes, n0, c->N, mode)
+                    : QMX_ERR_NULL;
+    }
+    case QMX__PAR_BWD: case QMX__PAR_BWF: { /* weight rows [n0, n1) */
+        const float *X = (const float *)qmx__par_at(c->A, ra * sizeof(float));
+        float *Y = (float *)c->C;
+        if (Y) Y += m0 * c->ldc + n0;
+        if (c->kind == QMX__PAR_BWD)
+            return qmx__bwd_dyn(M, N, K, X, c->lda, c->bw, c->bwo, Y, c->ldc, ws, bytes, n0,
+                                c->N, mode);
+        return qmx__bw_f32(M, N, K, X, c->lda, c->bw, Y, c->ldc, ws, bytes, n0, c->N, mode);
+    }
+    case QMX__PAR_BPD: case QMX__PAR_BPF: { /* blob panels of 16: n0 is a multiple of 256 */
+        const float *X = (const float *)qmx__par_at(c->A, ra * sizeof(float));
+        float *Y = (float *)c->C;
+        if (Y) Y += m0 * c->ldc + n0;
+        if (c->kind == QMX__PAR_BPD)
+            return qmx__bp_dyn(M, N, K, X, c->lda, c->B, c->ldb, c->bwo, Y, c->ldc, ws, bytes,
+                               n0, c->N, mode);
+        return qmx__bp_f32(M, N, K, X, c->lda, c->B, c->ldb, Y, c->ldc, ws, bytes, n0, c->N,
+                           mode);
+    }
     case QMX__PAR_MM: case QMX__PAR_MMP: {
         qmx_matmul_i8_opts o = QMX_ZERO_INIT;
         int32_t *C = (int32_t *)(void *)c->C;
@@ -5620,8 +5794,22 @@ static qmx_status qmx__par_range(const qmx__par_mm *c, size_t tb, size_t te, voi
 /* A range call: the whole call's arguments, then the range and the workspace. */
 static qmx_status qmx__par_run(const qmx__par_mm *c, size_t tb, size_t te, void *ws,
                                size_t bytes) {
+    size_t nc = c->N / QMX_TASK_N + (c->N % QMX_TASK_N != 0), nt = 0, need = 0;
     qmx_status st = qmx__par_call(c, 0, c->M, 0, c->N, QMX__PAR_CHECK, ws, bytes);
     if (st != QMX_OK) return st;
+    /* float rows quantized on the fly: a range over several rows of tiles checks all its rows
+     * before the first tile is written (one row of tiles: its tile's own pass 1 does) */
+    if ((c->kind == QMX__PAR_DYN || c->kind == QMX__PAR_BPD || c->kind == QMX__PAR_BWD) &&
+        tb < te &&
+        qmx_matmul_tasks(c->M, c->N, &nt) == QMX_OK && te <= nt && tb / nc != (te - 1) / nc &&
+        qmx__par_wsz(c, c->M < QMX_TASK_M ? c->M : QMX_TASK_M,
+                     c->N < QMX_TASK_N ? c->N : QMX_TASK_N, c->K, &need) == QMX_OK &&
+        bytes >= need) {
+        size_t m0 = tb / nc * QMX_TASK_M, m1 = ((te - 1) / nc + 1) * QMX_TASK_M;
+        st = qmx__par_call(c, m0, m1 < c->M ? m1 : c->M, 0, c->N, QMX__PAR_CHECK_DATA, ws,
+                           bytes);
+        if (st != QMX_OK) return st;
+    }
     return qmx__par_range(c, tb, te, ws, bytes);
 }
 
@@ -8432,12 +8620,16 @@ static void qmx__es_task(void *arg, int task, int worker) {
     qmx__es_batch(j, (size_t)task, j->ws ? j->ws + (size_t)worker * j->pl->slice : NULL);
 }
 
-QMX_API qmx_status qmx_einsum(const char *spec, const qmx_einsum_operand *a,
-                              const qmx_einsum_operand *b, const qmx_einsum_opts *opts,
-                              void *out, size_t out_len, void *workspace,
-                              size_t workspace_bytes, int *err_pos) {
+/* qmx_einsum (ranged 0) and qmx_einsum_run (ranged 1: batch indices [tb, te), the executor
+ * of opts ignored) */
+static qmx_status qmx__es_call(const char *spec, const qmx_einsum_operand *a,
+                               const qmx_einsum_operand *b, const qmx_einsum_opts *opts,
+                               void *out, size_t out_len, void *workspace,
+                               size_t workspace_bytes, int *err_pos, int ranged, size_t tb,
+                               size_t te) {
     qmx__es_plan pl;
     qmx__es_job job;
+    qmx_einsum_opts serial;
     const qmx_einsum_operand *ops[2];
     qmx_status st;
     unsigned char *ws;
@@ -8445,6 +8637,7 @@ QMX_API qmx_status qmx_einsum(const char *spec, const qmx_einsum_operand *a,
     size_t bi;
     int o, i;
     if (err_pos) *err_pos = -1;
+    if (ranged && opts) { serial = *opts; serial.executor = NULL; opts = &serial; }
     st = qmx__es_plan_all(spec, a, b, opts, &pl, err_pos);
     if (st != QMX_OK) return st;
     if (!out || (!workspace && pl.total) || !a->data || !b->data) return QMX_ERR_NULL;
@@ -8491,6 +8684,8 @@ QMX_API qmx_status qmx_einsum(const char *spec, const qmx_einsum_operand *a,
             if (!qmx__es_bake(op, pl.count[o], NULL)) return QMX_ERR_NONFINITE;
         }
     }
+    if (ranged && (tb > te || te > pl.Bt)) return QMX_ERR_ARG;
+    if (ranged && tb == te) return QMX_OK;
     /* from here on nothing can fail */
     ws = (unsigned char *)workspace; /* NULL when total is 0: then no region is used */
     if (ws) ws += (64u - ((size_t)((uintptr_t)ws & 63u))) & 63u;
@@ -8526,12 +8721,42 @@ QMX_API qmx_status qmx_einsum(const char *spec, const qmx_einsum_operand *a,
     if (pl.b_mode == 3) qmx__es_dense(&pl, job.dst_b, pl.gk, pl.nk, pl.gn, pl.nn); /* [K,N] */
     else qmx__es_dense(&pl, job.dst_b, pl.gn, pl.nn, pl.gk, pl.nk);
     qmx__es_dense(&pl, job.dst_c, pl.gm, pl.nm, pl.gn, pl.nn);
-    if (pl.workers >= 2)   /* a task per batch index (USING SEVERAL CORES) */
+    if (ranged)
+        for (bi = tb; bi < te; bi++) qmx__es_batch(&job, bi, ws);
+    else if (pl.workers >= 2)   /* a task per batch index (USING SEVERAL CORES) */
         opts->executor->parallel_for(opts->executor->pool, (int)pl.Bt, qmx__es_task, &job);
     else
         for (bi = 0; bi < pl.Bt; bi++) qmx__es_batch(&job, bi, ws);
     (void)st;
     return QMX_OK;
+}
+QMX_API qmx_status qmx_einsum(const char *spec, const qmx_einsum_operand *a,
+                              const qmx_einsum_operand *b, const qmx_einsum_opts *opts,
+                              void *out, size_t out_len, void *workspace,
+                              size_t workspace_bytes, int *err_pos) {
+    return qmx__es_call(spec, a, b, opts, out, out_len, workspace, workspace_bytes, err_pos, 0,
+                        0, 0);
+}
+QMX_API qmx_status qmx_einsum_tasks(const char *spec, const qmx_einsum_operand *a,
+                                    const qmx_einsum_operand *b, const qmx_einsum_opts *opts,
+                                    size_t *n_tasks, int *err_pos) {
+    qmx__es_plan pl;
+    qmx_einsum_opts serial;
+    qmx_status st;
+    if (err_pos) *err_pos = -1;
+    if (!n_tasks) return QMX_ERR_NULL;
+    if (opts) { serial = *opts; serial.executor = NULL; opts = &serial; }
+    st = qmx__es_plan_all(spec, a, b, opts, &pl, err_pos);
+    if (st == QMX_OK) *n_tasks = pl.Bt;
+    return st;
+}
+QMX_API qmx_status qmx_einsum_run(const char *spec, const qmx_einsum_operand *a,
+                                  const qmx_einsum_operand *b, const qmx_einsum_opts *opts,
+                                  void *out, size_t out_len, void *workspace,
+                                  size_t workspace_bytes, size_t task_begin, size_t task_end,
+                                  int *err_pos) {
+    return qmx__es_call(spec, a, b, opts, out, out_len, workspace, workspace_bytes, err_pos, 1,
+                        task_begin, task_end);
 }
 
 #ifdef __cplusplus
@@ -12048,9 +12273,11 @@ QMX_API qmx_status qmx_matmul_blockw_f32_workspace_size(size_t M, size_t N, size
 
 /* The argument checks both block-scaled-weight kernels share (in the documented error order):
  * pointers, sizes, leading dimensions, the extents of A and Y, then the weights (into *b). */
+/* USING SEVERAL CORES: Y holds columns [n_off, n_off + N) of an output of n_blob columns (the
+ * weights have n_blob rows); the serial call: 0, N. */
 static qmx_status qmx__bw_args(size_t M, size_t N, size_t K, const float *A, size_t lda,
                                const qmx_blockw *w, const float *Y, size_t ldy,
-                               const void *workspace, qmx__bw *b) {
+                               const void *workspace, size_t n_off, size_t n_blob, qmx__bw *b) {
     size_t ext;
     if (!A || !w || !Y || !workspace) return QMX_ERR_NULL;
     if (M == 0 || N == 0 || K == 0) return QMX_ERR_SIZE;
@@ -12058,31 +12285,40 @@ static qmx_status qmx__bw_args(size_t M, size_t N, size_t K, const float *A, siz
     if (!qmx__k_extent(M, K, lda)) return QMX_ERR_OVERFLOW;
     ext = qmx__k_extent(M, N, ldy);
     if (!ext || ext > SIZE_MAX / sizeof(float)) return QMX_ERR_OVERFLOW;
-    return qmx__bw_check(w, N, K, b);
+    if (n_off > n_blob || N > n_blob - n_off) return QMX_ERR_SHAPE;   /* not reached */
+    return qmx__bw_check(w, n_blob, K, b);
 }
 
-QMX_API qmx_status qmx_matmul_blockw_f32(size_t M, size_t N, size_t K, const float *A,
-                                         size_t lda, const qmx_blockw *w, float *Y, size_t ldy,
-                                         void *workspace, size_t workspace_bytes) {
+/* qmx_matmul_blockw_f32 on rows of A x columns [n_off, n_off + N) (qmx__bw_args); mode
+ * QMX__PAR_CHECK / _CHECK_DATA: the arguments only. */
+static qmx_status qmx__bw_f32(size_t M, size_t N, size_t K, const float *A, size_t lda,
+                              const qmx_blockw *w, float *Y, size_t ldy, void *workspace,
+                              size_t workspace_bytes, size_t n_off, size_t n_blob, int mode) {
     qmx__bw b;
     size_t need, off, m, n;
     float *row;
     uint8_t *pack;
     qmx_status st;
-    st = qmx__bw_args(M, N, K, A, lda, w, Y, ldy, workspace, &b);
-    if (st != QMX_OK) return st;
+    st = qmx__bw_args(M, N, K, A, lda, w, Y, ldy, workspace, n_off, n_blob, &b);
+    if (st != QMX_OK || mode != QMX__PAR_RUN) return st;
     st = qmx_matmul_blockw_f32_workspace_size(M, N, K, &need);
     if (st != QMX_OK) return st;
     if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
     off = (size_t)((64u - ((uintptr_t)workspace & 63u)) & 63u);
     row = (float *)(void *)((unsigned char *)workspace + off);
     pack = (uint8_t *)workspace + off + qmx__k_r64(4u * K);
-    for (n = 0; n < N; n++) {
+    for (n = n_off; n < n_off + N; n++) {
         st = qmx__bw_row(&b, n, K, pack, row);   /* cannot fail: everything checked above */
         if (st != QMX_OK) return st;
-        for (m = 0; m < M; m++) Y[m * ldy + n] = qmx__bw_dot(A + m * lda, row, K);
+        for (m = 0; m < M; m++) Y[m * ldy + n - n_off] = qmx__bw_dot(A + m * lda, row, K);
     }
     return QMX_OK;
+}
+QMX_API qmx_status qmx_matmul_blockw_f32(size_t M, size_t N, size_t K, const float *A,
+                                         size_t lda, const qmx_blockw *w, float *Y, size_t ldy,
+                                         void *workspace, size_t workspace_bytes) {
+    return qmx__bw_f32(M, N, K, A, lda, w, Y, ldy, workspace, workspace_bytes, 0, N,
+                       QMX__PAR_RUN);
 }
 
 /* ---- MXFP8 x MXFP8 ---- */
@@ -12451,10 +12687,12 @@ QMX_API qmx_status qmx_matmul_blockw_dyn_i8_workspace_size(size_t M, size_t N, s
     return QMX_OK;
 }
 
-QMX_API qmx_status qmx_matmul_blockw_dyn_i8(size_t M, size_t N, size_t K, const float *X,
-                                            size_t ldx, const qmx_blockw *w,
-                                            const qmx_blockw_dyn_opts *opts, float *Y,
-                                            size_t ldy, void *workspace, size_t workspace_bytes) {
+/* qmx_matmul_blockw_dyn_i8 on rows of X x columns [n_off, n_off + N) (qmx__bw_args); mode
+ * QMX__PAR_CHECK: the arguments, QMX__PAR_CHECK_DATA: and every activation block's scale. */
+static qmx_status qmx__bwd_dyn(size_t M, size_t N, size_t K, const float *X, size_t ldx,
+                               const qmx_blockw *w, const qmx_blockw_dyn_opts *opts, float *Y,
+                               size_t ldy, void *workspace, size_t workspace_bytes,
+                               size_t n_off, size_t n_blob, int mode) {
     qmx__bw b;
     qmx__bwd d;
     qmx_qconfig cfg;
@@ -12463,11 +12701,13 @@ QMX_API qmx_status qmx_matmul_blockw_dyn_i8(size_t M, size_t N, size_t K, const 
     int64_t *wrow;
     int8_t *q;
     qmx_status st;
-    st = qmx__bw_args(M, N, K, X, ldx, w, Y, ldy, workspace, &b);
-    if (st != QMX_OK) return st;
-    st = qmx_matmul_blockw_dyn_i8_workspace_size(M, N, K, opts, &need);
-    if (st != QMX_OK) return st;
-    if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    st = qmx__bw_args(M, N, K, X, ldx, w, Y, ldy, workspace, n_off, n_blob, &b);
+    if (st != QMX_OK || mode == QMX__PAR_CHECK) return st;
+    if (mode == QMX__PAR_RUN) {
+        st = qmx_matmul_blockw_dyn_i8_workspace_size(M, N, K, opts, &need);
+        if (st != QMX_OK) return st;
+        if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    }
     ab = qmx__bwd_ab(K, opts, &nab);
     qmx__k_dyn_cfg(&cfg);   /* int8, per tensor, TFLite, nearest-even: qmx_matmul_f32_dyn_i8's */
     /* pass 1: every activation block's scale (NaN/Inf, underflow) before anything is written */
@@ -12479,7 +12719,8 @@ QMX_API qmx_status qmx_matmul_blockw_dyn_i8(size_t M, size_t N, size_t K, const 
             if (st != QMX_OK) return st;
             if (!qmx__k_scale_ok(s)) return QMX_ERR_ARG;   /* absmax / 127 underflowed to 0 */
         }
-    qmx__bwd_setup(&b, N, K, &d);
+    if (mode != QMX__PAR_RUN) return QMX_OK;
+    qmx__bwd_setup(&b, n_blob, K, &d);
     mb = M < QMX__BWD_MB ? M : QMX__BWD_MB;
     off = (size_t)((64u - ((uintptr_t)workspace & 63u)) & 63u);
     sx = (float *)(void *)((unsigned char *)workspace + off);
@@ -12500,14 +12741,60 @@ QMX_API qmx_status qmx_matmul_blockw_dyn_i8(size_t M, size_t N, size_t K, const 
                     st = qmx_quantize(&cfg, x, len, sx + i * nab + j, 1, NULL, q + i * K + k0, len);
                 if (st != QMX_OK) return st;   /* not reached: checked in pass 1 */
             }
-        for (n = 0; n < N; n++) {
+        for (n = n_off; n < n_off + N; n++) {
             int nf = qmx__bwd_row(&d, n, K, wrow);
             for (i = 0; i < rows; i++)
-                Y[(m0 + i) * ldy + n] = qmx__bwd_dot(&d, n, q + i * K, sx + i * nab, ab, wrow,
-                                                     nf, K);
+                Y[(m0 + i) * ldy + n - n_off] = qmx__bwd_dot(&d, n, q + i * K, sx + i * nab, ab,
+                                                             wrow, nf, K);
         }
     }
     return QMX_OK;
+}
+QMX_API qmx_status qmx_matmul_blockw_dyn_i8(size_t M, size_t N, size_t K, const float *X,
+                                            size_t ldx, const qmx_blockw *w,
+                                            const qmx_blockw_dyn_opts *opts, float *Y,
+                                            size_t ldy, void *workspace, size_t workspace_bytes) {
+    return qmx__bwd_dyn(M, N, K, X, ldx, w, opts, Y, ldy, workspace, workspace_bytes, 0, N,
+                        QMX__PAR_RUN);
+}
+/* USING SEVERAL CORES: range calls and executor calls (qmx__par_, KERNELS implementation) */
+QMX_API qmx_status qmx_matmul_blockw_dyn_i8_run(size_t M, size_t N, size_t K, const float *X,
+                                                size_t ldx, const qmx_blockw *w,
+                                                const qmx_blockw_dyn_opts *opts, float *Y,
+                                                size_t ldy, size_t task_begin, size_t task_end,
+                                                void *workspace, size_t workspace_bytes) {
+    qmx__par_mm c = qmx__par_mk(QMX__PAR_BWD, M, N, K, X, ldx, NULL, 0, Y, ldy);
+    c.bw = w; c.bwo = opts;
+    return qmx__par_run(&c, task_begin, task_end, workspace, workspace_bytes);
+}
+QMX_API qmx_status qmx_matmul_blockw_dyn_i8_exec(size_t M, size_t N, size_t K, const float *X,
+                                                 size_t ldx, const qmx_blockw *w,
+                                                 const qmx_blockw_dyn_opts *opts, float *Y,
+                                                 size_t ldy, const qmx_executor *executor,
+                                                 void *workspace, size_t workspace_bytes) {
+    qmx__par_mm c = qmx__par_mk(QMX__PAR_BWD, M, N, K, X, ldx, NULL, 0, Y, ldy);
+    c.bw = w; c.bwo = opts;
+    if (!executor)
+        return qmx__par_call(&c, 0, M, 0, N, QMX__PAR_RUN, workspace, workspace_bytes);
+    return qmx__par_exec(&c, executor, workspace, workspace_bytes);
+}
+QMX_API qmx_status qmx_matmul_blockw_f32_run(size_t M, size_t N, size_t K, const float *A,
+                                             size_t lda, const qmx_blockw *w, float *Y,
+                                             size_t ldy, size_t task_begin, size_t task_end,
+                                             void *workspace, size_t workspace_bytes) {
+    qmx__par_mm c = qmx__par_mk(QMX__PAR_BWF, M, N, K, A, lda, NULL, 0, Y, ldy);
+    c.bw = w;
+    return qmx__par_run(&c, task_begin, task_end, workspace, workspace_bytes);
+}
+QMX_API qmx_status qmx_matmul_blockw_f32_exec(size_t M, size_t N, size_t K, const float *A,
+                                              size_t lda, const qmx_blockw *w, float *Y,
+                                              size_t ldy, const qmx_executor *executor,
+                                              void *workspace, size_t workspace_bytes) {
+    qmx__par_mm c = qmx__par_mk(QMX__PAR_BWF, M, N, K, A, lda, NULL, 0, Y, ldy);
+    c.bw = w;
+    if (!executor)
+        return qmx__par_call(&c, 0, M, 0, N, QMX__PAR_RUN, workspace, workspace_bytes);
+    return qmx__par_exec(&c, executor, workspace, workspace_bytes);
 }
 
 #ifdef __cplusplus
@@ -12526,11 +12813,11 @@ QMX_API qmx_status qmx_matmul_blockw_dyn_i8(size_t M, size_t N, size_t K, const 
  *   Qwix rules), ggml Q4_1 (from ggml's blocks only: binary16 d and minimum m per block of
  *   32). Not in this slice: MXFP6 / qconfig fp8 / nf4 weights, other block lengths,
  *   packing from ggml block_nvfp4 (type 40; qmx_ggml_to_mx then qmx_blockw_pack does it),
- *   NEON / MVE / DSP paths of the f32 x blob kernel; SIMD paths other than AVX-512 for
- *   NVFP4 and Q4_1 (the other targets run their portable code: the same bits); SIMD paths
- *   for MXFP8 x int8 other than AVX-512 VNNI + VBMI E4M3 (E5M2 and the other targets run
- *   portable C: exact int64 block sums rounded once, about the speed of the unpacked
- *   kernel).
+ *   NEON / MVE / DSP paths of the f32 x blob kernel; SIMD paths other than AVX-512 and NEON
+ *   (aarch64) for NVFP4 and Q4_1 (the other targets run their portable code: the same
+ *   bits); SIMD paths for MXFP8 x int8 other than AVX-512 VNNI + VBMI and NEON for E4M3
+ *   (E5M2 and the other targets run portable C: exact int64 block sums rounded once, about
+ *   the speed of the unpacked kernel).
  *
  * BLOB, byte by byte (the same bytes on every target; multi-byte values little-endian)
  *   [0, 8)   magic "QMXBWPK1"        [8, 12) N (uint32)        [12, 16) K (uint32)
@@ -12640,7 +12927,10 @@ QMX_API qmx_status qmx_matmul_blockw_dyn_i8(size_t M, size_t N, size_t K, const 
  *   (m times the block's activations as the int8 path sees them, sx qsum, as ggml's Q8_1 s
  *   term; every step one binary32 rounding, no FMA; AVX-512 VNNI: the codes split as uint4,
  *   8 vpdpbusd per block, d and m by vcvtph2ps (exact), the steps above in vector registers,
- *   one row at a time; elsewhere portable C; the test writes this order independently.)
+ *   one row at a time; NEON (qmx__bp41_panel_neon): the nibbles as signed bytes in sdot (or
+ *   vmull_s8 + pairwise adds), d and m by vcvt_f32_f16 (exact), (float)qsum * sx once per
+ *   block, the steps above on 4 x 4 lanes; elsewhere portable C; the test writes this order
+ *   independently.)
  *   WORKSPACE: qmx_matmul_blockw_packed_dyn_i8_workspace_size(M, N, K, opts, &bytes) =
  *       64 + 2 r64(4 mb nb) + r64(mb 32 nb),    mb = min(M, 64), nb = ceil(K / 32)
  *   (per row and block of 32: sx and sum q (NVFP4: two int16 sums, one per block of 16); the
@@ -12670,14 +12960,24 @@ QMX_API qmx_status qmx_matmul_blockw_dyn_i8(size_t M, size_t N, size_t K, const 
  *   block of 16 (two 64-byte loads split into low / high nibbles, vpshufb to u), the 16 E4M3
  *   scale codes decoded in registers (normal codes as float bits (mag << 20) + (120 << 23),
  *   subnormal mag x 2^-9, 0x7F NaN, the sign, then a masked vmulps by ts where not NaN; ggml
- *   UE4M3 / 2 likewise), 4 panels per row or tiles of 4 rows x 1 panel; every other path runs
- *   the portable NVFP4 code (qmx__bp16_panel_c). MXFP8 E4M3 with AVX-512 VNNI and VBMI
+ *   UE4M3 / 2 likewise), 4 panels per row or tiles of 4 rows x 1 panel; NEON
+ *   (qmx__bp16_panel_neon): the E2M1 codes by vqtbl1q_s8 to 2 x value (-12 .. 12, = u - 12),
+ *   4 sdot (or vmull_s8 + pairwise adds) per 4 rows and block of 16, so the dot is I itself,
+ *   then the float steps on 4 x 4 lanes (the E4M3 / UE4M3 scale codes decoded in registers as
+ *   above, qmx__bp16_sw_neon); every other
+ *   path runs the portable NVFP4 code (qmx__bp16_panel_c). MXFP8 E4M3 with AVX-512 VNNI and VBMI
  *   (qmx__bp8_blk_vnni): e = W[c & 0x7F] x 32^a, a = (c & 0x7F >= 48) + (>= 88), W <= 240
  *   from one vpermi2b of a 128-byte table, split by a and by the sign bit into 6 unsigned
  *   operands (masked moves), 6 vpdpbusd against q and -q per group of 4 k, I = A0 + 32 (A1 +
  *   32 A2) (exact, < 2^30), p = vcvtdq2ps(I) x 2^-9 (= RN(I 2^-9)), NaN lanes from the 0x7F
- *   codes, then vmulps by sw and sx, vaddps; one row at a time. MXFP8 otherwise: portable C
- *   (qmx__bp8_panel_c: qmx_matmul_blockw_dyn_i8's int64 segment routine).
+ *   codes, then vmulps by sw and sx, vaddps; one row at a time. MXFP8 E4M3 on NEON
+ *   (qmx__bp8_panel_neon): e = m 2^s (m = 8 | mantissa, s = exponent - 1; subnormal: m =
+ *   mantissa, s = 0) = (m << (s & 3)) x 16^(s >> 2), m << (s & 3) <= 120 a signed byte with
+ *   the code's sign, one of 4 operands by s >> 2, 4 sdot (or vmull_s8 + pairwise adds) per
+ *   group of 4 k and 4 rows, I = A0 + 16 (A1 + 16 (A2 + 16 A3)) (exact, |I| <= 2^30), p =
+ *   vcvtq(I) x 2^-9, NaN lanes from the 0x7F codes, then p * sw, p * sx, y + p. MXFP8
+ *   otherwise: portable C (qmx__bp8_panel_c: qmx_matmul_blockw_dyn_i8's int64 segment
+ *   routine).
  *   SPEED (bench/bench_matmul.c, bench_blockw; QMX_BENCH_MATMUL_ONLY=blockw runs only it),
  *   one core of the project's shared AMD Zen 4 VM (family 25), other jobs running, so the
  *   ratios moved run to run (the stream itself 11-21 GB/s). GEMV M = 1, N = K = 8192, weights
@@ -12716,6 +13016,22 @@ QMX_API qmx_status qmx_matmul_blockw_dyn_i8(size_t M, size_t N, size_t K, const 
  *   16 weights and row, after a float dequantization of each weight; the int8-activation
  *   kernel above reads the same blob at about the stream.
  *   WORKSPACE: qmx_matmul_blockw_packed_f32_workspace_size = 64 + 2048 + 4096 bytes, any M, N, K.
+ * SEVERAL CORES (USING SEVERAL CORES): qmx_matmul_blockw_packed_dyn_i8_run / _f32_run(the
+ *   kernel's arguments, task_begin, task_end, workspace, workspace_bytes) compute tasks
+ *   [task_begin, task_end) of qmx_matmul_tasks(M, N) (tiles of 64 rows x 256 columns = 16
+ *   whole panels), qmx_matmul_blockw_packed_dyn_i8_exec / _f32_exec(..., executor, workspace,
+ *   workspace_bytes) the whole call through a qmx_executor (NULL, workers 0 / 1: the serial
+ *   call). A tile runs the serial code on its rows and panels: the dyn_i8 kernel quantizes
+ *   the tile's rows only (a row's scales and codes depend on that row and act_block only),
+ *   every output is the same integer and float steps in the same order, so Y has the serial
+ *   call's bits for any worker count and task order. Workspace: a range call takes the serial
+ *   workspace size (it depends on min(M, 64) and K only, f32: a constant), an executor call
+ *   qmx_par_workspace_size(ex, serial, serial, &bytes) (workers x r64(serial)). Errors: the
+ *   serial call's (the blob's included), then task_begin > task_end or task_end > n
+ *   (QMX_ERR_ARG), the workspace (QMX_ERR_BUFFER_TOO_SMALL); _exec: workers < 0 (QMX_ERR_ARG),
+ *   parallel_for NULL with workers >= 2 (QMX_ERR_NULL), every X row's scale (dyn_i8); all
+ *   before any task, Y untouched. A range call checks the X rows of its own tasks before it
+ *   writes.
  *   ERRORS: those below for both kernels (the f32 one has no act_block and no activation
  *   checks: non-finite X propagates as in qmx_matmul_blockw_f32).
  *   ERRORS (Y and workspace untouched): QMX_ERR_NULL X, blob, Y, workspace; QMX_ERR_SIZE M, N
@@ -12795,6 +13111,36 @@ QMX_API qmx_status qmx_matmul_blockw_packed_dyn_i8(size_t M, size_t N, size_t K,
                                                    const qmx_blockw_dyn_opts *opts, float *Y,
                                                    size_t ldy, void *workspace,
                                                    size_t workspace_bytes);
+/* Several cores (SEVERAL CORES below): tasks [task_begin, task_end) of qmx_matmul_tasks(M, N)
+ * with one worker's workspace (the serial size: it depends on min(M, 64) and K only), or the
+ * whole call through an executor (NULL or workers 0 / 1: the serial call); the serial bits. */
+QMX_API qmx_status qmx_matmul_blockw_packed_dyn_i8_run(size_t M, size_t N, size_t K,
+                                                       const float *X, size_t ldx,
+                                                       const void *blob, size_t blob_bytes,
+                                                       const qmx_blockw_dyn_opts *opts,
+                                                       float *Y, size_t ldy, size_t task_begin,
+                                                       size_t task_end, void *workspace,
+                                                       size_t workspace_bytes);
+QMX_API qmx_status qmx_matmul_blockw_packed_dyn_i8_exec(size_t M, size_t N, size_t K,
+                                                        const float *X, size_t ldx,
+                                                        const void *blob, size_t blob_bytes,
+                                                        const qmx_blockw_dyn_opts *opts,
+                                                        float *Y, size_t ldy,
+                                                        const qmx_executor *executor,
+                                                        void *workspace,
+                                                        size_t workspace_bytes);
+QMX_API qmx_status qmx_matmul_blockw_packed_f32_run(size_t M, size_t N, size_t K,
+                                                    const float *X, size_t ldx,
+                                                    const void *blob, size_t blob_bytes,
+                                                    float *Y, size_t ldy, size_t task_begin,
+                                                    size_t task_end, void *workspace,
+                                                    size_t workspace_bytes);
+QMX_API qmx_status qmx_matmul_blockw_packed_f32_exec(size_t M, size_t N, size_t K,
+                                                     const float *X, size_t ldx,
+                                                     const void *blob, size_t blob_bytes,
+                                                     float *Y, size_t ldy,
+                                                     const qmx_executor *executor,
+                                                     void *workspace, size_t workspace_bytes);
 #ifdef __cplusplus
 }
 #endif
@@ -13536,8 +13882,9 @@ static void qmx__bp8_panel_c(const qmx__bp *h, const uint8_t *pp, const int8_t *
     }
 }
 
-#if !defined(QMX__K_VNNI)
-/* ggml Q4_1 (element 8): one row of X against one panel, y[16], portable C on every path: per
+#if !defined(QMX__K_VNNI) && !defined(QMX__K_NEON) && !defined(QMX__K_NEONDOT)
+/* ggml Q4_1 (element 8): one row of X against one panel, y[16], portable C on every path but
+ * AVX-512 VNNI and NEON (qmx__bp41_panel_neon): per
  * block I = sum_k q u (u the 4-bit code, exact), then p = (float)I, p = p * d, p = p * sx,
  * y = y + p; t = (float)qsum, t = t * sx, t = t * m, y = y + t (the minimum's term). */
 QMX__NOFMA
@@ -13575,10 +13922,11 @@ static void qmx__bp41_panel_c(const qmx__bp *h, const uint8_t *pp, const int8_t 
 }
 #endif
 
-#if !defined(QMX__K_VNNI)
+#if !defined(QMX__K_VNNI) && !defined(QMX__K_NEON) && !defined(QMX__K_NEONDOT)
 /* NVFP4 (element 5, blocks of 16): one row of X against one panel, y[16], portable C on every
- * path but AVX-512 VNNI: per block dot = sum_k q u (u = 12 + 2 x value), I = dot - 12 qsum,
- * then the float steps of qmx__bp_panel_c. qs16: the row's int16 sums of q per block of 16;
+ * path but AVX-512 VNNI and NEON (qmx__bp16_panel_neon): per block dot = sum_k q u (u = 12 +
+ * 2 x value), I = dot - 12 qsum, then the float steps of qmx__bp_panel_c. qs16: the row's
+ * int16 sums of q per block of 16;
  * sxb: its activation scales per block of 32 (act_block is 0, >= K or a multiple of 32). */
 QMX__NOFMA
 static void qmx__bp16_panel_c(const qmx__bp *h, const uint8_t *pp, const int8_t *q,
@@ -13680,6 +14028,188 @@ static void qmx__bp_panel_neon(const qmx__bp *h, const uint8_t *pp, const int8_t
             if (h->unit) p = vmulq_f32(p, vdupq_n_f32(0.5f));
             p = vmulq_f32(p, vld1q_f32(sw + 4u * v));
             p = vmulq_f32(p, vdupq_n_f32(sxb[bk]));
+            yv[v] = vaddq_f32(yv[v], p);
+        }
+    }
+    for (v = 0; v < 4u; v++) vst1q_f32(y + 4u * v, yv[v]);
+}
+
+/* NVFP4 (element 5, blocks of 16) on NEON: qmx__bp16_panel_c's value. The E2M1 codes go
+ * through vqtbl1q_s8 to 2 x value (-12 .. 12, the signed u - 12), so the dot is I = sum q u -
+ * 12 qsum itself (exact: |I| <= 16 x 128 x 12); low nibbles k = 4 g + t, high k = 8 + 4 g + t.
+ * Then the same float steps per lane: p = (float)I, [p * 0.5], p * sw, p * sx (sxb per 32 k),
+ * y + p. */
+static const int8_t qmx__bp_e2m1s[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+/* The 16 NVFP4 block scales as qmx__bp_getscale decodes them (as qmx__bp16_sw_vnni): E4M3
+ * normal codes as float bits (mag << 20) + (120 << 23), subnormal mag x 2^-9 (exact), 0x7F
+ * NaN, the sign or-ed in, then ts x that where not NaN; ggml (sk 6): (mag << 20) + (119 <<
+ * 23), exponent 0: mag x 2^-10, codes 0x00 / 0x7F: +0, bit 7 ignored. */
+QMX__NOFMA
+static inline void qmx__bp16_sw_neon(const qmx__bp *h, const uint8_t *blk, float32x4_t sw[4]) {
+    QMX__PRAGMA_NOFMA
+    const uint8x16_t c8 = vld1q_u8(blk + h->cb);
+    const uint16x8_t c16[2] = {vmovl_u8(vget_low_u8(c8)), vmovl_u8(vget_high_u8(c8))};
+    const uint32x4_t m7 = vdupq_n_u32(0x7Fu), eight = vdupq_n_u32(8u);
+    size_t v;
+    for (v = 0; v < 4u; v++) {
+        const uint32x4_t c = (v & 1u) ? vmovl_u16(vget_high_u16(c16[v / 2u]))
+                                      : vmovl_u16(vget_low_u16(c16[v / 2u]));
+        const uint32x4_t mag = vandq_u32(c, m7), sub = vcltq_u32(mag, eight);
+        const float32x4_t fm = vcvtq_f32_u32(mag);
+        float32x4_t d;
+        if (h->sk == 6) {
+            d = vreinterpretq_f32_u32(vaddq_u32(vshlq_n_u32(mag, 20), vdupq_n_u32(119u << 23)));
+            d = vbslq_f32(sub, vmulq_f32(fm, vdupq_n_f32(0.0009765625f)), d);
+            sw[v] = vbslq_f32(vceqq_u32(c, m7), vdupq_n_f32(0.0f), d);
+            continue;
+        }
+        d = vreinterpretq_f32_u32(vaddq_u32(vshlq_n_u32(mag, 20), vdupq_n_u32(120u << 23)));
+        d = vbslq_f32(sub, vmulq_f32(fm, vdupq_n_f32(0.001953125f)), d);
+        d = vbslq_f32(vceqq_u32(mag, m7), vreinterpretq_f32_u32(vdupq_n_u32(0x7FC00000u)), d);
+        d = vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(d),
+                                            vandq_u32(vshlq_n_u32(c, 24), vdupq_n_u32(0x80000000u))));
+        if (h->ts != 0.0f) d = vbslq_f32(vceqq_u32(mag, m7), d, vmulq_f32(vdupq_n_f32(h->ts), d));
+        sw[v] = d;
+    }
+}
+QMX__NOFMA
+static void qmx__bp16_panel_neon(const qmx__bp *h, const uint8_t *pp, const int8_t *q,
+                                 const float *sxb, float *y) {
+    QMX__PRAGMA_NOFMA
+    const int8x16_t lut = vld1q_s8(qmx__bp_e2m1s);
+    const uint8x16_t m4 = vdupq_n_u8(15u);
+    float32x4_t yv[4];
+    size_t bk, g, v;
+    for (v = 0; v < 4u; v++) yv[v] = vdupq_n_f32(0.0f);
+    for (bk = 0; bk < h->nb; bk++) {
+        const uint8_t *blk = pp + bk * h->S;
+        const uint8_t *qb = (const uint8_t *)q + 16u * bk;
+        const float32x4_t sx = vdupq_n_f32(sxb[bk / 2u]);
+        int32x4_t d[4];
+        float32x4_t sw[4];
+        for (v = 0; v < 4u; v++) d[v] = vdupq_n_s32(0);
+        for (g = 0; g < 2u; g++) {
+            int8x16_t bl = vreinterpretq_s8_u32(vdupq_n_u32(qmx__k_ld32le(qb + 4u * g)));
+            int8x16_t bh = vreinterpretq_s8_u32(vdupq_n_u32(qmx__k_ld32le(qb + 8u + 4u * g)));
+            for (v = 0; v < 4u; v++) {
+                uint8x16_t c = vld1q_u8(blk + 64u * g + 16u * v);
+                d[v] = qmx__bp_dot_neon(d[v], vqtbl1q_s8(lut, vandq_u8(c, m4)), bl);
+                d[v] = qmx__bp_dot_neon(d[v], vqtbl1q_s8(lut, vshrq_n_u8(c, 4)), bh);
+            }
+        }
+        qmx__bp16_sw_neon(h, blk, sw);
+        for (v = 0; v < 4u; v++) {
+            float32x4_t p = vcvtq_f32_s32(d[v]);   /* exact */
+            if (h->unit) p = vmulq_f32(p, vdupq_n_f32(0.5f));
+            p = vmulq_f32(p, sw[v]);
+            p = vmulq_f32(p, sx);
+            yv[v] = vaddq_f32(yv[v], p);
+        }
+    }
+    for (v = 0; v < 4u; v++) vst1q_f32(y + 4u * v, yv[v]);
+}
+
+/* ggml Q4_1 (element 8) on NEON: qmx__bp41_panel_c's value. I = sum q u by dots on the
+ * nibbles (u <= 15 as signed bytes), d and m by vcvt_f32_f16 (exact), then per lane p =
+ * (float)I, p * d, p * sx, y + p; t = ((float)qsum * sx) (one value for the 16 lanes), t * m,
+ * y + t. */
+QMX__NOFMA
+static void qmx__bp41_panel_neon(const qmx__bp *h, const uint8_t *pp, const int8_t *q,
+                                 const int32_t *qs, const float *sxb, float *y) {
+    QMX__PRAGMA_NOFMA
+    const uint8x16_t m4 = vdupq_n_u8(15u);
+    float32x4_t yv[4];
+    size_t bk, g, v;
+    for (v = 0; v < 4u; v++) yv[v] = vdupq_n_f32(0.0f);
+    for (bk = 0; bk < h->nb; bk++) {
+        const uint8_t *blk = pp + bk * h->S;
+        const uint8_t *qb = (const uint8_t *)q + 32u * bk;
+        const float32x4_t sx = vdupq_n_f32(sxb[bk]);
+        float tm = (float)qs[bk];
+        float32x4_t tv;
+        int32x4_t d[4];
+        tm = tm * sxb[bk];
+        QMX__OPAQUE(tm);
+        tv = vdupq_n_f32(tm);
+        for (v = 0; v < 4u; v++) d[v] = vdupq_n_s32(0);
+        for (g = 0; g < 4u; g++) {
+            int8x16_t bl = vreinterpretq_s8_u32(vdupq_n_u32(qmx__k_ld32le(qb + 4u * g)));
+            int8x16_t bh = vreinterpretq_s8_u32(vdupq_n_u32(qmx__k_ld32le(qb + 16u + 4u * g)));
+            for (v = 0; v < 4u; v++) {
+                uint8x16_t c = vld1q_u8(blk + 64u * g + 16u * v);
+                d[v] = qmx__bp_dot_neon(d[v], vreinterpretq_s8_u8(vandq_u8(c, m4)), bl);
+                d[v] = qmx__bp_dot_neon(d[v], vreinterpretq_s8_u8(vshrq_n_u8(c, 4)), bh);
+            }
+        }
+        for (v = 0; v < 4u; v++) {
+            float32x4_t dv = vcvt_f32_f16(vreinterpret_f16_u8(vld1_u8(blk + h->cb + 8u * v)));
+            float32x4_t mv = vcvt_f32_f16(vreinterpret_f16_u8(vld1_u8(blk + h->cb + 32u + 8u * v)));
+            float32x4_t p = vcvtq_f32_s32(d[v]);   /* |I| <= 32 x 128 x 15: exact */
+            p = vmulq_f32(p, dv);
+            p = vmulq_f32(p, sx);
+            yv[v] = vaddq_f32(yv[v], p);
+            yv[v] = vaddq_f32(yv[v], vmulq_f32(tv, mv));
+        }
+    }
+    for (v = 0; v < 4u; v++) vst1q_f32(y + 4u * v, yv[v]);
+}
+
+/* MXFP8 E4M3 (element 6) on NEON: qmx__bp8_panel_c's value with exact int32 dots. The
+ * integer e (units 2^-9) of magnitude code c (exponent x, mantissa f) is m 2^s, m = 8 | f, s
+ * = x - 1 (x = 0: m = f, s = 0), s <= 14; written as (m << (s & 3)) x 16^(s >> 2), m << (s &
+ * 3) <= 120: a signed byte with the code's sign, one of 4 operands by a = s >> 2 (the others
+ * 0), dot with q each; I = A0 + 16 (A1 + 16 (A2 + 16 A3)) (every partial sum a part of the
+ * exact dot, |I| <= 32 x 128 x 245760 = 2^30: no overflow); p = (float)I x 2^-9 =
+ * RN_f32(I 2^-9) (the power of two exact: |I| >= 1 or I = +0), NaN on a row whose block holds
+ * a 0x7F / 0xFF code (E4M3 has no Inf), then p * sw, p * sx, y + p. */
+QMX__NOFMA
+static void qmx__bp8_panel_neon(const qmx__bp *h, const uint8_t *pp, const int8_t *q,
+                                const float *sxb, float *y) {
+    QMX__PRAGMA_NOFMA
+    const uint8x16_t m7 = vdupq_n_u8(0x7Fu), x78 = vdupq_n_u8(0x78u), c8 = vdupq_n_u8(8u);
+    const uint8x16_t c7 = vdupq_n_u8(7u), c3 = vdupq_n_u8(3u), one = vdupq_n_u8(1u);
+    const uint8x16_t two = vdupq_n_u8(2u), zero = vdupq_n_u8(0u);
+    const float32x4_t qnan = vreinterpretq_f32_u32(vdupq_n_u32(0x7FC00000u));
+    float32x4_t yv[4];
+    size_t bk, g, v;
+    for (v = 0; v < 4u; v++) yv[v] = vdupq_n_f32(0.0f);
+    for (bk = 0; bk < h->nb; bk++) {
+        const uint8_t *blk = pp + bk * h->S;
+        const uint8_t *qb = (const uint8_t *)q + 32u * bk;
+        const float32x4_t sx = vdupq_n_f32(sxb[bk]);
+        int8x16_t b[8];
+        float sw[16];
+        for (g = 0; g < 8u; g++)
+            b[g] = vreinterpretq_s8_u32(vdupq_n_u32(qmx__k_ld32le(qb + 4u * g)));
+        for (v = 0; v < 16u; v++) sw[v] = qmx__bp_getscale(h, blk, v);
+        for (v = 0; v < 4u; v++) {   /* rows 4 v .. 4 v + 3 */
+            int32x4_t a0 = vdupq_n_s32(0), a1 = a0, a2 = a0, a3 = a0;
+            uint8x16_t nan = zero;
+            uint32x4_t nl;
+            float32x4_t p;
+            for (g = 0; g < 8u; g++) {
+                const uint8x16_t c = vld1q_u8(blk + 64u * g + 16u * v);
+                const uint8x16_t mag = vandq_u8(c, m7);
+                const uint8x16_t m = vorrq_u8(vandq_u8(mag, c7), vandq_u8(vtstq_u8(mag, x78), c8));
+                const uint8x16_t s = vqsubq_u8(vshrq_n_u8(mag, 3), one);
+                const uint8x16_t a = vshrq_n_u8(s, 2);
+                const int8x16_t neg = vshrq_n_s8(vreinterpretq_s8_u8(c), 7);
+                int8x16_t w = vreinterpretq_s8_u8(vshlq_u8(m, vreinterpretq_s8_u8(vandq_u8(s, c3))));
+                w = vsubq_s8(veorq_s8(w, neg), neg);
+                nan = vorrq_u8(nan, vceqq_u8(mag, m7));
+                a0 = qmx__bp_dot_neon(a0, vandq_s8(w, vreinterpretq_s8_u8(vceqq_u8(a, zero))), b[g]);
+                a1 = qmx__bp_dot_neon(a1, vandq_s8(w, vreinterpretq_s8_u8(vceqq_u8(a, one))), b[g]);
+                a2 = qmx__bp_dot_neon(a2, vandq_s8(w, vreinterpretq_s8_u8(vceqq_u8(a, two))), b[g]);
+                a3 = qmx__bp_dot_neon(a3, vandq_s8(w, vreinterpretq_s8_u8(vceqq_u8(a, c3))), b[g]);
+            }
+            a2 = vaddq_s32(a2, vshlq_n_s32(a3, 4));
+            a1 = vaddq_s32(a1, vshlq_n_s32(a2, 4));
+            a0 = vaddq_s32(a0, vshlq_n_s32(a1, 4));
+            p = vmulq_f32(vcvtq_f32_s32(a0), vdupq_n_f32(0.001953125f));
+            nl = vtstq_u32(vreinterpretq_u32_u8(nan), vreinterpretq_u32_u8(nan));
+            p = vbslq_f32(nl, qnan, p);
+            p = vmulq_f32(p, vld1q_f32(sw + 4u * v));
+            p = vmulq_f32(p, sx);
             yv[v] = vaddq_f32(yv[v], p);
         }
     }
@@ -14212,15 +14742,18 @@ static void qmx__bp_panel_avx2(const qmx__bp *h, const uint8_t *pp, size_t np, c
 }
 #endif
 
-QMX_API qmx_status qmx_matmul_blockw_packed_dyn_i8(size_t M, size_t N, size_t K, const float *X,
-                                                   size_t ldx, const void *blob,
-                                                   size_t blob_bytes,
-                                                   const qmx_blockw_dyn_opts *opts, float *Y,
-                                                   size_t ldy, void *workspace,
-                                                   size_t workspace_bytes) {
+/* qmx_matmul_blockw_packed_dyn_i8 on the rectangle of M rows x columns [n_off, n_off + N) of
+ * an n_blob-row blob (USING SEVERAL CORES: n_off a multiple of 16, Y / X at the rectangle);
+ * mode QMX__PAR_CHECK: arguments only, QMX__PAR_CHECK_DATA: and every row's scales. */
+static qmx_status qmx__bp_dyn(size_t M, size_t N, size_t K, const float *X, size_t ldx,
+                              const void *blob, size_t blob_bytes,
+                              const qmx_blockw_dyn_opts *opts, float *Y, size_t ldy,
+                              void *workspace, size_t workspace_bytes, size_t n_off,
+                              size_t n_blob, int mode) {
     qmx__bp h;
     qmx_qconfig cfg;
     size_t need, off, ext, ab, nab, mb, m, m0, j, p, kp, nb32 = K / 32u + (K % 32u != 0);
+    size_t p1 = (n_off + N + 15u) / 16u;   /* panels [n_off / 16, p1) */
     float *sxb;
     int32_t *qs;
     int8_t *q;
@@ -14233,9 +14766,21 @@ QMX_API qmx_status qmx_matmul_blockw_packed_dyn_i8(size_t M, size_t N, size_t K,
     if (!ext || ext > SIZE_MAX / sizeof(float)) return QMX_ERR_OVERFLOW;
     st = qmx__bp_parse(blob, blob_bytes, &h);
     if (st != QMX_OK) return st;
-    if (h.N != N || h.K != K) return QMX_ERR_SHAPE;
+    if (h.N != n_blob || h.K != K || n_off % 16u || n_off > n_blob || N > n_blob - n_off)
+        return QMX_ERR_SHAPE;
     st = qmx__bp_ab(K, opts, &ab, &nab);
     if (st != QMX_OK) return st;
+    if (mode == QMX__PAR_CHECK) return QMX_OK;
+    qmx__k_dyn_cfg(&cfg);
+    for (m = 0; mode == QMX__PAR_CHECK_DATA && m < M; m++) /* pass 1 below, kept nowhere */
+        for (j = 0; j < nab; j++) {
+            size_t k0 = j * ab, len = K - k0 < ab ? K - k0 : ab;
+            float s;
+            st = qmx_compute_qparams(&cfg, X + m * ldx + k0, len, &s, 1, NULL);
+            if (st != QMX_OK) return st;
+            if (!qmx__k_scale_ok(s)) return QMX_ERR_ARG;
+        }
+    if (mode != QMX__PAR_RUN) return QMX_OK;
     st = qmx_matmul_blockw_packed_dyn_i8_workspace_size(M, N, K, opts, &need);
     if (st != QMX_OK) return st;
     if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
@@ -14286,17 +14831,20 @@ QMX_API qmx_status qmx_matmul_blockw_packed_dyn_i8(size_t M, size_t N, size_t K,
                 }
             }
         }
-        for (p = 0; p < h.np; p += QMX__BP_PANELS) {   /* QMX__BP_PANELS panels at a time */
+        for (p = n_off / 16u; p < p1; p += QMX__BP_PANELS) {   /* QMX__BP_PANELS at a time */
             const uint8_t *pp = (const uint8_t *)blob + QMX_BLOCKW_PACK_HEADER + p * h.nb * h.S;
-            size_t npn = h.np - p < QMX__BP_PANELS ? h.np - p : QMX__BP_PANELS;
-            size_t cols = N - 16u * p < 16u * npn ? N - 16u * p : 16u * npn;
+            size_t npn = p1 - p < QMX__BP_PANELS ? p1 - p : QMX__BP_PANELS;
+            size_t pc = 16u * p - n_off;   /* the panel's first column in Y */
+            size_t cols = N - pc < 16u * npn ? N - pc : 16u * npn;
             i = 0;
-            if (h.elem == 8) {   /* ggml Q4_1: AVX-512 VNNI, else portable */
+            if (h.elem == 8) {   /* ggml Q4_1: AVX-512 VNNI, NEON, else portable */
                 for (; i < rows; i++) {
                     float y[16u * QMX__BP_PANELS];
-                    float *yo = Y + (m0 + i) * ldy + 16u * p;
+                    float *yo = Y + (m0 + i) * ldy + pc;
 #if defined(QMX__K_VNNI)
                     qmx__bp41_panel_vnni(&h, pp, npn, q + i * kp, qs + i * nb32, sxb + i * nb32, y);
+#elif defined(QMX__K_NEON) || defined(QMX__K_NEONDOT)
+                    qmx__bp41_panel_neon(&h, pp, q + i * kp, qs + i * nb32, sxb + i * nb32, y);
 #else
                     size_t t;
                     for (t = 0; t < npn; t++)
@@ -14308,14 +14856,18 @@ QMX_API qmx_status qmx_matmul_blockw_packed_dyn_i8(size_t M, size_t N, size_t K,
                 }
                 continue;
             }
-            if (h.elem >= 6) {   /* MXFP8: AVX-512 VNNI + VBMI for E4M3, else portable */
+            if (h.elem >= 6) {   /* MXFP8: AVX-512 VNNI + VBMI or NEON for E4M3, else portable */
                 for (; i < rows; i++) {
                     float y[16u * QMX__BP_PANELS];
-                    float *yo = Y + (m0 + i) * ldy + 16u * p;
+                    float *yo = Y + (m0 + i) * ldy + pc;
                     size_t t;
 #if defined(QMX__BP8_VNNI)
                     if (h.elem == 6)
                         qmx__bp8_panel_vnni(&h, pp, npn, q + i * kp, sxb + i * nb32, y);
+                    else
+#elif defined(QMX__K_NEON) || defined(QMX__K_NEONDOT)
+                    if (h.elem == 6)
+                        qmx__bp8_panel_neon(&h, pp, q + i * kp, sxb + i * nb32, y);
                     else
 #endif
                     for (t = 0; t < npn; t++)
@@ -14332,7 +14884,7 @@ QMX_API qmx_status qmx_matmul_blockw_packed_dyn_i8(size_t M, size_t N, size_t K,
                     size_t t, r;
                     for (t = 0; t < npn; t++) {
                         float y[64];
-                        size_t c0 = 16u * (p + t), ct = N - c0 < 16u ? N - c0 : 16u;
+                        size_t c0 = 16u * (p + t) - n_off, ct = N - c0 < 16u ? N - c0 : 16u;
                         qmx__bp16_tile4_vnni(&h, pp + t * h.nb * h.S, q + i * kp, kp,
                                              (const int16_t *)(const void *)(qs + i * nb32),
                                              2u * nb32, sxb + i * nb32, nb32, y);
@@ -14346,10 +14898,13 @@ QMX_API qmx_status qmx_matmul_blockw_packed_dyn_i8(size_t M, size_t N, size_t K,
 #endif
                 for (; i < rows; i++) {
                     float y[16u * QMX__BP_PANELS];
-                    float *yo = Y + (m0 + i) * ldy + 16u * p;
+                    float *yo = Y + (m0 + i) * ldy + pc;
                     const int16_t *qs16 = (const int16_t *)(const void *)(qs + i * nb32);
 #if defined(QMX__K_VNNI)
                     qmx__bp16_panel_vnni(&h, pp, npn, q + i * kp, qs16, sxb + i * nb32, y);
+#elif defined(QMX__K_NEON) || defined(QMX__K_NEONDOT)
+                    (void)qs16;
+                    qmx__bp16_panel_neon(&h, pp, q + i * kp, sxb + i * nb32, y);
 #else
                     size_t t;
                     for (t = 0; t < npn; t++)
@@ -14367,7 +14922,7 @@ QMX_API qmx_status qmx_matmul_blockw_packed_dyn_i8(size_t M, size_t N, size_t K,
                 size_t t, r;
                 for (t = 0; t < npn; t++) {
                     float y[64];
-                    size_t c0 = 16u * (p + t), ct = N - c0 < 16u ? N - c0 : 16u;
+                    size_t c0 = 16u * (p + t) - n_off, ct = N - c0 < 16u ? N - c0 : 16u;
                     qmx__bp_tile4_vnni(&h, pp + t * h.nb * h.S, q + i * kp, kp, qs + i * nb32,
                                        sxb + i * nb32, h.nb, y);
                     for (r = 0; r < 4u; r++)
@@ -14380,7 +14935,7 @@ QMX_API qmx_status qmx_matmul_blockw_packed_dyn_i8(size_t M, size_t N, size_t K,
 #endif
             for (; i < rows; i++) {
                 float y[16u * QMX__BP_PANELS];
-                float *yo = Y + (m0 + i) * ldy + 16u * p;
+                float *yo = Y + (m0 + i) * ldy + pc;
 #if defined(QMX__K_VNNI)
                 qmx__bp_panel_vnni(&h, pp, npn, q + i * kp, qs + i * h.nb, sxb + i * h.nb, y);
 #elif defined(QMX__K_AVX2)
@@ -14396,6 +14951,16 @@ QMX_API qmx_status qmx_matmul_blockw_packed_dyn_i8(size_t M, size_t N, size_t K,
         }
     }
     return QMX_OK;
+}
+
+QMX_API qmx_status qmx_matmul_blockw_packed_dyn_i8(size_t M, size_t N, size_t K, const float *X,
+                                                   size_t ldx, const void *blob,
+                                                   size_t blob_bytes,
+                                                   const qmx_blockw_dyn_opts *opts, float *Y,
+                                                   size_t ldy, void *workspace,
+                                                   size_t workspace_bytes) {
+    return qmx__bp_dyn(M, N, K, X, ldx, blob, blob_bytes, opts, Y, ldy, workspace,
+                       workspace_bytes, 0, N, QMX__PAR_RUN);
 }
 
 /* ---- float32 activations on the blob (qmx__bpf_) ---- */
@@ -14563,12 +15128,14 @@ QMX_API qmx_status qmx_matmul_blockw_packed_f32_workspace_size(size_t M, size_t 
     return QMX_OK;
 }
 
-QMX_API qmx_status qmx_matmul_blockw_packed_f32(size_t M, size_t N, size_t K, const float *X,
-                                                size_t ldx, const void *blob, size_t blob_bytes,
-                                                float *Y, size_t ldy, void *workspace,
-                                                size_t workspace_bytes) {
+/* qmx_matmul_blockw_packed_f32 on the rectangle of M rows x columns [n_off, n_off + N) of an
+ * n_blob-row blob (as qmx__bp_dyn); mode QMX__PAR_CHECK / _CHECK_DATA: arguments only. */
+static qmx_status qmx__bp_f32(size_t M, size_t N, size_t K, const float *X, size_t ldx,
+                              const void *blob, size_t blob_bytes, float *Y, size_t ldy,
+                              void *workspace, size_t workspace_bytes, size_t n_off,
+                              size_t n_blob, int mode) {
     qmx__bp h;
-    size_t need, ext, p, m0, bk, r, j;
+    size_t need, ext, p, m0, bk, r, j, p1 = (n_off + N + 15u) / 16u;
     float *T, *acc;
     qmx_status st;
     if (!X || !blob || !Y || !workspace) return QMX_ERR_NULL;
@@ -14579,16 +15146,18 @@ QMX_API qmx_status qmx_matmul_blockw_packed_f32(size_t M, size_t N, size_t K, co
     if (!ext || ext > SIZE_MAX / sizeof(float)) return QMX_ERR_OVERFLOW;
     st = qmx__bp_parse(blob, blob_bytes, &h);
     if (st != QMX_OK) return st;
-    if (h.N != N || h.K != K) return QMX_ERR_SHAPE;
+    if (h.N != n_blob || h.K != K || n_off % 16u || n_off > n_blob || N > n_blob - n_off)
+        return QMX_ERR_SHAPE;
+    if (mode != QMX__PAR_RUN) return QMX_OK;
     st = qmx_matmul_blockw_packed_f32_workspace_size(M, N, K, &need);
     if (st != QMX_OK) return st;
     if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
     T = (float *)(void *)((unsigned char *)workspace +
                           ((64u - ((uintptr_t)workspace & 63u)) & 63u));
     acc = T + 32u * 16u;
-    for (p = 0; p < h.np; p++) {
+    for (p = n_off / 16u; p < p1; p++) {
         const uint8_t *pp = (const uint8_t *)blob + QMX_BLOCKW_PACK_HEADER + p * h.nb * h.S;
-        size_t c0 = 16u * p, ct = N - c0 < 16u ? N - c0 : 16u;
+        size_t c0 = 16u * p - n_off, ct = N - c0 < 16u ? N - c0 : 16u;
         for (m0 = 0; m0 < M; m0 += QMX__BPF_MB) {
             size_t rows = M - m0 < QMX__BPF_MB ? M - m0 : QMX__BPF_MB;
             for (j = 0; j < 16u * rows; j++) acc[j] = 0.0f;
@@ -14605,6 +15174,64 @@ QMX_API qmx_status qmx_matmul_blockw_packed_f32(size_t M, size_t N, size_t K, co
         }
     }
     return QMX_OK;
+}
+QMX_API qmx_status qmx_matmul_blockw_packed_f32(size_t M, size_t N, size_t K, const float *X,
+                                                size_t ldx, const void *blob, size_t blob_bytes,
+                                                float *Y, size_t ldy, void *workspace,
+                                                size_t workspace_bytes) {
+    return qmx__bp_f32(M, N, K, X, ldx, blob, blob_bytes, Y, ldy, workspace, workspace_bytes, 0,
+                       N, QMX__PAR_RUN);
+}
+/* USING SEVERAL CORES: range calls and executor calls (qmx__par_, KERNELS implementation) */
+static qmx_status qmx__bp_par_ws(size_t M, size_t N, size_t K, const qmx_blockw_dyn_opts *opts,
+                                 int f32, size_t *bytes) {
+    return f32 ? qmx_matmul_blockw_packed_f32_workspace_size(M, N, K, bytes)
+               : qmx_matmul_blockw_packed_dyn_i8_workspace_size(M, N, K, opts, bytes);
+}
+QMX_API qmx_status qmx_matmul_blockw_packed_dyn_i8_run(size_t M, size_t N, size_t K,
+                                                       const float *X, size_t ldx,
+                                                       const void *blob, size_t blob_bytes,
+                                                       const qmx_blockw_dyn_opts *opts,
+                                                       float *Y, size_t ldy, size_t task_begin,
+                                                       size_t task_end, void *workspace,
+                                                       size_t workspace_bytes) {
+    qmx__par_mm c = qmx__par_mk(QMX__PAR_BPD, M, N, K, X, ldx, blob, blob_bytes, Y, ldy);
+    c.bwo = opts;
+    return qmx__par_run(&c, task_begin, task_end, workspace, workspace_bytes);
+}
+QMX_API qmx_status qmx_matmul_blockw_packed_dyn_i8_exec(size_t M, size_t N, size_t K,
+                                                        const float *X, size_t ldx,
+                                                        const void *blob, size_t blob_bytes,
+                                                        const qmx_blockw_dyn_opts *opts,
+                                                        float *Y, size_t ldy,
+                                                        const qmx_executor *executor,
+                                                        void *workspace,
+                                                        size_t workspace_bytes) {
+    qmx__par_mm c = qmx__par_mk(QMX__PAR_BPD, M, N, K, X, ldx, blob, blob_bytes, Y, ldy);
+    c.bwo = opts;
+    if (!executor)
+        return qmx__par_call(&c, 0, M, 0, N, QMX__PAR_RUN, workspace, workspace_bytes);
+    return qmx__par_exec(&c, executor, workspace, workspace_bytes);
+}
+QMX_API qmx_status qmx_matmul_blockw_packed_f32_run(size_t M, size_t N, size_t K,
+                                                    const float *X, size_t ldx,
+                                                    const void *blob, size_t blob_bytes,
+                                                    float *Y, size_t ldy, size_t task_begin,
+                                                    size_t task_end, void *workspace,
+                                                    size_t workspace_bytes) {
+    qmx__par_mm c = qmx__par_mk(QMX__PAR_BPF, M, N, K, X, ldx, blob, blob_bytes, Y, ldy);
+    return qmx__par_run(&c, task_begin, task_end, workspace, workspace_bytes);
+}
+QMX_API qmx_status qmx_matmul_blockw_packed_f32_exec(size_t M, size_t N, size_t K,
+                                                     const float *X, size_t ldx,
+                                                     const void *blob, size_t blob_bytes,
+                                                     float *Y, size_t ldy,
+                                                     const qmx_executor *executor,
+                                                     void *workspace, size_t workspace_bytes) {
+    qmx__par_mm c = qmx__par_mk(QMX__PAR_BPF, M, N, K, X, ldx, blob, blob_bytes, Y, ldy);
+    if (!executor)
+        return qmx__par_call(&c, 0, M, 0, N, QMX__PAR_RUN, workspace, workspace_bytes);
+    return qmx__par_exec(&c, executor, workspace, workspace_bytes);
 }
 #if defined(QMX__K_VNNI) && defined(__GNUC__) && !defined(__clang__)
 #  pragma GCC diagnostic pop
@@ -15981,11 +16608,15 @@ static void qmx__s16_widen(const int8_t *W, size_t ldw, const uint8_t *panels, s
     }
 }
 
+/* out holds columns [n_off, n_off + N) of an n_blob-column output (USING SEVERAL CORES: W, the
+ * blob and rq cover all n_blob; n_off a multiple of 16); the serial call: 0, N. Mode
+ * QMX__PAR_CHECK / _CHECK_DATA: the arguments only. */
 static qmx_status qmx__s16_fc(size_t M, size_t N, size_t K, const int16_t *A, size_t lda,
                               const int8_t *W, size_t ldw, const void *packed,
                               size_t packed_bytes, int32_t w_zp,
                               const qmx_requant64_config *rq, int16_t *out, size_t ldo,
-                              void *workspace, size_t workspace_bytes) {
+                              void *workspace, size_t workspace_bytes, size_t n_off,
+                              size_t n_blob, int mode) {
     size_t need, m, m0, n0, k0, j, kp = 0;
     int32_t amin, amax;
     int16_t *wt;
@@ -15996,19 +16627,21 @@ static qmx_status qmx__s16_fc(size_t M, size_t N, size_t K, const int16_t *A, si
     if (w_zp < -128 || w_zp > 127) return QMX_ERR_ARG;
     if (M == 0 || N == 0 || K == 0) return QMX_ERR_SIZE;
     if (K > QMX_FC_I16_MAX_K) return QMX_ERR_OVERFLOW;
+    if (n_off % QMX__S16_STRIP || n_off > n_blob || N > n_blob - n_off)
+        return QMX_ERR_SHAPE;   /* not reached */
     if (packed) {
-        st = qmx__k_pk_check(packed, packed_bytes, N, K);
+        st = qmx__k_pk_check(packed, packed_bytes, n_blob, K);
         if (st != QMX_OK) return st;
         kp = qmx__k_r4(K);
-        panels = (const uint8_t *)packed + QMX_MATMUL_I8_PACK_HEADER + 4u * qmx__k_r16(N);
+        panels = (const uint8_t *)packed + QMX_MATMUL_I8_PACK_HEADER + 4u * qmx__k_r16(n_blob);
     }
     if (lda < K || (!packed && ldw < K) || ldo < N) return QMX_ERR_SHAPE;
     if (!qmx__k_extent(M, K, lda) || qmx__k_extent(M, K, lda) > SIZE_MAX / 2 ||
-        (!packed && !qmx__k_extent(N, K, ldw)) || !qmx__k_extent(M, N, ldo) ||
+        (!packed && !qmx__k_extent(n_blob, K, ldw)) || !qmx__k_extent(M, N, ldo) ||
         qmx__k_extent(M, N, ldo) > SIZE_MAX / 2)
         return QMX_ERR_OVERFLOW;
-    st = qmx__s16_rq_check(rq, N, &amin, &amax);
-    if (st != QMX_OK) return st;
+    st = qmx__s16_rq_check(rq, n_blob, &amin, &amax);
+    if (st != QMX_OK || mode != QMX__PAR_RUN) return st;
     st = qmx_fully_connected_i16_workspace_size(M, N, K, &need);
     if (st != QMX_OK) return st;
     if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
@@ -16020,20 +16653,25 @@ static qmx_status qmx__s16_fc(size_t M, size_t N, size_t K, const int16_t *A, si
     /* panel of <= 64 rows > strip of 16 columns > K block of 512 (widened once per panel) */
     for (m0 = 0; m0 < M; m0 += QMX__S16_MB) {
         size_t mb = M - m0 < QMX__S16_MB ? M - m0 : QMX__S16_MB;
-        for (n0 = 0; n0 < N; n0 += QMX__S16_STRIP) {
-            size_t nb = N - n0 < QMX__S16_STRIP ? N - n0 : QMX__S16_STRIP;
+        for (n0 = n_off; n0 < n_off + N; n0 += QMX__S16_STRIP) {   /* n0: a column of W */
+            size_t nb = n_off + N - n0 < QMX__S16_STRIP ? n_off + N - n0 : QMX__S16_STRIP;
             for (k0 = 0; k0 < K; k0 += QMX__S16_KB) {
                 size_t kl = K - k0 < QMX__S16_KB ? K - k0 : QMX__S16_KB;
-                qmx__s16_widen(W, ldw, panels, kp, n0, nb, k0, kl, w_zp, wt);
+                /* W from row n_off, strips numbered from the call's first (the Cortex-M
+                 * paths lay out the activation rows at strip 0 and reuse them) */
+                qmx__s16_widen(W ? W + n_off * ldw : W, ldw,
+                               panels ? panels + n_off * kp : panels, kp, n0 - n_off, nb, k0, kl,
+                               w_zp, wt);
                 qmx__s16_tile(mb, nb, kl, A + m0 * lda + k0, lda, 1, wt, 1, acc, k0 == 0);
             }
 #if defined(QMX__S16_STAGE_SIMD)
-            qmx__s16_stage_simd(acc, mb, nb, n0, rq, amin, amax, out + m0 * ldo + n0, ldo);
+            qmx__s16_stage_simd(acc, mb, nb, n0, rq, amin, amax, out + m0 * ldo + (n0 - n_off),
+                                ldo);
             (void)m; (void)j;
 #else
             for (m = 0; m < mb; m++)
                 for (j = 0; j < nb; j++)
-                    out[(m0 + m) * ldo + n0 + j] =
+                    out[(m0 + m) * ldo + (n0 - n_off) + j] =
                         qmx__s16_stage(acc[m * QMX__S16_STRIP + j], n0 + j, rq, amin, amax);
 #endif
         }
@@ -16048,7 +16686,7 @@ QMX_API qmx_status qmx_fully_connected_i16(size_t M, size_t N, size_t K, const i
                                            size_t workspace_bytes) {
     if (!W) return QMX_ERR_NULL;
     return qmx__s16_fc(M, N, K, A, lda, W, ldw, NULL, 0, w_zp, rq, out, ldo, workspace,
-                       workspace_bytes);
+                       workspace_bytes, 0, N, QMX__PAR_RUN);
 }
 
 QMX_API qmx_status qmx_fully_connected_i16_packed(size_t M, size_t N, size_t K,
@@ -16059,7 +16697,60 @@ QMX_API qmx_status qmx_fully_connected_i16_packed(size_t M, size_t N, size_t K,
                                                   size_t workspace_bytes) {
     if (!packed) return QMX_ERR_NULL;
     return qmx__s16_fc(M, N, K, A, lda, NULL, 0, packed, packed_bytes, w_zp, rq, out, ldo,
-                       workspace, workspace_bytes);
+                       workspace, workspace_bytes, 0, N, QMX__PAR_RUN);
+}
+/* USING SEVERAL CORES: range calls and executor calls (qmx__par_, KERNELS implementation) */
+static qmx__par_mm qmx__s16_par(int packed, size_t M, size_t N, size_t K, const int16_t *A,
+                                size_t lda, const void *W, size_t ldw, int32_t w_zp,
+                                const qmx_requant64_config *rq, int16_t *out, size_t ldo) {
+    qmx__par_mm c = qmx__par_mk(packed ? QMX__PAR_S16P : QMX__PAR_S16, M, N, K, A, lda, W, ldw,
+                                out, ldo);
+    c.a_zp = w_zp; c.rq64 = rq;
+    return c;
+}
+QMX_API qmx_status qmx_fully_connected_i16_run(size_t M, size_t N, size_t K, const int16_t *A,
+                                               size_t lda, const int8_t *W, size_t ldw,
+                                               int32_t w_zp, const qmx_requant64_config *rq,
+                                               int16_t *out, size_t ldo, size_t task_begin,
+                                               size_t task_end, void *workspace,
+                                               size_t workspace_bytes) {
+    qmx__par_mm c = qmx__s16_par(0, M, N, K, A, lda, W, ldw, w_zp, rq, out, ldo);
+    return qmx__par_run(&c, task_begin, task_end, workspace, workspace_bytes);
+}
+QMX_API qmx_status qmx_fully_connected_i16_exec(size_t M, size_t N, size_t K, const int16_t *A,
+                                                size_t lda, const int8_t *W, size_t ldw,
+                                                int32_t w_zp, const qmx_requant64_config *rq,
+                                                int16_t *out, size_t ldo,
+                                                const qmx_executor *executor, void *workspace,
+                                                size_t workspace_bytes) {
+    qmx__par_mm c = qmx__s16_par(0, M, N, K, A, lda, W, ldw, w_zp, rq, out, ldo);
+    if (!executor)
+        return qmx__par_call(&c, 0, M, 0, N, QMX__PAR_RUN, workspace, workspace_bytes);
+    return qmx__par_exec(&c, executor, workspace, workspace_bytes);
+}
+QMX_API qmx_status qmx_fully_connected_i16_packed_run(size_t M, size_t N, size_t K,
+                                                      const int16_t *A, size_t lda,
+                                                      const void *packed, size_t packed_bytes,
+                                                      int32_t w_zp,
+                                                      const qmx_requant64_config *rq,
+                                                      int16_t *out, size_t ldo,
+                                                      size_t task_begin, size_t task_end,
+                                                      void *workspace, size_t workspace_bytes) {
+    qmx__par_mm c = qmx__s16_par(1, M, N, K, A, lda, packed, packed_bytes, w_zp, rq, out, ldo);
+    return qmx__par_run(&c, task_begin, task_end, workspace, workspace_bytes);
+}
+QMX_API qmx_status qmx_fully_connected_i16_packed_exec(size_t M, size_t N, size_t K,
+                                                       const int16_t *A, size_t lda,
+                                                       const void *packed, size_t packed_bytes,
+                                                       int32_t w_zp,
+                                                       const qmx_requant64_config *rq,
+                                                       int16_t *out, size_t ldo,
+                                                       const qmx_executor *executor,
+                                                       void *workspace, size_t workspace_bytes) {
+    qmx__par_mm c = qmx__s16_par(1, M, N, K, A, lda, packed, packed_bytes, w_zp, rq, out, ldo);
+    if (!executor)
+        return qmx__par_call(&c, 0, M, 0, N, QMX__PAR_RUN, workspace, workspace_bytes);
+    return qmx__par_exec(&c, executor, workspace, workspace_bytes);
 }
 
 /* Extent in elements of one operand over all batches: (batch-1)*bs + (rows-1)*ld + cols;

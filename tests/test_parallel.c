@@ -4,13 +4,22 @@
  * qmx_matmul_i8_packed, qmx_fully_connected_i8 (+ _packed; int8 and int16 out, weight zero
  * point), qmx_matmul_i8_f32 (+ _packed), qmx_matmul_f32_dyn_i8, qmx_matmul_i4 (int8 / int4
  * A, int4 / uint4 W with block zero points), qmx_matmul_i4_f32, qmx_fully_connected_i4,
- * qmx_matmul_fp8_f32, qmx_einsum (opts.executor: a task per batch index; int8 -> int32,
+ * qmx_matmul_fp8_f32, qmx_matmul_blockw_packed_dyn_i8 / _f32 (_run and _exec; every blob kind:
+ * ggml Q8_0, Q4_0, Q4_1, MXFP4, NVFP4 with a tensor scale, MXFP8 E4M3 / E5M2 with a ragged
+ * last block; act_block 0 / 32 / 64; a bad magic, a short blob, another N, act_block 48),
+ * qmx_matmul_blockw_dyn_i8 / _f32 (_run and _exec; qconfig uint4 + zero points per block, MXFP4,
+ * MXFP6 E2M3, NVFP4, MXFP8 E4M3 weights; n_scales one short), qmx_fully_connected_i16 (+ _packed;
+ * _run and _exec; per tensor and per channel with bias, w_zp, clamps),
+ * qmx_einsum (opts.executor: a task per batch index; int8 -> int32,
  * int8 -> float with channel scales and a zero point on [N,K] and [K,N] weights, float with a
  * direct and a scattered output, a 1-batch spec), in qmx.h qmx_quantize_run /
  * qmx_dequantize_run (per tensor; per channel and per block with inner 1 and > 1, ragged
  * blocks and rows that straddle chunks; int8, uint8 with zero points, int4, int2, int16,
- * fp8 E4M3, nf4, ONNX fp8 E5M2 with a NaN) and their _exec calls, the fp8 array range and
- * _exec calls, and in qmx_calib.h qmx_absmax_f32_run / _exec and qmx_fp8_delayed_update_exec
+ * fp8 E4M3, nf4, ONNX fp8 E5M2 with a NaN) and their _exec calls, the fp8, fp4 and fp6
+ * array range and _exec calls (odd counts, NaN / Inf, both fp4 / fp6 rounding modes), the
+ * MX / NVFP4 array range and _exec calls (every format, FLOOR / CEIL / EVEN / RCEIL / Qwix /
+ * microxcaling / ggml rules, NVFP4 two-level, views with inner > 1 and ragged blocks, an odd
+ * fp4 block x inner as one task; task 0 alone writes exactly its documented elements), and in qmx_calib.h qmx_absmax_f32_run / _exec and qmx_fp8_delayed_update_exec
  * (NaN and -Inf; more than 64 tasks) and qmx_observer_update_exec (every method; per channel
  * with fewer and more groups than 64, per block; a refused overflowing batch) and
  * qmx_histogram_update_exec (64 and 2048 bins, growing ranges that merge bins, 1-task batch),
@@ -164,12 +173,16 @@ static void par_for(void *pool, int n, void (*fn)(void *, int, int), void *arg) 
 }
 
 /* ---- the entry points under test, one call shape ---- */
-enum { K_MM, K_MMP, K_FC, K_FCP, K_F32, K_F32P, K_DYN, K_I4, K_I4F, K_FC4, K_FP8, K_COUNT };
-static const char *const kind_name[K_COUNT] = {
+/* K_BPD, K_BPF: the block-weight blob kernels (blockw_cases, not run_shape's loop) */
+enum { K_MM, K_MMP, K_FC, K_FCP, K_F32, K_F32P, K_DYN, K_I4, K_I4F, K_FC4, K_FP8, K_COUNT,
+       K_BPD = K_COUNT, K_BPF, K_BWD, K_BWF, K_S16, K_S16P, K_ALL };
+static const char *const kind_name[K_ALL] = {
     "qmx_matmul_i8", "qmx_matmul_i8_packed", "qmx_fully_connected_i8",
     "qmx_fully_connected_i8_packed", "qmx_matmul_i8_f32", "qmx_matmul_i8_f32_packed",
     "qmx_matmul_f32_dyn_i8", "qmx_matmul_i4", "qmx_matmul_i4_f32", "qmx_fully_connected_i4",
-    "qmx_matmul_fp8_f32"};
+    "qmx_matmul_fp8_f32", "qmx_matmul_blockw_packed_dyn_i8", "qmx_matmul_blockw_packed_f32",
+    "qmx_matmul_blockw_dyn_i8", "qmx_matmul_blockw_f32", "qmx_fully_connected_i16",
+    "qmx_fully_connected_i16_packed"};
 
 typedef struct par_case {
     int kind;
@@ -186,9 +199,14 @@ typedef struct par_case {
     size_t w_scales_len;
     qmx_matmul_i4_params p4;
     qmx_matmul_fp8_params p8;
+    const qmx_blockw_dyn_opts *bwo;   /* K_BPD, K_BWD */
+    const qmx_blockw *bw;             /* K_BWD, K_BWF */
+    const int16_t *A16;               /* K_S16, K_S16P (w_zp in a_zp) */
+    qmx_requant64_config rq64;
 } par_case;
 
 static size_t out_esize(const par_case *c) {
+    if (c->kind == K_S16 || c->kind == K_S16P) return 2;
     if (c->kind == K_FC || c->kind == K_FCP || c->kind == K_FC4)
         return c->rq.out_dtype == QMX_INT16 ? 2 : 1;
     return 4;
@@ -204,6 +222,11 @@ static qmx_status ws_size(const par_case *c, size_t M, size_t N, size_t *b) {
     case K_I4: case K_I4F: return qmx_matmul_i4_workspace_size(M, N, c->K, &c->p4, b);
     case K_FC4: return qmx_matmul_i4_workspace_size(M, N, c->K, NULL, b);
     case K_FP8: return qmx_matmul_fp8_f32_workspace_size(M, N, c->K, b);
+    case K_BPD: return qmx_matmul_blockw_packed_dyn_i8_workspace_size(M, N, c->K, c->bwo, b);
+    case K_BPF: return qmx_matmul_blockw_packed_f32_workspace_size(M, N, c->K, b);
+    case K_BWD: return qmx_matmul_blockw_dyn_i8_workspace_size(M, N, c->K, c->bwo, b);
+    case K_BWF: return qmx_matmul_blockw_f32_workspace_size(M, N, c->K, b);
+    case K_S16: case K_S16P: return qmx_fully_connected_i16_workspace_size(M, N, c->K, b);
     default: return qmx_matmul_f32_dyn_i8_workspace_size(M, N, c->K, b);
     }
 }
@@ -292,6 +315,70 @@ static qmx_status par_do(const par_case *c, int how, const qmx_executor *ex, siz
         return qmx_matmul_fp8_f32(c->M, c->N, c->K, (const uint8_t *)c->A, c->lda,
                                   (const uint8_t *)c->B, c->ldb, (float *)out, c->ldc, &c->p8,
                                   ws, bytes);
+    case K_BPD:
+        if (how == 2)
+            return qmx_matmul_blockw_packed_dyn_i8_run(c->M, c->N, c->K, c->X, c->lda, c->blob,
+                                                       c->blob_bytes, c->bwo, (float *)out,
+                                                       c->ldc, tb, te, ws, bytes);
+        if (how == 1)
+            return qmx_matmul_blockw_packed_dyn_i8_exec(c->M, c->N, c->K, c->X, c->lda, c->blob,
+                                                        c->blob_bytes, c->bwo, (float *)out,
+                                                        c->ldc, ex, ws, bytes);
+        return qmx_matmul_blockw_packed_dyn_i8(c->M, c->N, c->K, c->X, c->lda, c->blob,
+                                               c->blob_bytes, c->bwo, (float *)out, c->ldc, ws,
+                                               bytes);
+    case K_BPF:
+        if (how == 2)
+            return qmx_matmul_blockw_packed_f32_run(c->M, c->N, c->K, c->X, c->lda, c->blob,
+                                                    c->blob_bytes, (float *)out, c->ldc, tb, te,
+                                                    ws, bytes);
+        if (how == 1)
+            return qmx_matmul_blockw_packed_f32_exec(c->M, c->N, c->K, c->X, c->lda, c->blob,
+                                                     c->blob_bytes, (float *)out, c->ldc, ex, ws,
+                                                     bytes);
+        return qmx_matmul_blockw_packed_f32(c->M, c->N, c->K, c->X, c->lda, c->blob,
+                                            c->blob_bytes, (float *)out, c->ldc, ws, bytes);
+    case K_BWD:
+        if (how == 2)
+            return qmx_matmul_blockw_dyn_i8_run(c->M, c->N, c->K, c->X, c->lda, c->bw, c->bwo,
+                                                (float *)out, c->ldc, tb, te, ws, bytes);
+        if (how == 1)
+            return qmx_matmul_blockw_dyn_i8_exec(c->M, c->N, c->K, c->X, c->lda, c->bw, c->bwo,
+                                                 (float *)out, c->ldc, ex, ws, bytes);
+        return qmx_matmul_blockw_dyn_i8(c->M, c->N, c->K, c->X, c->lda, c->bw, c->bwo,
+                                        (float *)out, c->ldc, ws, bytes);
+    case K_BWF:
+        if (how == 2)
+            return qmx_matmul_blockw_f32_run(c->M, c->N, c->K, c->X, c->lda, c->bw, (float *)out,
+                                             c->ldc, tb, te, ws, bytes);
+        if (how == 1)
+            return qmx_matmul_blockw_f32_exec(c->M, c->N, c->K, c->X, c->lda, c->bw,
+                                              (float *)out, c->ldc, ex, ws, bytes);
+        return qmx_matmul_blockw_f32(c->M, c->N, c->K, c->X, c->lda, c->bw, (float *)out, c->ldc,
+                                     ws, bytes);
+    case K_S16:
+        if (how == 2)
+            return qmx_fully_connected_i16_run(c->M, c->N, c->K, c->A16, c->lda, c->B, c->ldb,
+                                               c->a_zp, &c->rq64, (int16_t *)out, c->ldc, tb,
+                                               te, ws, bytes);
+        if (how == 1)
+            return qmx_fully_connected_i16_exec(c->M, c->N, c->K, c->A16, c->lda, c->B, c->ldb,
+                                                c->a_zp, &c->rq64, (int16_t *)out, c->ldc, ex,
+                                                ws, bytes);
+        return qmx_fully_connected_i16(c->M, c->N, c->K, c->A16, c->lda, c->B, c->ldb, c->a_zp,
+                                       &c->rq64, (int16_t *)out, c->ldc, ws, bytes);
+    case K_S16P:
+        if (how == 2)
+            return qmx_fully_connected_i16_packed_run(c->M, c->N, c->K, c->A16, c->lda, c->blob,
+                                                      c->blob_bytes, c->a_zp, &c->rq64,
+                                                      (int16_t *)out, c->ldc, tb, te, ws, bytes);
+        if (how == 1)
+            return qmx_fully_connected_i16_packed_exec(c->M, c->N, c->K, c->A16, c->lda, c->blob,
+                                                       c->blob_bytes, c->a_zp, &c->rq64,
+                                                       (int16_t *)out, c->ldc, ex, ws, bytes);
+        return qmx_fully_connected_i16_packed(c->M, c->N, c->K, c->A16, c->lda, c->blob,
+                                              c->blob_bytes, c->a_zp, &c->rq64, (int16_t *)out,
+                                              c->ldc, ws, bytes);
     default:
         if (how == 2)
             return qmx_matmul_f32_dyn_i8_run(c->M, c->N, c->K, c->X, c->lda, c->blob,
@@ -598,6 +685,370 @@ static void run_shape(size_t M, size_t N, size_t K, const char *shape) {
         gA8[(M - 1) * lda + K - 1] = keep;
     }
     free(blob);
+}
+
+/* ---- the block-weight blobs (PREPACKED BLOCK WEIGHTS): every blob kind, both kernels ---- */
+enum { BW_Q8_0, BW_Q4_0, BW_Q4_1, BW_MXFP4, BW_NVFP4, BW_E4M3, BW_E5M2, BW_KINDS };
+static const char *const bw_name[BW_KINDS] = {"Q8_0", "Q4_0", "Q4_1", "MXFP4 (ggml)",
+                                              "NVFP4 (tensor scale)", "MXFP8 E4M3", "MXFP8 E5M2"};
+
+/* A blob of kind k for [N][K] from random codes and scales (ggml kinds: K a multiple of 32;
+ * NVFP4 and MXFP8 through qmx_blockw_pack, any K), malloc'ed; NULL on failure. */
+static uint8_t *bw_blob(int k, size_t N, size_t K, size_t *bytes) {
+    static const int gt[4] = {QMX_BLOCKW_GGML_Q8_0, QMX_BLOCKW_GGML_Q4_0, QMX_BLOCKW_GGML_Q4_1,
+                              QMX_BLOCKW_GGML_MXFP4};
+    static const size_t gb[4] = {34, 18, 20, 17};
+    uint8_t *blob = NULL, *in, *codes = NULL;
+    size_t i, j, eb = 0, ns = 0;
+    *bytes = 0;
+    if (k < BW_NVFP4) {   /* rows of ggml blocks */
+        size_t nb = N * (K / 32);
+        in = (uint8_t *)malloc(nb * gb[k]);
+        if (!in) return NULL;
+        for (i = 0; i < nb; i++) {
+            uint8_t *b = in + i * gb[k];
+            uint16_t d = qmx_f32_to_f16(0.001f + (float)(qmx_test_rand() % 1000u) * 1e-5f);
+            for (j = 0; j < gb[k]; j++) b[j] = (uint8_t)qmx_test_rand();
+            if (k == BW_MXFP4) { b[0] = (uint8_t)(118 + qmx_test_rand() % 12u); continue; }
+            b[0] = (uint8_t)d; b[1] = (uint8_t)(d >> 8);
+            if (k == BW_Q4_1) {
+                uint16_t m = qmx_f32_to_f16((float)((int)(qmx_test_rand() % 201u) - 100) * 1e-4f);
+                b[2] = (uint8_t)m; b[3] = (uint8_t)(m >> 8);
+            }
+        }
+        if (qmx_blockw_pack_ggml_size(gt[k], N, K, bytes) == QMX_OK &&
+            (blob = (uint8_t *)malloc(*bytes)) != NULL &&
+            qmx_blockw_pack_ggml(gt[k], in, nb * gb[k], N, K, blob, *bytes) != QMX_OK) {
+            free(blob);
+            blob = NULL;
+        }
+        free(in);
+        return blob;
+    }
+    {
+        qmx_mx_config cfg;
+        qmx_blockw w;
+        memset(&cfg, 0, sizeof cfg);
+        memset(&w, 0, sizeof w);
+        cfg.format = k == BW_NVFP4 ? QMX_NVFP4 : k == BW_E4M3 ? QMX_MXFP8_E4M3 : QMX_MXFP8_E5M2;
+        cfg.rule = QMX_MX_FLOOR;
+        cfg.tensor_scale = k == BW_NVFP4 ? 0.0123f : 0.0f;
+        cfg.outer = N; cfg.axis_len = K; cfg.inner = 1;
+        if (qmx_mx_storage(&cfg, N * K, &eb, &ns) != QMX_OK) return NULL;
+        in = (uint8_t *)malloc(eb + 1);
+        codes = (uint8_t *)malloc(ns + 1);
+        if (in && codes) {
+            for (i = 0; i < eb; i++) {
+                uint8_t cd = (uint8_t)qmx_test_rand();
+                if (k != BW_NVFP4 && ((cd & 0x7F) == 0x7F || (k == BW_E5M2 && (cd & 0x7C) == 0x7C)))
+                    cd = (uint8_t)(cd & 0xBB);   /* finite elements */
+                in[i] = cd;
+            }
+            for (i = 0; i < ns; i++)
+                codes[i] = (uint8_t)(k == BW_NVFP4 ? 0x20 + qmx_test_rand() % 0x40u
+                                                   : 110 + qmx_test_rand() % 30u);
+            w.kind = QMX_BLOCKW_MX; w.mx = &cfg; w.data = in; w.data_bytes = eb;
+            w.scale_codes = codes; w.n_scales = ns;
+            if (qmx_blockw_pack_size(&w, N, K, bytes) == QMX_OK &&
+                (blob = (uint8_t *)malloc(*bytes)) != NULL &&
+                qmx_blockw_pack(&w, N, K, blob, *bytes) != QMX_OK) {
+                free(blob);
+                blob = NULL;
+            }
+        }
+        free(in);
+        free(codes);
+        return blob;
+    }
+}
+
+/* qmx_matmul_blockw_packed_dyn_i8 / _f32 _run and _exec: every blob kind on 1 task, 2 tasks
+ * (fewer than the workers) and ragged row and column tiles; act_block 0, 32 and 64; bad blobs;
+ * a NaN activation row. */
+static void blockw_cases(void) {
+#if PAR_SMALL
+    static const size_t shp[3][3] = {{5, 40, 64}, {3, 300, 96}, {66, 270, 64}};
+#else
+    static const size_t shp[3][3] = {{5, 40, 64}, {3, 300, 160}, {140, 530, 128}};
+#endif
+    static const char *const shn[3] = {"1 task", "2 tasks", "ragged tiles"};
+    const size_t maxm = shp[2][0], maxk = 160 + 3;
+    qmx_blockw_dyn_opts ab[2];
+    float *X = (float *)malloc(maxm * maxk * sizeof(float));
+    size_t i;
+    int s, k;
+    if (!X) { CHECK(0, "malloc"); return; }
+    for (i = 0; i < maxm * maxk; i++)
+        X[i] = (float)((int)(qmx_test_rand() % 20001u) - 10000) * 0.00037f;
+    ab[0].act_block = 32; ab[1].act_block = 64;
+    for (s = 0; s < 3; s++) {
+        for (k = 0; k < BW_KINDS; k++) {
+            size_t M = shp[s][0], N = shp[s][1], K = shp[s][2], bytes = 0, nt = 0;
+            /* NVFP4 / MXFP8 rows with a ragged last block: K + 8 */
+            size_t Kk = k >= BW_NVFP4 && s > 0 ? K + 8 : K;
+            uint8_t *blob = bw_blob(k, N, Kk, &bytes);
+            char shape[96];
+            par_case c;
+            snprintf(shape, sizeof shape, "%s, %s (%ux%ux%u)", bw_name[k], shn[s], (unsigned)M,
+                     (unsigned)N, (unsigned)Kk);
+            CHECK(blob != NULL, "%s: blob", shape);
+            if (!blob) continue;
+            memset(&c, 0, sizeof c);
+            c.kind = K_BPD; c.M = M; c.N = N; c.K = Kk; c.lda = Kk + 3;
+            c.ldc = N + (size_t)(k & 1) * 3; c.X = X; c.blob = blob; c.blob_bytes = bytes;
+            c.bwo = (k + s) % 3 == 0 ? NULL : &ab[(k + s) % 3 - 1];
+            check_case(&c, shape);
+            c.kind = K_BPF; c.bwo = NULL;
+            check_case(&c, shape);
+            (void)qmx_matmul_tasks(M, N, &nt);
+            /* bad blobs: the status of the whole call, before any task, output untouched */
+            if (s == 2) {
+                uint8_t *bad = (uint8_t *)malloc(bytes);
+                qmx_executor ex = QMX_ZERO_INIT;
+                int kd, calls0 = g_pool.calls;
+                ex.parallel_for = par_for; ex.pool = &g_pool; ex.workers = 2; par_workers_now = 2;
+                if (!bad) { CHECK(0, "malloc"); free(blob); continue; }
+                memcpy(bad, blob, bytes);
+                bad[3] ^= 0x20;   /* the magic */
+                for (kd = K_BPD; kd <= K_BPF; kd++) {
+                    par_case b = c;
+                    b.kind = kd; b.bwo = NULL;
+                    out_fill(g_out, out_bytes(&b));
+                    b.blob = bad;
+                    CHECK(par_do(&b, 2, NULL, 0, nt, g_out, g_ws, g_ws_bytes) == QMX_ERR_PARSE &&
+                          par_do(&b, 1, &ex, 0, 0, g_out, g_ws, g_ws_bytes) == QMX_ERR_PARSE &&
+                          par_do(&b, 2, NULL, nt - 1, nt, g_out, g_ws, g_ws_bytes) ==
+                              QMX_ERR_PARSE &&
+                          out_untouched(&b), "%s %s: bad magic", kind_name[kd], shape);
+                    b.blob = blob; b.blob_bytes = bytes - 1;
+                    CHECK(par_do(&b, 2, NULL, 0, 1, g_out, g_ws, g_ws_bytes) ==
+                              QMX_ERR_BUFFER_TOO_SMALL &&
+                          par_do(&b, 1, &ex, 0, 0, g_out, g_ws, g_ws_bytes) ==
+                              QMX_ERR_BUFFER_TOO_SMALL && out_untouched(&b),
+                          "%s %s: blob one byte short", kind_name[kd], shape);
+                    b.blob_bytes = bytes; b.N = N - 16; /* not the blob's N */
+                    CHECK(par_do(&b, 2, NULL, 0, 1, g_out, g_ws, g_ws_bytes) == QMX_ERR_SHAPE &&
+                          par_do(&b, 1, &ex, 0, 0, g_out, g_ws, g_ws_bytes) == QMX_ERR_SHAPE &&
+                          out_untouched(&c), "%s %s: N not the blob's", kind_name[kd], shape);
+                    if (kd == K_BPD) { /* act_block not a multiple of 32 */
+                        qmx_blockw_dyn_opts o;
+                        o.act_block = 48;
+                        b.N = N; b.bwo = &o;
+                        CHECK(par_do(&b, 2, NULL, 0, 1, g_out, g_ws, g_ws_bytes) ==
+                                  QMX_ERR_UNSUPPORTED &&
+                              par_do(&b, 1, &ex, 0, 0, g_out, g_ws, g_ws_bytes) ==
+                                  QMX_ERR_UNSUPPORTED && out_untouched(&b),
+                              "%s %s: act_block 48", kind_name[kd], shape);
+                    }
+                }
+                CHECK(g_pool.calls == calls0, "%s: parallel_for called on a bad blob", shape);
+                free(bad);
+            }
+            /* a NaN in the last row of X (dyn): the executor and every range that holds that
+             * row find it before writing (a range over both rows of tiles included); a range
+             * of the first row of tiles does not read it */
+            if (s == 2 && (k == BW_Q4_0 || k == BW_NVFP4)) {
+                size_t nc = (N + QMX_TASK_N - 1) / QMX_TASK_N, tile = 0, need = 0;
+                float keep = X[(M - 1) * c.lda + 5];
+                qmx_executor ex = QMX_ZERO_INIT;
+                int calls0 = g_pool.calls;
+                ex.parallel_for = par_for; ex.pool = &g_pool; ex.workers = 3; par_workers_now = 3;
+                c.kind = K_BPD; c.bwo = NULL;
+                tile = tile_ws(&c);
+                (void)ws_size(&c, M, N, &need);
+                X[(M - 1) * c.lda + 5] = qmx_test_bits_f32(0x7FC00000u);
+                out_fill(g_out, out_bytes(&c));
+                CHECK(par_do(&c, 1, &ex, 0, 0, g_out, g_ws, g_ws_bytes) == QMX_ERR_NONFINITE &&
+                      g_pool.calls == calls0 && out_untouched(&c), "%s: NaN row, executor", shape);
+                CHECK(par_do(&c, 2, NULL, 0, nt, g_out, g_ws, tile) == QMX_ERR_NONFINITE &&
+                      out_untouched(&c), "%s: NaN row, all tasks, tile workspace", shape);
+                CHECK(par_do(&c, 2, NULL, nc - 1, nt, g_out, g_ws, tile) == QMX_ERR_NONFINITE &&
+                      out_untouched(&c), "%s: NaN row, a range from the last tile of row 0", shape);
+                CHECK(par_do(&c, 2, NULL, nt - 1, nt, g_out, g_ws, tile) == QMX_ERR_NONFINITE &&
+                      out_untouched(&c), "%s: NaN row, its task", shape);
+                CHECK(par_do(&c, 0, NULL, 0, 0, g_out, g_ws, need) == QMX_ERR_NONFINITE &&
+                      out_untouched(&c), "%s: NaN row, serial", shape);
+                CHECK(nt > nc && par_do(&c, 2, NULL, 0, nc, g_out, g_ws, tile) == QMX_OK &&
+                      !out_untouched(&c), "%s: NaN row elsewhere: the first row of tiles", shape);
+                X[(M - 1) * c.lda + 5] = keep;
+            }
+            free(blob);
+        }
+    }
+    free(X);
+}
+
+/* ---- unpacked block-scaled weights (BLOCK-SCALED WEIGHTS): qmx_blockw of every storage ---- */
+enum { UW_QC4, UW_MXFP4, UW_MXFP6, UW_NVFP4, UW_E4M3, UW_KINDS };
+static const char *const uw_name[UW_KINDS] = {"qconfig uint4+zp / 32", "MXFP4", "MXFP6 E2M3",
+                                              "NVFP4", "MXFP8 E4M3"};
+typedef struct uw_set {
+    qmx_blockw w;
+    qmx_mx_config mx;
+    qmx_qconfig qc;
+    uint8_t *data, *codes;
+    float *sc;
+    int32_t *zp;
+} uw_set;
+
+/* Weights [N][K] of kind k from random codes and scales; 0 on failure. */
+static int uw_make(uw_set *u, int k, size_t N, size_t K) {
+    size_t eb = 0, ns = 0, i;
+    memset(u, 0, sizeof *u);
+    if (k == UW_QC4) {
+        eb = (N * K + 1) / 2; ns = N * ((K + 31) / 32);
+        u->qc.dtype = QMX_UINT4; u->qc.granularity = QMX_PER_BLOCK;
+        u->qc.outer = N; u->qc.axis_len = K; u->qc.inner = 1; u->qc.block_size = 32;
+        u->qc.asymmetric = 1; u->qc.recipe = QMX_RECIPE_TFLITE;
+        u->sc = (float *)malloc(ns * sizeof(float));
+        u->zp = (int32_t *)malloc(ns * sizeof(int32_t));
+        if (!u->sc || !u->zp) return 0;
+        for (i = 0; i < ns; i++) {
+            u->sc[i] = 0.001f + (float)(qmx_test_rand() % 1000u) * 1e-4f;
+            u->zp[i] = (int32_t)(qmx_test_rand() % 16u);
+        }
+        u->w.kind = QMX_BLOCKW_QCONFIG; u->w.qc = &u->qc; u->w.scales = u->sc;
+        u->w.zero_points = u->zp;
+    } else {
+        u->mx.format = k == UW_MXFP4 ? QMX_MXFP4 : k == UW_MXFP6 ? QMX_MXFP6_E2M3
+                     : k == UW_NVFP4 ? QMX_NVFP4 : QMX_MXFP8_E4M3;
+        u->mx.rule = QMX_MX_FLOOR;
+        u->mx.outer = N; u->mx.axis_len = K; u->mx.inner = 1;
+        if (qmx_mx_storage(&u->mx, N * K, &eb, &ns) != QMX_OK) return 0;
+        u->codes = (uint8_t *)malloc(ns + 1);
+        if (!u->codes) return 0;
+        for (i = 0; i < ns; i++)
+            u->codes[i] = (uint8_t)(k == UW_NVFP4 ? 0x20 + qmx_test_rand() % 0x40u
+                                                  : 110 + qmx_test_rand() % 30u);
+        u->w.kind = QMX_BLOCKW_MX; u->w.mx = &u->mx; u->w.scale_codes = u->codes;
+    }
+    u->data = (uint8_t *)malloc(eb + 1);
+    if (!u->data) return 0;
+    for (i = 0; i < eb; i++) {
+        uint8_t cd = (uint8_t)qmx_test_rand();
+        if (k == UW_E4M3 && (cd & 0x7F) == 0x7F) cd = (uint8_t)(cd & 0xBB);   /* finite */
+        u->data[i] = cd;
+    }
+    u->w.data = u->data; u->w.data_bytes = eb; u->w.n_scales = ns;
+    return 1;
+}
+static void uw_free(uw_set *u) { free(u->data); free(u->codes); free(u->sc); free(u->zp); }
+
+/* qmx_matmul_blockw_dyn_i8 / _f32 _run and _exec on every weight storage: 1 task, 2 tasks,
+ * ragged tiles (K with a ragged last block); act_block 0 / 32; a bad weight description and a
+ * NaN activation row. */
+static void blockw_unpacked_cases(void) {
+#if PAR_SMALL
+    static const size_t shp[3][3] = {{5, 40, 64}, {3, 300, 40}, {66, 270, 40}};
+#else
+    static const size_t shp[3][3] = {{5, 40, 64}, {3, 300, 72}, {140, 530, 72}};
+#endif
+    static const char *const shn[3] = {"1 task", "2 tasks", "ragged tiles"};
+    const size_t maxm = shp[2][0], maxk = 72 + 3;
+    qmx_blockw_dyn_opts ab;
+    float *X = (float *)malloc(maxm * maxk * sizeof(float));
+    size_t i;
+    int s, k;
+    if (!X) { CHECK(0, "malloc"); return; }
+    for (i = 0; i < maxm * maxk; i++)
+        X[i] = (float)((int)(qmx_test_rand() % 20001u) - 10000) * 0.00037f;
+    ab.act_block = 32;
+    for (s = 0; s < 3; s++) {
+        for (k = 0; k < UW_KINDS; k++) {
+            size_t M = shp[s][0], N = shp[s][1], K = shp[s][2], nt = 0;
+            uw_set u;
+            char shape[96];
+            par_case c;
+            snprintf(shape, sizeof shape, "%s, %s (%ux%ux%u)", uw_name[k], shn[s], (unsigned)M,
+                     (unsigned)N, (unsigned)K);
+            if (!uw_make(&u, k, N, K)) { CHECK(0, "%s: weights", shape); uw_free(&u); continue; }
+            memset(&c, 0, sizeof c);
+            c.kind = K_BWD; c.M = M; c.N = N; c.K = K; c.lda = K + 3;
+            c.ldc = N + (size_t)(k & 1) * 3; c.X = X; c.bw = &u.w;
+            c.bwo = (k + s) % 2 ? &ab : NULL;
+            check_case(&c, shape);
+            c.kind = K_BWF; c.bwo = NULL;
+            check_case(&c, shape);
+            (void)qmx_matmul_tasks(M, N, &nt);
+            if (s == 2 && k == UW_QC4) {
+                /* a bad weight description (n_scales one short): before any task */
+                qmx_executor ex = QMX_ZERO_INIT;
+                int kd, calls0 = g_pool.calls;
+                size_t nc = (N + QMX_TASK_N - 1) / QMX_TASK_N, tile;
+                float keep = X[(M - 1) * c.lda + 3];
+                ex.parallel_for = par_for; ex.pool = &g_pool; ex.workers = 3; par_workers_now = 3;
+                u.w.n_scales--;
+                for (kd = K_BWD; kd <= K_BWF; kd++) {
+                    par_case b = c;
+                    qmx_status s1, s2, s3;
+                    b.kind = kd;
+                    out_fill(g_out, out_bytes(&b));
+                    s1 = par_do(&b, 0, NULL, 0, 0, g_out, g_ws, g_ws_bytes);
+                    s2 = par_do(&b, 1, &ex, 0, 0, g_out, g_ws, g_ws_bytes);
+                    s3 = par_do(&b, 2, NULL, nt - 1, nt, g_out, g_ws, g_ws_bytes);
+                    CHECK(s1 != QMX_OK && s2 == s1 && s3 == s1 && out_untouched(&b),
+                          "%s %s: n_scales one short: %d %d %d", kind_name[kd], shape, (int)s1,
+                          (int)s2, (int)s3);
+                }
+                u.w.n_scales++;
+                CHECK(g_pool.calls == calls0, "%s: parallel_for called on bad weights", shape);
+                /* a NaN in the last row of X (dyn) */
+                c.kind = K_BWD; c.bwo = NULL;
+                tile = tile_ws(&c);
+                X[(M - 1) * c.lda + 3] = qmx_test_bits_f32(0x7F800000u);
+                out_fill(g_out, out_bytes(&c));
+                CHECK(par_do(&c, 1, &ex, 0, 0, g_out, g_ws, g_ws_bytes) == QMX_ERR_NONFINITE &&
+                      g_pool.calls == calls0 && out_untouched(&c), "%s: Inf row, executor", shape);
+                CHECK(par_do(&c, 2, NULL, nc - 1, nt, g_out, g_ws, tile) == QMX_ERR_NONFINITE &&
+                      out_untouched(&c), "%s: Inf row, a range from the last tile of row 0",
+                      shape);
+                CHECK(nt > nc && par_do(&c, 2, NULL, 0, nc, g_out, g_ws, tile) == QMX_OK &&
+                      !out_untouched(&c), "%s: Inf row elsewhere: the first row of tiles", shape);
+                X[(M - 1) * c.lda + 3] = keep;
+            }
+            uw_free(&u);
+        }
+    }
+    free(X);
+}
+
+/* ---- 16x8: qmx_fully_connected_i16 (+ _packed) _run and _exec ---- */
+static int16_t gA16[MAXM * (MAXK + 3)];
+static int64_t gbias64[MAXN];
+static void s16_shape(size_t M, size_t N, size_t K, const char *shape) {
+    size_t ldb = K + 1, blob_bytes = 0, i;
+    void *blob;
+    par_case c;
+    int v;
+    CHECK(qmx_matmul_i8_pack_weights_size(N, K, &blob_bytes) == QMX_OK, "pack size");
+    blob = malloc(blob_bytes);
+    if (!blob) { CHECK(0, "malloc"); return; }
+    CHECK(qmx_matmul_i8_pack_weights(gB, N, K, ldb, QMX_B_NK, blob, blob_bytes) == QMX_OK, "pack");
+    for (i = 0; i < MAXN; i++) gbias64[i] = (int64_t)gbias[i] * 1000;
+    for (v = 0; v < 4; v++) { /* plain / packed x per tensor, no bias, w_zp 0 / per channel */
+        memset(&c, 0, sizeof c);
+        c.kind = v & 1 ? K_S16P : K_S16; c.M = M; c.N = N; c.K = K; c.lda = K + 3; c.ldb = ldb;
+        c.ldc = N + (size_t)(v >> 1) * 3; c.A16 = gA16; c.B = gB;
+        c.blob = blob; c.blob_bytes = blob_bytes;
+        c.a_zp = v >> 1 ? -3 : 0;
+        c.rq64.per_channel = v >> 1; c.rq64.multipliers = gmult; c.rq64.shifts = gshift;
+        c.rq64.bias = v >> 1 ? gbias64 : NULL;
+        c.rq64.act_min = v >> 1 ? -20000 : 0; c.rq64.act_max = v >> 1 ? 21000 : 0;
+        check_case(&c, shape);
+    }
+    free(blob);
+}
+static void s16_cases(void) {
+    size_t i;
+    for (i = 0; i < sizeof gA16 / sizeof gA16[0]; i++)
+        gA16[i] = (int16_t)(qmx_test_rand() & 0xFFFFu);
+    s16_shape(1, 5, 7, "16x8 1x5x7");
+    s16_shape(3, 300, 33, "16x8 3x300x33");
+#if PAR_SMALL
+    s16_shape(70, 300, 20, "16x8 70x300x20");
+#else
+    s16_shape(140, 530, 70, "16x8 140x530x70");
+#endif
 }
 
 /* ---- qmx.h arrays: tasks of QMX_TASK_ELEMS elements, run by the test executor ---- */
@@ -963,6 +1414,280 @@ static void granular_cases(void) {
     free(x); free(y0); free(y1); free(q0); free(q1); free(sc); free(zp);
 }
 
+/* ---- fp4 / fp6 arrays: range calls and _exec ---- */
+typedef struct lf_job {
+    qmx_dtype fmt;   /* QMX_FP4_E2M1: the fp4 calls */
+    const float *x;
+    const uint8_t *codes;
+    size_t n;
+    float scale;
+    int rtz, deq;
+    uint8_t *q;
+    float *y;
+    unsigned char failed[8];
+} lf_job;
+static void lf_task(void *arg, int task, int worker) {
+    lf_job *j = (lf_job *)arg;
+    size_t t = (size_t)task;
+    qmx_status st;
+    (void)worker;
+    if (j->fmt == QMX_FP4_E2M1)
+        st = j->deq ? qmx_fp4_dequantize_array_run(j->codes, j->n, j->scale, j->y, t, t + 1)
+                    : qmx_fp4_quantize_array_run(j->x, j->n, j->scale, j->rtz, j->q, t, t + 1);
+    else
+        st = j->deq ? qmx_fp6_dequantize_array_run(j->fmt, j->codes, j->n, j->scale, j->y, t, t + 1)
+                    : qmx_fp6_quantize_array_run(j->fmt, j->x, j->n, j->scale, j->rtz, j->q, t, t + 1);
+    if (st != QMX_OK) j->failed[task & 7] = 1;
+}
+static qmx_status lf_exec(qmx_dtype fmt, int deq, const float *x, const uint8_t *c, size_t n,
+                          float s, int rtz, uint8_t *q, float *y, const qmx_executor *ex) {
+    if (fmt == QMX_FP4_E2M1)
+        return deq ? qmx_fp4_dequantize_array_exec(c, n, s, y, ex)
+                   : qmx_fp4_quantize_array_exec(x, n, s, rtz, q, ex);
+    return deq ? qmx_fp6_dequantize_array_exec(fmt, c, n, s, y, ex)
+               : qmx_fp6_quantize_array_exec(fmt, x, n, s, rtz, q, ex);
+}
+/* elements [t * QMX_TASK_ELEMS, ...) per task; odd n (fp4's last byte half used), 1 task,
+ * NaN / Inf / values past the format's max; both rounding modes; bad calls write nothing */
+static void lowfloat_array_cases(void) {
+    static const qmx_dtype fmts[3] = {QMX_FP4_E2M1, QMX_FP6_E2M3, QMX_FP6_E3M2};
+    static const size_t ns[3] = {999, QMX_TASK_ELEMS + 7, PAR_SMALL ? QMX_TASK_ELEMS : 2 * QMX_TASK_ELEMS + 3};
+    const size_t maxn = PAR_SMALL ? QMX_TASK_ELEMS + 7 : 2 * QMX_TASK_ELEMS + 3;
+    float *x = (float *)malloc(maxn * 4), *y0 = (float *)malloc(maxn * 4), *y1 = (float *)malloc(maxn * 4);
+    uint8_t *q0 = (uint8_t *)malloc(maxn), *q1 = (uint8_t *)malloc(maxn);
+    size_t i;
+    int f, k;
+    if (!x || !y0 || !y1 || !q0 || !q1) { CHECK(0, "malloc"); return; }
+    for (i = 0; i < maxn; i++) x[i] = (float)((int)(qmx_test_rand() % 20001u) - 10000) * 0.0013f;
+    x[5] = 0.0f / (x[0] - x[0]); x[70000 % maxn] = 1e30f; x[maxn - 1] = -1.0f / (x[1] - x[1]);
+    for (f = 0; f < 3; f++)
+        for (k = 0; k < 3; k++) {
+            qmx_dtype fm = fmts[f];
+            size_t n = ns[k], nt = 0, qb = fm == QMX_FP4_E2M1 ? (n + 1) / 2 : n;
+            const float s = 0.61f;
+            int rtz = (f + k) & 1, wi, calls0;
+            qmx_executor ex = QMX_ZERO_INIT;
+            lf_job j;
+            qmx_status st;
+            CHECK(qmx_array_tasks(n, &nt) == QMX_OK, "tasks");
+            memset(q0, 0xA5, maxn); memset(y0, 0xA5, maxn * 4);
+            CHECK(lf_exec(fm, 0, x, NULL, n, s, rtz, q0, NULL, NULL) == QMX_OK &&
+                      lf_exec(fm, 1, NULL, q0, n, s, 0, NULL, y0, NULL) == QMX_OK, "serial calls");
+            for (wi = 0; wi < PAR_NW; wi++) {
+                memset(&j, 0, sizeof j);
+                j.fmt = fm; j.x = x; j.codes = q0; j.n = n; j.scale = s; j.rtz = rtz; j.q = q1; j.y = y1;
+                par_workers_now = par_wlist[wi];
+                memset(q1, 0xA5, maxn); memset(y1, 0xA5, maxn * 4);
+                par_for(&g_pool, (int)nt, lf_task, &j);
+                j.deq = 1;
+                par_for(&g_pool, (int)nt, lf_task, &j);
+                CHECK(!memchr(j.failed, 1, sizeof j.failed) && memcmp(q0, q1, maxn) == 0 &&
+                          memcmp(y0, y1, maxn * 4) == 0,
+                      "fmt %d n %u, %d workers (range calls): differ from the serial call", (int)fm,
+                      (unsigned)n, par_wlist[wi]);
+                ex.parallel_for = par_for; ex.pool = &g_pool; ex.workers = par_wlist[wi];
+                memset(q1, 0xA5, maxn); memset(y1, 0xA5, maxn * 4);
+                CHECK(lf_exec(fm, 0, x, NULL, n, s, rtz, q1, NULL, &ex) == QMX_OK &&
+                          lf_exec(fm, 1, NULL, q0, n, s, 0, NULL, y1, &ex) == QMX_OK &&
+                          memcmp(q0, q1, maxn) == 0 && memcmp(y0, y1, maxn * 4) == 0,
+                      "fmt %d n %u, %d workers (_exec): differ from the serial call", (int)fm,
+                      (unsigned)n, par_wlist[wi]);
+            }
+            CHECK(all_a5(q0 + qb, maxn - qb), "fmt %d n %u: serial wrote past its bytes", (int)fm, (unsigned)n);
+            /* empty ranges, the one at the end included (a ragged n once made it wrap) */
+            memset(q1, 0xA5, maxn); memset(y1, 0xA5, maxn * 4);
+            st = fm == QMX_FP4_E2M1 ? qmx_fp4_quantize_array_run(x, n, s, 0, q1, nt, nt)
+                                    : qmx_fp6_quantize_array_run(fm, x, n, s, 0, q1, nt, nt);
+            CHECK(st == QMX_OK, "fmt %d: empty range at the end: %d", (int)fm, (int)st);
+            st = fm == QMX_FP4_E2M1 ? qmx_fp4_dequantize_array_run(q0, n, s, y1, nt, nt)
+                                    : qmx_fp6_dequantize_array_run(fm, q0, n, s, y1, 0, 0);
+            CHECK(st == QMX_OK, "fmt %d: empty range (dequantize): %d", (int)fm, (int)st);
+            st = qmx_fp8_quantize_array_run(QMX_FP8_E4M3FN, x, n, s, 1, q1, nt, nt);
+            CHECK(st == QMX_OK, "fp8: empty range at the end: %d", (int)st);
+            st = qmx_fp8_dequantize_array_run(QMX_FP8_E5M2, q0, n, s, y1, nt, nt);
+            CHECK(st == QMX_OK, "fp8: empty range at the end (dequantize): %d", (int)st);
+            CHECK(all_a5(q1, maxn) && all_a5(y1, maxn * 4), "fmt %d n %u: an empty range wrote", (int)fm, (unsigned)n);
+            /* bad calls: a status each, nothing written, no task run */
+            memset(q1, 0xA5, maxn); memset(y1, 0xA5, maxn * 4);
+            calls0 = g_pool.calls;
+            memset(&j, 0, sizeof j);
+            j.fmt = fm; j.x = x; j.codes = q0; j.n = n; j.scale = s; j.q = q1; j.y = y1;
+            st = fm == QMX_FP4_E2M1 ? qmx_fp4_quantize_array_run(x, n, s, 0, q1, 0, nt + 1)
+                                    : qmx_fp6_quantize_array_run(fm, x, n, s, 0, q1, 0, nt + 1);
+            CHECK(st == QMX_ERR_ARG, "fmt %d: range past the tasks: %d", (int)fm, (int)st);
+            st = fm == QMX_FP4_E2M1 ? qmx_fp4_dequantize_array_run(q0, n, s, y1, 1, 0)
+                                    : qmx_fp6_dequantize_array_run(fm, q0, n, s, y1, 1, 0);
+            CHECK(st == QMX_ERR_ARG, "fmt %d: reversed range: %d", (int)fm, (int)st);
+            st = fm == QMX_FP4_E2M1 ? qmx_fp4_quantize_array_run(x, n, -s, 0, q1, 0, 1)
+                                    : qmx_fp6_quantize_array_run(fm, x, n, -s, 0, q1, 0, 1);
+            CHECK(st == QMX_ERR_ARG, "fmt %d: bad scale: %d", (int)fm, (int)st);
+            st = fm == QMX_FP4_E2M1 ? qmx_fp4_quantize_array_run(x, 0, s, 0, q1, 0, 0)
+                                    : qmx_fp6_dequantize_array_run(fm, NULL, n, s, y1, 0, 1);
+            CHECK(st == (fm == QMX_FP4_E2M1 ? QMX_ERR_SIZE : QMX_ERR_NULL), "fmt %d: n 0 / NULL: %d", (int)fm, (int)st);
+            CHECK(qmx_fp6_quantize_array_run(QMX_FP4_E2M1, x, n, s, 0, q1, 0, 1) == QMX_ERR_DTYPE &&
+                      qmx_fp6_dequantize_array_exec(QMX_INT8, q0, n, s, y1, &ex) == QMX_ERR_DTYPE,
+                  "fp6 calls with a non-fp6 dtype");
+            ex.parallel_for = NULL; ex.pool = &g_pool; ex.workers = 2;
+            st = lf_exec(fm, 0, x, NULL, n, s, 0, q1, NULL, &ex);
+            CHECK(st == QMX_ERR_NULL, "fmt %d: NULL parallel_for: %d", (int)fm, (int)st);
+            ex.parallel_for = par_for; ex.workers = -2;
+            st = lf_exec(fm, 1, NULL, q0, n, s, 0, NULL, y1, &ex);
+            CHECK(st == QMX_ERR_ARG, "fmt %d: negative workers: %d", (int)fm, (int)st);
+            ex.workers = 3;
+            st = lf_exec(fm, 1, NULL, q0, n, 0.0f, 0, NULL, y1, &ex);
+            CHECK(st == QMX_ERR_ARG, "fmt %d: scale 0, _exec: %d", (int)fm, (int)st);
+            CHECK(g_pool.calls == calls0 && all_a5(q1, maxn) && all_a5(y1, maxn * 4),
+                  "fmt %d n %u: a bad call wrote or ran tasks", (int)fm, (unsigned)n);
+        }
+    free(x); free(y0); free(y1); free(q0); free(q1);
+}
+
+/* ---- MX / NVFP4 arrays: range calls and _exec ---- */
+typedef struct mxp_job {
+    const qmx_mx_config *c;
+    const float *x;
+    size_t count, eb, ns;
+    uint8_t *el, *sc;
+    const uint8_t *el_in, *sc_in;
+    float *y;
+    int deq;
+    unsigned char failed[8];
+} mxp_job;
+static void mxp_task(void *arg, int task, int worker) {
+    mxp_job *j = (mxp_job *)arg;
+    size_t t = (size_t)task;
+    qmx_status st = j->deq ? qmx_mx_dequantize_run(j->c, j->el_in, j->eb, j->sc_in, j->ns, j->count, j->y, t, t + 1)
+                           : qmx_mx_quantize_run(j->c, j->x, j->count, j->el, j->eb, j->sc, j->ns, t, t + 1);
+    (void)worker;
+    if (st != QMX_OK) j->failed[task & 7] = 1;
+}
+/* every format and rule family, flat arrays of several tasks, [outer][len][inner] views with
+ * inner > 1 and ragged last blocks, odd fp4 counts (one task), NaN / Inf / huge elements */
+static void mx_array_cases(void) {
+    typedef struct { qmx_mx_format f; qmx_mx_rule r; size_t block, outer, len, inner; float ts; int tasks; } mxc;
+    static const mxc C[] = {
+        {QMX_MXFP8_E4M3, QMX_MX_FLOOR, 0, 0, 0, 0, 0.0f, 3},               /* flat, 2 T + 96 */
+        {QMX_MXFP8_E5M2, QMX_MX_RCEIL, 32, 3, 100, 401, 0.0f, 0},          /* inner 401, ragged block */
+        {QMX_MXFP4, QMX_MX_EVEN, 32, 0, 0, 0, 0.0f, 3},
+        {QMX_MXFP4, QMX_MX_GGML, 32, 5, 64 * 419, 1, 0.0f, 0},
+        {QMX_NVFP4, QMX_MX_FLOOR, 16, 0, 0, 0, 0.037f, 3},                 /* two-level */
+        {QMX_NVFP4, QMX_MX_QWIX, 16, 2, 30000, 2, 0.0f, 0},
+        {QMX_MXFP6_E3M2, QMX_MX_CEIL, 32, 7, 9001, 2, 0.0f, 0},
+        {QMX_MXINT8, QMX_MX_MICROXCALING, 32, 0, 0, 0, 0.0f, 3},
+        {QMX_MXFP4, QMX_MX_FLOOR, 7, 3, 701, 33, 0.0f, 1},                 /* odd block x inner: 1 task */
+        {QMX_MXFP8_E4M3, QMX_MX_QWIX, 32, 1, 50, 1, 0.0f, 1},              /* one small task */
+    };
+    const size_t maxc = 2 * QMX_TASK_ELEMS + 96 > 5 * 64 * 419 ? 2 * QMX_TASK_ELEMS + 96 : 5 * 64 * 419;
+    float *x = (float *)malloc(maxc * 4), *y0 = (float *)malloc(maxc * 4), *y1 = (float *)malloc(maxc * 4);
+    uint8_t *e0 = (uint8_t *)malloc(maxc), *e1 = (uint8_t *)malloc(maxc);
+    uint8_t *s0 = (uint8_t *)malloc(maxc / 4), *s1 = (uint8_t *)malloc(maxc / 4);
+    size_t ci, i;
+    if (!x || !y0 || !y1 || !e0 || !e1 || !s0 || !s1) { CHECK(0, "malloc"); return; }
+    for (i = 0; i < maxc; i++) x[i] = (float)((int)(qmx_test_rand() % 20001u) - 10000) * 0.00097f;
+    x[3] = 0.0f / (x[0] - x[0]); x[100000] = 1e30f; x[maxc - 5] = -1.0f / (x[1] - x[1]);
+    for (ci = 0; ci < sizeof C / sizeof C[0]; ci++) {
+        qmx_mx_config c = QMX_ZERO_INIT;
+        size_t count, eb = 0, ns = 0, nt = 0;
+        qmx_executor ex = QMX_ZERO_INIT;
+        qmx_status st;
+        int wi, calls0;
+        mxp_job j;
+        c.format = C[ci].f; c.rule = C[ci].r; c.block_size = C[ci].block;
+        c.outer = C[ci].outer; c.axis_len = C[ci].len; c.inner = C[ci].inner; c.tensor_scale = C[ci].ts;
+        count = C[ci].outer ? C[ci].outer * C[ci].len * C[ci].inner : 2 * QMX_TASK_ELEMS + 96;
+        if (PAR_SMALL && count > QMX_TASK_ELEMS + 4096) {   /* two tasks at most */
+            if (!C[ci].outer) count = QMX_TASK_ELEMS + 96;
+            else continue;
+        }
+        CHECK(count <= maxc, "case %u: size", (unsigned)ci);
+        if (count > maxc) continue;
+        CHECK(qmx_mx_storage(&c, count, &eb, &ns) == QMX_OK && ns <= maxc / 4, "case %u: storage", (unsigned)ci);
+        CHECK(qmx_mx_tasks(&c, count, &nt) == QMX_OK, "case %u: tasks", (unsigned)ci);
+        if (C[ci].tasks == 1) CHECK(nt == 1, "case %u: %u tasks, want 1", (unsigned)ci, (unsigned)nt);
+        else CHECK(nt >= 2 && nt <= 8, "case %u: %u tasks", (unsigned)ci, (unsigned)nt);
+        memset(e0, 0xA5, maxc); memset(s0, 0xA5, maxc / 4); memset(y0, 0xA5, maxc * 4);
+        st = qmx_mx_quantize(&c, x, count, e0, eb, s0, ns);
+        CHECK(st == QMX_OK, "case %u: serial quantize %d", (unsigned)ci, (int)st);
+        CHECK(qmx_mx_dequantize(&c, e0, eb, s0, ns, count, y0) == QMX_OK, "serial dequantize");
+        for (wi = 0; wi < PAR_NW; wi++) {
+            memset(&j, 0, sizeof j);
+            j.c = &c; j.x = x; j.count = count; j.eb = eb; j.ns = ns; j.el = e1; j.sc = s1;
+            j.el_in = e0; j.sc_in = s0; j.y = y1;
+            par_workers_now = par_wlist[wi];
+            memset(e1, 0xA5, maxc); memset(s1, 0xA5, maxc / 4); memset(y1, 0xA5, maxc * 4);
+            par_for(&g_pool, (int)nt, mxp_task, &j);
+            j.deq = 1;
+            par_for(&g_pool, (int)nt, mxp_task, &j);
+            CHECK(!memchr(j.failed, 1, sizeof j.failed) && memcmp(e0, e1, maxc) == 0 &&
+                      memcmp(s0, s1, maxc / 4) == 0 && memcmp(y0, y1, maxc * 4) == 0,
+                  "case %u, %d workers (range calls): differ from the serial call", (unsigned)ci, par_wlist[wi]);
+            ex.parallel_for = par_for; ex.pool = &g_pool; ex.workers = par_wlist[wi];
+            memset(e1, 0xA5, maxc); memset(s1, 0xA5, maxc / 4); memset(y1, 0xA5, maxc * 4);
+            CHECK(qmx_mx_quantize_exec(&c, x, count, e1, eb, s1, ns, &ex) == QMX_OK &&
+                      qmx_mx_dequantize_exec(&c, e0, eb, s0, ns, count, y1, &ex) == QMX_OK &&
+                      memcmp(e0, e1, maxc) == 0 && memcmp(s0, s1, maxc / 4) == 0 &&
+                      memcmp(y0, y1, maxc * 4) == 0,
+                  "case %u, %d workers (_exec): differ from the serial call", (unsigned)ci, par_wlist[wi]);
+        }
+        if (nt > 1) {   /* task 0 alone writes exactly the documented partition's first part */
+            size_t blk = C[ci].block ? C[ci].block : (C[ci].f == QMX_NVFP4 ? 16 : 32);
+            size_t in = C[ci].outer ? C[ci].inner : 1, len = C[ci].outer ? C[ci].len : count;
+            size_t nb, g, es, ebytes, fp4 = C[ci].f == QMX_MXFP4 || C[ci].f == QMX_NVFP4;
+            if (blk > len) blk = len;
+            nb = (len + blk - 1) / blk;
+            g = blk * in >= QMX_TASK_ELEMS ? 1 : QMX_TASK_ELEMS / (blk * in);   /* rows of scales per task */
+            es = g / nb * len * in + g % nb * blk * in;                          /* task 1's first element */
+            ebytes = fp4 ? es / 2 : es;
+            memset(e1, 0xA5, maxc); memset(s1, 0xA5, maxc / 4); memset(y1, 0xA5, maxc * 4);
+            CHECK(qmx_mx_quantize_run(&c, x, count, e1, eb, s1, ns, 0, 1) == QMX_OK &&
+                      qmx_mx_dequantize_run(&c, e0, eb, s0, ns, count, y1, 0, 1) == QMX_OK, "task 0");
+            CHECK(memcmp(e0, e1, ebytes) == 0 && all_a5(e1 + ebytes, maxc - ebytes) &&
+                      memcmp(s0, s1, g * in) == 0 && all_a5(s1 + g * in, maxc / 4 - g * in) &&
+                      memcmp(y0, y1, es * 4) == 0 && all_a5(y1 + es, (maxc - es) * 4),
+                  "case %u: task 0 wrote other than elements [0, %u) and scales [0, %u)", (unsigned)ci,
+                  (unsigned)es, (unsigned)(g * in));
+        }
+        if (nt > 1) {   /* uneven ranges, last first */
+            memset(e1, 0xA5, maxc); memset(s1, 0xA5, maxc / 4); memset(y1, 0xA5, maxc * 4);
+            CHECK(qmx_mx_quantize_run(&c, x, count, e1, eb, s1, ns, 1, nt) == QMX_OK &&
+                      qmx_mx_quantize_run(&c, x, count, e1, eb, s1, ns, 0, 1) == QMX_OK &&
+                      qmx_mx_dequantize_run(&c, e0, eb, s0, ns, count, y1, 1, nt) == QMX_OK &&
+                      qmx_mx_dequantize_run(&c, e0, eb, s0, ns, count, y1, 0, 1) == QMX_OK &&
+                      memcmp(e0, e1, maxc) == 0 && memcmp(s0, s1, maxc / 4) == 0 && memcmp(y0, y1, maxc * 4) == 0,
+                  "case %u: ranges [1, n) then [0, 1)", (unsigned)ci);
+        }
+        /* bad calls: a status each, nothing written, no task run */
+        memset(e1, 0xA5, maxc); memset(s1, 0xA5, maxc / 4); memset(y1, 0xA5, maxc * 4);
+        calls0 = g_pool.calls;
+        st = qmx_mx_quantize_run(&c, x, count, e1, eb, s1, ns, 0, nt + 1);
+        CHECK(st == QMX_ERR_ARG, "case %u: range past the tasks: %d", (unsigned)ci, (int)st);
+        st = qmx_mx_dequantize_run(&c, e0, eb, s0, ns, count, y1, 1, 0);
+        CHECK(st == QMX_ERR_ARG, "case %u: reversed range: %d", (unsigned)ci, (int)st);
+        st = qmx_mx_quantize_run(&c, x, count, e1, eb - 1, s1, ns, nt - 1, nt);
+        CHECK(st == QMX_ERR_BUFFER_TOO_SMALL, "case %u: elements one byte short: %d", (unsigned)ci, (int)st);
+        st = qmx_mx_dequantize_run(&c, e0, eb, s0, ns - 1, count, y1, 0, 1);
+        CHECK(st == QMX_ERR_BUFFER_TOO_SMALL, "case %u: scales one short: %d", (unsigned)ci, (int)st);
+        if (C[ci].outer) {
+            st = qmx_mx_quantize_run(&c, x, count + 1, e1, eb + 1, s1, ns + 1, 0, 1);
+            CHECK(st == QMX_ERR_SHAPE, "case %u: count not the view's: %d", (unsigned)ci, (int)st);
+        }
+        ex.parallel_for = NULL; ex.pool = &g_pool; ex.workers = 2;
+        st = qmx_mx_quantize_exec(&c, x, count, e1, eb, s1, ns, &ex);
+        CHECK(st == QMX_ERR_NULL, "case %u: NULL parallel_for: %d", (unsigned)ci, (int)st);
+        ex.parallel_for = par_for; ex.workers = -1;
+        st = qmx_mx_dequantize_exec(&c, e0, eb, s0, ns, count, y1, &ex);
+        CHECK(st == QMX_ERR_ARG, "case %u: negative workers: %d", (unsigned)ci, (int)st);
+        ex.workers = 3;
+        st = qmx_mx_dequantize_exec(&c, e0, eb, NULL, ns, count, y1, &ex);
+        CHECK(st == QMX_ERR_NULL, "case %u: NULL scales, _exec: %d", (unsigned)ci, (int)st);
+        CHECK(g_pool.calls == calls0 && all_a5(e1, maxc) && all_a5(s1, maxc / 4) && all_a5(y1, maxc * 4),
+              "case %u: a bad call wrote or ran tasks", (unsigned)ci);
+        CHECK(qmx_mx_tasks(&c, count, NULL) == QMX_ERR_NULL && qmx_mx_tasks(&c, 0, &nt) == QMX_ERR_SIZE,
+              "qmx_mx_tasks: bad input");
+    }
+    free(x); free(y0); free(y1); free(e0); free(e1); free(s0); free(s1);
+}
+
 /* ---- qmx_einsum through an executor: a task per batch index ---- */
 typedef struct es_case {
     const char *spec;
@@ -1046,6 +1771,52 @@ static void einsum_cases(void) {
                 CHECK(st == QMX_ERR_BUFFER_TOO_SMALL && all_a5(got, sizeof got),
                       "%s, %d workers: workspace one byte short: %d", e->spec, w, (int)st);
             }
+        }
+        {   /* range calls: every batch index alone, shuffled, with the serial workspace (the
+             * executor in opts ignored); uneven ranges last first; bad ranges write nothing */
+            size_t nt = 0, t;
+            int k;
+            o.executor = &ex; ex.workers = 3;
+            CHECK(qmx_einsum_tasks(e->spec, &a, &b, &o, &nt, &pos) == QMX_OK && nt == e->tasks,
+                  "%s: qmx_einsum_tasks %u, want %u", e->spec, (unsigned)nt, (unsigned)e->tasks);
+            memset(got, 0xA5, sizeof got);
+            par_shuffle(par_order, (int)nt);
+            for (t = 0, st = QMX_OK; t < nt && st == QMX_OK; t++)
+                st = qmx_einsum_run(e->spec, &a, &b, &o, got, out_n, g_ws, ws0,
+                                    (size_t)par_order[t], (size_t)par_order[t] + 1, &pos);
+            CHECK(st == QMX_OK && memcmp(ref, got, sizeof ref) == 0,
+                  "%s: single-task range calls in a shuffled order (%d)", e->spec, (int)st);
+            if (nt > 1) {   /* one batch index writes only its outputs: the rest stays 0xA5 */
+                size_t un = 0;
+                memset(got, 0xA5, sizeof got);
+                CHECK(qmx_einsum_run(e->spec, &a, &b, &o, got, out_n, g_ws, ws0, nt - 1, nt, &pos) == QMX_OK,
+                      "%s: last task alone", e->spec);
+                for (t = 0; t < out_n * 4; t++) un += got[t] == 0xA5;
+                CHECK(un >= out_n * 4 / nt * (nt - 1), "%s: the last task wrote %u of %u bytes", e->spec,
+                      (unsigned)(out_n * 4 - un), (unsigned)(out_n * 4));
+            }
+            memset(got, 0xA5, sizeof got);
+            k = nt > 1 ? 1 : 0;
+            CHECK(qmx_einsum_run(e->spec, &a, &b, &o, got, out_n, g_ws, ws0, (size_t)k, nt, &pos) == QMX_OK &&
+                      qmx_einsum_run(e->spec, &a, &b, &o, got, out_n, g_ws, ws0, 0, (size_t)k, &pos) == QMX_OK &&
+                      memcmp(ref, got, sizeof ref) == 0, "%s: ranges [1, n) then [0, 1)", e->spec);
+            memset(got, 0xA5, sizeof got);
+            calls0 = g_pool.calls;
+            st = qmx_einsum_run(e->spec, &a, &b, &o, got, out_n, g_ws, ws0, 0, nt + 1, &pos);
+            CHECK(st == QMX_ERR_ARG, "%s: range past the tasks: %d", e->spec, (int)st);
+            st = qmx_einsum_run(e->spec, &a, &b, &o, got, out_n, g_ws, ws0, nt, nt - 1, &pos);
+            CHECK(st == QMX_ERR_ARG, "%s: reversed range: %d", e->spec, (int)st);
+            if (ws0 > 0) {
+                st = qmx_einsum_run(e->spec, &a, &b, &o, got, out_n, g_ws, ws0 - 1, 0, 1, &pos);
+                CHECK(st == QMX_ERR_BUFFER_TOO_SMALL, "%s: range call, workspace one byte short: %d",
+                      e->spec, (int)st);
+            }
+            st = qmx_einsum_run(e->spec, &a, &b, &o, got, out_n, g_ws, ws0, nt, nt, &pos);
+            CHECK(st == QMX_OK, "%s: empty range at the end: %d", e->spec, (int)st);
+            st = qmx_einsum_run("bij,bjk->bi?", &a, &b, &o, got, out_n, g_ws, ws0, 0, 1, &pos);
+            CHECK(st != QMX_OK, "%s: a malformed spec", e->spec);
+            CHECK(all_a5(got, sizeof got) && g_pool.calls == calls0, "%s: a bad range call wrote", e->spec);
+            CHECK(qmx_einsum_tasks(e->spec, &a, &b, &o, NULL, &pos) == QMX_ERR_NULL, "tasks: NULL");
         }
         /* bad executors: a status, nothing written, no task */
         memset(got, 0xA5, sizeof got);
@@ -1630,11 +2401,22 @@ int main(void) {
     run_shape(70, 300, 20, "70x300x20");
 #endif
 
+    QMX_TEST_CASE("block-weight blobs (every kind): _run and _exec, same bits, bad blobs");
+    blockw_cases();
+    QMX_TEST_CASE("unpacked block-scaled weights: _run and _exec, same bits, bad weights");
+    blockw_unpacked_cases();
+    QMX_TEST_CASE("16x8 fully-connected (+ packed): _run and _exec, same bits");
+    s16_cases();
+
     QMX_TEST_CASE("qmx_quantize_run / qmx_dequantize_run: chunks on threads, same bits");
     quantize_cases();
     QMX_TEST_CASE("per channel / per block quantize, fp8 arrays: range calls and _exec, same bits");
     granular_cases();
-    QMX_TEST_CASE("qmx_einsum through an executor: a task per batch index, same bits");
+    QMX_TEST_CASE("fp4 / fp6 arrays: range calls and _exec, same bits, bad calls");
+    lowfloat_array_cases();
+    QMX_TEST_CASE("MX / NVFP4 arrays: qmx_mx_quantize_run / _dequantize_run and _exec, same bits");
+    mx_array_cases();
+    QMX_TEST_CASE("qmx_einsum through an executor and qmx_einsum_run: a task per batch index, same bits");
     einsum_cases();
     QMX_TEST_CASE("qmx_absmax_f32 / fp8 delayed scaling: chunks, partials merged exactly");
     absmax_cases();

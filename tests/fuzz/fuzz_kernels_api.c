@@ -27,6 +27,10 @@
  *     qmx_blockw_pack_ggml (+ short blocks / a short blob), info, qmx_blockw_unpack_ggml (the
  *     same bytes back), qmx_matmul_blockw_packed_dyn_i8 (+ act_block) and _packed_f32 on the
  *     blob (a short workspace: the status, Y and workspace untouched; the same bits twice)
+ *   first byte 245: several cores on the blob (ggml Q8_0 / Q4_0 / Q4_1 / MXFP4 blocks):
+ *     qmx_matmul_blockw_packed_dyn_i8 / _f32 _exec (harness executor, 1..5 workers) and
+ *     single-task _run calls give the serial call's status and Y bits; bad ranges, short
+ *     workspaces: their status, Y untouched
  * Buffers are malloc'ed at exactly their extent ((rows-1)*ld + cols elements); workspaces at
  * exactly the size the library's *_workspace_size / *_storage_size query returns, or one byte
  * less (then QMX_ERR_BUFFER_TOO_SMALL with nothing written is required), and like packed
@@ -1391,6 +1395,131 @@ static void fk_q41(fz_rd *r) {
         __builtin_trap();
 }
 
+/* Several cores on the block-weight blob (first byte 245): ggml blocks of raw bytes (Q8_0,
+ * Q4_0, Q4_1, MXFP4; d mostly moderate), qmx_matmul_blockw_packed_dyn_i8 (act_block 0, 32,
+ * 64 or 48) and _packed_f32 at shapes of 1..2 row and 1..2 column tiles: _exec through the
+ * harness executor below (1..5 workers, the tasks rotated or reversed) and single-task _run
+ * calls in a rotated order with the serial workspace give the serial call's status and Y
+ * bits (on error: Y untouched, no task run; a range of every task: the same status); a
+ * reversed range, a range past the end, a workspace one byte short: their status, Y
+ * untouched. */
+typedef struct fk_pex { int calls, rot, rev, workers; } fk_pex;
+static void fk_pfor(void *pool, int n, void (*fn)(void *, int, int), void *arg) {
+    fk_pex *p = (fk_pex *)pool;
+    int i;
+    p->calls++;
+    for (i = 0; i < n; i++) {
+        int t = (i + p->rot) % n;
+        fn(arg, p->rev ? n - 1 - t : t, (i * 7 + p->rot) % p->workers);
+    }
+}
+static void fk_bwpar(fz_rd *r) {
+    static const int gt[4] = {QMX_BLOCKW_GGML_Q8_0, QMX_BLOCKW_GGML_Q4_0, QMX_BLOCKW_GGML_Q4_1,
+                              QMX_BLOCKW_GGML_MXFP4};
+    static const size_t gbb[4] = {34, 18, 20, 17};
+    unsigned how = fz_u8(r), ty = how % 4u;
+    size_t M = 1 + fz_u8(r) % 80u, N = 1 + (size_t)fz_u8(r) * 2u, K = 32 * (1 + fz_u8(r) % 3u);
+    size_t ldx = K + ((how >> 2) & 3u), ldy = N + ((how >> 4) & 1u) * 3u;
+    size_t nbk = N * (K / 32), bb = gbb[ty] * nbk, bytes = 0, i, nt = 0, t;
+    size_t ey = (M - 1) * ldy + N;
+    uint8_t *blocks = (uint8_t *)fz_alloc(bb), *blob;
+    float *X, *Y0, *Y1, *snap;
+    qmx_blockw_dyn_opts o;
+    int kern;
+    qmx_status st;
+    for (i = 0; i < bb; i++) blocks[i] = (uint8_t)fz_u8(r);
+    if (!(how & 0x80) && ty != 3)   /* moderate d (and Q4_1's m) */
+        for (i = 0; i < nbk; i++) {
+            uint8_t *b = blocks + gbb[ty] * i;
+            b[1] = (uint8_t)(0x1C + b[1] % 8 + (b[1] & 0x80));
+            if (ty == 2) b[3] = (uint8_t)(0x1C + b[3] % 8 + (b[3] & 0x80));
+        }
+    if (qmx_blockw_pack_ggml_size(gt[ty], N, K, &bytes) != QMX_OK || bytes > FK_BIG)
+        __builtin_trap();
+    blob = (uint8_t *)fz_alloc_at(bytes, (int)(how & 63u));
+    st = qmx_blockw_pack_ggml(gt[ty], blocks, bb, N, K, blob, bytes);
+    fz_check(st);
+    if (st != QMX_OK) return;   /* e.g. a NaN d of Q8_0 / Q4_0 */
+    X = fk_floats(r, (M - 1) * ldx + K, NULL);
+    memset(&o, 0, sizeof o);
+    i = fz_u8(r);
+    o.act_block = i % 4u == 3u ? 48u : 32u * (i % 4u);
+    if (qmx_matmul_tasks(M, N, &nt) != QMX_OK || nt == 0) __builtin_trap();
+    Y0 = (float *)fz_alloc(ey * 4);
+    Y1 = (float *)fz_alloc(ey * 4);
+    for (kern = 0; kern < 2; kern++) {
+        size_t need = 0, total = 0;
+        void *ws;
+        qmx_executor ex;
+        fk_pex pool;
+        qmx_status s0, s1;
+        st = kern ? qmx_matmul_blockw_packed_f32_workspace_size(M, N, K, &need)
+                  : qmx_matmul_blockw_packed_dyn_i8_workspace_size(M, N, K, &o, &need);
+        if (st != QMX_OK) __builtin_trap();
+        for (i = 0; i < ey; i++) Y0[i] = Y1[i] = -7.0f;
+        snap = (float *)fz_snap(Y0, ey * 4);
+        ws = fz_alloc_at(need, (int)(fz_u8(r) & 63u));
+        s0 = kern ? qmx_matmul_blockw_packed_f32(M, N, K, X, ldx, blob, bytes, Y0, ldy, ws, need)
+                  : qmx_matmul_blockw_packed_dyn_i8(M, N, K, X, ldx, blob, bytes, &o, Y0, ldy,
+                                                    ws, need);
+        fz_check(s0);
+        if (s0 != QMX_OK) fz_same(Y0, snap, ey * 4);
+        /* through the executor */
+        memset(&pool, 0, sizeof pool);
+        pool.workers = 1 + fz_u8(r) % 5u;
+        pool.rot = (int)(fz_u8(r) % nt);
+        pool.rev = (int)(how >> 6) & 1;
+        ex.parallel_for = fk_pfor; ex.pool = &pool; ex.workers = pool.workers;
+        if (qmx_par_workspace_size(&ex, need, need, &total) != QMX_OK) __builtin_trap();
+        ws = fz_alloc(total);
+        s1 = kern ? qmx_matmul_blockw_packed_f32_exec(M, N, K, X, ldx, blob, bytes, Y1, ldy, &ex,
+                                                      ws, total)
+                  : qmx_matmul_blockw_packed_dyn_i8_exec(M, N, K, X, ldx, blob, bytes, &o, Y1,
+                                                         ldy, &ex, ws, total);
+        if (s1 != s0 || memcmp(Y1, Y0, ey * 4) != 0) __builtin_trap();
+        if (pool.calls != (s0 == QMX_OK && pool.workers >= 2 && nt > 1)) __builtin_trap();
+        /* a workspace one byte short */
+        for (i = 0; i < ey; i++) Y1[i] = -7.0f;
+        s1 = kern ? qmx_matmul_blockw_packed_f32_exec(M, N, K, X, ldx, blob, bytes, Y1, ldy, &ex,
+                                                      ws, total - 1)
+                  : qmx_matmul_blockw_packed_dyn_i8_exec(M, N, K, X, ldx, blob, bytes, &o, Y1,
+                                                         ldy, &ex, ws, total - 1);
+        fz_check(s1);
+        if (s1 == QMX_OK) __builtin_trap();
+        fz_same(Y1, snap, ey * 4);
+        /* range calls: one task at a time, rotated, with the serial workspace */
+        ws = fz_alloc(need);
+        if (s0 != QMX_OK) {
+            s1 = kern ? qmx_matmul_blockw_packed_f32_run(M, N, K, X, ldx, blob, bytes, Y1, ldy, 0,
+                                                         nt, ws, need)
+                      : qmx_matmul_blockw_packed_dyn_i8_run(M, N, K, X, ldx, blob, bytes, &o, Y1,
+                                                            ldy, 0, nt, ws, need);
+            if (s1 != s0) __builtin_trap();
+            fz_same(Y1, snap, ey * 4);
+            continue;
+        }
+        for (i = 0; i < nt; i++) {
+            t = (i + (size_t)pool.rot) % nt;
+            s1 = kern ? qmx_matmul_blockw_packed_f32_run(M, N, K, X, ldx, blob, bytes, Y1, ldy, t,
+                                                         t + 1, ws, need)
+                      : qmx_matmul_blockw_packed_dyn_i8_run(M, N, K, X, ldx, blob, bytes, &o, Y1,
+                                                            ldy, t, t + 1, ws, need);
+            if (s1 != QMX_OK) __builtin_trap();
+        }
+        if (memcmp(Y1, Y0, ey * 4) != 0) __builtin_trap();
+        for (i = 0; i < ey; i++) Y1[i] = -7.0f;
+        for (t = 0; t < 3; t++) {   /* reversed, past the end, a workspace one byte short */
+            size_t tb = t == 0 ? nt : 0, te = t == 0 ? nt - 1 : t == 1 ? nt + 1 : nt;
+            s1 = kern ? qmx_matmul_blockw_packed_f32_run(M, N, K, X, ldx, blob, bytes, Y1, ldy,
+                                                         tb, te, ws, need - (t == 2))
+                      : qmx_matmul_blockw_packed_dyn_i8_run(M, N, K, X, ldx, blob, bytes, &o, Y1,
+                                                            ldy, tb, te, ws, need - (t == 2));
+            if (s1 != (t == 2 ? QMX_ERR_BUFFER_TOO_SMALL : QMX_ERR_ARG)) __builtin_trap();
+            fz_same(Y1, snap, ey * 4);
+        }
+    }
+}
+
 static void fk_bwd(fz_rd *r) {
     static const qmx_dtype dts[17] = {QMX_INT2, QMX_UINT2, QMX_INT3, QMX_INT4, QMX_UINT4,
                                       QMX_INT5, QMX_INT6, QMX_INT7, QMX_INT8, QMX_UINT8,
@@ -1763,6 +1892,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     op = fz_u8(&r);
     if (op >= 251) {   /* (no stored corpus input starts with 251..255) */
         fk_bwd(&r);
+        fz_free_all();
+        return 0;
+    }
+    if (op == 245) {   /* (no stored corpus input starts with 245) */
+        fk_bwpar(&r);
         fz_free_all();
         return 0;
     }
