@@ -2695,12 +2695,17 @@ QMX__DEF qmx_status qmx_array_tasks(size_t n, size_t *n_tasks) {
     *n_tasks = n / QMX_TASK_ELEMS + (n % QMX_TASK_ELEMS != 0);
     return QMX_OK;
 }
-/* the whole call's checks, in the serial call's order, then the range: elements [e0, e1) */
-static qmx_status qmx__par_f8_prep(qmx_dtype fmt, const void *in, const void *out, size_t n,
-                                   float scale, size_t tb, size_t te, size_t *e0, size_t *e1) {
-    qmx__fp8fmt f;
+/* The whole call's checks of an fp8 (fam 0), fp4 (1, fmt ignored) or fp6 (2) array call, in the
+ * serial call's order, then the range: elements [e0, e1) */
+static qmx_status qmx__par_arr_prep(int fam, qmx_dtype fmt, const void *in, const void *out,
+                                    size_t n, float scale, size_t tb, size_t te, size_t *e0,
+                                    size_t *e1) {
+    qmx__fp8fmt f8;
+    qmx__lowfp lf;
     size_t nt;
-    if (!qmx__fp8_format(fmt, &f)) return QMX_ERR_DTYPE;
+    if (fam == 0 ? !qmx__fp8_format(fmt, &f8)
+                 : fam == 2 && (fmt == QMX_FP4_E2M1 || !qmx__lowfp_format(fmt, &lf)))
+        return QMX_ERR_DTYPE;
     if (!in || !out) return QMX_ERR_NULL;
     if (n == 0) return QMX_ERR_SIZE;
     if (!qmx__isfinite(scale) || !(scale > 0.0f)) return QMX_ERR_ARG;
@@ -2714,7 +2719,7 @@ QMX__DEF qmx_status qmx_fp8_quantize_array_run(qmx_dtype fmt, const float *x, si
                                                float scale, int saturate, uint8_t *out,
                                                size_t task_begin, size_t task_end) {
     size_t e0, e1;
-    qmx_status st = qmx__par_f8_prep(fmt, x, out, n, scale, task_begin, task_end, &e0, &e1);
+    qmx_status st = qmx__par_arr_prep(0, fmt, x, out, n, scale, task_begin, task_end, &e0, &e1);
     if (st != QMX_OK || e0 == e1) return st;
     return qmx_fp8_quantize_array(fmt, x + e0, e1 - e0, scale, saturate, out + e0);
 }
@@ -2722,7 +2727,8 @@ QMX__DEF qmx_status qmx_fp8_dequantize_array_run(qmx_dtype fmt, const uint8_t *c
                                                  float scale, float *y, size_t task_begin,
                                                  size_t task_end) {
     size_t e0, e1;
-    qmx_status st = qmx__par_f8_prep(fmt, codes, y, n, scale, task_begin, task_end, &e0, &e1);
+    qmx_status st = qmx__par_arr_prep(0, fmt, codes, y, n, scale, task_begin, task_end, &e0,
+                                      &e1);
     if (st != QMX_OK || e0 == e1) return st;
     return qmx_fp8_dequantize_array(fmt, codes + e0, e1 - e0, scale, y + e0);
 }
@@ -2743,7 +2749,8 @@ static qmx_status qmx__par_f8task(const void *args, size_t tb, size_t te) {
 }
 static qmx_status qmx__par_f8exec(const qmx__par_f8args *a, const qmx_executor *ex) {
     size_t e0, e1;
-    qmx_status st = qmx__par_f8_prep(a->fmt, a->in, a->out, a->n, a->scale, 0, 0, &e0, &e1);
+    qmx_status st = qmx__par_arr_prep(0, a->fmt, a->in, a->out, a->n, a->scale, 0, 0, &e0,
+                                      &e1);
     if (st != QMX_OK) return st;
     return qmx__par_eexec(ex, a->n / QMX_TASK_ELEMS + (a->n % QMX_TASK_ELEMS != 0),
                           qmx__par_f8task, a);
@@ -2767,25 +2774,11 @@ QMX__DEF qmx_status qmx_fp8_dequantize_array_exec(qmx_dtype fmt, const uint8_t *
 }
 
 /* ---- fp4 / fp6 arrays: range calls and executors (fmt QMX_FP4_E2M1: the fp4 calls) ---- */
-static qmx_status qmx__par_lf_prep(qmx_dtype fmt, const void *in, const void *out, size_t n,
-                                   float scale, size_t tb, size_t te, size_t *e0, size_t *e1) {
-    qmx__lowfp f;
-    size_t nt;
-    qmx_status st;
-    if (fmt != QMX_FP4_E2M1 && !qmx__lowfp_format(fmt, &f)) return QMX_ERR_DTYPE;
-    st = qmx__lowfp_check(in, n, scale, out);
-    if (st != QMX_OK) return st;
-    nt = n / QMX_TASK_ELEMS + (n % QMX_TASK_ELEMS != 0);
-    if (tb > te || te > nt) return QMX_ERR_ARG;
-    *e0 = tb == nt ? n : tb * QMX_TASK_ELEMS;   /* (an empty range at the end: e0 = e1 = n) */
-    *e1 = te == nt ? n : te * QMX_TASK_ELEMS;
-    return QMX_OK;
-}
 QMX__DEF qmx_status qmx_fp4_quantize_array_run(const float *x, size_t n, float scale,
                                                int round_toward_zero, uint8_t *packed,
                                                size_t task_begin, size_t task_end) {
     size_t e0, e1;
-    qmx_status st = qmx__par_lf_prep(QMX_FP4_E2M1, x, packed, n, scale, task_begin, task_end,
+    qmx_status st = qmx__par_arr_prep(1, QMX_FP4_E2M1, x, packed, n, scale, task_begin, task_end,
                                      &e0, &e1);
     if (st != QMX_OK || e0 == e1) return st;
     return qmx_fp4_quantize_array(x + e0, e1 - e0, scale, round_toward_zero, packed + e0 / 2);
@@ -2793,7 +2786,7 @@ QMX__DEF qmx_status qmx_fp4_quantize_array_run(const float *x, size_t n, float s
 QMX__DEF qmx_status qmx_fp4_dequantize_array_run(const uint8_t *packed, size_t n, float scale,
                                                  float *y, size_t task_begin, size_t task_end) {
     size_t e0, e1;
-    qmx_status st = qmx__par_lf_prep(QMX_FP4_E2M1, packed, y, n, scale, task_begin, task_end,
+    qmx_status st = qmx__par_arr_prep(1, QMX_FP4_E2M1, packed, y, n, scale, task_begin, task_end,
                                      &e0, &e1);
     if (st != QMX_OK || e0 == e1) return st;
     return qmx_fp4_dequantize_array(packed + e0 / 2, e1 - e0, scale, y + e0);
@@ -2802,9 +2795,7 @@ QMX__DEF qmx_status qmx_fp6_quantize_array_run(qmx_dtype fmt, const float *x, si
                                                float scale, int round_toward_zero, uint8_t *out,
                                                size_t task_begin, size_t task_end) {
     size_t e0, e1;
-    qmx_status st;
-    if (fmt == QMX_FP4_E2M1) return QMX_ERR_DTYPE;
-    st = qmx__par_lf_prep(fmt, x, out, n, scale, task_begin, task_end, &e0, &e1);
+    qmx_status st = qmx__par_arr_prep(2, fmt, x, out, n, scale, task_begin, task_end, &e0, &e1);
     if (st != QMX_OK || e0 == e1) return st;
     return qmx_fp6_quantize_array(fmt, x + e0, e1 - e0, scale, round_toward_zero, out + e0);
 }
@@ -2812,9 +2803,8 @@ QMX__DEF qmx_status qmx_fp6_dequantize_array_run(qmx_dtype fmt, const uint8_t *c
                                                  float scale, float *y, size_t task_begin,
                                                  size_t task_end) {
     size_t e0, e1;
-    qmx_status st;
-    if (fmt == QMX_FP4_E2M1) return QMX_ERR_DTYPE;
-    st = qmx__par_lf_prep(fmt, codes, y, n, scale, task_begin, task_end, &e0, &e1);
+    qmx_status st = qmx__par_arr_prep(2, fmt, codes, y, n, scale, task_begin, task_end, &e0,
+                                      &e1);
     if (st != QMX_OK || e0 == e1) return st;
     return qmx_fp6_dequantize_array(fmt, codes + e0, e1 - e0, scale, y + e0);
 }
@@ -2834,7 +2824,8 @@ static qmx_status qmx__par_lfexec(qmx_dtype fmt, const void *in, size_t n, float
                                   void *out, int deq, const qmx_executor *ex) {
     qmx__par_f8args a;
     size_t e0, e1;
-    qmx_status st = qmx__par_lf_prep(fmt, in, out, n, scale, 0, 0, &e0, &e1);
+    qmx_status st = qmx__par_arr_prep(fmt == QMX_FP4_E2M1 ? 1 : 2, fmt, in, out, n, scale, 0, 0,
+                                      &e0, &e1);
     if (st != QMX_OK) return st;
     a.fmt = fmt; a.in = in; a.out = out; a.n = n; a.scale = scale; a.saturate = rtz;
     a.deq = deq;
