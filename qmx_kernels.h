@@ -354,7 +354,11 @@
  *   columns are 16 whole blob panels), and the unpacked qmx_matmul_blockw_dyn_i8 (the same
  *   row rule) and qmx_matmul_blockw_f32 (BLOCK-SCALED WEIGHTS, any qmx_blockw: a tile decodes
  *   its own weight rows), _run and _exec; qmx_fully_connected_i16 (+ _packed; 16x8), _run and
- *   _exec; qmx_einsum (below).
+ *   _exec; qmx_matmul_mxfp8_f32 (BLOCK-SCALED WEIGHTS: a tile's outputs from its rows of a and
+ *   b; no workspace: _run(..., task_begin, task_end), _exec(..., executor));
+ *   qmx_batch_matmul_i16 (16x8): TASKS (batch b, tile t) numbered b * qmx_matmul_tasks(M, N)
+ *   + t, counted by qmx_batch_matmul_i16_tasks(batch, M, N, &n), _run and _exec; qmx_einsum
+ *   (below).
  *   Element-wise calls: TASKS of QMX_TASK_ELEMS (65536) consecutive elements of the flat
  *   index, the last one ragged (a partition that depends on the element count only; whole
  *   bytes of every packed dtype). In qmx.h: qmx_quantize_run / qmx_dequantize_run (every
@@ -405,9 +409,8 @@
  *   block a task per KV head (the appends on the calling thread), and the decode's tasks for
  *   the tokens outside the tiled blocks; qmx_kv_prefill_workspace_size_exec. Not split over
  *   tokens (see ATTENTION DECODE, SEVERAL CORES: why).
- *   Not yet: qmx_matmul_mxfp8_f32, qmx_batch_matmul_i16, the MX / fp4 / fp6 arrays, a per-tensor
- *   qmx_observer_update (its compensated sums run in one 32-lane order over the whole batch),
- *   qmx_torch_histogram_update.
+ *   Not yet: a per-tensor qmx_observer_update (its compensated sums
+ *   run in one 32-lane order over the whole batch), qmx_torch_histogram_update.
  *   Two ways in:
  *   1. Range calls, plain C (also on Cortex-M): qmx_X_run(the arguments of qmx_X, task_begin,
  *      task_end, workspace, workspace_bytes) computes tasks [task_begin, task_end) with one
@@ -430,7 +433,8 @@
  *      see the KV cache's WORKSPACE), or to qmx_matmul_f32_dyn_i8_exec,
  *      qmx_matmul_blockw_packed_dyn_i8_exec, qmx_matmul_blockw_packed_f32_exec,
  *      qmx_matmul_blockw_dyn_i8_exec, qmx_matmul_blockw_f32_exec, qmx_fully_connected_i16_exec
- *      (+ _packed_exec) and the element-wise _exec calls above (no workspace). NULL,
+ *      (+ _packed_exec), qmx_batch_matmul_i16_exec, qmx_matmul_mxfp8_f32_exec (no workspace)
+ *      and the element-wise _exec calls above (no workspace). NULL,
  *      or workers 0 / 1: the serial call, unchanged. With workers >= 2 the call checks
  *      everything first (every float row of the dynamic path included) and then calls
  *      parallel_for once with one task per tile (not at all when there is only 1 task), each
@@ -500,7 +504,15 @@
  *   runs the serial code on its rows and its 16-column strips (exact int64 sums, the stage per
  *   element with its column's multiplier, shift and bias), so out has the serial bits for any
  *   worker count and order; every argument error before any task, out untouched.
- *   qmx_batch_matmul_i16 has no range call.
+ *   qmx_batch_matmul_i16: TASKS (batch b, tile t) = b * qmx_matmul_tasks(M, N) + t, the tile t
+ *   of 64 rows x 256 columns of out_b; qmx_batch_matmul_i16_tasks(batch, M, N, &n) counts them
+ *   (batch x qmx_matmul_tasks). _run (the arguments, task_begin, task_end, workspace,
+ *   workspace_bytes: qmx_batch_matmul_i16_workspace_size(min(M, 64), min(N, 256), K)) and
+ *   _exec (..., executor, workspace, workspace_bytes; workers x r64(that) through
+ *   qmx_par_workspace_size; NULL or workers 0 / 1: the serial call): a task runs the serial
+ *   code on its batch's rows and columns (exact int64 sums, the stage per element), so out has
+ *   the serial bits for any worker count and order; every argument error, then the range
+ *   (QMX_ERR_ARG) and workspace (QMX_ERR_BUFFER_TOO_SMALL), before any task, out untouched.
  *   Workspace (both kernels; qmx_fully_connected_i16_workspace_size, qmx_batch_matmul_i16_
  *   workspace_size, the same pure function of the shapes):
  *       64 + r64(32 * min(K, 512)) + r64(128 * min(M, 256))  bytes, any alignment
@@ -1501,7 +1513,10 @@
  *     Y has the serial call's bits for any worker count and order. The errors above (the
  *     weights' and every X row's for _exec; the rows of its own tasks for _run), then the
  *     range (QMX_ERR_ARG) and workspace (QMX_ERR_BUFFER_TOO_SMALL), all before anything is
- *     written. qmx_matmul_mxfp8_f32 (no workspace) has no range call.
+ *     written. qmx_matmul_mxfp8_f32_run(M, N, K, a, b, Y, ldy, task_begin, task_end) and
+ *     _exec(..., executor) (no workspace; NULL or workers 0 / 1: the serial call): the same
+ *     tiles, each output by the serial code from its row of a and row of b, so the serial
+ *     bits; every operand error, then the range (QMX_ERR_ARG), before any task.
  *
  * ERRORS (checked before anything is written; Y and the workspace untouched on error)
  *   QMX_ERR_NULL              A / X, w / a / b, Y, workspace, mx / qc, data, scale_codes /
@@ -2050,6 +2065,15 @@ QMX_API qmx_status qmx_matmul_blockw_f32(size_t M, size_t N, size_t K, const flo
  * rows = N; exact block dot products, one rounding per block, blocks summed in order. */
 QMX_API qmx_status qmx_matmul_mxfp8_f32(size_t M, size_t N, size_t K, const qmx_blockw *a,
                                         const qmx_blockw *b, float *Y, size_t ldy);
+/* Several cores (USING SEVERAL CORES): tasks [task_begin, task_end) of qmx_matmul_tasks(M, N)
+ * (tiles of 64 rows of a x 256 rows of b), or the whole call through an executor (NULL or
+ * workers 0 / 1: the serial call); no workspace; the serial bits. */
+QMX_API qmx_status qmx_matmul_mxfp8_f32_run(size_t M, size_t N, size_t K, const qmx_blockw *a,
+                                            const qmx_blockw *b, float *Y, size_t ldy,
+                                            size_t task_begin, size_t task_end);
+QMX_API qmx_status qmx_matmul_mxfp8_f32_exec(size_t M, size_t N, size_t K, const qmx_blockw *a,
+                                             const qmx_blockw *b, float *Y, size_t ldy,
+                                             const qmx_executor *executor);
 
 /* Options of qmx_matmul_blockw_dyn_i8; zero-initialised (or opts == NULL) = the defaults. */
 typedef struct qmx_blockw_dyn_opts {
@@ -2179,6 +2203,29 @@ QMX_API qmx_status qmx_batch_matmul_i16(size_t batch, size_t M, size_t N, size_t
                                         const qmx_requant64_config *rq, int16_t *out,
                                         size_t ldo, size_t out_batch_stride, void *workspace,
                                         size_t workspace_bytes);
+/* Several cores (USING SEVERAL CORES): TASKS (b, t) = b * qmx_matmul_tasks(M, N) + t, tile t of
+ * 64 rows x 256 columns of out_b; *n_tasks = batch * qmx_matmul_tasks(M, N). _run: tasks
+ * [task_begin, task_end) with one tile's workspace (qmx_batch_matmul_i16_workspace_size(
+ * min(M, 64), min(N, 256), K)); _exec: the whole call through an executor (NULL or workers
+ * 0 / 1: the serial call); the serial bits (exact int64 sums, the stage per element). */
+QMX_API qmx_status qmx_batch_matmul_i16_tasks(size_t batch, size_t M, size_t N,
+                                              size_t *n_tasks);
+QMX_API qmx_status qmx_batch_matmul_i16_run(size_t batch, size_t M, size_t N, size_t K,
+                                            const int16_t *X, size_t ldx, size_t x_batch_stride,
+                                            int adj_x, const int16_t *Y, size_t ldy,
+                                            size_t y_batch_stride, int adj_y,
+                                            const qmx_requant64_config *rq, int16_t *out,
+                                            size_t ldo, size_t out_batch_stride,
+                                            size_t task_begin, size_t task_end, void *workspace,
+                                            size_t workspace_bytes);
+QMX_API qmx_status qmx_batch_matmul_i16_exec(size_t batch, size_t M, size_t N, size_t K,
+                                             const int16_t *X, size_t ldx,
+                                             size_t x_batch_stride, int adj_x, const int16_t *Y,
+                                             size_t ldy, size_t y_batch_stride, int adj_y,
+                                             const qmx_requant64_config *rq, int16_t *out,
+                                             size_t ldo, size_t out_batch_stride,
+                                             const qmx_executor *executor, void *workspace,
+                                             size_t workspace_bytes);
 
 #ifdef __cplusplus
 }
@@ -5442,7 +5489,7 @@ static qmx_status qmx__par_dyn(size_t M, size_t N, size_t K, const float *X,
  * stages are per element, in a fixed order over K), the bits never depend on the split. */
 enum { QMX__PAR_MM, QMX__PAR_MMP, QMX__PAR_FC, QMX__PAR_FCP, QMX__PAR_F32, QMX__PAR_F32P,
        QMX__PAR_DYN, QMX__PAR_I4, QMX__PAR_I4F, QMX__PAR_FC4, QMX__PAR_FP8, QMX__PAR_BPD,
-       QMX__PAR_BPF, QMX__PAR_BWD, QMX__PAR_BWF, QMX__PAR_S16, QMX__PAR_S16P };
+       QMX__PAR_BPF, QMX__PAR_BWD, QMX__PAR_BWF, QMX__PAR_S16, QMX__PAR_S16P, QMX__PAR_MX8 };
 /* the 16x8 fully-connected (16x8 implementation, below) */
 static qmx_status qmx__s16_fc(size_t M, size_t N, size_t K, const int16_t *A, size_t lda,
                               const int8_t *W, size_t ldw, const void *packed,
@@ -5454,6 +5501,9 @@ static qmx_status qmx__s16_fc(size_t M, size_t N, size_t K, const int16_t *A, si
 static qmx_status qmx__bw_f32(size_t M, size_t N, size_t K, const float *A, size_t lda,
                               const qmx_blockw *w, float *Y, size_t ldy, void *workspace,
                               size_t workspace_bytes, size_t n_off, size_t n_blob, int mode);
+static qmx_status qmx__bw_mx8(size_t M, size_t N, size_t K, const qmx_blockw *a,
+                              const qmx_blockw *b, float *Y, size_t ldy, size_t m_off,
+                              size_t m_all, size_t n_off, size_t n_all, int mode);
 static qmx_status qmx__bwd_dyn(size_t M, size_t N, size_t K, const float *X, size_t ldx,
                                const qmx_blockw *w, const qmx_blockw_dyn_opts *opts, float *Y,
                                size_t ldy, void *workspace, size_t workspace_bytes,
@@ -5503,7 +5553,7 @@ typedef struct qmx__par_mm {
     const qmx_matmul_i4_params *p4;     /* I4, I4F */
     const qmx_matmul_fp8_params *p8;    /* FP8 */
     const qmx_blockw_dyn_opts *bwo;     /* BPD, BWD */
-    const qmx_blockw *bw;               /* BWD, BWF */
+    const qmx_blockw *bw;               /* BWD, BWF; MX8: a (b in B) */
     const qmx_requant64_config *rq64;   /* S16, S16P (w_zp in a_zp) */
 } qmx__par_mm;
 
@@ -5533,6 +5583,7 @@ static qmx_status qmx__par_wsz(const qmx__par_mm *c, size_t M, size_t N, size_t 
         return qmx__bp_par_ws(M, N, K, c->bwo, c->kind == QMX__PAR_BPF, bytes);
     case QMX__PAR_BWD: return qmx_matmul_blockw_dyn_i8_workspace_size(M, N, K, c->bwo, bytes);
     case QMX__PAR_BWF: return qmx_matmul_blockw_f32_workspace_size(M, N, K, bytes);
+    case QMX__PAR_MX8: *bytes = 0; return QMX_OK;   /* no workspace */
     case QMX__PAR_S16: case QMX__PAR_S16P:
         return qmx_fully_connected_i16_workspace_size(M, N, K, bytes);
     case QMX__PAR_MM: return qmx_matmul_i8_workspace_size(M, N, K, NULL, bytes);
@@ -5553,7 +5604,8 @@ static qmx_status qmx__par_call(const qmx__par_mm *c, size_t m0, size_t m1, size
                               c->kind == QMX__PAR_DYN || c->kind == QMX__PAR_FP8 ||
                               c->kind == QMX__PAR_BPD || c->kind == QMX__PAR_BPF ||
                               c->kind == QMX__PAR_BWD || c->kind == QMX__PAR_BWF ||
-                              c->kind == QMX__PAR_S16 || c->kind == QMX__PAR_S16P
+                              c->kind == QMX__PAR_S16 || c->kind == QMX__PAR_S16P ||
+                              c->kind == QMX__PAR_MX8
                           ? NULL : (const int8_t *)qmx__par_at(c->A, ra);
     switch (c->kind) {
     case QMX__PAR_S16: case QMX__PAR_S16P: { /* W / the blob and rq over all columns */
@@ -5567,6 +5619,13 @@ static qmx_status qmx__par_call(const qmx__par_mm *c, size_t m0, size_t m1, size
         return c->B ? qmx__s16_fc(M, N, K, A16, c->lda, (const int8_t *)c->B, c->ldb, NULL, 0,
                                   c->a_zp, c->rq64, out, c->ldc, ws, bytes, n0, c->N, mode)
                     : QMX_ERR_NULL;
+    }
+    case QMX__PAR_MX8: { /* rows [m0, m1) of a, rows [n0, n1) of b */
+        float *Y = (float *)c->C;
+        if (Y) Y += m0 * c->ldc + n0;
+        (void)ws; (void)bytes;
+        return qmx__bw_mx8(M, N, K, c->bw, (const qmx_blockw *)c->B, Y, c->ldc, m0, c->M, n0,
+                           c->N, mode);
     }
     case QMX__PAR_BWD: case QMX__PAR_BWF: { /* weight rows [n0, n1) */
         const float *X = (const float *)qmx__par_at(c->A, ra * sizeof(float));
@@ -12420,8 +12479,11 @@ static float qmx__bw_mx8_dot(const uint8_t *a, const uint8_t *as, int a5, const 
     return sum;
 }
 
-QMX_API qmx_status qmx_matmul_mxfp8_f32(size_t M, size_t N, size_t K, const qmx_blockw *a,
-                                        const qmx_blockw *b, float *Y, size_t ldy) {
+/* qmx_matmul_mxfp8_f32 on rows [m_off, m_off + M) of a (m_all rows) x rows [n_off, n_off + N)
+ * of b (n_all rows), Y at the tile; mode QMX__PAR_CHECK / _CHECK_DATA: the arguments only. */
+static qmx_status qmx__bw_mx8(size_t M, size_t N, size_t K, const qmx_blockw *a,
+                              const qmx_blockw *b, float *Y, size_t ldy, size_t m_off,
+                              size_t m_all, size_t n_off, size_t n_all, int mode) {
     qmx__bw ba, bb;
     size_t ext, m, n;
     qmx_status st;
@@ -12430,22 +12492,29 @@ QMX_API qmx_status qmx_matmul_mxfp8_f32(size_t M, size_t N, size_t K, const qmx_
     if (ldy < N) return QMX_ERR_SHAPE;
     ext = qmx__k_extent(M, N, ldy);
     if (!ext || ext > SIZE_MAX / sizeof(float)) return QMX_ERR_OVERFLOW;
-    st = qmx__bw_check(a, M, K, &ba);
+    if (m_off > m_all || M > m_all - m_off || n_off > n_all || N > n_all - n_off)
+        return QMX_ERR_SHAPE;   /* not reached */
+    st = qmx__bw_check(a, m_all, K, &ba);
     if (st != QMX_OK) return st;
-    st = qmx__bw_check(b, N, K, &bb);
+    st = qmx__bw_check(b, n_all, K, &bb);
     if (st != QMX_OK) return st;
     if (!ba.mx || !bb.mx) return QMX_ERR_UNSUPPORTED;
     if ((ba.fmt != QMX_MXFP8_E4M3 && ba.fmt != QMX_MXFP8_E5M2) ||
         (bb.fmt != QMX_MXFP8_E4M3 && bb.fmt != QMX_MXFP8_E5M2))
         return QMX_ERR_UNSUPPORTED;
     if (ba.block != bb.block) return QMX_ERR_SHAPE;
-    for (m = 0; m < M; m++)
-        for (n = 0; n < N; n++)
-            Y[m * ldy + n] = qmx__bw_mx8_dot(
+    if (mode != QMX__PAR_RUN) return QMX_OK;
+    for (m = m_off; m < m_off + M; m++)
+        for (n = n_off; n < n_off + N; n++)
+            Y[(m - m_off) * ldy + n - n_off] = qmx__bw_mx8_dot(
                 (const uint8_t *)a->data + m * K, a->scale_codes + m * ba.row_scales,
                 ba.fmt == QMX_MXFP8_E5M2, (const uint8_t *)b->data + n * K,
                 b->scale_codes + n * bb.row_scales, bb.fmt == QMX_MXFP8_E5M2, K, ba.block);
     return QMX_OK;
+}
+QMX_API qmx_status qmx_matmul_mxfp8_f32(size_t M, size_t N, size_t K, const qmx_blockw *a,
+                                        const qmx_blockw *b, float *Y, size_t ldy) {
+    return qmx__bw_mx8(M, N, K, a, b, Y, ldy, 0, M, 0, N, QMX__PAR_RUN);
 }
 
 /* ---- block-scaled weights x int8 activations quantized on the fly (qmx__bwd_) ---- */
@@ -12795,6 +12864,23 @@ QMX_API qmx_status qmx_matmul_blockw_f32_exec(size_t M, size_t N, size_t K, cons
     if (!executor)
         return qmx__par_call(&c, 0, M, 0, N, QMX__PAR_RUN, workspace, workspace_bytes);
     return qmx__par_exec(&c, executor, workspace, workspace_bytes);
+}
+QMX_API qmx_status qmx_matmul_mxfp8_f32_run(size_t M, size_t N, size_t K, const qmx_blockw *a,
+                                            const qmx_blockw *b, float *Y, size_t ldy,
+                                            size_t task_begin, size_t task_end) {
+    unsigned char none[1];   /* no workspace: 0 bytes at a valid address */
+    qmx__par_mm c = qmx__par_mk(QMX__PAR_MX8, M, N, K, NULL, 0, b, 0, Y, ldy);
+    c.bw = a;
+    return qmx__par_run(&c, task_begin, task_end, none, 0);
+}
+QMX_API qmx_status qmx_matmul_mxfp8_f32_exec(size_t M, size_t N, size_t K, const qmx_blockw *a,
+                                             const qmx_blockw *b, float *Y, size_t ldy,
+                                             const qmx_executor *executor) {
+    unsigned char none[1];
+    qmx__par_mm c = qmx__par_mk(QMX__PAR_MX8, M, N, K, NULL, 0, b, 0, Y, ldy);
+    c.bw = a;
+    if (!executor) return qmx__bw_mx8(M, N, K, a, b, Y, ldy, 0, M, 0, N, QMX__PAR_RUN);
+    return qmx__par_exec(&c, executor, none, 0);
 }
 
 #ifdef __cplusplus
@@ -16763,13 +16849,15 @@ static size_t qmx__s16_bext(size_t batch, size_t bs, size_t rows, size_t cols, s
     return b > SIZE_MAX / 2 ? 0 : b;
 }
 
-QMX_API qmx_status qmx_batch_matmul_i16(size_t batch, size_t M, size_t N, size_t K,
-                                        const int16_t *X, size_t ldx, size_t x_batch_stride,
-                                        int adj_x, const int16_t *Y, size_t ldy,
-                                        size_t y_batch_stride, int adj_y,
-                                        const qmx_requant64_config *rq, int16_t *out,
-                                        size_t ldo, size_t out_batch_stride, void *workspace,
-                                        size_t workspace_bytes) {
+/* qmx_batch_matmul_i16 on batches [b0, b1) x rows [r0, r1) x columns [c0, c1) of out (the
+ * whole call's checks first; mode QMX__PAR_CHECK: the arguments only, nothing written). */
+static qmx_status qmx__s16_bmm(size_t batch, size_t M, size_t N, size_t K, const int16_t *X,
+                               size_t ldx, size_t x_batch_stride, int adj_x, const int16_t *Y,
+                               size_t ldy, size_t y_batch_stride, int adj_y,
+                               const qmx_requant64_config *rq, int16_t *out, size_t ldo,
+                               size_t out_batch_stride, void *workspace,
+                               size_t workspace_bytes, size_t b0, size_t b1, size_t r0,
+                               size_t r1, size_t c0, size_t c1, int mode) {
     size_t need, b, i, j, k, m0, n0, k0, xr, xc, yr, yc;
     int32_t amin, amax;
     int16_t *wt;
@@ -16787,8 +16875,11 @@ QMX_API qmx_status qmx_batch_matmul_i16(size_t batch, size_t M, size_t N, size_t
         !qmx__s16_bext(batch, out_batch_stride, M, N, ldo))
         return QMX_ERR_OVERFLOW;
     st = qmx__s16_rq_check(rq, N, &amin, &amax);
-    if (st != QMX_OK) return st;
-    st = qmx_batch_matmul_i16_workspace_size(M, N, K, &need);
+    if (st != QMX_OK || mode != QMX__PAR_RUN) return st;
+    if (b0 > b1 || b1 > batch || r0 > r1 || r1 > M || c0 > c1 || c1 > N)
+        return QMX_ERR_ARG;   /* not reached */
+    if (b0 == b1 || r0 == r1 || c0 == c1) return QMX_OK;
+    st = qmx_batch_matmul_i16_workspace_size(r1 - r0, c1 - c0, K, &need);
     if (st != QMX_OK) return st;
     if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
     wt = (int16_t *)(void *)((unsigned char *)workspace +
@@ -16796,13 +16887,13 @@ QMX_API qmx_status qmx_batch_matmul_i16(size_t batch, size_t M, size_t N, size_t
     acc = (int64_t *)(void *)((unsigned char *)wt +
                               qmx__k_r64(2u * QMX__S16_STRIP *
                                          (K < QMX__S16_KB ? K : QMX__S16_KB)));
-    for (b = 0; b < batch; b++) {
+    for (b = b0; b < b1; b++) {
         const int16_t *xb = X + b * x_batch_stride, *yb = Y + b * y_batch_stride;
         int16_t *ob = out + b * out_batch_stride;
-        for (m0 = 0; m0 < M; m0 += QMX__S16_MB) {
-            size_t mb = M - m0 < QMX__S16_MB ? M - m0 : QMX__S16_MB;
-            for (n0 = 0; n0 < N; n0 += QMX__S16_STRIP) {
-                size_t nb = N - n0 < QMX__S16_STRIP ? N - n0 : QMX__S16_STRIP;
+        for (m0 = r0; m0 < r1; m0 += QMX__S16_MB) {
+            size_t mb = r1 - m0 < QMX__S16_MB ? r1 - m0 : QMX__S16_MB;
+            for (n0 = c0; n0 < c1; n0 += QMX__S16_STRIP) {
+                size_t nb = c1 - n0 < QMX__S16_STRIP ? c1 - n0 : QMX__S16_STRIP;
                 for (k0 = 0; k0 < K; k0 += QMX__S16_KB) {
                     size_t kl = K - k0 < QMX__S16_KB ? K - k0 : QMX__S16_KB;
                     for (j = 0; j < nb; j++)   /* column n0 + j of op(Y), contiguous in k */
@@ -16828,6 +16919,136 @@ QMX_API qmx_status qmx_batch_matmul_i16(size_t batch, size_t M, size_t N, size_t
             }
         }
     }
+    return QMX_OK;
+}
+QMX_API qmx_status qmx_batch_matmul_i16(size_t batch, size_t M, size_t N, size_t K,
+                                        const int16_t *X, size_t ldx, size_t x_batch_stride,
+                                        int adj_x, const int16_t *Y, size_t ldy,
+                                        size_t y_batch_stride, int adj_y,
+                                        const qmx_requant64_config *rq, int16_t *out,
+                                        size_t ldo, size_t out_batch_stride, void *workspace,
+                                        size_t workspace_bytes) {
+    return qmx__s16_bmm(batch, M, N, K, X, ldx, x_batch_stride, adj_x, Y, ldy, y_batch_stride,
+                        adj_y, rq, out, ldo, out_batch_stride, workspace, workspace_bytes, 0,
+                        batch, 0, M, 0, N, QMX__PAR_RUN);
+}
+
+/* USING SEVERAL CORES: TASKS (batch b, tile r) = b * qmx_matmul_tasks(M, N) + r, the tile of
+ * QMX_TASK_M rows x QMX_TASK_N columns of out_b, each by qmx__s16_bmm on its rectangle. */
+typedef struct qmx__s16_bjob {
+    size_t batch, M, N, K;
+    const int16_t *X; size_t ldx, xbs; int adj_x;
+    const int16_t *Y; size_t ldy, ybs; int adj_y;
+    const qmx_requant64_config *rq;
+    int16_t *out; size_t ldo, obs;
+    unsigned char *ws; size_t slice;
+    size_t nt, workers;
+} qmx__s16_bjob;
+
+/* tasks [tb, te) (already checked), the workspace of one tile at ws */
+static qmx_status qmx__s16_btasks(const qmx__s16_bjob *j, size_t tb, size_t te, void *ws,
+                                  size_t bytes) {
+    size_t nc = j->N / QMX_TASK_N + (j->N % QMX_TASK_N != 0), ntile, t;
+    qmx_status st = qmx_matmul_tasks(j->M, j->N, &ntile);
+    if (st != QMX_OK) return st;
+    for (t = tb; t < te; t++) {
+        size_t b = t / ntile, r = t % ntile, m0 = r / nc * QMX_TASK_M, n0 = r % nc * QMX_TASK_N;
+        size_t m1 = j->M - m0 < QMX_TASK_M ? j->M : m0 + QMX_TASK_M;
+        size_t n1 = j->N - n0 < QMX_TASK_N ? j->N : n0 + QMX_TASK_N;
+        st = qmx__s16_bmm(j->batch, j->M, j->N, j->K, j->X, j->ldx, j->xbs, j->adj_x, j->Y,
+                          j->ldy, j->ybs, j->adj_y, j->rq, j->out, j->ldo, j->obs, ws, bytes, b,
+                          b + 1, m0, m1, n0, n1, QMX__PAR_RUN);
+        if (st != QMX_OK) return st;
+    }
+    return QMX_OK;
+}
+static void qmx__s16_btask(void *arg, int task, int worker) {
+    const qmx__s16_bjob *j = (const qmx__s16_bjob *)arg;
+    /* outside the executor contract: nothing to run it with (documented) */
+    if (task < 0 || (size_t)task >= j->nt || worker < 0 || (size_t)worker >= j->workers) return;
+    (void)qmx__s16_btasks(j, (size_t)task, (size_t)task + 1, j->ws + (size_t)worker * j->slice,
+                          j->slice);
+}
+/* the job of a call (after the whole call's checks) and its task workspace */
+static qmx_status qmx__s16_bsetup(qmx__s16_bjob *j, size_t batch, size_t M, size_t N, size_t K,
+                                  const int16_t *X, size_t ldx, size_t xbs, int adj_x,
+                                  const int16_t *Y, size_t ldy, size_t ybs, int adj_y,
+                                  const qmx_requant64_config *rq, int16_t *out, size_t ldo,
+                                  size_t obs, size_t *task_ws) {
+    j->batch = batch; j->M = M; j->N = N; j->K = K;
+    j->X = X; j->ldx = ldx; j->xbs = xbs; j->adj_x = adj_x;
+    j->Y = Y; j->ldy = ldy; j->ybs = ybs; j->adj_y = adj_y;
+    j->rq = rq; j->out = out; j->ldo = ldo; j->obs = obs;
+    j->ws = NULL; j->slice = 0; j->workers = 0;
+    if (qmx_batch_matmul_i16_tasks(batch, M, N, &j->nt) != QMX_OK) return QMX_ERR_OVERFLOW;
+    return qmx_batch_matmul_i16_workspace_size(M < QMX_TASK_M ? M : QMX_TASK_M,
+                                               N < QMX_TASK_N ? N : QMX_TASK_N, K, task_ws);
+}
+QMX_API qmx_status qmx_batch_matmul_i16_tasks(size_t batch, size_t M, size_t N,
+                                              size_t *n_tasks) {
+    size_t nt;
+    qmx_status st;
+    if (!n_tasks) return QMX_ERR_NULL;
+    if (batch == 0) return QMX_ERR_SIZE;
+    st = qmx_matmul_tasks(M, N, &nt);
+    if (st != QMX_OK) return st;
+    if (nt > SIZE_MAX / batch) return QMX_ERR_OVERFLOW;
+    *n_tasks = nt * batch;
+    return QMX_OK;
+}
+QMX_API qmx_status qmx_batch_matmul_i16_run(size_t batch, size_t M, size_t N, size_t K,
+                                            const int16_t *X, size_t ldx, size_t x_batch_stride,
+                                            int adj_x, const int16_t *Y, size_t ldy,
+                                            size_t y_batch_stride, int adj_y,
+                                            const qmx_requant64_config *rq, int16_t *out,
+                                            size_t ldo, size_t out_batch_stride,
+                                            size_t task_begin, size_t task_end, void *workspace,
+                                            size_t workspace_bytes) {
+    qmx__s16_bjob j;
+    size_t need = 0;
+    qmx_status st = qmx__s16_bmm(batch, M, N, K, X, ldx, x_batch_stride, adj_x, Y, ldy,
+                                 y_batch_stride, adj_y, rq, out, ldo, out_batch_stride,
+                                 workspace, workspace_bytes, 0, 0, 0, 0, 0, 0, QMX__PAR_CHECK);
+    if (st != QMX_OK) return st;
+    st = qmx__s16_bsetup(&j, batch, M, N, K, X, ldx, x_batch_stride, adj_x, Y, ldy,
+                         y_batch_stride, adj_y, rq, out, ldo, out_batch_stride, &need);
+    if (st != QMX_OK) return st;
+    if (task_begin > task_end || task_end > j.nt) return QMX_ERR_ARG;
+    if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    return qmx__s16_btasks(&j, task_begin, task_end, workspace, workspace_bytes);
+}
+QMX_API qmx_status qmx_batch_matmul_i16_exec(size_t batch, size_t M, size_t N, size_t K,
+                                             const int16_t *X, size_t ldx,
+                                             size_t x_batch_stride, int adj_x, const int16_t *Y,
+                                             size_t ldy, size_t y_batch_stride, int adj_y,
+                                             const qmx_requant64_config *rq, int16_t *out,
+                                             size_t ldo, size_t out_batch_stride,
+                                             const qmx_executor *executor, void *workspace,
+                                             size_t workspace_bytes) {
+    qmx__s16_bjob j;
+    size_t need = 0, total = 0;
+    qmx_status st;
+    if (!executor || executor->workers == 0 || executor->workers == 1)
+        return qmx_batch_matmul_i16(batch, M, N, K, X, ldx, x_batch_stride, adj_x, Y, ldy,
+                                    y_batch_stride, adj_y, rq, out, ldo, out_batch_stride,
+                                    workspace, workspace_bytes);
+    st = qmx__s16_bmm(batch, M, N, K, X, ldx, x_batch_stride, adj_x, Y, ldy, y_batch_stride,
+                      adj_y, rq, out, ldo, out_batch_stride, workspace, workspace_bytes, 0, 0, 0,
+                      0, 0, 0, QMX__PAR_CHECK);
+    if (st != QMX_OK) return st;
+    if (executor->workers < 0) return QMX_ERR_ARG;
+    if (!executor->parallel_for) return QMX_ERR_NULL;
+    st = qmx__s16_bsetup(&j, batch, M, N, K, X, ldx, x_batch_stride, adj_x, Y, ldy,
+                         y_batch_stride, adj_y, rq, out, ldo, out_batch_stride, &need);
+    if (st != QMX_OK) return st;
+    if (j.nt > (size_t)INT_MAX) return QMX_ERR_OVERFLOW;
+    st = qmx_par_workspace_size(executor, 0, need, &total);
+    if (st != QMX_OK) return st;
+    if (workspace_bytes < total) return QMX_ERR_BUFFER_TOO_SMALL;
+    j.ws = (unsigned char *)workspace; j.slice = total / (size_t)executor->workers;
+    j.workers = (size_t)executor->workers;
+    if (j.nt == 1) return qmx__s16_btasks(&j, 0, 1, workspace, j.slice); /* nothing to share */
+    executor->parallel_for(executor->pool, (int)j.nt, qmx__s16_btask, &j);
     return QMX_OK;
 }
 

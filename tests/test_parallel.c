@@ -175,14 +175,14 @@ static void par_for(void *pool, int n, void (*fn)(void *, int, int), void *arg) 
 /* ---- the entry points under test, one call shape ---- */
 /* K_BPD, K_BPF: the block-weight blob kernels (blockw_cases, not run_shape's loop) */
 enum { K_MM, K_MMP, K_FC, K_FCP, K_F32, K_F32P, K_DYN, K_I4, K_I4F, K_FC4, K_FP8, K_COUNT,
-       K_BPD = K_COUNT, K_BPF, K_BWD, K_BWF, K_S16, K_S16P, K_ALL };
+       K_BPD = K_COUNT, K_BPF, K_BWD, K_BWF, K_S16, K_S16P, K_MX8, K_BMM, K_ALL };
 static const char *const kind_name[K_ALL] = {
     "qmx_matmul_i8", "qmx_matmul_i8_packed", "qmx_fully_connected_i8",
     "qmx_fully_connected_i8_packed", "qmx_matmul_i8_f32", "qmx_matmul_i8_f32_packed",
     "qmx_matmul_f32_dyn_i8", "qmx_matmul_i4", "qmx_matmul_i4_f32", "qmx_fully_connected_i4",
     "qmx_matmul_fp8_f32", "qmx_matmul_blockw_packed_dyn_i8", "qmx_matmul_blockw_packed_f32",
     "qmx_matmul_blockw_dyn_i8", "qmx_matmul_blockw_f32", "qmx_fully_connected_i16",
-    "qmx_fully_connected_i16_packed"};
+    "qmx_fully_connected_i16_packed", "qmx_matmul_mxfp8_f32", "qmx_batch_matmul_i16"};
 
 typedef struct par_case {
     int kind;
@@ -200,13 +200,18 @@ typedef struct par_case {
     qmx_matmul_i4_params p4;
     qmx_matmul_fp8_params p8;
     const qmx_blockw_dyn_opts *bwo;   /* K_BPD, K_BWD */
-    const qmx_blockw *bw;             /* K_BWD, K_BWF */
+    const qmx_blockw *bw;             /* K_BWD, K_BWF; K_MX8: b */
+    const qmx_blockw *bwa;            /* K_MX8: a */
+    /* K_BMM: X in A16 (ldx in lda), Y16 (ldy in ldb), out (ldo in ldc) */
+    const int16_t *Y16;
+    size_t batch, xbs, ybs, obs;
+    int adj_x, adj_y;
     const int16_t *A16;               /* K_S16, K_S16P (w_zp in a_zp) */
     qmx_requant64_config rq64;
 } par_case;
 
 static size_t out_esize(const par_case *c) {
-    if (c->kind == K_S16 || c->kind == K_S16P) return 2;
+    if (c->kind == K_S16 || c->kind == K_S16P || c->kind == K_BMM) return 2;
     if (c->kind == K_FC || c->kind == K_FCP || c->kind == K_FC4)
         return c->rq.out_dtype == QMX_INT16 ? 2 : 1;
     return 4;
@@ -227,6 +232,8 @@ static qmx_status ws_size(const par_case *c, size_t M, size_t N, size_t *b) {
     case K_BWD: return qmx_matmul_blockw_dyn_i8_workspace_size(M, N, c->K, c->bwo, b);
     case K_BWF: return qmx_matmul_blockw_f32_workspace_size(M, N, c->K, b);
     case K_S16: case K_S16P: return qmx_fully_connected_i16_workspace_size(M, N, c->K, b);
+    case K_MX8: *b = 0; return QMX_OK;   /* no workspace */
+    case K_BMM: return qmx_batch_matmul_i16_workspace_size(M, N, c->K, b);
     default: return qmx_matmul_f32_dyn_i8_workspace_size(M, N, c->K, b);
     }
 }
@@ -379,6 +386,29 @@ static qmx_status par_do(const par_case *c, int how, const qmx_executor *ex, siz
         return qmx_fully_connected_i16_packed(c->M, c->N, c->K, c->A16, c->lda, c->blob,
                                               c->blob_bytes, c->a_zp, &c->rq64, (int16_t *)out,
                                               c->ldc, ws, bytes);
+    case K_MX8:   /* no workspace */
+        (void)ws; (void)bytes;
+        if (how == 2)
+            return qmx_matmul_mxfp8_f32_run(c->M, c->N, c->K, c->bwa, c->bw, (float *)out,
+                                            c->ldc, tb, te);
+        if (how == 1)
+            return qmx_matmul_mxfp8_f32_exec(c->M, c->N, c->K, c->bwa, c->bw, (float *)out,
+                                             c->ldc, ex);
+        return qmx_matmul_mxfp8_f32(c->M, c->N, c->K, c->bwa, c->bw, (float *)out, c->ldc);
+    case K_BMM:
+        if (how == 2)
+            return qmx_batch_matmul_i16_run(c->batch, c->M, c->N, c->K, c->A16, c->lda, c->xbs,
+                                            c->adj_x, c->Y16, c->ldb, c->ybs, c->adj_y,
+                                            &c->rq64, (int16_t *)out, c->ldc, c->obs, tb, te,
+                                            ws, bytes);
+        if (how == 1)
+            return qmx_batch_matmul_i16_exec(c->batch, c->M, c->N, c->K, c->A16, c->lda,
+                                             c->xbs, c->adj_x, c->Y16, c->ldb, c->ybs,
+                                             c->adj_y, &c->rq64, (int16_t *)out, c->ldc, c->obs,
+                                             ex, ws, bytes);
+        return qmx_batch_matmul_i16(c->batch, c->M, c->N, c->K, c->A16, c->lda, c->xbs,
+                                    c->adj_x, c->Y16, c->ldb, c->ybs, c->adj_y, &c->rq64,
+                                    (int16_t *)out, c->ldc, c->obs, ws, bytes);
     default:
         if (how == 2)
             return qmx_matmul_f32_dyn_i8_run(c->M, c->N, c->K, c->X, c->lda, c->blob,
@@ -402,7 +432,15 @@ static int has_exec(const par_case *c) {
 static unsigned char *g_ref, *g_out, *g_ws;
 static size_t g_out_bytes, g_ws_bytes;
 
-static size_t out_bytes(const par_case *c) { return c->M * c->ldc * out_esize(c); }
+static size_t out_bytes(const par_case *c) {
+    if (c->kind == K_BMM) return c->batch * c->obs * out_esize(c);   /* obs >= M * ldc */
+    return c->M * c->ldc * out_esize(c);
+}
+/* the tasks of a case: qmx_matmul_tasks, batch x that for qmx_batch_matmul_i16 */
+static qmx_status case_tasks(const par_case *c, size_t *nt) {
+    if (c->kind == K_BMM) return qmx_batch_matmul_i16_tasks(c->batch, c->M, c->N, nt);
+    return qmx_matmul_tasks(c->M, c->N, nt);
+}
 static void out_fill(void *o, size_t n) { memset(o, 0xA5, n); }
 static int out_untouched(const par_case *c) {
     size_t i, n = out_bytes(c);
@@ -437,7 +475,7 @@ static void check_case(const par_case *c, const char *shape) {
     int wi;
     CHECK(ob <= g_out_bytes, "%s %s: output buffer too small", kind_name[c->kind], shape);
     if (ob > g_out_bytes) return;
-    CHECK(qmx_matmul_tasks(c->M, c->N, &nt) == QMX_OK && nt >= 1 && nt <= PAR_MAX_TASKS,
+    CHECK(case_tasks(c, &nt) == QMX_OK && nt >= 1 && nt <= PAR_MAX_TASKS,
           "%s %s: qmx_matmul_tasks", kind_name[c->kind], shape);
     (void)ws_size(c, c->M, c->N, &need);
     out_fill(g_ref, ob);
@@ -517,20 +555,24 @@ static void check_case(const par_case *c, const char *shape) {
         st = par_do(c, 2, NULL, nt, nt - 1, g_out, g_ws, tile);
         CHECK(st == QMX_ERR_ARG && out_untouched(c), "%s %s: reversed range: %d",
               kind_name[c->kind], shape, (int)st);
-        st = par_do(c, 2, NULL, 0, nt, g_out, g_ws, tile - 1);
-        CHECK(st == QMX_ERR_BUFFER_TOO_SMALL && out_untouched(c),
-              "%s %s: range call, workspace one byte short: %d", kind_name[c->kind], shape,
-              (int)st);
+        if (tile > 0) {   /* (qmx_matmul_mxfp8_f32: no workspace) */
+            st = par_do(c, 2, NULL, 0, nt, g_out, g_ws, tile - 1);
+            CHECK(st == QMX_ERR_BUFFER_TOO_SMALL && out_untouched(c),
+                  "%s %s: range call, workspace one byte short: %d", kind_name[c->kind], shape,
+                  (int)st);
+        }
         st = par_do(c, 2, NULL, nt, nt, g_out, g_ws, tile);
         CHECK(st == QMX_OK && out_untouched(c), "%s %s: empty range: %d", kind_name[c->kind],
               shape, (int)st);
         if (has_exec(c)) {
             calls0 = g_pool.calls;
             (void)qmx_par_workspace_size(&ex, need, tile, &total);
-            st = par_do(c, 1, &ex, 0, 0, g_out, g_ws, total - 1);
-            CHECK(st == QMX_ERR_BUFFER_TOO_SMALL && out_untouched(c),
-                  "%s %s: executor, workspace one byte short: %d", kind_name[c->kind], shape,
-                  (int)st);
+            if (tile > 0) {
+                st = par_do(c, 1, &ex, 0, 0, g_out, g_ws, total - 1);
+                CHECK(st == QMX_ERR_BUFFER_TOO_SMALL && out_untouched(c),
+                      "%s %s: executor, workspace one byte short: %d", kind_name[c->kind],
+                      shape, (int)st);
+            }
             ex.parallel_for = NULL;
             st = par_do(c, 1, &ex, 0, 0, g_out, g_ws, g_ws_bytes);
             CHECK(st == QMX_ERR_NULL && out_untouched(c), "%s %s: NULL parallel_for: %d",
@@ -1012,6 +1054,60 @@ static void blockw_unpacked_cases(void) {
     free(X);
 }
 
+/* ---- qmx_matmul_mxfp8_f32 _run and _exec (no workspace): 1 task, 2 tasks, ragged tiles (K
+ * with a ragged last block); a E4M3 or E5M2 (random codes: NaN / Inf elements too) ---- */
+static void mx8_cases(void) {
+#if PAR_SMALL
+    static const size_t shp[3][3] = {{5, 40, 64}, {3, 300, 40}, {66, 270, 40}};
+#else
+    static const size_t shp[3][3] = {{5, 40, 64}, {3, 300, 72}, {140, 530, 72}};
+#endif
+    static const char *const shn[3] = {"1 task", "2 tasks", "ragged tiles"};
+    int s, v;
+    for (s = 0; s < 3; s++) {
+        for (v = 0; v < 2; v++) {
+            size_t M = shp[s][0], N = shp[s][1], K = shp[s][2], nt = 0;
+            uw_set ua, ub;
+            char shape[96];
+            par_case c;
+            snprintf(shape, sizeof shape, "mxfp8 a %s, %s (%ux%ux%u)", v ? "E5M2" : "E4M3",
+                     shn[s], (unsigned)M, (unsigned)N, (unsigned)K);
+            memset(&ub, 0, sizeof ub);
+            if (!uw_make(&ua, UW_E4M3, M, K) || !uw_make(&ub, UW_E4M3, N, K)) {
+                CHECK(0, "%s: operands", shape);
+                uw_free(&ua); uw_free(&ub);
+                continue;
+            }
+            if (v) ua.mx.format = QMX_MXFP8_E5M2;
+            memset(&c, 0, sizeof c);
+            c.kind = K_MX8; c.M = M; c.N = N; c.K = K; c.ldc = N + (size_t)v * 3;
+            c.bwa = &ua.w; c.bw = &ub.w;
+            check_case(&c, shape);
+            (void)qmx_matmul_tasks(M, N, &nt);
+            if (s == 2 && v == 0) {
+                /* bad operands (b's n_scales one short; blocks that differ): before any task */
+                qmx_executor ex = QMX_ZERO_INIT;
+                int calls0 = g_pool.calls, bad;
+                ex.parallel_for = par_for; ex.pool = &g_pool; ex.workers = 3; par_workers_now = 3;
+                for (bad = 0; bad < 2; bad++) {
+                    qmx_status s1, s2, s3;
+                    if (bad == 0) ub.w.n_scales--; else ua.mx.block_size = 16;
+                    out_fill(g_out, out_bytes(&c));
+                    s1 = par_do(&c, 0, NULL, 0, 0, g_out, g_ws, 0);
+                    s2 = par_do(&c, 1, &ex, 0, 0, g_out, g_ws, 0);
+                    s3 = par_do(&c, 2, NULL, nt - 1, nt, g_out, g_ws, 0);
+                    CHECK(s1 != QMX_OK && s2 == s1 && s3 == s1 && out_untouched(&c),
+                          "%s: bad operands %d: %d %d %d", shape, bad, (int)s1, (int)s2,
+                          (int)s3);
+                    if (bad == 0) ub.w.n_scales++; else ua.mx.block_size = 0;
+                }
+                CHECK(g_pool.calls == calls0, "%s: parallel_for called on bad operands", shape);
+            }
+            uw_free(&ua); uw_free(&ub);
+        }
+    }
+}
+
 /* ---- 16x8: qmx_fully_connected_i16 (+ _packed) _run and _exec ---- */
 static int16_t gA16[MAXM * (MAXK + 3)];
 static int64_t gbias64[MAXN];
@@ -1048,6 +1144,53 @@ static void s16_cases(void) {
     s16_shape(70, 300, 20, "16x8 70x300x20");
 #else
     s16_shape(140, 530, 70, "16x8 140x530x70");
+#endif
+}
+
+/* ---- qmx_batch_matmul_i16 _tasks / _run / _exec: TASKS (batch, tile) ---- */
+static void bmm_shape(size_t batch, size_t M, size_t N, size_t K, const char *name) {
+    static int s16sh[MAXN];
+    size_t i;
+    int v;
+    for (i = 0; i < MAXN; i++) s16sh[i] = -(int)(17 + i % 6);
+    for (v = 0; v < 2; v++) { /* v 0: plain, per tensor; 1: adj_x, adj_y, per channel, bias,
+                                 Y broadcast (stride 0) */
+        par_case c;
+        int16_t *X, *Y;
+        size_t xr = v ? K : M, xc = v ? M : K, yr = v ? N : K, yc = v ? K : N;
+        size_t ldx = xc + 2, ldy = yc + 1, xbs = xr * ldx + 3, ybs = v ? 0 : yr * ldy + 1;
+        size_t nx = batch * xbs, ny = v ? yr * ldy : batch * ybs;
+        char shape[96];
+        snprintf(shape, sizeof shape, "%s%s", name, v ? ", adj_x adj_y, per channel" : "");
+        X = (int16_t *)malloc(nx * sizeof *X);
+        Y = (int16_t *)malloc(ny * sizeof *Y);
+        if (!X || !Y) { CHECK(0, "malloc"); free(X); free(Y); return; }
+        for (i = 0; i < nx; i++) X[i] = (int16_t)(qmx_test_rand() & 0xFFFFu);
+        for (i = 0; i < ny; i++) Y[i] = (int16_t)(qmx_test_rand() & 0xFFFFu);
+        memset(&c, 0, sizeof c);
+        c.kind = K_BMM; c.batch = batch; c.M = M; c.N = N; c.K = K;
+        c.A16 = X; c.lda = ldx; c.xbs = xbs; c.adj_x = v;
+        c.Y16 = Y; c.ldb = ldy; c.ybs = ybs; c.adj_y = v;
+        c.ldc = N + (size_t)v * 3; c.obs = M * c.ldc + 5;
+        c.rq64.per_channel = v; c.rq64.multipliers = gmult; c.rq64.shifts = s16sh;
+        c.rq64.bias = v ? gbias64 : NULL;
+        c.rq64.act_min = v ? -20000 : 0; c.rq64.act_max = v ? 21000 : 0;
+        check_case(&c, shape);
+        free(X); free(Y);
+    }
+}
+static void bmm_cases(void) {
+    size_t n = 0;
+    CHECK(qmx_batch_matmul_i16_tasks(3, 65, 257, &n) == QMX_OK && n == 12, "tasks 3 x 65 x 257");
+    CHECK(qmx_batch_matmul_i16_tasks(0, 5, 5, &n) == QMX_ERR_SIZE, "tasks: batch 0");
+    CHECK(qmx_batch_matmul_i16_tasks(2, 5, 5, NULL) == QMX_ERR_NULL, "tasks: NULL");
+    CHECK(qmx_batch_matmul_i16_tasks((size_t)-1, 65, 5, &n) == QMX_ERR_OVERFLOW, "tasks: overflow");
+    bmm_shape(1, 1, 5, 7, "bmm 1 x 1x5x7 (1 task)");
+    bmm_shape(2, 3, 40, 33, "bmm 2 x 3x40x33 (2 tasks)");
+#if PAR_SMALL
+    bmm_shape(3, 70, 300, 20, "bmm 3 x 70x300x20 (ragged tiles)");
+#else
+    bmm_shape(2, 140, 530, 40, "bmm 2 x 140x530x40 (ragged tiles)");
 #endif
 }
 
@@ -2405,8 +2548,12 @@ int main(void) {
     blockw_cases();
     QMX_TEST_CASE("unpacked block-scaled weights: _run and _exec, same bits, bad weights");
     blockw_unpacked_cases();
+    QMX_TEST_CASE("qmx_matmul_mxfp8_f32: _run and _exec, same bits, bad operands");
+    mx8_cases();
     QMX_TEST_CASE("16x8 fully-connected (+ packed): _run and _exec, same bits");
     s16_cases();
+    QMX_TEST_CASE("qmx_batch_matmul_i16: (batch, tile) tasks, _run and _exec, same bits");
+    bmm_cases();
 
     QMX_TEST_CASE("qmx_quantize_run / qmx_dequantize_run: chunks on threads, same bits");
     quantize_cases();
