@@ -27,8 +27,8 @@
  * qmx_kv_prefill (executor; full and decode-sized workspaces, outputs and cache bytes) over
  * int8, int4, fp8, float32 and QMX_KV_BLOCK caches, rotate, a window, the float query, GQA
  * groups 1 / 4 with 1, 3 and 8 KV heads:
- *   - through an executor of 1, 2, 3, 4 and 8 workers (1, 3 and 8 on the cross targets and
- *     under valgrind, PAR_SMALL) that runs the tasks in a shuffled order
+ *   - through an executor of 1, 2, 3, 4 and 8 workers (PAR_SMALL, the cross targets and
+ *     valgrind: 1 and 3 for the matmuls, 1, 3 and 8 elsewhere) that runs the tasks in a shuffled order
  *     on real threads (pthreads, where glibc >= 2.34 has them in libc, so no link flag is
  *     needed; elsewhere, e.g. Cortex-M, the same shuffled order on one thread), the output
  *     buffer (padding included) is bit for bit the serial call's;
