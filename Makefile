@@ -118,10 +118,9 @@ test: examples
 	    "cxx host-c++" \
 	    "fpcontract host -std=gnu99 -O3 -ffp-contract=fast"
 
+# The cross targets only: the host builds (native, scalar, C++, contracted) are `make test`'s.
 test-targets:
 	@tools/test_matrix.sh --parallel 2 --title "make test-targets" \
-	    "host host" \
-	    "host-nosimd host -DQMX_NO_SIMD" \
 	    $(foreach t,$(CROSS_TARGETS),"$(t) $(t)")
 
 test-sanitize:
