@@ -384,10 +384,16 @@
  *   qmx_observer_update_exec: per-channel / per-block observers, TASKS = runs of consecutive
  *   groups (at most 64 runs, a function of n_groups only), each group's statistics and record
  *   by the serial call's code over its own elements, so every method (the compensated sums of
- *   rms / absmean included) keeps the serial bits; a per-tensor observer is 1 group, 1 task.
+ *   rms / absmean included) keeps the serial bits; a per-tensor observer (1 group) with a
+ *   min / max statistic (absmax, minmax, moving minmax, mean of absmax, fixed) takes the
+ *   batch's min / max in runs of QMX_TASK_ELEMS chunks as qmx_absmax_f32_exec (exact), then
+ *   the serial record update; per-tensor absmean / rms stay serial (sequential lane sums).
  *   qmx_histogram_update_exec: tasks of QMX_TASK_ELEMS count into the bins of the worker that
  *   runs them (workspace: workers x n_bins counts), added to the histogram afterwards: integer
  *   counts, the same histogram for any worker count (the batch max by qmx_absmax_f32_exec).
+ *   qmx_torch_histogram_update_exec likewise: the batch min / max in runs of chunks, histc's
+ *   per-element bins counted per worker in uint64 and written as the serial float counts
+ *   (saturated at 2^24, as + 1.0f is); the range and the combine stay serial.
  *   qmx_einsum: qmx_einsum_opts.executor (NULL / zero-initialised: serial); a TASK per batch
  *   index of the plan (the output labels shared by both operands that are not contracted:
  *   "bnth,bnsh->bnts" has b*n tasks; an einsum with no batch label, "bsd,fd->bsf", is 1 task
@@ -407,8 +413,10 @@
  *   share it), opts->executor (qmx_kv_attn_opts), qmx_kv_attention_tasks / _run /
  *   _task_workspace_size / _workspace_size_exec; qmx_kv_prefill, within each tiled query
  *   block a task per KV head (the appends on the calling thread), and the decode's tasks for
- *   the tokens outside the tiled blocks; qmx_kv_prefill_workspace_size_exec. Not split over
- *   tokens (see ATTENTION DECODE, SEVERAL CORES: why).
+ *   the tokens outside the tiled blocks; qmx_kv_prefill_workspace_size_exec. Opt-in split over
+ *   token tiles too (opts->token_split: tasks = KV heads x splits, partials combined in split
+ *   order; qmx_kv_attention_split_tasks / _partials_size / _run / _combine /
+ *   _workspace_size; see ATTENTION DECODE, TOKEN SPLIT).
  *   Not yet: a per-tensor qmx_observer_update (its compensated sums
  *   run in one 32-lane order over the whole batch), qmx_torch_histogram_update.
  *   Two ways in:
@@ -1052,7 +1060,8 @@
  *   key's own. MaxText keeps the query in float (opts->float_query reproduces that).
  *   SEVERAL CORES (USING SEVERAL CORES): TASK h = KV head h, i.e. its query group (query heads
  *   h g .. h g + g - 1, g = n_heads / n_kv_heads), n_kv_heads tasks
- *   (qmx_kv_attention_tasks(cache, n_heads, &n)). A task runs the serial call's code for that
+ *   (qmx_kv_attention_tasks(cache, n_heads, &n); token_split > 0: TOKEN SPLIT's tasks and
+ *   calls below). A task runs the serial call's code for that
  *   group (query quantization, logits, softmax, value sums, all in the orders above); the
  *   groups share no state (each reads its own head's K / V rows and the shared, read-only
  *   scales), so the output is bit-identical for any number of workers and any order of the
@@ -1072,20 +1081,58 @@
  *   task t returns QMX_ERR_NONFINITE with the heads of tasks [task_begin, t) written and the
  *   rest untouched. opts->executor is ignored there. Concurrent range calls: disjoint ranges,
  *   their own workspaces.
- *   NOT SPLIT OVER TOKENS (a long context with few KV heads gets at most n_kv_heads tasks):
- *   the float order above is one pass over the visible tokens per head: m = the max of all
- *   logits before any exp, S = sum16 over all tokens in one lane order, the weighted value sums
- *   in token order (integer values: one rounded add per 64-token tile, in order). A split into
- *   token tiles would need partial softmaxes (a tile's own max m_i and sum S_i, rescaled by
- *   exp(m_i - m) when combined, flash-decoding's combine) and partial value sums added tile by
- *   tile: other roundings (the exp of a difference is not the product of exps, sum16's lanes
- *   would fold per tile), so not the serial bits. A split that keeps them would need the
- *   global max first (a pass over all keys), and then still sums whose lane order runs over
- *   the whole context; the result would equal the serial call's only by redefining that order
- *   for every caller, which would change every existing output (the documented hashes).
- *   So qmx offers heads only; a caller with 1 KV head and many cores gains nothing here.
- *   ERROR BOUNDS, (a) PROVEN (rotate = 0; with rotate only the measured figures of (b) and of
- *   CONFIGURATION apply). One query head q, its n visible tokens t, output element i; ref[i] =
+ *   TOKEN SPLIT (opts->token_split = T; flash-decoding, for long contexts with few KV heads):
+ *   T = 0 (the default) is the single pass above, its bits unchanged. T > 0 must be a multiple
+ *   of 64 (else QMX_ERR_ARG, before anything is written). Each head's visible tokens [lo, hi)
+ *   are cut into ns = ceil((hi - lo) / T) SPLITS of T tokens counted from lo (the last may be
+ *   shorter): split s = [lo + s T, min(lo + (s + 1) T, hi)). For each query head and split s
+ *   the code above runs over the split alone (the same per-token logits; m_s = the max of its
+ *   logits, e = qmx_kv_exp(l - m_s), S_s = sum16 over its tokens, the lanes restarted per
+ *   split; acc_s = its weighted value sums in the orders above: integer values in 64-token
+ *   tiles from the split's start, which are the unsplit call's tiles as T is a multiple of 64,
+ *   float / fp8 values per token in order), not divided by S_s. Then the COMBINE, per query
+ *   head, in split order, fixed whatever runs the splits: m = max_s m_s; S = +0, acc[d] = +0;
+ *   for s = 0, 1, .., ns - 1: f = qmx_kv_exp(m_s - m), S = S + (S_s * f),
+ *   acc[d] = acc[d] + (acc_s[d] * f) (each product rounded to float first, no FMA);
+ *   out[d] = acc[d] / S, then the inverse rotation (rotate), as the unsplit call's final step.
+ *   The serial call (no executor, or workers 0 / 1) computes the splits in order and combines
+ *   them the same way, so the serial call, any executor and any range calls give the same
+ *   bits, on every target. These bits differ from T = 0's (each split rounds its own exp, sum
+ *   and value sums) except when one split covers the visible range (T >= hi - lo): then
+ *   f = qmx_kv_exp(0) = 1 exactly and S, acc are the unsplit call's, the same bits (tested).
+ *   TASKS: n_kv_heads x ns, task t = h ns + s (KV head h = t / ns, its query group, over split
+ *   s = t % ns), each writing its RECORD of g (head_dim + 2) floats: [m_s of the g query
+ *   heads][S_s of the g heads][acc_s, g x head_dim]; the partials are the ns records of KV
+ *   head 0, then of head 1, .. (task order). Through opts->executor (workers >= 2): everything
+ *   is checked first (the serial call's errors, T, workers < 0: QMX_ERR_ARG, parallel_for
+ *   NULL: QMX_ERR_NULL, the workspace: QMX_ERR_BUFFER_TOO_SMALL, the visible range, more than
+ *   INT_MAX tasks: QMX_ERR_OVERFLOW), the tasks write their records into the workspace
+ *   (one task: on the calling thread), then the combine runs on the calling thread and writes
+ *   out only when every task succeeded (a logit overflow: QMX_ERR_NONFINITE; a task not run:
+ *   QMX_ERR_ARG; out untouched either way). The serial call: the same checks but the
+ *   executor's, out written only on success. Workspace:
+ *   qmx_kv_attention_split_workspace_size(cfg, n_heads, opts, &bytes) (WORKSPACE).
+ *   Range calls, plain C (opts->executor ignored, opts->token_split must be > 0):
+ *   qmx_kv_attention_split_tasks(cache, n_heads, opts, &n) (n_kv_heads x ns for the cache's
+ *   current visible range), qmx_kv_attention_split_partials_size(cache, n_heads, opts, &bytes)
+ *   (n x g (head_dim + 2) x 4), qmx_kv_attention_split_run(cache, q, n_heads, opts, partials,
+ *   partials_bytes, task_begin, task_end, ws, ws_bytes) (checks the call as qmx_kv_attention,
+ *   then T, the range (task_begin > task_end or task_end > n: QMX_ERR_ARG), partials_bytes,
+ *   then ws (>= qmx_kv_attention_task_workspace_size; QMX_ERR_BUFFER_TOO_SMALL), nothing
+ *   written on these errors; then its tasks in order, each record written when its task is
+ *   done: a logit overflow in task t returns QMX_ERR_NONFINITE with the records of
+ *   [task_begin, t) written, the rest untouched), and qmx_kv_attention_split_combine(cache,
+ *   n_heads, opts, partials, partials_bytes, out) once every task has run (checks as above,
+ *   then every record: m finite, S finite and >= 1, else QMX_ERR_ARG, out untouched; this
+ *   catches unwritten zeroed records, not every misuse). Concurrent range calls: disjoint task
+ *   ranges, their own workspaces, one partials buffer; the cache must not change between the
+ *   runs and the combine. qmx_kv_prefill takes token_split = 0 only (QMX_ERR_ARG).
+ *   Cost: the logits and value sums are the unsplit call's work; the combine reads the records
+ *   once (n_heads x ns x (head_dim + 2) floats), and each task quantizes (and with rotate,
+ *   rotates) its group's query again.
+ *   ERROR BOUNDS, (a) PROVEN (rotate = 0 and token_split = 0; with rotate only the measured
+ *   figures of (b) and of CONFIGURATION apply; token_split > 0: (b), TOKEN SPLIT). One query
+ *   head q, its n visible tokens t, output element i; ref[i] =
  *   sum_t p[t] v[t][i], p = softmax(isd q.k[t]) in exact arithmetic on the unquantized K/V
  *   (isd = 1/sqrt(head_dim) exact, or opts->scale):
  *     |out[i] - ref[i]| <= Ev[i] + tanh(D/2) (R[i] + 2 Ev[i]) + eV (M + Ev) + EP
@@ -1166,6 +1213,18 @@
  *   on the dequantized cache (the arithmetic): float query 5.8e-7 (float32 / fp8 V), 3.5e-5
  *   (int8 / int4 V: the tile weights); the integer query 0.0043. Shorter contexts can measure
  *   more (fewer tokens average less): only (a) is a bound.
+ *   TOKEN SPLIT (token_split = T > 0; (a) is proven for T = 0 only: the combine adds per split
+ *   one qmx_kv_exp (f), two products and two adds per element, and the per-split sums round
+ *   differently; no bound is claimed). Measured (a one-off run, 2026-11-28, x86-64): 8 query
+ *   heads / 1 KV head of 128, context 8192, random data as above (one key channel at 8x),
+ *   max |out - float64 on the dequantized cache| / max|V|, T = 0 / 64 / 256 / 1024: float32
+ *   K and V, float query 5.8e-8 / 9.9e-9 / 6.0e-9 / 1.0e-8 (the splits shorten the long
+ *   running sums: more accurate here); int8 K, float32 V, float query 8.6e-8 / 7.9e-9 /
+ *   6.0e-9 / 1.1e-8; int8 K and V, float query 6.9e-7 for every T (the tile weights
+ *   dominate); integer query 8.4e-5 for every T. The T > 0 outputs differ from T = 0's by at
+ *   most 9.1e-8 max|V|. tests/test_kvcache.c test_token_split checks every T > 0 output
+ *   against (a)'s formula (as a regression check, not a proof): largest err / bound 0.049
+ *   with 2..6 splits, the same as unsplit on the same data.
  *   BLOCK, measured on examples/kv_decode.c's data (32/8 heads of 128, 3 outlier key channels
  *   at 8x, so 3 of 4 blocks of 32 hold one; relative L2 error of the decode outputs against
  *   the float32 cache; `make demo`: context 2048, 128 steps, 2026-11-27): int8 block32 f16
@@ -1214,10 +1273,17 @@
  *   (qmx_kv_attention_workspace_size_exec(cfg, n_heads, ex, &bytes); NULL or W 0 / 1: the
  *   serial size): 64 + r64(4 * n_heads * head_dim) (the staged output) + r64(n_kv_heads) (a
  *   status byte per task) + W x r64(task workspace), each worker using its own slice; any
- *   alignment. qmx_kv_prefill_workspace_size_exec(cfg, n_heads, n_tokens, ex, &bytes): the
- *   same with B * n_heads query heads staged and the task workspace of a block of B tokens
- *   (one KV head's R = B g rows, + 8192 with AVX-512 when B >= 2); with an executor
- *   qmx_kv_prefill accepts any workspace of at least the decode's executor size (B = 1) and
+ *   alignment. TOKEN SPLIT (opts->token_split = T > 0;
+ *   qmx_kv_attention_split_workspace_size(cfg, n_heads, opts, &bytes), which gives the above
+ *   for T = 0): 64 + r64(the records of ns_max = ceil(capacity / T) splits: 4 n_kv_heads
+ *   ns_max g (head_dim + 2)) + r64(n_kv_heads ns_max) (status bytes) + W' x r64(task
+ *   workspace), W' = the executor's workers (>= 2), else 1 (the serial call); any alignment.
+ *   The split range calls: qmx_kv_attention_task_workspace_size per call, and the partials
+ *   (qmx_kv_attention_split_partials_size, float-aligned).
+ *   qmx_kv_prefill_workspace_size_exec(cfg, n_heads, n_tokens, ex, &bytes): the same with
+ *   B * n_heads query heads staged and the task workspace of a block of B tokens (one KV
+ *   head's R = B g rows, + 8192 with AVX-512 when B >= 2); with an executor qmx_kv_prefill
+ *   accepts any workspace of at least the decode's executor size (B = 1) and
  *   takes the largest block whose executor size it holds.
  *
  * PREFILL (qmx_kv_prefill): appends the n_tokens tokens and computes the causal attention of
@@ -1971,6 +2037,10 @@ typedef struct qmx_kv_attn_opts {
     int float_query;    /* 1: float query against int8/int4 keys (MaxText's numerics) */
     const qmx_executor *executor; /* NULL (default): serial; else a task per KV head, the
                                      same bits (ATTENTION DECODE, USING SEVERAL CORES) */
+    size_t token_split; /* 0 (default): one pass over the visible tokens per head; T > 0, a
+                           multiple of 64 (else QMX_ERR_ARG): each head's visible tokens in
+                           splits of T, combined in split order (ATTENTION DECODE, TOKEN
+                           SPLIT); other bits than 0 unless one split covers the context */
 } qmx_kv_attn_opts;
 
 /* Bytes of storage for cfg->n_layers layers (see STORAGE). */
@@ -2013,6 +2083,33 @@ QMX_API qmx_status qmx_kv_attention_run(const qmx_kv_cache *cache, const float *
                                         size_t n_heads, const qmx_kv_attn_opts *opts, float *out,
                                         size_t task_begin, size_t task_end, void *workspace,
                                         size_t workspace_bytes);
+/* Token split (opts->token_split = T > 0, see ATTENTION DECODE, TOKEN SPLIT). The workspace
+ * of qmx_kv_attention with these opts (any token_split, serial or through opts->executor;
+ * token_split 0: qmx_kv_attention_workspace_size_exec's). Range calls: tasks = n_kv_heads x
+ * n_splits of the cache's current visible range (task t: KV head t / n_splits, split
+ * t % n_splits); the partials buffer (n_tasks x g x (head_dim + 2) floats); a range call
+ * writes the partials of tasks [task_begin, task_end) with one worker's workspace
+ * (qmx_kv_attention_task_workspace_size); the combine writes out from the partials of every
+ * task. opts->executor is ignored by these calls; token_split 0: QMX_ERR_ARG. */
+QMX_API qmx_status qmx_kv_attention_split_workspace_size(const qmx_kv_config *cfg,
+                                                         size_t n_heads,
+                                                         const qmx_kv_attn_opts *opts,
+                                                         size_t *bytes);
+QMX_API qmx_status qmx_kv_attention_split_tasks(const qmx_kv_cache *cache, size_t n_heads,
+                                                const qmx_kv_attn_opts *opts, size_t *n_tasks);
+QMX_API qmx_status qmx_kv_attention_split_partials_size(const qmx_kv_cache *cache,
+                                                        size_t n_heads,
+                                                        const qmx_kv_attn_opts *opts,
+                                                        size_t *bytes);
+QMX_API qmx_status qmx_kv_attention_split_run(const qmx_kv_cache *cache, const float *q,
+                                              size_t n_heads, const qmx_kv_attn_opts *opts,
+                                              float *partials, size_t partials_bytes,
+                                              size_t task_begin, size_t task_end,
+                                              void *workspace, size_t workspace_bytes);
+QMX_API qmx_status qmx_kv_attention_split_combine(const qmx_kv_cache *cache, size_t n_heads,
+                                                  const qmx_kv_attn_opts *opts,
+                                                  const float *partials, size_t partials_bytes,
+                                                  float *out);
 /* Workspace of qmx_kv_prefill at full speed (the tiled path's largest query block, see
  * PREFILL); qmx_kv_attention_workspace_size bytes also work (smaller blocks, same bits). */
 QMX_API qmx_status qmx_kv_prefill_workspace_size(const qmx_kv_config *cfg, size_t n_heads,
@@ -11202,7 +11299,7 @@ static qmx_status qmx__kv_check_attn(const qmx_kv_cache *c, const float *q, size
     if (st != QMX_OK) return st;
     if (!(o->scale >= 0.0f) || !qmx__isfinite(o->scale)) return QMX_ERR_ARG;
     if (prefill) {
-        if (o->causal_len != 0) return QMX_ERR_ARG;
+        if (o->causal_len != 0 || o->token_split != 0) return QMX_ERR_ARG;
         if (c->cfg.mode == QMX_KV_RING && o->window > c->cfg.capacity) return QMX_ERR_ARG;
     } else if (c->n_tokens == 0) {
         return QMX_ERR_SIZE;
@@ -11230,11 +11327,14 @@ static void qmx__kv_luts(const qmx_kv_config *n, qmx__kv_ws *w) {
 }
 
 /* The query group of KV head h (its g query heads at qg) over [lo, hi) into acc [g][d]; the
- * same code for the serial call and for every task (USING SEVERAL CORES). */
+ * same code for the serial call and for every task (USING SEVERAL CORES). ms NULL: acc is the
+ * output (divided by S, unrotated). ms non-NULL (TOKEN SPLIT, [lo, hi) one split): acc is the
+ * unnormalised partial (the value sums, not divided, not unrotated), ms[j] = m and
+ * ms[g + j] = S of query head j; ms written only on success. */
 QMX__KV_STRICT static qmx_status qmx__kv_attend_head(const qmx_kv_cache *c, size_t h,
                                                      const float *qg, size_t g, size_t lo,
                                                      size_t hi, float isd, int use_int,
-                                                     qmx__kv_ws *wp, float *acc) {
+                                                     qmx__kv_ws *wp, float *acc, float *ms) {
     QMX__KV_NOCONTRACT
     const qmx_kv_config *n = &c->cfg;
     qmx__kv_ws w = *wp;
@@ -11251,6 +11351,7 @@ QMX__KV_STRICT static qmx_status qmx__kv_attend_head(const qmx_kv_cache *c, size
             float *l = w.logits + j * cnt, m;
             if (!qmx__kv_max_finite(l, cnt, &m)) return QMX_ERR_NONFINITE;
             w.sums[j] = qmx__kv_exp_sum(l, cnt, m);
+            if (ms) w.qsc[j] = m;   /* the query scales are dead once the logits are done */
             for (i = 0; i < d; i++) acc[j * d + i] = 0.0f;
         }
         /* value scales into the probabilities: w[t] = e[t] * s_v[t], in place, over the
@@ -11333,6 +11434,13 @@ QMX__KV_STRICT static qmx_status qmx__kv_attend_head(const qmx_kv_cache *c, size
                 i0 += run;
             }
         }
+        if (ms) {   /* a split's partial: the combine divides and unrotates */
+            for (j = 0; j < g; j++) {
+                ms[j] = w.qsc[j];
+                ms[g + j] = w.sums[j];
+            }
+            return QMX_OK;
+        }
         for (j = 0; j < g; j++)
             for (i = 0; i < d; i++) acc[j * d + i] = acc[j * d + i] / w.sums[j];
         if (n->rotate) qmx__kv_unrotate(acc, g, d);
@@ -11355,7 +11463,7 @@ static qmx_status qmx__kv_attend(const qmx_kv_cache *c, const float *q, size_t n
     qmx__kv_luts(n, &w);
     for (h = 0; h < n->n_kv_heads; h++) {
         st = qmx__kv_attend_head(c, h, q + h * g * d, g, lo, hi, isd, !o->float_query, &w,
-                                 w.stage + h * g * d);
+                                 w.stage + h * g * d, NULL);
         if (st != QMX_OK) return st;
     }
     for (i = 0; i < n_heads * d; i++) out[i] = w.stage[i];
@@ -11410,7 +11518,7 @@ static qmx_status qmx__kv_task(const qmx_kv_cache *c, size_t h, const float *q, 
     n1.n_kv_heads = 1;
     qmx__kv_bind_ws(&n1, g, ws, &w);
     qmx__kv_luts(&n1, &w);
-    st = qmx__kv_attend_head(c, h, q + h * g * d, g, lo, hi, isd, use_int, &w, w.stage);
+    st = qmx__kv_attend_head(c, h, q + h * g * d, g, lo, hi, isd, use_int, &w, w.stage, NULL);
     if (st != QMX_OK) return st;
     for (i = 0; i < g * d; i++) dst[i] = w.stage[i];
     return QMX_OK;
@@ -11474,12 +11582,188 @@ static qmx_status qmx__kv_attend_x(const qmx_kv_cache *c, const float *q, size_t
     return QMX_OK;
 }
 
+/* ---- token split (ATTENTION DECODE, TOKEN SPLIT) ---------------------------------------------
+ * Task t = h * ns + s (ns splits of the visible range [lo, hi)): the query group of KV head h
+ * over split s, tokens [lo + s T, min(lo + (s + 1) T, hi)), by qmx__kv_attend_head in partial
+ * mode, in its worker's workspace bound as a one-KV-head config, into its RECORD of the
+ * partials: g (head_dim + 2) floats, [m_j (g)][S_j (g)][acc_j (g x head_dim)]. T is a multiple
+ * of 64, so the integer values' 64-token tiles of a split are the unsplit call's tiles. */
+static size_t qmx__kv_nsplit(size_t cnt, size_t T) { return cnt / T + (cnt % T != 0); }
+
+/* Bytes of the records of KV heads x splits (0 on overflow). */
+static size_t qmx__kv_part_bytes(const qmx_kv_config *n, size_t n_heads, size_t ns) {
+    size_t rec = qmx__kv_mul(n_heads / n->n_kv_heads, qmx__kv_add(n->head_dim, 2));
+    return qmx__kv_mul(qmx__kv_mul(qmx__kv_mul(n->n_kv_heads, ns), rec), 4);
+}
+
+/* Workspace of a split call with W >= 1 workers (W = 1: the serial call): 64 + r64(the records
+ * of ns_max = ceil(capacity / T) splits) + r64(n_kv_heads ns_max) (a status byte per task)
+ * + W x r64(task workspace); *slice = r64(task workspace). */
+static qmx_status qmx__kv_split_ws(const qmx_kv_config *n, size_t n_heads, size_t T,
+                                   int workers, size_t *bytes, size_t *slice) {
+    size_t t, nt, p, a, ns = qmx__kv_nsplit(n->capacity, T);
+    qmx_status st = qmx__kv_task_ws(n, n_heads, &t);
+    if (st != QMX_OK) return st;
+    nt = qmx__kv_mul(n->n_kv_heads, ns);
+    p = qmx__kv_part_bytes(n, n_heads, ns);
+    if (!p || p > SIZE_MAX - 64 || !nt || nt > SIZE_MAX - 64 || t > SIZE_MAX - 64)
+        return QMX_ERR_OVERFLOW;
+    t = qmx__k_r64(t);
+    a = qmx__kv_add(64 + qmx__k_r64(p), qmx__k_r64(nt));
+    a = a && qmx__kv_mul(t, (size_t)workers) ? qmx__kv_add(a, qmx__kv_mul(t, (size_t)workers)) : 0;
+    if (!a) return QMX_ERR_OVERFLOW;
+    *bytes = a;
+    *slice = t;
+    return QMX_OK;
+}
+
+/* Task t of a split call with one worker's workspace ws (qmx__kv_task_ws bytes) into its record
+ * rec, written only when the task succeeds. */
+static qmx_status qmx__kv_split_task(const qmx_kv_cache *c, size_t t, size_t ns, size_t T,
+                                     const float *q, size_t g, size_t lo, size_t hi, float isd,
+                                     int use_int, void *ws, float *rec) {
+    qmx_kv_config n1 = c->cfg;
+    qmx__kv_ws w;
+    size_t h = t / ns, a = lo + (t % ns) * T, b = hi - a > T ? a + T : hi, i;
+    size_t d = c->cfg.head_dim;
+    qmx_status st;
+    n1.n_kv_heads = 1;
+    qmx__kv_bind_ws(&n1, g, ws, &w);
+    qmx__kv_luts(&n1, &w);
+    st = qmx__kv_attend_head(c, h, q + h * g * d, g, a, b, isd, use_int, &w, w.stage, rec);
+    if (st != QMX_OK) return st;
+    for (i = 0; i < g * d; i++) rec[2 * g + i] = w.stage[i];
+    return QMX_OK;
+}
+
+/* 1 if every record looks written by a successful task: m finite, S finite and >= 1 (the
+ * split's largest logit gives e = qmx_kv_exp(0) = 1, every other e >= 0). */
+static int qmx__kv_split_sane(const float *part, size_t n_rec, size_t g, size_t d) {
+    size_t r, j, rec = g * (d + 2);
+    for (r = 0; r < n_rec; r++)
+        for (j = 0; j < g; j++) {
+            float m = part[r * rec + j], S = part[r * rec + g + j];
+            if (!qmx__isfinite(m) || !(S >= 1.0f) || !qmx__isfinite(S)) return 0;
+        }
+    return 1;
+}
+
+/* The combine: per query head (KV head h, group member j), m = max_s m_s, then in split order
+ * s = 0, 1, ..: f = qmx_kv_exp(m_s - m), S = S + (S_s * f), acc[i] = acc[i] + (acc_s[i] * f)
+ * (S, acc from +0, products rounded first), out = acc / S, then unrotated (rotate); into out
+ * [n_heads][d] (accumulated in place). */
+QMX__KV_STRICT static void qmx__kv_split_combine(const qmx_kv_config *n, size_t g, size_t ns,
+                                                 const float *part, float *out) {
+    QMX__KV_NOCONTRACT
+    size_t d = n->head_dim, rec = g * (d + 2), h, j, s, i;
+    for (h = 0; h < n->n_kv_heads; h++) {
+        const float *ph = part + h * ns * rec;
+        for (j = 0; j < g; j++) {
+            float *o = out + (h * g + j) * d, m = ph[j], S = 0.0f;
+            for (s = 1; s < ns; s++)
+                if (ph[s * rec + j] > m) m = ph[s * rec + j];
+            for (i = 0; i < d; i++) o[i] = 0.0f;
+            for (s = 0; s < ns; s++) {
+                const float *r = ph + s * rec, *a = r + 2 * g + j * d;
+                float f = qmx_kv_exp(r[j] - m), p = r[g + j] * f;
+                QMX__KV_BAR(p);
+                S = S + p;
+                for (i = 0; i < d; i++) {
+                    float x = a[i] * f;
+                    QMX__KV_BAR(x);
+                    o[i] = o[i] + x;
+                }
+            }
+            for (i = 0; i < d; i++) o[i] = o[i] / S;
+        }
+        if (n->rotate) qmx__kv_unrotate(out + h * g * d, g, d);
+    }
+}
+
+typedef struct qmx__kv_sjob {
+    const qmx_kv_cache *c;
+    const float *q;
+    float *part;             /* the records [nt][rec] */
+    unsigned char *status;   /* per task: 0 not run, 1 failed, 2 done */
+    unsigned char *slices;   /* workers x slice bytes */
+    size_t slice, g, lo, hi, nt, ns, T, rec;
+    float isd;
+    int use_int, workers;
+} qmx__kv_sjob;
+
+static void qmx__kv_split_xtask(void *arg, int task, int worker) {
+    const qmx__kv_sjob *j = (const qmx__kv_sjob *)arg;
+    size_t t = (size_t)task;
+    /* outside the executor contract: not run (its status stays 0: QMX_ERR_ARG) */
+    if (task < 0 || t >= j->nt || worker < 0 || worker >= j->workers) return;
+    j->status[t] = qmx__kv_split_task(j->c, t, j->ns, j->T, j->q, j->g, j->lo, j->hi, j->isd,
+                                      j->use_int, j->slices + (size_t)worker * j->slice,
+                                      j->part + t * j->rec) == QMX_OK ? 2 : 1;
+}
+
+/* qmx_kv_attention with token_split T > 0, the call's arguments checked: T, the executor (used
+ * when workers >= 2 or < 0, else the serial call, W = 1), the workspace, the visible range, the
+ * task count; then the tasks (serial: in task order; else through parallel_for) into their
+ * records and the combine on the calling thread, into out only when every task succeeded. */
+static qmx_status qmx__kv_attend_split(const qmx_kv_cache *c, const float *q, size_t n_heads,
+                                       const qmx_kv_attn_opts *o, float *out, void *ws,
+                                       size_t ws_bytes) {
+    const qmx_executor *ex = qmx__kv_use_x(o) ? o->executor : NULL;
+    const qmx_kv_config *n = &c->cfg;
+    qmx__kv_sjob j;
+    size_t need, t, nsmax;
+    unsigned char *b = (unsigned char *)ws;
+    qmx_status st;
+    if (o->token_split % 64) return QMX_ERR_ARG;
+    if (ex && ex->workers < 0) return QMX_ERR_ARG;
+    if (ex && !ex->parallel_for) return QMX_ERR_NULL;
+    j.workers = ex ? ex->workers : 1;
+    j.T = o->token_split;
+    st = qmx__kv_split_ws(n, n_heads, j.T, j.workers, &need, &j.slice);
+    if (st != QMX_OK) return st;
+    if (ws_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    st = qmx__kv_range(c, o, &j.lo, &j.hi);
+    if (st != QMX_OK) return st;
+    j.ns = qmx__kv_nsplit(j.hi - j.lo, j.T);
+    j.nt = n->n_kv_heads * j.ns;   /* <= the workspace's n_kv_heads ns_max: no overflow */
+    if (ex && j.nt > (size_t)INT_MAX) return QMX_ERR_OVERFLOW;
+    nsmax = qmx__kv_nsplit(n->capacity, j.T);
+    b += (64u - ((size_t)((uintptr_t)b & 63u))) & 63u;
+    j.c = c; j.q = q;
+    j.g = n_heads / n->n_kv_heads;
+    j.rec = j.g * (n->head_dim + 2);
+    j.isd = qmx__kv_isd(n, o);
+    j.use_int = !o->float_query;
+    j.part = (float *)(void *)b;
+    j.status = b + qmx__k_r64(qmx__kv_part_bytes(n, n_heads, nsmax));
+    j.slices = j.status + qmx__k_r64(n->n_kv_heads * nsmax);
+    for (t = 0; t < j.nt; t++) j.status[t] = 0;
+    if (!ex || j.nt == 1) {   /* the serial call (or nothing to share): tasks in order */
+        for (t = 0; t < j.nt; t++) {
+            st = qmx__kv_split_task(c, t, j.ns, j.T, q, j.g, j.lo, j.hi, j.isd, j.use_int,
+                                    j.slices, j.part + t * j.rec);
+            if (st != QMX_OK) return st;
+        }
+    } else {
+        ex->parallel_for(ex->pool, (int)j.nt, qmx__kv_split_xtask, &j);
+        for (t = 0; t < j.nt; t++)
+            if (j.status[t] != 2) return j.status[t] == 1 ? QMX_ERR_NONFINITE : QMX_ERR_ARG;
+    }
+    qmx__kv_split_combine(n, j.g, j.ns, j.part, out);
+    return QMX_OK;
+}
+
 QMX__DEF qmx_status qmx_kv_attention(const qmx_kv_cache *c, const float *q, size_t n_heads,
                                      const qmx_kv_attn_opts *opts, float *out, void *ws,
                                      size_t ws_bytes) {
     qmx_kv_attn_opts o0 = QMX_ZERO_INIT;
     const qmx_kv_attn_opts *o = opts ? opts : &o0;
     qmx_status st;
+    if (o->token_split) {   /* TOKEN SPLIT: its workspace is checked by qmx__kv_attend_split */
+        st = qmx__kv_check_attn(c, q, n_heads, o, out, ws, SIZE_MAX, 0, 1);
+        if (st != QMX_OK) return st;
+        return qmx__kv_attend_split(c, q, n_heads, o, out, ws, ws_bytes);
+    }
     if (qmx__kv_use_x(o)) {   /* the executor's workspace is checked by qmx__kv_attend_x */
         st = qmx__kv_check_attn(c, q, n_heads, o, out, ws, SIZE_MAX, 0, 1);
         if (st != QMX_OK) return st;
@@ -11549,6 +11833,114 @@ QMX__DEF qmx_status qmx_kv_attention_run(const qmx_kv_cache *c, const float *q, 
                           out + h * g * c->cfg.head_dim);
         if (st != QMX_OK) return st;
     }
+    return QMX_OK;
+}
+
+/* ---- token split, range calls (TOKEN SPLIT) ---- */
+QMX__DEF qmx_status qmx_kv_attention_split_workspace_size(const qmx_kv_config *cfg,
+                                                          size_t n_heads,
+                                                          const qmx_kv_attn_opts *opts,
+                                                          size_t *bytes) {
+    qmx_kv_attn_opts o0 = QMX_ZERO_INIT;
+    const qmx_kv_attn_opts *o = opts ? opts : &o0;
+    qmx_kv_config n;
+    qmx__kv_layout L;
+    size_t slice;
+    qmx_status st;
+    if (!o->token_split) return qmx_kv_attention_workspace_size_exec(cfg, n_heads, o->executor,
+                                                                     bytes);
+    if (!cfg || !bytes) return QMX_ERR_NULL;
+    st = qmx__kv_plan(cfg, &n, &L);
+    if (st != QMX_OK) return st;
+    if (o->token_split % 64) return QMX_ERR_ARG;
+    if (o->executor && o->executor->workers < 0) return QMX_ERR_ARG;
+    return qmx__kv_split_ws(&n, n_heads, o->token_split, qmx__kv_use_x(o) ? o->executor->workers
+                                                                          : 1, bytes, &slice);
+}
+
+/* The split range calls' common checks (after their NULL checks): the cache, n_heads, T > 0 a
+ * multiple of 64, tokens, the visible range; its split count and partials bytes. */
+static qmx_status qmx__kv_split_plan(const qmx_kv_cache *c, size_t n_heads,
+                                     const qmx_kv_attn_opts *o, size_t *lo, size_t *hi,
+                                     size_t *ns, size_t *pbytes) {
+    qmx_status st;
+    if (!qmx__kv_valid(c)) return QMX_ERR_ARG;
+    if (n_heads == 0) return QMX_ERR_SIZE;
+    if (n_heads % c->cfg.n_kv_heads) return QMX_ERR_SHAPE;
+    if (o->token_split == 0 || o->token_split % 64) return QMX_ERR_ARG;
+    if (c->n_tokens == 0) return QMX_ERR_SIZE;
+    st = qmx__kv_range(c, o, lo, hi);
+    if (st != QMX_OK) return st;
+    *ns = qmx__kv_nsplit(*hi - *lo, o->token_split);
+    *pbytes = qmx__kv_part_bytes(&c->cfg, n_heads, *ns);
+    return *pbytes ? QMX_OK : QMX_ERR_OVERFLOW;
+}
+
+QMX__DEF qmx_status qmx_kv_attention_split_tasks(const qmx_kv_cache *c, size_t n_heads,
+                                                 const qmx_kv_attn_opts *opts, size_t *n_tasks) {
+    size_t lo, hi, ns, pb;
+    qmx_status st;
+    if (!c || !opts || !n_tasks) return QMX_ERR_NULL;
+    st = qmx__kv_split_plan(c, n_heads, opts, &lo, &hi, &ns, &pb);
+    if (st != QMX_OK) return st;
+    *n_tasks = c->cfg.n_kv_heads * ns;
+    return QMX_OK;
+}
+
+QMX__DEF qmx_status qmx_kv_attention_split_partials_size(const qmx_kv_cache *c, size_t n_heads,
+                                                         const qmx_kv_attn_opts *opts,
+                                                         size_t *bytes) {
+    size_t lo, hi, ns, pb;
+    qmx_status st;
+    if (!c || !opts || !bytes) return QMX_ERR_NULL;
+    st = qmx__kv_split_plan(c, n_heads, opts, &lo, &hi, &ns, &pb);
+    if (st != QMX_OK) return st;
+    *bytes = pb;
+    return QMX_OK;
+}
+
+QMX__DEF qmx_status qmx_kv_attention_split_run(const qmx_kv_cache *c, const float *q,
+                                               size_t n_heads, const qmx_kv_attn_opts *opts,
+                                               float *partials, size_t partials_bytes,
+                                               size_t task_begin, size_t task_end, void *ws,
+                                               size_t ws_bytes) {
+    size_t lo, hi, ns, pb, need, t, g;
+    float isd;
+    qmx_status st;
+    if (!opts) return QMX_ERR_NULL;
+    st = qmx__kv_check_attn(c, q, n_heads, opts, partials, ws, SIZE_MAX, 0, 1);
+    if (st != QMX_OK) return st;
+    st = qmx__kv_split_plan(c, n_heads, opts, &lo, &hi, &ns, &pb);
+    if (st != QMX_OK) return st;
+    if (task_begin > task_end || task_end > c->cfg.n_kv_heads * ns) return QMX_ERR_ARG;
+    if (partials_bytes < pb) return QMX_ERR_BUFFER_TOO_SMALL;
+    st = qmx__kv_task_ws(&c->cfg, n_heads, &need);
+    if (st != QMX_OK) return st;
+    if (ws_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    g = n_heads / c->cfg.n_kv_heads;
+    isd = qmx__kv_isd(&c->cfg, opts);
+    for (t = task_begin; t < task_end; t++) {   /* each task's record written when it is done */
+        st = qmx__kv_split_task(c, t, ns, opts->token_split, q, g, lo, hi, isd,
+                                !opts->float_query, ws, partials + t * g * (c->cfg.head_dim + 2));
+        if (st != QMX_OK) return st;
+    }
+    return QMX_OK;
+}
+
+QMX__DEF qmx_status qmx_kv_attention_split_combine(const qmx_kv_cache *c, size_t n_heads,
+                                                   const qmx_kv_attn_opts *opts,
+                                                   const float *partials, size_t partials_bytes,
+                                                   float *out) {
+    size_t lo, hi, ns, pb, g;
+    qmx_status st;
+    if (!c || !opts || !partials || !out) return QMX_ERR_NULL;
+    st = qmx__kv_split_plan(c, n_heads, opts, &lo, &hi, &ns, &pb);
+    if (st != QMX_OK) return st;
+    if (partials_bytes < pb) return QMX_ERR_BUFFER_TOO_SMALL;
+    g = n_heads / c->cfg.n_kv_heads;
+    if (!qmx__kv_split_sane(partials, c->cfg.n_kv_heads * ns, g, c->cfg.head_dim))
+        return QMX_ERR_ARG;
+    qmx__kv_split_combine(&c->cfg, g, ns, partials, out);
     return QMX_OK;
 }
 

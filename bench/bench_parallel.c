@@ -13,10 +13,17 @@
  *     qmx_quantize_run halves on the pool, and vs a 2-thread read pass of the 64 MiB;
  *   - int8 per-channel quantize (last axis, 4096 channels) of 64 MiB: qmx_quantize_exec with
  *     no executor (the serial call) vs the 2-worker pool (256 tasks of QMX_TASK_ELEMS);
+ *   - per-tensor absmax observer of 64 MiB of floats: qmx_observer_update_exec with no
+ *     executor (the serial call) vs the 2-worker pool (64 runs of 4 chunks, min / max merged);
  *   - KV decode (qmx_kv_attention), context 4096, 32 query / 8 KV heads of 128, int8 K and V:
  *     1 worker (the serial call) vs 2 workers (opts.executor: 8 tasks, one per KV head),
  *     tokens/s (aim: 2 workers >= 1.6x), and 2 workers vs a 2-thread read stream of the
  *     cache's bytes (aim >= 0.9x; bytes/s of the cache read per step / the stream's).
+ *   - KV decode split over token tiles (opts.token_split), context 32768, 8 query heads / 1 KV
+ *     head of 128, int8 K and V (a KV-head split has 1 task here): token_split 1024 on 1
+ *     worker (the serial call) vs 2 workers (32 tasks, one per split), and 2 workers vs the
+ *     unsplit serial call (token_split 0), tokens/s; the 2-worker output is checked bit for
+ *     bit against the 1-worker token_split output.
  * Every 2-worker result is compared bit for bit with the serial one before it is timed.
  * With oneDNN installed (make bench-peers: Debian's libdnnl-dev, OpenMP threading), each GEMM
  * row also times oneDNN's s8 x s8 -> s32 matmul (its own packed weights, reordered untimed) on
@@ -26,6 +33,7 @@
  * the cores while qmx runs. */
 #define QMX_IMPLEMENTATION
 #include "qmx_kernels.h"
+#include "qmx_calib.h"
 #include "bench_util.h"
 #include <pthread.h>
 #include <stdint.h>
@@ -229,6 +237,13 @@ static void run_qc(void *v) {
         exit(1);
 }
 
+/* per-tensor absmax observer: qmx_observer_update_exec (NULL executor: the serial call) */
+typedef struct obt { qmx_observer o; qmx_calib_stat st; const float *x; size_t n; const qmx_executor *ex; } obt;
+static void run_obt(void *v) {
+    obt *z = (obt *)v;
+    if (qmx_observer_update_exec(&z->o, z->x, z->n, z->ex) != QMX_OK) exit(1);
+}
+
 /* KV decode: qmx_kv_attention, opts.executor NULL (the serial call) or the pool */
 typedef struct kvd {
     qmx_kv_cache c;
@@ -241,6 +256,14 @@ static void run_kvd(void *v) {
     kvd *k = (kvd *)v;
     if (qmx_kv_attention(&k->c, k->q, 32, &k->o, k->out, k->ws, k->wsb) != QMX_OK) {
         fprintf(stderr, "bench_parallel: qmx_kv_attention failed\n");
+        exit(1);
+    }
+}
+/* the same with 8 query heads (the token-split row) */
+static void run_kvd8(void *v) {
+    kvd *k = (kvd *)v;
+    if (qmx_kv_attention(&k->c, k->q, 8, &k->o, k->out, k->ws, k->wsb) != QMX_OK) {
+        fprintf(stderr, "bench_parallel: qmx_kv_attention (token split) failed\n");
         exit(1);
     }
 }
@@ -543,6 +566,25 @@ int main(int argc, char **argv) {
                (double)a.n * 4 / p12.ta / 1e9, (double)a.n * 4 / p12.tb / 1e9, p12.ratio);
         free((void *)(uintptr_t)a.x); free(a.q); free(q1); free(s);
     }
+    {   /* per-tensor absmax observer: the batch min / max in runs of chunks */
+        obt a, b;
+        pair p12;
+        size_t i, n = (size_t)16 << 20;
+        qmx_qconfig z = QMX_ZERO_INIT;
+        qmx_calib_config cc = QMX_ZERO_INIT;
+        float *x = (float *)bqu_alloc(n * 4);
+        for (i = 0; i < n; i++) x[i] = (float)((int)(i * 2654435761u >> 20) - 2048) * 0.001f;
+        a.x = b.x = x; a.n = b.n = n; a.ex = NULL; b.ex = &ex2;
+        if (qmx_observer_init(&a.o, &cc, &z, n, &a.st, 1) != QMX_OK ||
+            qmx_observer_init(&b.o, &cc, &z, n, &b.st, 1) != QMX_OK) exit(1);
+        run_obt(&a); run_obt(&b);
+        if (memcmp(&a.st, &b.st, sizeof a.st) != 0) { printf("MISMATCH absmax observer 2 workers vs serial\n"); bad = 1; }
+        p12 = measure_pair(run_obt, &a, run_obt, &b);
+        printf("per-tensor absmax observer (qmx_observer_update_exec), 64 MiB of floats:\n"
+               "    1w %.1f GB/s of floats, 2w %.1f GB/s (%.2fx 1w)\n",
+               (double)n * 4 / p12.ta / 1e9, (double)n * 4 / p12.tb / 1e9, p12.ratio);
+        free(x);
+    }
     {   /* KV decode: context 4096, 32 query / 8 KV heads of 128, int8 K and V */
         kvd a, b;
         rs r;
@@ -585,6 +627,55 @@ int main(int argc, char **argv) {
                (double)nb / 1048576.0, 1.0 / p12.ta, 1.0 / p12.tb, p12.ratio,
                (double)r.n * 8 / ps.tb / 1e9, (double)nb / ((double)r.n * 8) / ps.ratio);   /* ratio: t(2w) / t(stream) */
         free(kv); free(a.storage); free(a.q); free(a.out); free(b.out); free(a.ws);
+    }
+    {   /* KV decode, token split: context 32768, 8 query / 1 KV head of 128, int8 K and V */
+        enum { CTX = 32768, NQ = 8, D = 128, TS = 1024 };
+        kvd a, b, z;
+        pair p12, pz, pz1;
+        size_t sb = 0, ws0 = 0, ws1 = 0, ws2 = 0, i, wmax;
+        qmx_kv_config cfg;
+        unsigned seed = 31u;
+        float *kv;
+        memset(&cfg, 0, sizeof cfg);
+        memset(&a, 0, sizeof a);
+        cfg.capacity = CTX; cfg.n_kv_heads = 1; cfg.head_dim = D;
+        qmx_kv_cache_storage_size(&cfg, &sb);
+        a.storage = bqu_alloc(sb);
+        kv = (float *)bqu_alloc(2 * 256 * D * 4);
+        a.q = (float *)bqu_alloc(NQ * D * 4);
+        a.out = (float *)bqu_alloc(NQ * D * 4);
+        for (i = 0; i < NQ * D; i++) a.q[i] = (float)((int)(bqu_rng(&seed) % 2001u) - 1000) * 0.001f;
+        if (qmx_kv_cache_init(&a.c, &cfg, a.storage, sb) != QMX_OK) exit(1);
+        for (i = 0; i < CTX / 256; i++) {   /* 256 tokens per append */
+            size_t e;
+            for (e = 0; e < 2 * 256 * D; e++)
+                kv[e] = (float)((int)(bqu_rng(&seed) % 2001u) - 1000) * 0.002f;
+            if (qmx_kv_cache_append(&a.c, kv, kv + 256 * D, 256) != QMX_OK) exit(1);
+        }
+        a.o.token_split = TS;
+        qmx_kv_attention_workspace_size(&cfg, NQ, &ws0);
+        qmx_kv_attention_split_workspace_size(&cfg, NQ, &a.o, &ws1);
+        a.o.executor = &ex2;
+        qmx_kv_attention_split_workspace_size(&cfg, NQ, &a.o, &ws2);
+        wmax = ws0 > ws1 ? ws0 : ws1;
+        a.wsb = wmax > ws2 ? wmax : ws2;
+        a.ws = bqu_alloc(a.wsb);
+        a.o.executor = NULL;
+        b = a; b.out = (float *)bqu_alloc(NQ * D * 4); b.o.executor = &ex2;
+        z = a; z.out = (float *)bqu_alloc(NQ * D * 4); z.o.token_split = 0;
+        b.ws = bqu_alloc(b.wsb); z.ws = bqu_alloc(z.wsb);
+        run_kvd8(&a); run_kvd8(&b); run_kvd8(&z);
+        if (memcmp(a.out, b.out, NQ * D * 4) != 0) { printf("MISMATCH KV token split 2 workers vs serial\n"); bad = 1; }
+        p12 = measure_pair(run_kvd8, &a, run_kvd8, &b);
+        pz = measure_pair(run_kvd8, &z, run_kvd8, &b);
+        pz1 = measure_pair(run_kvd8, &z, run_kvd8, &a);
+        printf("KV decode split over tokens, context %d, %d/1 heads of %d, int8 K and V, token_split %d (%d tasks):\n"
+               "    unsplit serial (token_split 0) %.0f tokens/s; token_split 1w %.0f tokens/s (%.2fx unsplit);\n"
+               "    token_split 2w %.0f tokens/s (%.2fx token_split 1w, %.2fx unsplit serial)\n",
+               CTX, NQ, D, TS, CTX / TS, 1.0 / pz.ta, 1.0 / p12.ta, pz1.ratio, 1.0 / p12.tb,
+               p12.ratio, pz.ratio);
+        free(kv); free(a.storage); free(a.q); free(a.out); free(b.out); free(z.out);
+        free(a.ws); free(b.ws); free(z.ws);
     }
     f = fopen("/proc/loadavg", "r");
     if (f) { if (fscanf(f, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3) load[0] = -1; fclose(f); }

@@ -16,7 +16,11 @@
  *   - QMX_KV_BLOCK (scales per block along head_dim): read-back == code x stored scale from
  *     the raw storage, 16-bit scales the rounded-up absmax / B, a model of the block attention
  *     written from the doc (bit-exact on every path), and models of llama.cpp's q8_0 / q4_0
- *     caches (ggml-quants.c's reference quantizers) on examples/kv_decode.c's data.
+ *     caches (ggml-quants.c's reference quantizers) on examples/kv_decode.c's data;
+ *   - opts.token_split (test_token_split, test_token_split_errors): each split's record
+ *     against the unsplit call over that split alone, a model of the combine's float order,
+ *     one split == the token_split 0 bits, float64 on the dequantized cache; its own hash
+ *     KV_SPLIT_HASH across targets.
  * Bit identity across targets: a hash of every output bit of a fixed scenario (all formats,
  * both query modes, ring wrap-around, prefill) must equal KV_HASH, the value computed on the
  * x86-64 host. That hash is only an identity check across targets/builds; correctness comes
@@ -2216,6 +2220,273 @@ static void test_prefill_tiled_midway(void) {
         }
 }
 
+/* ---- token split (opts.token_split, ATTENTION DECODE, TOKEN SPLIT) ----
+ * Per configuration (every K / V format and axis family, channel keys, BLOCK, rotate, float
+ * query, causal_len, window, a wrapped ring, d not a multiple of 16, MQA) and T in {64, 128,
+ * one split >= the visible length}: (1) one split gives the token_split = 0 bits; (2) every
+ * task's record (split_run) is the unsplit call restricted to its split: acc_s / S_s equals
+ * qmx_kv_attention over causal_len = the split's end, window = its length, bit for bit; (3) the
+ * combine against a model of its documented float order (volatile float steps), bit for bit,
+ * and the serial call equal to split_run + split_combine; (4) the output against float64 on the
+ * dequantized cache, within test_attention_formats' envelopes; (5) a hash of every output,
+ * the same on every target. */
+#if BIG
+#  define KV_SPLIT_HASH 0x96ff4c07u
+#else
+#  define KV_SPLIT_HASH 0x94486665u   /* the smaller sizes (the x86-64 host with QMX_TEST_VALGRIND) */
+#endif
+typedef struct split_case {
+    qmx_dtype kd, vd;
+    qmx_kv_axis kax, vax;
+    size_t heads, n_heads, d, cap, n, G, causal, window, db;
+    int float_query, ring, rotate, sf;
+} split_case;
+
+static void split_run_case(const split_case *a, uint32_t *hash, double worst[3]) {
+    size_t H = a->heads, D = a->d, NH = a->n_heads, N = a->n, per = H * D, g = NH / H;
+    size_t sb = 0, wb = 0, tws = 0, lo, hi, vis, k;
+    const size_t Ts[3] = {64, 128, 4096};
+    qmx_kv_config cfg = QMX_ZERO_INIT;
+    qmx_kv_attn_opts oz = QMX_ZERO_INIT;
+    qmx_kv_cache c;
+    float *K = (float *)calloc(N * per, 4), *V = (float *)calloc(N * per, 4);
+    float *Kd = (float *)calloc(N * per, 4), *Vd = (float *)calloc(N * per, 4);
+    float *q = (float *)calloc(NH * D, 4), *o0 = (float *)calloc(NH * D, 4);
+    float *oT = (float *)calloc(NH * D, 4), *oc = (float *)calloc(NH * D, 4);
+    float *om = (float *)calloc(NH * D, 4), *osub = (float *)calloc(NH * D, 4);
+    double *ref2 = (double *)malloc(8 * NH * D), vmax;
+    double *ref = (double *)malloc(8 * NH * D), *bd = (double *)malloc(8 * NH * D);
+    unsigned char *st = NULL, *ws = NULL;
+    float *part = NULL;
+    cfg.capacity = a->cap; cfg.n_kv_heads = H; cfg.head_dim = D;
+    cfg.k_dtype = a->kd; cfg.v_dtype = a->vd; cfg.k_axis = a->kax; cfg.v_axis = a->vax;
+    cfg.channel_block = a->G; cfg.mode = a->ring ? QMX_KV_RING : QMX_KV_LINEAR;
+    cfg.rotate = a->rotate; cfg.dim_block = a->db; cfg.block_scale = (qmx_kv_scale_format)a->sf;
+    oz.causal_len = a->causal; oz.window = a->window; oz.float_query = a->float_query;
+    {   /* the largest workspace any call below needs */
+        qmx_kv_attn_opts o = oz;
+        size_t b = 0;
+        CHECK(qmx_kv_cache_storage_size(&cfg, &sb) == QMX_OK &&
+                  qmx_kv_attention_workspace_size(&cfg, NH, &wb) == QMX_OK &&
+                  qmx_kv_attention_task_workspace_size(&cfg, NH, &tws) == QMX_OK, "split: sizes");
+        o.token_split = 64;
+        CHECK(qmx_kv_attention_split_workspace_size(&cfg, NH, &o, &b) == QMX_OK, "split: ws size");
+        if (b > wb) wb = b;
+    }
+    st = (unsigned char *)malloc(sb + 1); ws = (unsigned char *)malloc(wb + 1);
+    part = (float *)malloc(4 * (N / 64 + 1) * H * g * (D + 2) + 4);
+    if (!K || !V || !Kd || !Vd || !q || !o0 || !oT || !oc || !om || !osub || !ref2 || !st ||
+        !ws || !part || !ref || !bd) {
+        CHECK(0, "malloc");
+        goto done;
+    }
+    CHECK(qmx_kv_cache_init(&c, &cfg, st + 1, sb) == QMX_OK, "split: init");
+    fill_kv(K, N, H, D, 1, 1.0f);
+    fill_kv(V, N, H, D, 0, 1.0f);
+    fill_kv(q, 1, NH, D, 0, 2.0f);
+    CHECK(qmx_kv_cache_append(&c, K, V, N) == QMX_OK, "split: append");
+    hi = a->causal ? a->causal : N;
+    lo = a->window && a->window < hi ? hi - a->window : 0;
+    if (a->ring && N > a->cap && lo < N - a->cap) lo = N - a->cap;
+    vis = hi - lo;
+    CHECK(qmx_kv_attention(&c, q, NH, &oz, o0, ws + 1, wb) == QMX_OK, "split: token_split 0");
+    CHECK(qmx_kv_cache_read(&c, lo, vis, Kd + lo * per, Vd + lo * per) == QMX_OK, "split: read");
+    ref_attention(Kd, Vd, H, D, lo, hi, q, NH, 1.0 / sqrt((double)D), ref2);
+    ref_attention(K, V, H, D, lo, hi, q, NH, 1.0 / sqrt((double)D), ref);
+    vmax = max_abs_f(V + lo * per, vis * per);
+    for (k = 0; k < 3; k++) {
+        qmx_kv_attn_opts o = oz;
+        size_t T = Ts[k], ns = vis / T + (vis % T != 0), nt = 0, pb = 0, t, j, i, s, h;
+        double e2, b2;
+        qmx_status s1;
+        o.token_split = T;
+        memset(oT, 0xA5, NH * D * 4);
+        s1 = qmx_kv_attention(&c, q, NH, &o, oT, ws + 1, wb);
+        CHECK_EQ_INT(s1, QMX_OK, "split T %u: status", (unsigned)T);
+        if (s1 != QMX_OK) continue;
+        hash_state = *hash;
+        hash_floats(oT, NH * D);
+        *hash = hash_state;
+        if (ns == 1)   /* f = qmx_kv_exp(0) = 1: the unsplit bits */
+            CHECK(memcmp(oT, o0, NH * D * 4) == 0, "K %s V %s axis %d/%d T %u >= %u visible: not "
+                  "the token_split 0 bits", dt_name(a->kd), dt_name(a->vd), a->kax, a->vax,
+                  (unsigned)T, (unsigned)vis);
+        /* (4) against float64 on the dequantized cache: test_attention_formats' envelopes */
+        e2 = max_err(oT, ref2, NH * D) / vmax;
+        b2 = a->float_query || a->kd == QMX_FLOAT32 || qmx_dtype_is_fp8(a->kd)
+                 ? ((a->vd == QMX_INT8 || a->vd == QMX_INT4) ? 1e-4 : 1e-5) : 0.015;
+        CHECK(e2 <= b2, "K %s V %s axis %d/%d T %u (%u splits): error %g vs float64 of the "
+              "dequantized cache > %g", dt_name(a->kd), dt_name(a->vd), a->kax, a->vax,
+              (unsigned)T, (unsigned)ns, e2, b2);
+        if ((a->float_query || a->kd == QMX_FLOAT32 || qmx_dtype_is_fp8(a->kd)) && e2 > worst[0])
+            worst[0] = e2;
+        if (!a->rotate) {   /* MEASURED against ERROR BOUNDS (a), proven for token_split 0 only */
+            bnd_case b;
+            double r1, r2;
+            memset(&b, 0, sizeof b);
+            b.K = K; b.V = V; b.Vq = V; b.q = q; b.heads = H; b.n_heads = NH; b.d = D;
+            b.n_tok = N; b.lo = lo; b.hi = hi; b.G = a->G; b.kd = a->kd; b.vd = a->vd;
+            b.kax = a->kax; b.vax = a->vax; b.int_q = !a->float_query; b.db = a->db; b.sf = a->sf;
+            proven_bound(&b, bd);
+            r1 = bound_ratio(oT, ref, bd, NH * D);
+            b.K = Kd; b.V = Vd; b.deq = 1;
+            proven_bound(&b, bd);
+            r2 = bound_ratio(oT, ref2, bd, NH * D);
+            CHECK(r1 <= 1.0 && r2 <= 1.0, "K %s V %s axis %d/%d T %u: err / the token_split 0 "
+                  "bound %g (vs float64), %g (vs the dequantized cache)", dt_name(a->kd),
+                  dt_name(a->vd), a->kax, a->vax, (unsigned)T, r1, r2);
+            /* the arithmetic part (vs the dequantized cache), split and unsplit */
+            if (ns > 1 && r2 > worst[1]) worst[1] = r2;
+            r1 = bound_ratio(o0, ref2, bd, NH * D);
+            if (k == 0 && r1 > worst[2]) worst[2] = r1;
+        }
+        /* (2) the records */
+        CHECK(qmx_kv_attention_split_tasks(&c, NH, &o, &nt) == QMX_OK && nt == H * ns &&
+                  qmx_kv_attention_split_partials_size(&c, NH, &o, &pb) == QMX_OK &&
+                  pb == nt * g * (D + 2) * 4, "split T %u: tasks %u", (unsigned)T, (unsigned)nt);
+        CHECK(qmx_kv_attention_split_run(&c, q, NH, &o, part, pb, 0, nt, ws + 3, tws) == QMX_OK,
+              "split T %u: run", (unsigned)T);
+        for (t = 0; t < nt && !a->rotate; t++) {
+            const float *r = part + t * g * (D + 2);
+            size_t sa, sbnd;
+            qmx_kv_attn_opts os = oz;
+            h = t / ns; s = t % ns;
+            sa = lo + s * T; sbnd = sa + T < hi ? sa + T : hi;
+            os.causal_len = sbnd; os.window = sbnd - sa;
+            CHECK(qmx_kv_attention(&c, q, NH, &os, osub, ws + 1, wb) == QMX_OK, "split: sub-range");
+            for (j = 0; j < g; j++) {
+                int same = r[g + j] >= 1.0f;
+                for (i = 0; i < D; i++)
+                    same &= qmx_test_f32_bits(mf_div(r[2 * g + j * D + i], r[g + j])) ==
+                            qmx_test_f32_bits(osub[(h * g + j) * D + i]);
+                CHECK(same, "K %s V %s axis %d/%d T %u: record of task %u head %u is not the "
+                      "unsplit call over [%u, %u)", dt_name(a->kd), dt_name(a->vd), a->kax, a->vax,
+                      (unsigned)T, (unsigned)t, (unsigned)j, (unsigned)sa, (unsigned)sbnd);
+            }
+        }
+        /* (3) the combine: the library's, the model's, the serial call's */
+        memset(oc, 0xA5, NH * D * 4);
+        CHECK(qmx_kv_attention_split_combine(&c, NH, &o, part, pb, oc) == QMX_OK &&
+                  memcmp(oc, oT, NH * D * 4) == 0,
+              "split T %u: split_run + split_combine differ from the serial call", (unsigned)T);
+        for (h = 0; h < H && !a->rotate; h++)
+            for (j = 0; j < g; j++) {
+                const float *r0 = part + h * ns * g * (D + 2);
+                float m = r0[j], S = 0.0f, *acc = om + (h * g + j) * D;
+                for (s = 1; s < ns; s++)
+                    if (r0[s * g * (D + 2) + j] > m) m = r0[s * g * (D + 2) + j];
+                for (i = 0; i < D; i++) acc[i] = 0.0f;
+                for (s = 0; s < ns; s++) {   /* in split order */
+                    const float *r = r0 + s * g * (D + 2);
+                    float f = qmx_kv_exp(mf_add(r[j], -m));
+                    S = mf_add(S, mf_mul(r[g + j], f));
+                    for (i = 0; i < D; i++) acc[i] = mf_add(acc[i], mf_mul(r[2 * g + j * D + i], f));
+                }
+                for (i = 0; i < D; i++) acc[i] = mf_div(acc[i], S);
+            }
+        if (!a->rotate)
+            CHECK(memcmp(om, oT, NH * D * 4) == 0, "K %s V %s axis %d/%d T %u (%u splits): the "
+                  "combine differs from its model (split order, f = exp(m_s - m), S + S_s f, acc + "
+                  "acc_s f, acc / S)", dt_name(a->kd), dt_name(a->vd), a->kax, a->vax, (unsigned)T,
+                  (unsigned)ns);
+    }
+done:
+    free(K); free(V); free(Kd); free(Vd); free(q); free(o0); free(oT); free(oc); free(om);
+    free(osub); free(ref2); free(st); free(ws); free(part); free(ref); free(bd);
+}
+
+static void test_token_split(void) {
+    const size_t D = BIG ? 64 : 32, N = BIG ? 300 : 150;
+    split_case L[14];
+    size_t n = 0, i;
+    uint32_t h = 2166136261u;
+    double worst[3] = {0, 0, 0};
+    QMX_TEST_CASE("token_split: one split = the unsplit bits, records, combine model, vs float64");
+    qmx_test_seed(0x5B117u);   /* the same data on every target (the tests before draw per target) */
+    CHECK(qmx_test_f32_bits(qmx_kv_exp(0.0f)) == 0x3F800000u, "qmx_kv_exp(0) = %.9g, not 1",
+          (double)qmx_kv_exp(0.0f));
+    memset(L, 0, sizeof L);
+    for (i = 0; i < 14; i++) {
+        L[i].heads = 2; L[i].n_heads = 6; L[i].d = D; L[i].cap = N + 5; L[i].n = N;
+    }
+    L[n].kd = QMX_INT8; L[n].vd = QMX_INT8; n++;
+    L[n].kd = QMX_INT4; L[n].vd = QMX_INT4; L[n].kax = L[n].vax = QMX_KV_DKV; n++;
+    L[n].kd = QMX_FP8_E4M3FN; L[n].vd = QMX_FP8_E5M2; L[n].kax = QMX_KV_DKV; n++;
+    L[n].kd = QMX_FLOAT32; L[n].vd = QMX_FLOAT32; n++;
+    L[n].kd = QMX_INT8; L[n].vd = QMX_INT4; L[n].kax = QMX_KV_CHANNEL; L[n].G = 32;   /* KIVI */
+    L[n].vax = QMX_KV_DKV; L[n].cap = (N + 31) / 32 * 32; n++;
+    L[n] = L[n - 1]; L[n].float_query = 1; L[n].vd = QMX_FP8_E4M3FN; L[n].G = 16; n++;
+    L[n].kd = QMX_INT8; L[n].vd = QMX_INT8; L[n].kax = L[n].vax = QMX_KV_BLOCK;
+    L[n].sf = QMX_KV_SCALE_F16; n++;
+    L[n].kd = QMX_INT4; L[n].vd = QMX_FP8_E4M3FN; L[n].kax = L[n].vax = QMX_KV_BLOCK;
+    L[n].db = 64; L[n].d = 64; L[n].sf = QMX_KV_SCALE_BF16; L[n].float_query = 1; n++;
+    L[n].kd = QMX_INT8; L[n].vd = QMX_INT4; L[n].kax = L[n].vax = QMX_KV_DKV; L[n].rotate = 1; n++;
+    L[n].kd = QMX_INT8; L[n].vd = QMX_FP8_E5M2; L[n].ring = 1; L[n].cap = 160;   /* wrapped */
+    L[n].n = N + 70; n++;
+    L[n].kd = QMX_INT4; L[n].vd = QMX_INT8; L[n].float_query = 1; L[n].causal = N - 20;
+    L[n].window = 140; n++;
+    L[n].kd = QMX_INT8; L[n].vd = QMX_FLOAT32; L[n].heads = 1; L[n].n_heads = 5; L[n].d = 20;
+    n++;   /* MQA, d not a multiple of 16 */
+    for (i = 0; i < n; i++) split_run_case(&L[i], &h, worst);
+    printf("  token_split outputs hash 0x%08x (x86-64 host: 0x%08x); largest error vs float64 of "
+           "the dequantized cache, float query: %.2e\n", (unsigned)h, (unsigned)KV_SPLIT_HASH,
+           worst[0]);
+    printf("  largest err / ERROR BOUNDS (a) arithmetic part (proven for token_split 0), vs the "
+           "dequantized cache: %.4f with 2..%u splits, "
+           "%.4f unsplit (the same data)\n", worst[1], (unsigned)(N / 64 + 2), worst[2]);
+    CHECK(h == KV_SPLIT_HASH, "token_split output bits differ from the x86-64 host: 0x%08x",
+          (unsigned)h);
+}
+
+/* Bad token_split calls: a status, nothing written; a non-finite key in one split. */
+static void test_token_split_errors(void) {
+    enum { H = 1, NH = 2, D = 16, N = 150 };
+    static float k[N * H * D], v[N * H * D], q[NH * D], out[NH * D], part[4 * NH * (D + 2)];
+    static unsigned char s1[64 * 1024], w1[64 * 1024];
+    qmx_kv_config cfg = QMX_ZERO_INIT;
+    qmx_kv_attn_opts o = QMX_ZERO_INIT;
+    qmx_kv_cache c;
+    size_t sb = 0, wb = 0, tws = 0, pb = 0, nt = 0;
+    QMX_TEST_CASE("token_split: bad calls, a non-finite logit in one split");
+    cfg.capacity = N + 8; cfg.n_kv_heads = H; cfg.head_dim = D; cfg.k_dtype = QMX_FP8_E4M3FN;
+    fill_kv(k, N, H, D, 0, 1.0f);
+    fill_kv(v, N, H, D, 0, 1.0f);
+    fill_kv(q, 1, NH, D, 0, 1.0f);
+    CHECK(qmx_kv_cache_storage_size(&cfg, &sb) == QMX_OK && sb <= sizeof s1 &&
+              qmx_kv_cache_init(&c, &cfg, s1, sb) == QMX_OK &&
+              qmx_kv_cache_append(&c, k, v, N) == QMX_OK, "init");
+    o.token_split = 64;
+    CHECK(qmx_kv_attention_split_workspace_size(&cfg, NH, &o, &wb) == QMX_OK && wb <= sizeof w1 &&
+              qmx_kv_attention_task_workspace_size(&cfg, NH, &tws) == QMX_OK &&
+              qmx_kv_attention_split_tasks(&c, NH, &o, &nt) == QMX_OK && nt == 3 &&
+              qmx_kv_attention_split_partials_size(&c, NH, &o, &pb) == QMX_OK &&
+              pb == 3 * NH * (D + 2) * 4, "sizes");
+    memset(out, 0xA5, sizeof out);
+    o.token_split = 32;
+    CHECK(qmx_kv_attention(&c, q, NH, &o, out, w1, sizeof w1) == QMX_ERR_ARG, "T = 32");
+    o.token_split = 65;
+    CHECK(qmx_kv_attention(&c, q, NH, &o, out, w1, sizeof w1) == QMX_ERR_ARG, "T = 65");
+    o.token_split = 64;
+    CHECK(qmx_kv_attention(&c, q, NH, &o, out, w1, wb - 1) == QMX_ERR_BUFFER_TOO_SMALL,
+          "workspace one byte short");
+    CHECK(qmx_kv_prefill(&c, k, v, 1, q, NH, &o, out, w1, sizeof w1) == QMX_ERR_ARG &&
+              c.n_tokens == N, "prefill with token_split: QMX_ERR_ARG, nothing appended");
+    CHECK(qmx_test_f32_bits(out[0]) == 0xA5A5A5A5u && qmx_test_f32_bits(out[NH * D - 1]) ==
+          0xA5A5A5A5u, "a bad call wrote out");
+    /* a NaN key code (E4M3FN 0x7F) at token 70: split 1 of 3 */
+    c.k[70 * c.row_k + 3] = 0x7F;
+    CHECK(qmx_kv_attention(&c, q, NH, &o, out, w1, wb) == QMX_ERR_NONFINITE &&
+              qmx_test_f32_bits(out[0]) == 0xA5A5A5A5u, "NaN key: QMX_ERR_NONFINITE, out untouched");
+    memset(part, 0x5A, sizeof part);
+    CHECK(qmx_kv_attention_split_run(&c, q, NH, &o, part, pb, 0, 1, w1, tws) == QMX_OK &&
+              qmx_kv_attention_split_run(&c, q, NH, &o, part, pb, 1, 3, w1, tws) ==
+              QMX_ERR_NONFINITE && qmx_test_f32_bits(part[NH * (D + 2)]) == 0x5A5A5A5Au &&
+              qmx_test_f32_bits(part[2 * NH * (D + 2)]) == 0x5A5A5A5Au,
+          "NaN key: the failing task's record and the later ones untouched");
+    o.causal_len = 64;   /* the NaN outside the visible range */
+    CHECK(qmx_kv_attention(&c, q, NH, &o, out, w1, wb) == QMX_OK, "NaN key past causal_len");
+}
+
 int main(void) {
     qmx_test_seed(2463534242u); /* this program's data */
     test_exp();
@@ -2249,5 +2520,7 @@ int main(void) {
     test_prefill_tiled();
     test_prefill_tiled_midway();
     test_fp8_paths();
+    test_token_split();
+    test_token_split_errors();
     return QMX_TEST_END();
 }
