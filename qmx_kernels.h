@@ -13289,8 +13289,8 @@ QMX_API qmx_status qmx_matmul_mxfp8_f32_exec(size_t M, size_t N, size_t K, const
  *   blocks of 32, any rule), NVFP4 (QMX_NVFP4, blocks of 16, E4M3 scales with the optional
  *   tensor scale, or ggml's UE4M3 rule), MXFP8 (QMX_MXFP8_E4M3 / _E5M2, blocks of 32, OCP or
  *   Qwix rules), ggml Q4_1 (from ggml's blocks only: binary16 d and minimum m per block of
- *   32). Not in this slice: MXFP6 / qconfig fp8 / nf4 weights, other block lengths,
- *   packing from ggml block_nvfp4 (type 40; qmx_ggml_to_mx then qmx_blockw_pack does it),
+ *   32); ggml's block_q8_0 / q4_0 / q4_1 / mxfp4 / nvfp4 pack directly (qmx_blockw_pack_ggml).
+ *   Not in this slice: MXFP6 / qconfig fp8 / nf4 weights, other block lengths,
  *   NEON / MVE / DSP paths of the f32 x blob kernel; SIMD paths other than AVX-512 and NEON
  *   (aarch64) for NVFP4 and Q4_1 (the other targets run their portable code: the same
  *   bits); SIMD paths for MXFP8 x int8 other than AVX-512 VNNI + VBMI and NEON for E4M3
@@ -13367,7 +13367,8 @@ QMX_API qmx_status qmx_matmul_mxfp8_f32_exec(size_t M, size_t N, size_t K, const
  *     scale from info);
  *     each function on the other kind of blob: QMX_ERR_UNSUPPORTED.
  *   qmx_blockw_pack_ggml_size / qmx_blockw_pack_ggml(type, blocks, blocks_bytes, N, K, blob,
- *     bytes): rows of N x K / 32 ggml blocks (K a multiple of 32, else QMX_ERR_SHAPE), type
+ *     bytes): rows of N x K / 32 ggml blocks (K a multiple of 32, else QMX_ERR_SHAPE; NVFP4:
+ *     N x K / 64, below), N rows of K, type
  *     QMX_BLOCKW_GGML_Q8_0 (-> int8, no zero points) or QMX_BLOCKW_GGML_Q4_0 (-> uint4 with
  *     zero points), each block mapped as qmx_ggml_q8_0_to_qmx / qmx_ggml_q4_0_to_qmx map it
  *     (see qmx.h INTEROP, with its errors), scales binary16. qmx_blockw_unpack_ggml(blob,
@@ -13380,8 +13381,23 @@ QMX_API qmx_status qmx_matmul_mxfp8_f32_exec(size_t M, size_t N, size_t K, const
  *     codes (the bytes qmx_mx_to_ggml gives). QMX_BLOCKW_GGML_Q4_1 (3, block_q4_1: binary16
  *     d, binary16 m, qs[16] as Q4_0's; x = q d + m): codes, d and m bytes as they are (any
  *     bytes), lossless both ways; element 8, which only unpack_ggml gives back (qmx_blockw_unpack
- *     and _unpack_mx: QMX_ERR_UNSUPPORTED; info: dtype QMX_UINT4, q4_1 = 1). A blob of another
- *     kind: QMX_ERR_UNSUPPORTED. Other types: QMX_ERR_ARG.
+ *     and _unpack_mx: QMX_ERR_UNSUPPORTED; info: dtype QMX_UINT4, q4_1 = 1).
+ *     QMX_BLOCKW_GGML_NVFP4 (40, block_nvfp4, QK_NVFP4 = 64: the UE4M3 bytes d[0..3], one per
+ *     16, then qs[32], qs[8 s + t] = element 16 s + t (low nibble) | 16 s + t + 8 (high)): K a
+ *     multiple of 64 (else QMX_ERR_SHAPE), N x K / 64 blocks of 36 bytes; element 5, scales 6
+ *     (f32(UE4M3 / 2), ts 0), ggml block i of a row = the blob's blocks 4 i .. 4 i + 3 of it
+ *     (the nibble pairs land as whole bytes: qs[8 s + t] is byte 64 (t / 4) + 4 j + t % 4 of
+ *     blob block 4 i + s); every byte is accepted and kept as it is (scale bytes with the sign
+ *     bit, 0x7F / 0xFF, -0 codes), so the blob is byte for byte the one qmx_mx_from_ggml (rule
+ *     QMX_MX_GGML) then qmx_blockw_pack gives, and unpack_ggml gives the same bytes back.
+ *     unpack_ggml(40) takes any NVFP4 blob without a tensor scale (scale kind 6, or 5 with ts
+ *     = +0: the codes and scale bytes as they are, the bytes qmx_mx_to_ggml gives, which ggml
+ *     reads as UE4M3); ts != 0 (no place in block_nvfp4): QMX_ERR_UNSUPPORTED.
+ *     A blob of another kind: QMX_ERR_UNSUPPORTED. Other types: QMX_ERR_ARG. Every type: NULL
+ *     blocks or blob QMX_ERR_NULL; pack_ggml / _size: N or K 0 QMX_ERR_SIZE, N or K >= 2^32
+ *     or a size past SIZE_MAX QMX_ERR_OVERFLOW; blocks_bytes below N x K / QK x the block's
+ *     bytes (QK 32, NVFP4 64), or blob / blocks output below its size:
+ *     QMX_ERR_BUFFER_TOO_SMALL; nothing is written on error.
  *
  * INT8 ACTIVATIONS ON THE BLOB: qmx_matmul_blockw_packed_dyn_i8(M, N, K, X, ldx, blob, bytes,
  *   opts, Y, ldy, workspace, workspace_bytes)
@@ -13529,6 +13545,7 @@ extern "C" {
 #define QMX_BLOCKW_GGML_Q4_1 3
 #define QMX_BLOCKW_GGML_Q8_0 8
 #define QMX_BLOCKW_GGML_MXFP4 39
+#define QMX_BLOCKW_GGML_NVFP4 40
 
 /* What a blob holds (qmx_blockw_packed_info). */
 typedef struct qmx_blockw_packed_desc {
@@ -13554,7 +13571,8 @@ typedef struct qmx_blockw_packed_desc {
 QMX_API qmx_status qmx_blockw_pack_size(const qmx_blockw *w, size_t N, size_t K, size_t *bytes);
 QMX_API qmx_status qmx_blockw_pack(const qmx_blockw *w, size_t N, size_t K, void *blob,
                                    size_t blob_bytes);
-/* From N x K / 32 ggml blocks (QMX_BLOCKW_GGML_Q8_0 / _Q4_0 / _Q4_1 / _MXFP4), row by row. */
+/* From N x K / 32 ggml blocks (QMX_BLOCKW_GGML_Q8_0 / _Q4_0 / _Q4_1 / _MXFP4) or N x K / 64
+ * (QMX_BLOCKW_GGML_NVFP4), row by row. */
 QMX_API qmx_status qmx_blockw_pack_ggml_size(int ggml_type, size_t N, size_t K, size_t *bytes);
 QMX_API qmx_status qmx_blockw_pack_ggml(int ggml_type, const void *blocks, size_t blocks_bytes,
                                         size_t N, size_t K, void *blob, size_t blob_bytes);
@@ -13958,22 +13976,28 @@ static size_t qmx__bp_ggml_bb(int type) {
     return type == QMX_BLOCKW_GGML_Q8_0 ? QMX_GGML_Q8_0_BLOCK_BYTES
          : type == QMX_BLOCKW_GGML_Q4_0 ? QMX_GGML_Q4_0_BLOCK_BYTES
          : type == QMX_BLOCKW_GGML_MXFP4 ? 17u
+         : type == QMX_BLOCKW_GGML_NVFP4 ? 36u
          : type == QMX_BLOCKW_GGML_Q4_1 ? 20u : 0u;
 }
+/* elements per ggml block: QK_NVFP4 = 64 (4 sub-blocks of 16, one blob block each), else 32 */
+static size_t qmx__bp_ggml_qk(int type) { return type == QMX_BLOCKW_GGML_NVFP4 ? 64u : 32u; }
 
 static qmx_status qmx__bp_ggml_h(int type, size_t N, size_t K, qmx__bp *h, size_t *in_bytes) {
     size_t bb = qmx__bp_ggml_bb(type), nbt;
     if (!bb) return QMX_ERR_ARG;
     if (N == 0 || K == 0) return QMX_ERR_SIZE;
-    if (K % 32u) return QMX_ERR_SHAPE;
+    if (K % qmx__bp_ggml_qk(type)) return QMX_ERR_SHAPE;
     if ((N >> 16) >> 16 || (K >> 16) >> 16) return QMX_ERR_OVERFLOW;   /* uint32 fields */
     h->elem = type == QMX_BLOCKW_GGML_Q8_0 ? 1 : type == QMX_BLOCKW_GGML_Q4_0 ? 3
-            : type == QMX_BLOCKW_GGML_Q4_1 ? 8 : 4;
+            : type == QMX_BLOCKW_GGML_Q4_1 ? 8 : type == QMX_BLOCKW_GGML_NVFP4 ? 5 : 4;
     h->zp = type == QMX_BLOCKW_GGML_Q4_0;
-    h->f16 = h->elem != 4; h->sk = h->elem == 4 ? 4 : 1;   /* MXFP4: ggml's 2^(c - 128) */
+    h->f16 = h->elem < 4 || h->elem == 8;
+    h->sk = h->elem == 4 ? 4 : h->elem == 5 ? 6 : 1;   /* ggml's 2^(c - 128), UE4M3 / 2 */
+    h->ts = 0.0f;
     h->N = N; h->K = K;
     if (!qmx__bp_sizes(h)) return QMX_ERR_OVERFLOW;
-    if (!qmx__mul_ok(N, K / 32u, &nbt) || !qmx__mul_ok(nbt, bb, in_bytes)) return QMX_ERR_OVERFLOW;
+    if (!qmx__mul_ok(N, K / qmx__bp_ggml_qk(type), &nbt) || !qmx__mul_ok(nbt, bb, in_bytes))
+        return QMX_ERR_OVERFLOW;
     return QMX_OK;
 }
 
@@ -14030,6 +14054,22 @@ QMX_API qmx_status qmx_blockw_pack_ggml(int ggml_type, const void *blocks, size_
     st = qmx__bp_ggml_h(ggml_type, N, K, &h, &in);
     if (st != QMX_OK) return st;
     if (blocks_bytes < in || blob_bytes < h.bytes) return QMX_ERR_BUFFER_TOO_SMALL;
+    if (ggml_type == QMX_BLOCKW_GGML_NVFP4) {   /* any bytes: nothing to refuse */
+        qmx__bp_header(&h, (uint8_t *)blob);
+        qmx__bp_zero(&h, blob);
+        for (n = 0; n < N; n++)
+            for (bk = 0; bk < h.nb; bk++) {   /* blob block bk = sub-block bk % 4 of ggml's */
+                uint8_t *blk = qmx__bp_blk(&h, blob, n, bk);
+                const uint8_t *g = src + ((n * h.nb + bk) / 4u) * bb;
+                size_t j = n % 16u, sb = bk % 4u;
+                /* qs[8 sb + t]: element t (low nibble) and t + 8 (high) of the sub-block, as
+                 * the blob's byte 64 (t / 4) + 4 j + t % 4 holds them */
+                for (t = 0; t < 8u; t++)
+                    blk[64u * (t / 4u) + 4u * j + t % 4u] = g[4u + 8u * sb + t];
+                blk[h.cb + j] = g[sb];   /* the UE4M3 byte as it is */
+            }
+        return QMX_OK;
+    }
     for (n = 0; n < in / bb; n++) {   /* every block converts before anything is written */
         st = qmx__bp_ggml_one(ggml_type, src + n * bb, u, &s, &z);
         if (st != QMX_OK) return st;
@@ -14070,11 +14110,25 @@ QMX_API qmx_status qmx_blockw_unpack_ggml(const void *blob, size_t blob_bytes, i
     if (!(ggml_type == QMX_BLOCKW_GGML_Q8_0 ? h.elem == 1 && !h.zp
           : ggml_type == QMX_BLOCKW_GGML_Q4_0 ? h.elem == 2 || h.elem == 3
           : ggml_type == QMX_BLOCKW_GGML_Q4_1 ? h.elem == 8
+          : ggml_type == QMX_BLOCKW_GGML_NVFP4 ? h.elem == 5 && h.ts == 0.0f
           : h.elem == 4))
-        return QMX_ERR_UNSUPPORTED;
-    if (h.K % 32u) return QMX_ERR_SHAPE;
-    if (!qmx__mul_ok(h.N, h.nb, &nbt) || !qmx__mul_ok(nbt, bb, &need)) return QMX_ERR_OVERFLOW;
+        return QMX_ERR_UNSUPPORTED;   /* (NVFP4 with a tensor scale: none in block_nvfp4) */
+    if (h.K % qmx__bp_ggml_qk(ggml_type)) return QMX_ERR_SHAPE;
+    if (!qmx__mul_ok(h.N, h.K / qmx__bp_ggml_qk(ggml_type), &nbt) || !qmx__mul_ok(nbt, bb, &need))
+        return QMX_ERR_OVERFLOW;
     if (blocks_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    if (ggml_type == QMX_BLOCKW_GGML_NVFP4) {   /* the bytes as they are: nothing to refuse */
+        for (n = 0; n < h.N; n++)
+            for (bk = 0; bk < h.nb; bk++) {
+                const uint8_t *blk = qmx__bp_blk(&h, blob, n, bk);
+                uint8_t *g = dst + ((n * h.nb + bk) / 4u) * bb;
+                size_t j = n % 16u, sb = bk % 4u;
+                for (t = 0; t < 8u; t++)
+                    g[4u + 8u * sb + t] = blk[64u * (t / 4u) + 4u * j + t % 4u];
+                g[sb] = blk[h.cb + j];
+            }
+        return QMX_OK;
+    }
     /* pass 0 checks every block (into a local), pass 1 writes */
     for (pass = 0; pass < 2; pass++)
         for (n = 0; n < h.N; n++)

@@ -8,6 +8,8 @@
  *   - ggml golden blocks (tests/data/interop_ggml.txt): pack_ggml -> unpack_ggml gives the
  *     same bytes (but d = +-0 blocks, as qmx.h documents), and the kernel on them equals
  *     qmx_matmul_blockw_dyn_i8 on qmx_ggml_*_to_qmx's conversion;
+ *   - ggml block_nvfp4 (golden blocks of tests/data/mx_golden.txt with ggml's dequantization,
+ *     random bytes): lossless both ways, the blob of qmx_mx_from_ggml + qmx_blockw_pack;
  *   - NVFP4 (blocks of 16, E4M3 scales with or without the tensor scale, ggml's UE4M3) and
  *     MXFP8 (E4M3 / E5M2, NaN / Inf codes) blobs: the same round trips and kernel checks;
  *   - bad input returns a status with Y and the workspace untouched. */
@@ -727,6 +729,209 @@ static void ggml_mxfp4(void) {
     check_kernel(&s, blob, bytes, 6, 32, 1, "ggml mxfp4 M 6 ab 32");
 }
 
+/* ggml block_nvfp4 (type 40; ggml-common.h: uint8_t d[4], UE4M3 scales one per 16, then
+ * qs[32] with qs[8 s + t] = element 16 s + t (low nibble) | 16 s + t + 8 (high); 36 bytes per
+ * 64 weights). Golden blocks: the gnv lines of tests/data/mx_golden.txt (ggml's own
+ * quantize_row_nvfp4_ref) with the y of the case before each (ggml's dequantization); random
+ * bytes (every byte is valid: any scale byte, any code). pack_ggml -> unpack_ggml gives the
+ * same bytes; the blob equals qmx_blockw_pack of qmx_mx_from_ggml's storage (rule GGML) byte
+ * for byte; the packed kernels equal qmx_matmul_blockw_dyn_i8 / _f32 on that storage, and the
+ * f32 kernel with X = I (one row per k) gives ggml's golden dequantized weights. */
+#define NVG 8
+static uint8_t gnv[NVG][36];
+static uint32_t gnv_y[NVG][64];
+static unsigned n_gnv;
+
+static void load_gnv(void) {
+    FILE *f = qmx_test_open("mx_golden.txt");
+    static char line[4096];
+    char last[96] = "";
+    uint32_t y[64];
+    int have_y = 0;
+    QMX_TEST_CASE("mx_golden.txt: ggml block_nvfp4 blocks and their dequantization");
+    if (!f) return;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "mx ", 3) == 0) {
+            if (sscanf(line + 3, "%95s", last) != 1) last[0] = 0;
+            have_y = 0;
+        } else if (strncmp(line, "y ", 2) == 0 && strncmp(last, "ggml_nvfp4", 10) == 0) {
+            const char *p = line + 2;
+            int k, nch = 0;
+            have_y = 1;
+            for (k = 0; k < 64 && have_y; k++) {
+                unsigned v;
+                if (sscanf(p, "%x%n", &v, &nch) != 1) have_y = 0;
+                y[k] = (uint32_t)v;
+                p += nch;
+            }
+        } else if (strncmp(line, "gnv ", 4) == 0 && n_gnv < NVG) {
+            char name[96];
+            unsigned cnt = 0;
+            int off = 0;
+            if (sscanf(line + 4, "%95s %u %n", name, &cnt, &off) == 2 && cnt == 64 && have_y &&
+                off > 0 && strcmp(name, last) == 0 && hexbytes(line + 4 + off, gnv[n_gnv], 36)) {
+                memcpy(gnv_y[n_gnv], y, sizeof y);
+                n_gnv++;
+            }
+        }
+    }
+    fclose(f);
+    CHECK(n_gnv >= 5, "golden block_nvfp4 blocks with y: %u", n_gnv);
+}
+
+/* N x K / 64 blocks in: the checks above; ygold ([N][K] float bits) or NULL; kern: kernels */
+static void nv_check(const uint8_t *in, size_t N, size_t K, const uint32_t *ygold, int kern,
+                     const char *what) {
+    size_t nbt = N * (K / 64), nb = K / 16, bytes = 0, b2 = 0, i, k, n, bad = 0;
+    uint8_t *blob, *blob2, *back, *el, *codes, *el2, *codes2;
+    qmx_mx_config cfg;
+    qmx_blockw_packed_desc d;
+    wset s;
+    CHECK(qmx_blockw_pack_ggml_size(QMX_BLOCKW_GGML_NVFP4, N, K, &bytes) == QMX_OK &&
+          bytes == 64 + ((N + 15) / 16) * nb * 144, "%s size %u", what, (unsigned)bytes);
+    blob = (uint8_t *)malloc(bytes + 1);
+    blob2 = (uint8_t *)malloc(bytes + 1);
+    back = (uint8_t *)malloc(nbt * 36 + 1);
+    el = (uint8_t *)calloc(N * K / 2 + 1, 1); el2 = (uint8_t *)calloc(N * K / 2 + 1, 1);
+    codes = (uint8_t *)malloc(N * nb); codes2 = (uint8_t *)malloc(N * nb);
+    memset(blob, 0xA5, bytes + 1);
+    CHECK(qmx_blockw_pack_ggml(QMX_BLOCKW_GGML_NVFP4, in, nbt * 36, N, K, blob, bytes) == QMX_OK &&
+          blob[bytes] == 0xA5, "%s pack", what);
+    memset(&d, 0, sizeof d);
+    CHECK(qmx_blockw_packed_info(blob, bytes, &d) == QMX_OK && d.nvfp4 == 1 && d.block == 16 &&
+          d.nblk == nb && d.scale_kind == 6 && d.tensor_scale == 0.0f && d.N == N && d.K == K &&
+          d.has_zp == 0 && blob[16] == 5 && blob[17] == 16 && blob[18] == 6, "%s info", what);
+    memset(back, 0xEE, nbt * 36 + 1);
+    CHECK(qmx_blockw_unpack_ggml(blob, bytes, QMX_BLOCKW_GGML_NVFP4, back, nbt * 36) == QMX_OK &&
+          memcmp(back, in, nbt * 36) == 0 && back[nbt * 36] == 0xEE,
+          "%s: pack_ggml -> unpack_ggml differs", what);
+    /* the documented other path: qmx_mx_from_ggml (rule GGML), then qmx_blockw_pack */
+    memset(&cfg, 0, sizeof cfg);
+    cfg.format = QMX_NVFP4; cfg.rule = QMX_MX_GGML;
+    cfg.outer = N; cfg.axis_len = K; cfg.inner = 1;
+    CHECK(qmx_mx_from_ggml(&cfg, in, nbt * 36, N * K, el, N * K / 2, codes, N * nb) == QMX_OK,
+          "%s qmx_mx_from_ggml", what);
+    memset(&s, 0, sizeof s);
+    s.N = N; s.K = K; s.ns = N * nb;
+    s.w.kind = QMX_BLOCKW_MX; s.w.mx = &cfg; s.w.data = el; s.w.data_bytes = N * K / 2;
+    s.w.scale_codes = codes; s.w.n_scales = N * nb;
+    memset(blob2, 0x5A, bytes + 1);
+    CHECK(qmx_blockw_pack_size(&s.w, N, K, &b2) == QMX_OK && b2 == bytes &&
+          qmx_blockw_pack(&s.w, N, K, blob2, b2) == QMX_OK && memcmp(blob, blob2, bytes) == 0,
+          "%s: blob from ggml != qmx_mx_from_ggml + qmx_blockw_pack", what);
+    CHECK(qmx_blockw_unpack_mx(blob, bytes, el2, N * K / 2, codes2, N * nb) == QMX_OK &&
+          memcmp(el, el2, N * K / 2) == 0 && memcmp(codes, codes2, N * nb) == 0,
+          "%s: unpack_mx != qmx_mx_from_ggml", what);
+    if (kern) {
+        size_t M = 3, ws = 0, wf = 0;
+        float *X = (float *)malloc(M * K * sizeof(float)), *Ya = (float *)malloc(M * N * 4);
+        float *Yb = (float *)malloc(M * N * 4);
+        void *wsp;
+        /* the kernels on the direct blob and on the other path's: the same bits */
+        for (i = 0; i < M * K; i++) X[i] = (rnd_unit() - 0.5f) * 8.0f;
+        CHECK(qmx_matmul_blockw_packed_dyn_i8_workspace_size(M, N, K, NULL, &ws) == QMX_OK &&
+              qmx_matmul_blockw_packed_f32_workspace_size(M, N, K, &wf) == QMX_OK, "%s ws", what);
+        wsp = malloc(ws > wf ? ws : wf);
+        CHECK(qmx_matmul_blockw_packed_dyn_i8(M, N, K, X, K, blob, bytes, NULL, Ya, N, wsp, ws) ==
+                  QMX_OK &&
+              qmx_matmul_blockw_packed_dyn_i8(M, N, K, X, K, blob2, bytes, NULL, Yb, N, wsp, ws) ==
+                  QMX_OK && memcmp(Ya, Yb, M * N * 4) == 0, "%s: dyn_i8 on the two blobs", what);
+        CHECK(qmx_matmul_blockw_packed_f32(M, N, K, X, K, blob, bytes, Ya, N, wsp, wf) == QMX_OK &&
+              qmx_matmul_blockw_packed_f32(M, N, K, X, K, blob2, bytes, Yb, N, wsp, wf) == QMX_OK &&
+              memcmp(Ya, Yb, M * N * 4) == 0, "%s: f32 on the two blobs", what);
+        free(X); free(Ya); free(Yb); free(wsp);
+        /* and qmx_matmul_blockw_dyn_i8 / _f32 on the qmx storage */
+        check_kernel(&s, blob, bytes, 1, 0, 0, what);
+        check_kernel(&s, blob, bytes, 5, 32, 1, what);
+        check_kernel_f32(&s, blob, bytes, 2, 0, what);
+    }
+    if (ygold) {   /* X = I: Y[k][n] = +0 + ... + 1 W[n][k] + ... = W[n][k] (up to a zero's sign) */
+        size_t wf = 0;
+        float *X = (float *)calloc(K * K, sizeof(float)), *Y = (float *)malloc(K * N * 4);
+        void *wsp;
+        for (k = 0; k < K; k++) X[k * K + k] = 1.0f;
+        CHECK(qmx_matmul_blockw_packed_f32_workspace_size(K, N, K, &wf) == QMX_OK, "%s ws", what);
+        wsp = malloc(wf);
+        CHECK(qmx_matmul_blockw_packed_f32(K, N, K, X, K, blob, bytes, Y, N, wsp, wf) == QMX_OK,
+              "%s f32 X = I", what);
+        for (n = 0; n < N; n++)
+            for (k = 0; k < K; k++) {
+                float g = qmx_test_bits_f32(ygold[n * K + k]), v = Y[k * N + n];
+                bad += !(fb(v) == fb(g) || (v == 0.0f && g == 0.0f));
+            }
+        CHECK(bad == 0, "%s: %u weights differ from ggml's dequantization", what, (unsigned)bad);
+        free(X); free(Y); free(wsp);
+    }
+    free(blob); free(blob2); free(back); free(el); free(el2); free(codes); free(codes2);
+}
+
+static void ggml_nvfp4(void) {
+    static const size_t Ns[] = {1, 17, 33, 2}, Ks[] = {64, 128, 192, 4096};
+    static const uint8_t spec[8] = {0x00, 0x80, 0x7F, 0xFF, 0x7E, 0xFE, 0x01, 0x81};
+    size_t i, c, r;
+    load_gnv();
+    QMX_TEST_CASE("ggml block_nvfp4 -> blob -> block_nvfp4, == qmx_mx_from_ggml + pack, kernels");
+    if (n_gnv >= 5) {   /* the golden blocks: 5 rows of one block, one row of 5 blocks */
+        uint8_t in[5 * 36];
+        uint32_t y[5 * 64];
+        for (i = 0; i < 5; i++) {
+            memcpy(in + 36 * i, gnv[i], 36);
+            memcpy(y + 64 * i, gnv_y[i], sizeof gnv_y[i]);
+        }
+        nv_check(in, 5, 64, y, 1, "golden nvfp4 N 5 K 64");
+        nv_check(in, 1, 320, y, 1, "golden nvfp4 N 1 K 320");
+    }
+    for (r = 0; r < 3; r++)
+        for (c = 0; c < 4; c++) {   /* random bytes: r 0 moderate scales, 1 special, 2 any */
+            size_t N = Ns[c], K = Ks[c], nbt = N * K / 64;
+            uint8_t *in = (uint8_t *)malloc(nbt * 36);
+            char what[64];
+            if (BW_EMU_SMALL && K == 4096 && r) { free(in); continue; }
+            for (i = 0; i < nbt * 36; i++) in[i] = (uint8_t)qmx_test_rand();
+            for (i = 0; i < nbt * 4; i++) {
+                uint8_t *sc = in + 36 * (i / 4) + i % 4;
+                if (r == 0) *sc = (uint8_t)(0x20 + *sc % 0x40);
+                if (r == 1) *sc = spec[*sc % 8];
+            }
+            snprintf(what, sizeof what, "random nvfp4 r %u N %u K %u", (unsigned)r, (unsigned)N,
+                     (unsigned)K);
+            nv_check(in, N, K, NULL, K != 4096 || r == 0, what);
+            free(in);
+        }
+    {   /* a FLOOR (E4M3) blob: unpack_ggml gives qmx_mx_to_ggml's bytes without a tensor scale,
+         * QMX_ERR_UNSUPPORTED with one (the blocks untouched) */
+        enum { N = 3, K = 128 };
+        static uint8_t el[N * K / 2], sc[N * K / 16], blob[64 + 8 * 144], g1[N * 2 * 36 + 1],
+            g2[sizeof g1];
+        qmx_mx_config cfg;
+        qmx_blockw w;
+        size_t bytes = 0;
+        for (i = 0; i < sizeof el; i++) el[i] = (uint8_t)qmx_test_rand();
+        for (i = 0; i < sizeof sc; i++) sc[i] = (uint8_t)qmx_test_rand();
+        memset(&cfg, 0, sizeof cfg);
+        cfg.format = QMX_NVFP4; cfg.rule = QMX_MX_FLOOR;
+        cfg.outer = N; cfg.axis_len = K; cfg.inner = 1;
+        memset(&w, 0, sizeof w);
+        w.kind = QMX_BLOCKW_MX; w.mx = &cfg; w.data = el; w.data_bytes = sizeof el;
+        w.scale_codes = sc; w.n_scales = sizeof sc;
+        CHECK(qmx_blockw_pack_size(&w, N, K, &bytes) == QMX_OK && bytes == sizeof blob &&
+              qmx_blockw_pack(&w, N, K, blob, bytes) == QMX_OK, "floor pack");
+        memset(g1, 0xEE, sizeof g1);
+        CHECK(qmx_blockw_unpack_ggml(blob, bytes, QMX_BLOCKW_GGML_NVFP4, g1, sizeof g1 - 1) ==
+                  QMX_OK && qmx_mx_to_ggml(&cfg, el, sizeof el, sc, sizeof sc, N * K, g2,
+                                           sizeof g2 - 1) == QMX_OK &&
+              memcmp(g1, g2, sizeof g1 - 1) == 0 && g1[sizeof g1 - 1] == 0xEE,
+              "floor blob -> block_nvfp4 != qmx_mx_to_ggml");
+        cfg.tensor_scale = 0.25f;
+        CHECK(qmx_blockw_pack(&w, N, K, blob, bytes) == QMX_OK, "floor pack ts");
+        memset(g1, 0xEE, sizeof g1);
+        CHECK(qmx_blockw_unpack_ggml(blob, bytes, QMX_BLOCKW_GGML_NVFP4, g1, sizeof g1) ==
+              QMX_ERR_UNSUPPORTED, "a blob with a tensor scale");
+        for (i = 0; i < sizeof g1; i++) if (g1[i] != 0xEE) break;
+        CHECK(i == sizeof g1, "blocks written on error");
+    }
+}
+
 /* ---- bad input ---- */
 static void bad_input(void) {
     wset s;
@@ -995,6 +1200,99 @@ static void bad_input_fp(void) {
         CHECK(qmx_blockw_unpack_ggml(bad, b41, QMX_BLOCKW_GGML_Q4_1, back, sizeof g41) == QMX_ERR_PARSE,
               "q4_1 header scale kind");
     }
+    {   /* ggml NVFP4 (40): K not a multiple of 64, N or K 0, NULL, sizes past 2^32, blocks or
+         * blob one short; blobs of other kinds, a tensor scale, K 48, short blocks to
+         * unpack_ggml(40): a status, the blob / blocks untouched */
+        static uint8_t gnvb[2 * 2 * 36], g39[2 * 4 * 17], g8[2 * 4 * 34], el48[2 * 24], sc48[6];
+        static uint8_t b40[64 + 8 * 144], bo[sizeof b40];
+        size_t b = 0, bn = 0;
+        qmx_blockw w;
+        struct { size_t N, K; qmx_status want; } sz[] = {
+            {2, 32, QMX_ERR_SHAPE}, {2, 48, QMX_ERR_SHAPE}, {2, 96, QMX_ERR_SHAPE},
+            {2, 16, QMX_ERR_SHAPE}, {0, 64, QMX_ERR_SIZE}, {2, 0, QMX_ERR_SIZE},
+            {(size_t)-1, 64, QMX_ERR_OVERFLOW}, {1, (size_t)-64, QMX_ERR_OVERFLOW}};
+        for (i = 0; i < sizeof gnvb; i++) gnvb[i] = (uint8_t)qmx_test_rand();
+        for (i = 0; i < sizeof sz / sizeof sz[0]; i++) {
+            st = qmx_blockw_pack_ggml_size(QMX_BLOCKW_GGML_NVFP4, sz[i].N, sz[i].K, &b);
+            CHECK(st == sz[i].want, "nvfp4 size case %u: %d", (unsigned)i, (int)st);
+            memset(bo, 0x5A, sizeof bo);
+            st = qmx_blockw_pack_ggml(QMX_BLOCKW_GGML_NVFP4, gnvb, sizeof gnvb, sz[i].N, sz[i].K,
+                                      bo, sizeof bo);
+            CHECK(st == sz[i].want, "nvfp4 pack case %u: %d", (unsigned)i, (int)st);
+            for (k = 0; k < sizeof bo; k++) if (bo[k] != 0x5A) break;
+            CHECK(k == sizeof bo, "nvfp4 pack case %u: blob written", (unsigned)i);
+        }
+        CHECK(qmx_blockw_pack_ggml_size(QMX_BLOCKW_GGML_NVFP4, 2, 128, NULL) == QMX_ERR_NULL &&
+              qmx_blockw_pack_ggml_size(41, 2, 128, &b) == QMX_ERR_ARG &&
+              qmx_blockw_pack_ggml_size(QMX_BLOCKW_GGML_NVFP4, 2, 128, &b) == QMX_OK &&
+              b == 64 + 8 * 144 && b == sizeof b40, "nvfp4 size");
+        memset(bo, 0x5A, sizeof bo);
+        CHECK(qmx_blockw_pack_ggml(QMX_BLOCKW_GGML_NVFP4, gnvb, sizeof gnvb - 1, 2, 128, bo, b) ==
+                  QMX_ERR_BUFFER_TOO_SMALL &&
+              qmx_blockw_pack_ggml(QMX_BLOCKW_GGML_NVFP4, gnvb, sizeof gnvb, 2, 128, bo, b - 1) ==
+                  QMX_ERR_BUFFER_TOO_SMALL &&
+              qmx_blockw_pack_ggml(QMX_BLOCKW_GGML_NVFP4, NULL, sizeof gnvb, 2, 128, bo, b) ==
+                  QMX_ERR_NULL &&
+              qmx_blockw_pack_ggml(QMX_BLOCKW_GGML_NVFP4, gnvb, sizeof gnvb, 2, 128, NULL, b) ==
+                  QMX_ERR_NULL &&
+              qmx_blockw_pack_ggml(41, gnvb, sizeof gnvb, 2, 128, bo, b) == QMX_ERR_ARG,
+              "nvfp4 pack: short, NULL, type 41");
+        for (k = 0; k < sizeof bo; k++) if (bo[k] != 0x5A) break;
+        CHECK(k == sizeof bo, "nvfp4 pack: blob written on error");
+        CHECK(qmx_blockw_pack_ggml(QMX_BLOCKW_GGML_NVFP4, gnvb, sizeof gnvb, 2, 128, b40, b) ==
+              QMX_OK, "nvfp4 pack");
+        /* unpack_ggml(40) */
+        memset(back, 0x33, sizeof back);
+        CHECK(qmx_blockw_unpack_ggml(b40, b, QMX_BLOCKW_GGML_NVFP4, back, sizeof gnvb - 1) ==
+                  QMX_ERR_BUFFER_TOO_SMALL &&
+              qmx_blockw_unpack_ggml(b40, b - 1, QMX_BLOCKW_GGML_NVFP4, back, sizeof gnvb) ==
+                  QMX_ERR_BUFFER_TOO_SMALL &&
+              qmx_blockw_unpack_ggml(NULL, b, QMX_BLOCKW_GGML_NVFP4, back, sizeof gnvb) ==
+                  QMX_ERR_NULL &&
+              qmx_blockw_unpack_ggml(b40, b, QMX_BLOCKW_GGML_NVFP4, NULL, sizeof gnvb) ==
+                  QMX_ERR_NULL &&
+              qmx_blockw_unpack_ggml(b40, b, 41, back, sizeof gnvb) == QMX_ERR_ARG &&
+              qmx_blockw_unpack_ggml(b40, b, QMX_BLOCKW_GGML_MXFP4, back, sizeof back) ==
+                  QMX_ERR_UNSUPPORTED &&
+              qmx_blockw_unpack_ggml(b40, b, QMX_BLOCKW_GGML_Q4_1, back, sizeof back) ==
+                  QMX_ERR_UNSUPPORTED &&
+              qmx_blockw_unpack(b40, b, back, sizeof back, (float *)(void *)ws, NULL, 100) ==
+                  QMX_ERR_UNSUPPORTED, "nvfp4 unpack_ggml: short, NULL, type 41, other types");
+        for (k = 0; k < sizeof back; k++) if (back[k] != 0x33) break;
+        CHECK(k == sizeof back, "nvfp4: unpack output written on error");
+        /* blobs of other kinds to unpack_ggml(40) */
+        for (i = 0; i < sizeof g39; i++) g39[i] = (uint8_t)qmx_test_rand();
+        memset(g8, 0, sizeof g8);
+        for (i = 0; i < 8; i++) g8[34 * i + 1] = 0x3C;   /* d = 1.0 */
+        CHECK(qmx_blockw_pack_ggml_size(QMX_BLOCKW_GGML_MXFP4, 2, 128, &bn) == QMX_OK &&
+              bn <= sizeof bo && qmx_blockw_pack_ggml(QMX_BLOCKW_GGML_MXFP4, g39, sizeof g39, 2,
+                                                     128, bo, bn) == QMX_OK, "mxfp4 blob");
+        CHECK(qmx_blockw_unpack_ggml(bo, bn, QMX_BLOCKW_GGML_NVFP4, back, sizeof back) ==
+              QMX_ERR_UNSUPPORTED, "an MXFP4 blob to unpack_ggml(40)");
+        CHECK(qmx_blockw_pack_ggml_size(QMX_BLOCKW_GGML_Q8_0, 2, 128, &bn) == QMX_OK &&
+              bn <= sizeof blob && qmx_blockw_pack_ggml(QMX_BLOCKW_GGML_Q8_0, g8, sizeof g8, 2,
+                                                       128, blob, bn) == QMX_OK, "q8_0 blob");
+        CHECK(qmx_blockw_unpack_ggml(blob, bn, QMX_BLOCKW_GGML_NVFP4, back, sizeof back) ==
+              QMX_ERR_UNSUPPORTED, "a Q8_0 blob to unpack_ggml(40)");
+        /* an NVFP4 blob of K 48 (three blocks of 16: no whole ggml block), and with ts */
+        for (i = 0; i < sizeof el48; i++) el48[i] = (uint8_t)qmx_test_rand();
+        for (i = 0; i < sizeof sc48; i++) sc48[i] = (uint8_t)(0x30 + i);
+        memset(&mc, 0, sizeof mc);
+        mc.format = QMX_NVFP4; mc.rule = QMX_MX_GGML; mc.outer = 2; mc.axis_len = 48; mc.inner = 1;
+        memset(&w, 0, sizeof w);
+        w.kind = QMX_BLOCKW_MX; w.mx = &mc; w.data = el48; w.data_bytes = sizeof el48;
+        w.scale_codes = sc48; w.n_scales = sizeof sc48;
+        CHECK(qmx_blockw_pack_size(&w, 2, 48, &bn) == QMX_OK && bn <= sizeof bo &&
+              qmx_blockw_pack(&w, 2, 48, bo, bn) == QMX_OK, "nvfp4 K 48 blob");
+        CHECK(qmx_blockw_unpack_ggml(bo, bn, QMX_BLOCKW_GGML_NVFP4, back, sizeof back) ==
+              QMX_ERR_SHAPE, "an NVFP4 blob of K 48 to unpack_ggml(40)");
+        mc.rule = QMX_MX_FLOOR; mc.tensor_scale = 2.0f;
+        CHECK(qmx_blockw_pack(&w, 2, 48, bo, bn) == QMX_OK &&
+              qmx_blockw_unpack_ggml(bo, bn, QMX_BLOCKW_GGML_NVFP4, back, sizeof back) ==
+              QMX_ERR_UNSUPPORTED, "an NVFP4 blob with a tensor scale to unpack_ggml(40)");
+        for (k = 0; k < sizeof back; k++) if (back[k] != 0x33) break;
+        CHECK(k == sizeof back, "nvfp4: unpack output written on error (other blobs)");
+    }
 }
 
 int main(void) {
@@ -1009,6 +1307,7 @@ int main(void) {
     ggml_case(0);
     ggml_mxfp4();
     ggml_q41();
+    ggml_nvfp4();
     bad_input();
     bad_input_fp();
     return QMX_TEST_END();

@@ -27,7 +27,9 @@
  *     qmx_blockw_pack_ggml (+ short blocks / a short blob), info, qmx_blockw_unpack_ggml (the
  *     same bytes back), qmx_matmul_blockw_packed_dyn_i8 (+ act_block) and _packed_f32 on the
  *     blob (a short workspace: the status, Y and workspace untouched; the same bits twice)
- *   first byte 245: several cores on the blob (ggml Q8_0 / Q4_0 / Q4_1 / MXFP4 blocks):
+ *   first byte 245: several cores on the blob (ggml Q8_0 / Q4_0 / Q4_1 / MXFP4 / NVFP4 blocks;
+ *     Q4_1 / MXFP4 / NVFP4: unpack_ggml gives the bytes back; NVFP4: the blob equals
+ *     qmx_mx_from_ggml + qmx_blockw_pack's, short blocks / blob refused, the blob untouched):
  *     qmx_matmul_blockw_packed_dyn_i8 / _f32 _exec (harness executor, 1..5 workers) and
  *     single-task _run calls give the serial call's status and Y bits; bad ranges, short
  *     workspaces: their status, Y untouched
@@ -1396,7 +1398,10 @@ static void fk_q41(fz_rd *r) {
 }
 
 /* Several cores on the block-weight blob (first byte 245): ggml blocks of raw bytes (Q8_0,
- * Q4_0, Q4_1, MXFP4; d mostly moderate), qmx_matmul_blockw_packed_dyn_i8 (act_block 0, 32,
+ * Q4_0, Q4_1, MXFP4, NVFP4 (K a multiple of 64); d mostly moderate; the lossless kinds:
+ * unpack_ggml gives the same bytes back; NVFP4: the blob is qmx_mx_from_ggml (rule GGML) +
+ * qmx_blockw_pack's, blocks or blob one byte short refused with the blob untouched),
+ * qmx_matmul_blockw_packed_dyn_i8 (act_block 0, 32,
  * 64 or 48) and _packed_f32 at shapes of 1..2 row and 1..2 column tiles: _exec through the
  * harness executor below (1..5 workers, the tasks rotated or reversed) and single-task _run
  * calls in a rotated order with the serial workspace give the serial call's status and Y
@@ -1414,13 +1419,14 @@ static void fk_pfor(void *pool, int n, void (*fn)(void *, int, int), void *arg) 
     }
 }
 static void fk_bwpar(fz_rd *r) {
-    static const int gt[4] = {QMX_BLOCKW_GGML_Q8_0, QMX_BLOCKW_GGML_Q4_0, QMX_BLOCKW_GGML_Q4_1,
-                              QMX_BLOCKW_GGML_MXFP4};
-    static const size_t gbb[4] = {34, 18, 20, 17};
-    unsigned how = fz_u8(r), ty = how % 4u;
-    size_t M = 1 + fz_u8(r) % 80u, N = 1 + (size_t)fz_u8(r) * 2u, K = 32 * (1 + fz_u8(r) % 3u);
+    static const int gt[5] = {QMX_BLOCKW_GGML_Q8_0, QMX_BLOCKW_GGML_Q4_0, QMX_BLOCKW_GGML_Q4_1,
+                              QMX_BLOCKW_GGML_MXFP4, QMX_BLOCKW_GGML_NVFP4};
+    static const size_t gbb[5] = {34, 18, 20, 17, 36};
+    unsigned how = fz_u8(r), ty = how % 5u;
+    size_t qk = ty == 4 ? 64 : 32;
+    size_t M = 1 + fz_u8(r) % 80u, N = 1 + (size_t)fz_u8(r) * 2u, K = qk * (1 + fz_u8(r) % 3u);
     size_t ldx = K + ((how >> 2) & 3u), ldy = N + ((how >> 4) & 1u) * 3u;
-    size_t nbk = N * (K / 32), bb = gbb[ty] * nbk, bytes = 0, i, nt = 0, t;
+    size_t nbk = N * (K / qk), bb = gbb[ty] * nbk, bytes = 0, i, nt = 0, t;
     size_t ey = (M - 1) * ldy + N;
     uint8_t *blocks = (uint8_t *)fz_alloc(bb), *blob;
     float *X, *Y0, *Y1, *snap;
@@ -1428,7 +1434,7 @@ static void fk_bwpar(fz_rd *r) {
     int kern;
     qmx_status st;
     for (i = 0; i < bb; i++) blocks[i] = (uint8_t)fz_u8(r);
-    if (!(how & 0x80) && ty != 3)   /* moderate d (and Q4_1's m) */
+    if (!(how & 0x80) && ty < 3)   /* moderate d (and Q4_1's m) */
         for (i = 0; i < nbk; i++) {
             uint8_t *b = blocks + gbb[ty] * i;
             b[1] = (uint8_t)(0x1C + b[1] % 8 + (b[1] & 0x80));
@@ -1437,9 +1443,40 @@ static void fk_bwpar(fz_rd *r) {
     if (qmx_blockw_pack_ggml_size(gt[ty], N, K, &bytes) != QMX_OK || bytes > FK_BIG)
         __builtin_trap();
     blob = (uint8_t *)fz_alloc_at(bytes, (int)(how & 63u));
+    if (ty == 4) {   /* NVFP4: blocks or blob one byte short: refused, the blob untouched */
+        void *bsnap = fz_snap(blob, bytes);
+        st = (how & 0x20) ? qmx_blockw_pack_ggml(gt[ty], blocks, bb - 1, N, K, blob, bytes)
+                          : qmx_blockw_pack_ggml(gt[ty], blocks, bb, N, K, blob, bytes - 1);
+        if (st != QMX_ERR_BUFFER_TOO_SMALL) __builtin_trap();
+        fz_same(blob, bsnap, bytes);
+    }
     st = qmx_blockw_pack_ggml(gt[ty], blocks, bb, N, K, blob, bytes);
     fz_check(st);
     if (st != QMX_OK) return;   /* e.g. a NaN d of Q8_0 / Q4_0 */
+    if (ty >= 2) {   /* Q4_1, MXFP4, NVFP4: every byte kept, the same bytes back */
+        uint8_t *back = (uint8_t *)fz_alloc(bb);
+        if (qmx_blockw_unpack_ggml(blob, bytes, gt[ty], back, bb) != QMX_OK ||
+            memcmp(back, blocks, bb) != 0)
+            __builtin_trap();
+    }
+    if (ty == 4) {   /* the blob of qmx_mx_from_ggml (rule GGML) then qmx_blockw_pack */
+        qmx_mx_config mc;
+        qmx_blockw w;
+        size_t b2 = 0;
+        uint8_t *el = (uint8_t *)fz_alloc(N * K / 2), *sc = (uint8_t *)fz_alloc(N * K / 16);
+        uint8_t *blob2;
+        memset(&mc, 0, sizeof mc);
+        mc.format = QMX_NVFP4; mc.rule = QMX_MX_GGML; mc.outer = N; mc.axis_len = K; mc.inner = 1;
+        memset(&w, 0, sizeof w);
+        w.kind = QMX_BLOCKW_MX; w.mx = &mc; w.data = el; w.data_bytes = N * K / 2;
+        w.scale_codes = sc; w.n_scales = N * K / 16;
+        if (qmx_mx_from_ggml(&mc, blocks, bb, N * K, el, N * K / 2, sc, N * K / 16) != QMX_OK ||
+            qmx_blockw_pack_size(&w, N, K, &b2) != QMX_OK || b2 != bytes)
+            __builtin_trap();
+        blob2 = (uint8_t *)fz_alloc(b2);
+        if (qmx_blockw_pack(&w, N, K, blob2, b2) != QMX_OK || memcmp(blob, blob2, bytes) != 0)
+            __builtin_trap();
+    }
     X = fk_floats(r, (M - 1) * ldx + K, NULL);
     memset(&o, 0, sizeof o);
     i = fz_u8(r);
@@ -1895,7 +1932,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fz_free_all();
         return 0;
     }
-    if (op == 245) {   /* (no stored corpus input starts with 245) */
+    if (op == 245) {   /* (stored: blockw_nvfp4_0 / _1, NVFP4 blocks) */
         fk_bwpar(&r);
         fz_free_all();
         return 0;
