@@ -40,8 +40,18 @@
  *   Min/max reductions have AVX-512 / AVX2 / NEON / RVV paths (exact; a zero min or max is
  *   stored as +0, since SIMD and scalar reductions may meet -0 and +0 in different orders), and
  *   with one group they check for NaN/Inf in the same pass. Sums use Neumaier's compensated
- *   summation in float32 over 32 lanes: term j of a group's batch goes to lane j mod 32, the
- *   lanes fold in order (sums, then compensations), then the batch merges into the record.
+ *   summation in float32 over 32 lanes, in PIECES: a group's batch of m elements is cut, in
+ *   the group's element order, into consecutive pieces of P = QMX_TASK_ELEMS * ceil(chunks /
+ *   64) elements, chunks = ceil(m / QMX_TASK_ELEMS) (P = 65536 for m up to 64 x 65536; at
+ *   most 64 pieces, the last shorter; a function of m only). In each piece, term j goes to
+ *   lane j mod 32 (lanes start at 0 in every piece) and the lanes fold in order into (sum,
+ *   comp) = (0, 0): every lane's sum, then every lane's compensation. The batch's (sum, comp)
+ *   is piece 0's pair; each later piece, in order, adds its sum and then its compensation by
+ *   the compensated add. Then the batch merges into the record the same way (sum, then
+ *   compensation). A group of at most 65536 elements is one piece: its whole batch's 32 lanes
+ *   folded once, the plain lane order (the bits qmx gave before the pieces). The order
+ *   depends on m only, never on the worker count: qmx_observer_update_exec runs the pieces of
+ *   a one-group batch as tasks and gives the same bits.
  *   Every path (AVX-512, AVX2, NEON, RVV at any VLEN with TwoSum, the scalar loop) follows that
  *   order: accurate to a few ulp for any count and the same bits on every target (no double:
  *   x87 would round twice). Products are kept out of FMA contraction. The square root is correctly
@@ -141,6 +151,24 @@
  *   bounds (toward zero: values outside [trunc(min), trunc(max)] are not counted); when both
  *   truncate to the same integer histc uses the batch's own min / max, and when those are equal
  *   it widens them by 1 each way; combine reads the shifted cumsum through a float32 tensor.
+ *   NEGATIVE COUNTS: that float32 read makes bins negative. Once a combine has split old bins
+ *   (fractional counts) and the upsampled cumsum (about total x upsample_rate) is past 2^24,
+ *   interpolated[k] = (I(k) - float32(I(k-1))) / U is negative where float32 rounded I(k-1) up
+ *   and the batch adds nothing: a few ulp of the cumsum over U at first (-1/128, -1/64 for U =
+ *   128), other small negative values after further growths (torch 1.13, measured: 222 of
+ *   2047 bins at -1/128 in test_parallel's sequence; in the neg* data up to 903 bins, down to
+ *   -0.118 after 3 growths). torch carries on: later combines upsample them, plain adds keep
+ *   them, and _non_linear_param_search uses them in the cumsum, the total and the norms. qmx
+ *   gives the same bits (the combine and the search are signed) and accepts such a state.
+ *   STATE CHECK (_update, _update_exec and _qparams, after their argument checks, before the
+ *   data is read or anything written): refused as a caller-corrupted struct are only sizes
+ *   that init refuses (QMX_ERR_ARG) and, once a batch was seen, min_val > max_val
+ *   (QMX_ERR_ARG) and NaN / Inf in min_val, max_val, max_val - min_val or a count
+ *   (QMX_ERR_NONFINITE: every float step would carry it). Any finite count is accepted,
+ *   negative included: the deficit has no fixed lower limit (it grows with the total and
+ *   with each growth), so a limit would refuse states torch reaches. Caller-written counts so
+ *   large that a sum overflows float32 (beyond about FLT_MAX / 2^24 = 2^104) are outside what
+ *   data can reach and give meaningless counts or Inf (the next call then refuses the Inf).
  *   histc's float order (torch 1.13 CPU, the AVX2 kernels): bin = (int64)(((x - lo) / (R -
  *   lo)) * n_bins), divide first, each step one float32 operation, R the last edge of
  *   linspace(lo, hi, n_bins + 1), x outside [lo, R] not counted, x == R in the last bin. R is
@@ -167,10 +195,13 @@
  *   float32 cSum with a Python float by rounding the float to float32; qmx does the same. Not
  *   copied: torch.sum's vectorised float32 order for the histogram total and each candidate's
  *   norm; qmx rounds the float64 sum instead (the total is exact while the counts are integers
- *   below 2^24). That can only matter when two candidate norms tie within a few ulp (the range
- *   then moves by one bin). Measured against torch 1.13 (Debian's python3-torch, AVX2): tests/data/
- *   calib_torch_hist.txt, 78 sequences (44 with n_bins 3, 15, 77, 95, 100, 207, 300, 1000,
- *   1023, 1536, 1951, 2047), 183 histograms, 390 qparams; tests/data/calib_torch_histc.txt, 480
+ *   below 2^24; with fractional or negative counts the two can differ in the last bits). That
+ *   can only matter when two candidate norms tie within a few ulp (the range then moves by one
+ *   bin), or a quantile threshold lands within an ulp of a cSum. Measured against torch 1.13
+ *   (Debian's python3-torch, AVX2): tests/data/calib_torch_hist.txt, 82 sequences (44 with
+ *   n_bins 3, 15, 77, 95, 100, 207, 300, 1000, 1023, 1536, 1951, 2047; 4 (neg*) that reach
+ *   negative counts and run 2 to 4 more batches and the qparams over them), 211 histograms,
+ *   410 qparams; tests/data/calib_torch_histc.txt, 480
  *   histc calls (n_bins 1..4096, values on and next to the edges); while writing the observer,
  *   299 more random sequences (1495 qparams); while fixing histc's order, 20480 more histc
  *   calls (every n_bins 1..4096, 75 million values, also on i386 x87 and s390x): histograms,
@@ -180,7 +211,8 @@
  *   poisons min/max), and so is a batch whose range max - min (or the relaxed range) is beyond
  *   FLT_MAX (torch keeps it, and its histc then indexes with NaN); a struct holding NaN / Inf
  *   (min, max, max - min, a count: caller-corrupted) is QMX_ERR_NONFINITE in _update and
- *   _qparams, and _qparams never clamps a NaN scale to eps; an empty batch is QMX_ERR_SIZE
+ *   _qparams (see STATE CHECK above; negative counts are not refused), and _qparams never
+ *   clamps a NaN scale to eps; an empty batch is QMX_ERR_SIZE
  *   (torch ignores it); qparams before data is QMX_ERR_SIZE (torch warns and returns scale 1,
  *   zp 0); a zero min/max is stored as +0 (torch may keep -0; nothing depends on it); a range
  *   growth with D > 2^32 (torch would allocate n_bins * D floats) or a zero old width is
@@ -189,6 +221,9 @@
  *   one float (torch indexes with a NaN) counts in bin 0; more than 2^24 values of one batch in
  *   one bin stop counting exactly in float32 in both, at points that differ (torch sums
  *   per-thread partial histograms).
+ *   Several cores: qmx_torch_histogram_update_exec gives the serial call's bits for any worker
+ *   count (the histc counts per worker in integers, written as the serial float count, which
+ *   stays at 2^24 once there; the range and the combine on the calling thread).
  *   All-zero data: min = max = 0, scale = 2^-23 (torch's eps), zp 0 (128 for symmetric
  *   quint8), as torch. Cost: _update O(n + n_bins * upsample_rate); _qparams O(n_bins) per
  *   candidate range tried (a few to a few hundred) plus up to 10^5 alpha / beta steps of a few
@@ -330,16 +365,43 @@ QMX_API qmx_status qmx_observer_init(qmx_observer *obs, const qmx_calib_config *
 /* One batch of obs->count floats. */
 QMX_API qmx_status qmx_observer_update(qmx_observer *obs, const float *x, size_t count);
 /* qmx_observer_update through an executor (qmx.h; qmx_kernels.h, USING SEVERAL CORES). NULL or
- * workers 0 / 1, or a single group (per tensor): the serial call itself. Otherwise the TASKS
- * partition the groups (the records): runs of ceil(n_groups / 64) consecutive groups (at most
- * 64, the last shorter), a function of n_groups only; each group's batch statistics and record
- * update are the serial call's code over the same elements in the same order, so every method
- * (compensated sums included) gives the serial call's bits for any worker count and order.
+ * workers 0 / 1: the serial call itself. The serial call's bits for every method, layout,
+ * worker count and task order:
+ *   One group (per tensor, or any view with n_groups 1), methods ABSMAX, MINMAX,
+ *   MOVING_MINMAX, MEAN_ABSMAX, FIXED: the batch statistic is a min / max. TASKS:
+ *   qmx_array_tasks(count) chunks of QMX_TASK_ELEMS elements, at most 64 runs of ceil(chunks /
+ *   64) consecutive chunks (a function of count only); each run's min, max and largest |x| bit
+ *   pattern (the serial pass's non-finite test) on the stack (~800 bytes), merged on the
+ *   calling thread: exact, since a min / max of finite floats does not depend on the grouping
+ *   and a zero min / max is +0 in every partial as in the serial pass. Then the serial
+ *   record update, once, on the calling thread. One chunk: the serial pass there.
+ *   One group, ABSMEAN and RMS: the batch sum is defined piece by piece (OBSERVERS above:
+ *   pieces of QMX_TASK_ELEMS * ceil(chunks / 64) elements, the same runs of chunks as above,
+ *   at most 64). TASKS: one per piece; each computes its piece's folded (sum, comp), its
+ *   divisor count and its non-finite test with the serial call's code, stored on the stack
+ *   (64 x 12 bytes); the calling thread merges them in piece order (piece 0's pair, then each
+ *   later piece's sum and compensation by the compensated add), exactly as the serial call
+ *   does, then updates the record once. So the same bits, not by associativity (the piece
+ *   sums are not exact) but because the serial call evaluates the same pieces in the same
+ *   merge order. One piece (count <= 65536): the serial group update on the calling thread;
+ *   so too a group of more than 2^38 - 2^22 elements (pieces of 2^32 elements or more, beyond
+ *   the 32-bit counts of the partials).
+ *   Several groups: the TASKS partition the groups (the records): runs of ceil(n_groups / 64)
+ *   consecutive groups (at most 64, the last shorter), a function of n_groups only; each
+ *   group's batch statistics and record update are the serial call's code over the same
+ *   elements in the same order (compensated sums included). So min(n_groups, 64) tasks: a
+ *   per-channel observer with 2 channels uses at most 2 workers, whatever the channel length.
  * Errors before any record is written, all records untouched: the serial call's argument
- * errors, non-finite input, then workers < 0 (QMX_ERR_ARG), parallel_for NULL (QMX_ERR_NULL),
- * then a record that the update would make non-finite (QMX_ERR_NONFINITE; the EMA / sum
- * methods find it by a first parallel pass over copies, as the serial call does; min / max /
- * absmax / fixed by checking the records). Stack: 64 statuses. */
+ * errors (NULL, count, shape, view), then workers < 0 (QMX_ERR_ARG), parallel_for NULL
+ * (QMX_ERR_NULL) (for every layout and method, also where no task would run; these before any
+ * task), then the data's (QMX_ERR_NONFINITE): non-finite input (one group: found by the
+ * tasks; several: a serial scan first), then a record that the update would make non-finite
+ * (one group: the serial record update; several: the EMA / sum methods by a first parallel
+ * pass over copies, as the serial call does, min / max / absmax / fixed by checking the
+ * records). A piece or run that the executor failed to run reads as non-finite input. Stack:
+ * 64 statuses (several groups), 64 (min, max, bits) partials (one group, min / max methods,
+ * ~800 bytes) or 64 (sum, comp, count) partials (one group, ABSMEAN / RMS, 768 bytes), each
+ * in a frame of its own (< 1 KiB: 0.86 and 0.98 KiB, gcc 12 -O2 -march=native, AVX-512). */
 QMX_API qmx_status qmx_observer_update_exec(qmx_observer *obs, const float *x, size_t count,
                                             const qmx_executor *executor);
 /* scales[g] (and zero_points[g] when obs->q.asymmetric) for every group. */
@@ -479,15 +541,43 @@ QMX_API qmx_status qmx_torch_histogram_init(qmx_torch_histogram *h, float *buf, 
                                             size_t n_bins, uint32_t upsample_rate);
 /* HistogramObserver.forward over one batch of n > 0 floats (any shape: torch flattens).
  * QMX_ERR_NONFINITE for NaN/Inf in x or a range beyond FLT_MAX, QMX_ERR_SIZE for n == 0 or a
- * range growth torch could not allocate; on error the state is untouched. */
+ * range growth torch could not allocate; on error the state is untouched. A corrupted struct
+ * (as for qmx_torch_histogram_qparams) is QMX_ERR_ARG or QMX_ERR_NONFINITE; negative finite
+ * counts are not corrupted (torch reaches them). */
 QMX_API qmx_status qmx_torch_histogram_update(qmx_torch_histogram *h, const float *x, size_t n);
+/* qmx_torch_histogram_update through an executor (qmx_kernels.h, USING SEVERAL CORES; NULL or
+ * workers 0 / 1: the serial call itself, workspace unused). TASKS: qmx_array_tasks(n) chunks
+ * of QMX_TASK_ELEMS elements. The batch's min / max: at most 64 runs of consecutive chunks,
+ * partials on the stack merged on the calling thread (exact: a min / max does not depend on
+ * the grouping). The histc pass: each task finds its elements' bins by the serial call's
+ * float expression (the same edges, computed once) and counts them into the uint64 bins of
+ * the worker that runs it (workspace, zeroed first); the counts are added in worker order and
+ * written as floats, saturated at 2^24, which is exactly what the serial call's + 1.0f per
+ * element gives (exact to 2^24, where 2^24 + 1 rounds back to 2^24): the same bins for any n
+ * (1 task: the serial pass). Everything else (the range, the combine with the old histogram)
+ * is the serial call's code on the calling thread, so bins, min_val and max_val are the serial
+ * call's bits for any worker count and task order. Workspace:
+ * qmx_torch_histogram_exec_workspace_size (workers * n_bins * 8 bytes, 8-byte aligned; 0 for
+ * workers 0 / 1; QMX_ERR_SIZE for n_bins outside 2 .. 2^20). Errors, h untouched: the serial
+ * call's argument and state checks, then workers < 0 (QMX_ERR_ARG), parallel_for NULL
+ * (QMX_ERR_NULL), more than INT_MAX tasks (QMX_ERR_OVERFLOW), workspace NULL (QMX_ERR_NULL),
+ * too small (QMX_ERR_BUFFER_TOO_SMALL) or not 8-byte aligned (QMX_ERR_ARG), then the data's
+ * (NaN / Inf: QMX_ERR_NONFINITE; a range the serial call refuses: its status). */
+QMX_API qmx_status qmx_torch_histogram_exec_workspace_size(size_t n_bins,
+                                                           const qmx_executor *executor,
+                                                           size_t *bytes);
+QMX_API qmx_status qmx_torch_histogram_update_exec(qmx_torch_histogram *h, const float *x,
+                                                   size_t n, const qmx_executor *executor,
+                                                   void *workspace, size_t workspace_bytes);
 /* HistogramObserver.calculate_qparams: _non_linear_param_search, then the MinMaxObserver
  * formulas. dtype QMX_UINT8 (torch.quint8) or QMX_INT8 (torch.qint8); symmetric 0 =
  * per_tensor_affine, 1 = per_tensor_symmetric; quant_min == quant_max == 0 means torch's
  * default range (None), else the customized range (quant_min <= 0 <= quant_max, quant_min <
  * quant_max, within the dtype's 256 values). new_min / new_max (may be NULL) receive the range
  * the search chose. QMX_ERR_NONFINITE for NaN / Inf in the state (min, max, max - min, a count:
- * a caller-corrupted struct) or in the result; QMX_ERR_ARG for min > max or a negative count.
+ * a caller-corrupted struct) or in the result; QMX_ERR_ARG for min > max or sizes init refuses.
+ * Negative finite counts are valid state (torch's combine leaves some; TORCH HISTOGRAM in the
+ * documentation block): update and qparams take them as torch does.
  * Writes nothing on error; the histogram is not changed (work is). */
 QMX_API qmx_status qmx_torch_histogram_qparams(const qmx_torch_histogram *h, qmx_dtype dtype,
                                                int symmetric, int reduce_range,
@@ -706,13 +796,14 @@ static uint32_t qmx__cb_minmax(const float *x, size_t n, float *pmn, float *pmx)
 #  pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #  define QMX__CB_MINMAX_POP 1
 #endif
-/* Sums of |x|^p (absmean, p = 1..4) or x^2 (rms) over 32 lanes: the j-th term of a group's
- * batch goes to lane j mod 32 (a compensated sum per lane), and the lanes are folded in lane
- * order when the batch ends (qmx__cb_lanes_fold). Every path uses this order, so the bits are
- * the same everywhere; a batch of at most 32 terms per group is the plain sequential
- * compensated sum. The vector paths use TwoSum, whose error term is exact like the scalar
- * Neumaier step's, so both give the same bits. A zero term (absmean skips |x| = 0) changes no
- * lane: s + 0 = s and the error is +0. */
+/* Sums of |x|^p (absmean, p = 1..4) or x^2 (rms) over 32 lanes, one PIECE of a group's batch
+ * at a time (qmx__cb_piece; pieces: qmx__cb_piece_len): the j-th term of the piece goes to
+ * lane j mod 32 (a compensated sum per lane), and the lanes are folded in lane order when the
+ * piece ends (qmx__cb_lanes_fold). Every path uses this order, so the bits are the same
+ * everywhere; a piece of at most 32 terms is the plain sequential compensated sum. The vector
+ * paths use TwoSum, whose error term is exact like the scalar Neumaier step's, so both give
+ * the same bits (and feeding a piece in several calls, e.g. row by row, changes nothing). A
+ * zero term (absmean skips |x| = 0) changes no lane: s + 0 = s and the error is +0. */
 #define QMX__CB_LANES 32
 #if defined(QMX__AVX512) || defined(QMX__AVX2)
 static unsigned qmx__popcount32(uint32_t v) {
@@ -908,49 +999,114 @@ static void qmx__cb_lanes_fold(const qmx__cb_lanes *L, float *sum, float *comp) 
 #  undef QMX__CB_MINMAX_POP
 #endif
 
+/* A group's elements as rows, in the group's element order: o from o0 to o1 - 1, k from k0 to
+ * k0 + nk - 1 (o outer), each row rl elements at x + (o * len + k) * inner + i0 (a group that
+ * spans whole rows is one contiguous row per o: the same flat order). */
+typedef struct qmx__cb_rows { size_t o0, o1, k0, nk, rl, i0; } qmx__cb_rows;
+static void qmx__cb_rows_of(const qmx__view *v, const qmx__cb_grp *r, qmx__cb_rows *g) {
+    g->o0 = r->o0; g->o1 = r->o1; g->k0 = r->k0; g->i0 = r->i0;
+    if (r->i0 == 0 && r->i1 == v->inner) { g->nk = 1; g->rl = (r->k1 - r->k0) * v->inner; }
+    else { g->nk = r->k1 - r->k0; g->rl = r->i1 - r->i0; }
+}
+
+/* The pieces of a group's absmean / rms batch sum: a group of m >= 1 elements is cut, in its
+ * element order, into pieces of QMX_TASK_ELEMS * ceil(chunks / 64) elements, chunks =
+ * ceil(m / QMX_TASK_ELEMS) (so 65536 up to 64 chunks; at most 64 pieces, the last shorter; a
+ * function of m only, the runs of chunks of the one-group min / max split). */
+#define QMX__CB_PIECES 64
+static size_t qmx__cb_piece_len(size_t m) {
+    size_t nt = m / QMX_TASK_ELEMS + (m % QMX_TASK_ELEMS != 0);
+    size_t per = nt / QMX__CB_PIECES + (nt % QMX__CB_PIECES != 0);
+    return (per ? per : 1) * (size_t)QMX_TASK_ELEMS;
+}
+/* Elements [e0, e1) of group g (0 <= e0 < e1 <= its count): fresh lanes, the terms in order,
+ * folded into (*ps, *pc) from (0, 0); *pnz the terms counted in the divisor. Returns the
+ * largest |x| bit pattern (non-finite input when >= 0x7F800000; the partials then meaningless).
+ * The serial call and the tasks both take a piece's partials from here. */
+QMX__CB_NOFMA
+static uint32_t qmx__cb_piece(const qmx__view *v, const qmx__cb_rows *g, const float *x,
+                              size_t e0, size_t e1, int rms, int p, float *ps, float *pc,
+                              uint64_t *pnz) {
+    QMX__CB_PRAGMA_NOFMA
+    qmx__cb_lanes L;
+    uint32_t mb = 0;
+    size_t q = e0 / g->rl, off = e0 % g->rl, o = g->o0 + q / g->nk, k = g->k0 + q % g->nk, j;
+    for (j = 0; j < QMX__CB_LANES; j++) { L.s[j] = 0.0f; L.c[j] = 0.0f; }
+    L.pos = 0; L.nz = 0;
+    while (e0 < e1) {
+        size_t take = g->rl - off < e1 - e0 ? g->rl - off : e1 - e0;
+        uint32_t rb = qmx__cb_lanes_add(&L, x + (o * v->len + k) * v->inner + g->i0 + off, take,
+                                        rms, p);
+        mb = rb > mb ? rb : mb;
+        e0 += take;
+        off = 0;
+        if (++k == g->k0 + g->nk) { k = g->k0; o++; }
+    }
+    *ps = 0.0f; *pc = 0.0f;
+    qmx__cb_lanes_fold(&L, ps, pc);
+    *pnz = L.nz;
+    return mb;
+}
+/* Piece k's partials (ps, pc) into the batch's (sum, comp), pieces in order: piece 0's pair as
+ * it is (a one-piece batch is the fold itself, as before pieces), each later piece's sum and
+ * then its compensation by the compensated add (as a batch merges into its record). */
+static void qmx__cb_piece_merge(float *sum, float *comp, size_t k, float ps, float pc) {
+    if (k == 0) { *sum = ps; *comp = pc; return; }
+    qmx__cb_add(sum, comp, ps);
+    qmx__cb_add(sum, comp, pc);
+}
+
+static qmx_status qmx__cb_record(const qmx_observer *obs, float mn, float mx, float sum,
+                                 float comp, uint64_t n, uint64_t cnt, qmx_calib_stat *s);
 /* Batch statistics of one group, then merged into its record. */
 QMX__CB_NOFMA
 static qmx_status qmx__cb_update_group(const qmx_observer *obs, const qmx__view *v,
                                        const qmx__cb_grp *r, const float *x, qmx_calib_stat *s) {
     QMX__CB_PRAGMA_NOFMA
     qmx_calib_method m = obs->calib.method;
-    int p = obs->calib.p ? obs->calib.p : 1;
     float mn = 0.0f, mx = 0.0f, sum = 0.0f, comp = 0.0f;
-    uint64_t n = 0, cnt = 0;
-    qmx_calib_stat ns;
-    qmx__cb_lanes lanes;
+    uint64_t n = 0;
     uint32_t bits = 0;   /* the largest |x| bit pattern seen by the pass over x */
-    size_t o, k, i, i0 = r->i0, i1 = r->i1, k1 = r->k1;
+    qmx__cb_rows g;
+    size_t o, k, cnt;
     int first = 1;
-    /* a group that spans whole rows is one contiguous run per outer index (same flat order) */
-    int whole = r->i0 == 0 && r->i1 == v->inner;
-    if (whole) { i1 = (r->k1 - r->k0) * v->inner; k1 = r->k0 + 1; }
-    if (m == QMX_CALIB_ABSMEAN || m == QMX_CALIB_RMS) {
-        for (i = 0; i < QMX__CB_LANES; i++) { lanes.s[i] = 0.0f; lanes.c[i] = 0.0f; }
-        lanes.pos = 0; lanes.nz = 0;
-    }
-    for (o = r->o0; o < r->o1; o++)
-        for (k = r->k0; k < k1; k++) {
-            const float *row = x + (o * v->len + k) * v->inner;
-            if (m == QMX_CALIB_ABSMEAN || m == QMX_CALIB_RMS) {
-                uint32_t rb = qmx__cb_lanes_add(&lanes, row + i0, i1 - i0, m == QMX_CALIB_RMS, p);
-                bits = rb > bits ? rb : bits;
-            } else {
+    qmx__cb_rows_of(v, r, &g);
+    cnt = (g.o1 - g.o0) * g.nk * g.rl;
+    if (m == QMX_CALIB_ABSMEAN || m == QMX_CALIB_RMS) {   /* pieces, merged in order */
+        size_t len = qmx__cb_piece_len(cnt), e0, e1;
+        int p = obs->calib.p ? obs->calib.p : 1;
+        for (e0 = 0, k = 0; e0 < cnt; e0 = e1, k++) {
+            float ps, pc;
+            uint64_t nz;
+            uint32_t rb;
+            e1 = cnt - e0 < len ? cnt : e0 + len;
+            rb = qmx__cb_piece(v, &g, x, e0, e1, m == QMX_CALIB_RMS, p, &ps, &pc, &nz);
+            bits = rb > bits ? rb : bits;
+            qmx__cb_piece_merge(&sum, &comp, k, ps, pc);
+            n += nz;
+        }
+    } else
+        for (o = g.o0; o < g.o1; o++)
+            for (k = g.k0; k < g.k0 + g.nk; k++) {
                 float a, b;
-                uint32_t rb = qmx__cb_minmax(row + i0, i1 - i0, &a, &b);
+                uint32_t rb = qmx__cb_minmax(x + (o * v->len + k) * v->inner + g.i0, g.rl, &a, &b);
                 bits = rb > bits ? rb : bits;
                 if (first) { mn = a; mx = b; first = 0; }
                 mn = a < mn ? a : mn;
                 mx = b > mx ? b : mx;
             }
-            cnt += (uint64_t)(i1 - i0);
-        }
     if (bits >= 0x7F800000u) return QMX_ERR_NONFINITE;   /* before s is written */
-    if (m == QMX_CALIB_ABSMEAN || m == QMX_CALIB_RMS) {
-        qmx__cb_lanes_fold(&lanes, &sum, &comp);
-        n = lanes.nz;
-    }
-    ns = *s;
+    return qmx__cb_record(obs, mn, mx, sum, comp, n, (uint64_t)cnt, s);
+}
+
+/* A group's batch statistics (finite: min / max, or the folded sum, compensation and divisor
+ * count; cnt elements) merged into its record s, written only when the result is finite. */
+QMX__CB_NOFMA
+static qmx_status qmx__cb_record(const qmx_observer *obs, float mn, float mx, float sum,
+                                 float comp, uint64_t n, uint64_t cnt, qmx_calib_stat *s) {
+    QMX__CB_PRAGMA_NOFMA
+    qmx_calib_method m = obs->calib.method;
+    qmx_calib_stat ns = *s;
     switch (m) {
     case QMX_CALIB_ABSMAX: {
         float am = qmx__fabs(mn) > qmx__fabs(mx) ? qmx__fabs(mn) : qmx__fabs(mx);
@@ -1040,6 +1196,124 @@ QMX__DEF qmx_status qmx_observer_update(qmx_observer *obs, const float *x, size_
     return QMX_OK;
 }
 
+/* ---- several cores: min / max in chunks, merged exactly (USING SEVERAL CORES) ---- */
+/* qmx__cb_minmax of x[0 .. n), n >= 1, through an executor already checked (workers > 1,
+ * parallel_for set): qmx_array_tasks(n) chunks of QMX_TASK_ELEMS, at most 64 runs of
+ * ceil(chunks / 64) consecutive chunks (a function of n only), each run's min, max and largest
+ * |x| bit pattern on the stack, merged on the calling thread. Exact: the min / max of finite
+ * floats does not depend on the grouping, every partial stores a zero min / max as +0 as the
+ * serial pass does, and the bit pattern max is an integer max; so the serial pass's min, max
+ * and return value (min / max meaningless when it is >= 0x7F800000, as there). One run: the
+ * serial pass on the calling thread. A run the executor failed to run reads as non-finite. */
+#define QMX__CB_MM_RUNS 64
+typedef struct qmx__cb_mm_job {
+    const float *x;
+    size_t n, nt, per;
+    int runs;
+    float mn[QMX__CB_MM_RUNS], mx[QMX__CB_MM_RUNS];   /* each entry written by its task only */
+    uint32_t mb[QMX__CB_MM_RUNS];
+} qmx__cb_mm_job;
+static void qmx__cb_mm_task(void *arg, int task, int worker) {
+    qmx__cb_mm_job *j = (qmx__cb_mm_job *)arg;
+    size_t tb, te, e0, e1;
+    (void)worker;   /* no workspace */
+    if (task < 0 || task >= j->runs) return;   /* outside the executor contract */
+    tb = (size_t)task * j->per;
+    te = j->nt - tb < j->per ? j->nt : tb + j->per;
+    e0 = tb * QMX_TASK_ELEMS;
+    e1 = te == j->nt ? j->n : te * QMX_TASK_ELEMS;
+    j->mb[task] = qmx__cb_minmax(j->x + e0, e1 - e0, &j->mn[task], &j->mx[task]);
+}
+/* not inlined: its 64 partials (~800 bytes) stay out of the callers' frames (< 1 KiB each) */
+#if defined(__GNUC__) || defined(__clang__)
+#  define QMX__CB_MM_NOINLINE __attribute__((noinline))
+#elif defined(_MSC_VER)
+#  define QMX__CB_MM_NOINLINE __declspec(noinline)
+#else
+#  define QMX__CB_MM_NOINLINE
+#endif
+QMX__CB_MM_NOINLINE
+static uint32_t qmx__cb_minmax_exec(const float *x, size_t n, const qmx_executor *ex,
+                                    float *pmn, float *pmx) {
+    qmx__cb_mm_job j;
+    float mn, mx;
+    uint32_t mb;
+    int r;
+    j.x = x; j.n = n;
+    j.nt = n / QMX_TASK_ELEMS + (n % QMX_TASK_ELEMS != 0);
+    j.per = j.nt / QMX__CB_MM_RUNS + (j.nt % QMX__CB_MM_RUNS != 0);
+    j.runs = (int)(j.nt / j.per + (j.nt % j.per != 0));
+    if (j.runs == 1) return qmx__cb_minmax(x, n, pmn, pmx);
+    for (r = 0; r < j.runs; r++) { j.mn[r] = 0.0f; j.mx[r] = 0.0f; j.mb[r] = 0xFFFFFFFFu; }
+    ex->parallel_for(ex->pool, j.runs, qmx__cb_mm_task, &j);
+    mn = j.mn[0]; mx = j.mx[0]; mb = j.mb[0];
+    for (r = 1; r < j.runs; r++) {
+        mn = j.mn[r] < mn ? j.mn[r] : mn;
+        mx = j.mx[r] > mx ? j.mx[r] : mx;
+        mb = j.mb[r] > mb ? j.mb[r] : mb;
+    }
+    *pmn = mn; *pmx = mx;
+    return mb;
+}
+
+/* ---- several cores: the pieces of one group's absmean / rms sum (USING SEVERAL CORES) ---- */
+/* The one group's batch through an executor already checked (workers > 1, parallel_for set):
+ * a task per piece (qmx__cb_piece_len), its partials on the stack (768 bytes), merged in
+ * piece order on the calling thread by qmx__cb_piece_merge, then the record update there: the
+ * serial call's code and order, so its bits. One piece, or pieces too long for the 32-bit
+ * counts (a group of more than 2^38 - 2^22 elements): the serial call's group update on the
+ * calling thread. A piece the executor failed to run reads as non-finite. */
+typedef struct qmx__cb_sum_job {
+    const qmx__view *v;
+    const qmx__cb_rows *g;
+    const float *x;
+    size_t cnt, len;
+    int pieces, rms, p;
+    float s[QMX__CB_PIECES], c[QMX__CB_PIECES];   /* each entry written by its task only */
+    uint32_t nz[QMX__CB_PIECES];                  /* 0xFFFFFFFF: non-finite input or not run */
+} qmx__cb_sum_job;
+static void qmx__cb_sum_task(void *arg, int task, int worker) {
+    qmx__cb_sum_job *j = (qmx__cb_sum_job *)arg;
+    size_t e0, e1;
+    uint64_t nz;
+    uint32_t mb;
+    (void)worker;   /* no workspace */
+    if (task < 0 || task >= j->pieces) return;   /* outside the executor contract */
+    e0 = (size_t)task * j->len;
+    e1 = j->cnt - e0 < j->len ? j->cnt : e0 + j->len;
+    mb = qmx__cb_piece(j->v, j->g, j->x, e0, e1, j->rms, j->p, &j->s[task], &j->c[task], &nz);
+    j->nz[task] = mb >= 0x7F800000u ? 0xFFFFFFFFu : (uint32_t)nz;
+}
+QMX__CB_MM_NOINLINE
+static qmx_status qmx__cb_sum_exec(qmx_observer *obs, const qmx__view *v, const float *x,
+                                   const qmx_executor *ex) {
+    qmx__cb_sum_job j;
+    qmx__cb_grp r;
+    qmx__cb_rows g;
+    float sum = 0.0f, comp = 0.0f;
+    uint64_t n = 0;
+    int k;
+    qmx__cb_group(&obs->q, v, 0, &r);
+    qmx__cb_rows_of(v, &r, &g);
+    j.cnt = (g.o1 - g.o0) * g.nk * g.rl;
+    j.len = qmx__cb_piece_len(j.cnt);
+    if (j.cnt <= j.len || j.len >= 0xFFFFFFFFu)
+        return qmx__cb_update_group(obs, v, &r, x, obs->stats);
+    j.v = v; j.g = &g; j.x = x;
+    j.pieces = (int)((j.cnt - 1) / j.len + 1);
+    j.rms = obs->calib.method == QMX_CALIB_RMS;
+    j.p = obs->calib.p ? obs->calib.p : 1;
+    for (k = 0; k < j.pieces; k++) { j.s[k] = 0.0f; j.c[k] = 0.0f; j.nz[k] = 0xFFFFFFFFu; }
+    ex->parallel_for(ex->pool, j.pieces, qmx__cb_sum_task, &j);
+    for (k = 0; k < j.pieces; k++)
+        if (j.nz[k] == 0xFFFFFFFFu) return QMX_ERR_NONFINITE;   /* before the record */
+    for (k = 0; k < j.pieces; k++) {
+        qmx__cb_piece_merge(&sum, &comp, (size_t)k, j.s[k], j.c[k]);
+        n += j.nz[k];
+    }
+    return qmx__cb_record(obs, 0.0f, 0.0f, sum, comp, n, (uint64_t)j.cnt, obs->stats);
+}
+
 /* ---- several cores: runs of groups (USING SEVERAL CORES) ---- */
 #define QMX__CB_OBS_RUNS 64
 typedef struct qmx__cb_obs_job {
@@ -1074,21 +1348,28 @@ QMX__DEF qmx_status qmx_observer_update_exec(qmx_observer *obs, const float *x, 
     qmx_status st;
     size_t g, i;
     uint32_t mb = 0;
-    if (!executor || executor->workers == 0 || executor->workers == 1 || !obs ||
-        obs->n_groups == 1)
+    if (!executor || executor->workers == 0 || executor->workers == 1 || !obs)
         return qmx_observer_update(obs, x, count);
     if (!x || !obs->stats) return QMX_ERR_NULL;   /* the serial call's checks, in order */
     if (count == 0) return QMX_ERR_SIZE;
     if (count != obs->count) return QMX_ERR_SHAPE;
     st = qmx__resolve(&obs->q, count, &v);
     if (st != QMX_OK) return st;
+    if (executor->workers < 0) return QMX_ERR_ARG;
+    if (!executor->parallel_for) return QMX_ERR_NULL;
+    if (obs->n_groups == 1) {   /* the group is the whole batch, in flat order */
+        float mn = 0.0f, mx = 0.0f;
+        if (obs->calib.method == QMX_CALIB_ABSMEAN || obs->calib.method == QMX_CALIB_RMS)
+            return qmx__cb_sum_exec(obs, &v, x, executor);   /* pieces, merged in order */
+        if (qmx__cb_minmax_exec(x, count, executor, &mn, &mx) >= 0x7F800000u)
+            return QMX_ERR_NONFINITE;
+        return qmx__cb_record(obs, mn, mx, 0.0f, 0.0f, 0, (uint64_t)count, obs->stats);
+    }
     for (i = 0; i < count; i++) {
         uint32_t b = qmx__f32_bits(x[i]) & 0x7FFFFFFFu;
         mb = b > mb ? b : mb;
     }
     if (mb >= 0x7F800000u) return QMX_ERR_NONFINITE;
-    if (executor->workers < 0) return QMX_ERR_ARG;
-    if (!executor->parallel_for) return QMX_ERR_NULL;
     j.obs = obs; j.stats = obs->stats; j.v = &v; j.x = x;
     j.per = obs->n_groups / QMX__CB_OBS_RUNS + (obs->n_groups % QMX__CB_OBS_RUNS != 0);
     j.runs = obs->n_groups / j.per + (obs->n_groups % j.per != 0);
@@ -3266,12 +3547,15 @@ static float qmx__cb_truncf(float x) {
  * step one float32 operation, the last edge counted in the last bin. Adds the counts to out.
  * The FMA and the step division are exact soft-double roundings (x87 would round a subnormal
  * quotient twice); the other steps are exact or correctly rounded in float32 everywhere. */
+/* The edges and width once per call (qmx__cb_histc_setup), then the bin of each element
+ * (qmx__cb_histc_bin, nb for "not counted"): one expression for the serial count and the
+ * executor's per-worker counts. */
+typedef struct qmx__cb_hc { float lof, hif, w, fnb; size_t nb; } qmx__cb_hc;
 QMX__CB_NOFMA
-static void qmx__cb_histc(const float *x, size_t n, size_t nb, float lo, float hi, float bmin,
-                          float bmax, float *out) {
+static void qmx__cb_histc_setup(qmx__cb_hc *c, size_t nb, float lo, float hi, float bmin,
+                                float bmax) {
     QMX__CB_PRAGMA_NOFMA
     float lof, hif, w, fnb = (float)nb;
-    size_t i;
     if (lo == hi) { lo = bmin; hi = bmax; }
     if (lo == hi) {
         qmx__cb_dbl one = qmx__cb_dfromu(1);
@@ -3289,18 +3573,31 @@ static void qmx__cb_histc(const float *x, size_t n, size_t nb, float lo, float h
         hif = base + t;
         w = hif - lof;
     }
+    c->lof = lof; c->hif = hif; c->w = w; c->fnb = fnb; c->nb = nb;
+}
+QMX__CB_NOFMA
+static size_t qmx__cb_histc_bin(const qmx__cb_hc *c, float v) {
+    QMX__CB_PRAGMA_NOFMA
+    float t;
+    if (!(v >= c->lof && v <= c->hif)) return c->nb;   /* not counted */
+    if (!(c->w > 0.0f)) return 0;                      /* torch: NaN index (|x| >= 2^24) */
+    t = v - c->lof;
+    t = t / c->w;
+    t = t * c->fnb;
+    /* 0 <= t <= nb, unless v - lof overflowed (a range near FLT_MAX: Inf / Inf = NaN): that
+     * counts in the last bin instead of converting out of range */
+    return t < c->fnb ? (size_t)t : c->nb - 1;
+}
+QMX__CB_NOFMA   /* as qmx__cb_histc_bin: GCC inlines only between equal optimize attributes */
+static void qmx__cb_histc(const float *x, size_t n, size_t nb, float lo, float hi, float bmin,
+                          float bmax, float *out) {
+    QMX__CB_PRAGMA_NOFMA
+    qmx__cb_hc c;
+    size_t i;
+    qmx__cb_histc_setup(&c, nb, lo, hi, bmin, bmax);
     for (i = 0; i < n; i++) {
-        float v = x[i], t;
-        size_t b;
-        if (!(v >= lof && v <= hif)) continue;
-        if (!(w > 0.0f)) { out[0] += 1.0f; continue; }   /* torch: NaN index (|x| >= 2^24) */
-        t = v - lof;
-        t = t / w;
-        t = t * fnb;
-        /* 0 <= t <= nb, unless v - lof overflowed (a range near FLT_MAX: Inf / Inf = NaN):
-         * that counts in the last bin instead of converting out of range */
-        b = t < fnb ? (size_t)t : nb - 1;
-        out[b] += 1.0f;
+        size_t b = qmx__cb_histc_bin(&c, x[i]);
+        if (b < nb) out[b] += 1.0f;
     }
 }
 
@@ -3310,9 +3607,12 @@ static int qmx__cb_th_ok(const qmx_torch_histogram *h) {
     return h->n_bins >= 2 && h->n_bins <= ((size_t)1 << 20) && u >= 1 && u <= 65536u &&
            (u & (u - 1)) == 0 && (uint64_t)h->n_bins * u <= ((uint64_t)1 << 24);
 }
-/* a state that init made and update kept; anything else is caller-corrupted: bad sizes, min >
- * max or a negative count are QMX_ERR_ARG; NaN / Inf in min, max, max - min or a count is
- * QMX_ERR_NONFINITE (update never stores one). O(n_bins). */
+/* refuse only what no data can produce (caller-corrupted): sizes init refuses or min > max are
+ * QMX_ERR_ARG; NaN / Inf in min, max, max - min or a count is QMX_ERR_NONFINITE (update never
+ * stores one from data). Any finite count is accepted, negative ones included: torch's combine
+ * leaves small negative counts (the float32 rounding of its cumsum, see TORCH HISTOGRAM), and
+ * no finite lower limit covers every reachable state (the deficit grows with the total and
+ * with each further growth). O(n_bins). */
 QMX__CB_NOFMA
 static qmx_status qmx__cb_th_state(const qmx_torch_histogram *h) {
     QMX__CB_PRAGMA_NOFMA
@@ -3327,7 +3627,6 @@ static qmx_status qmx__cb_th_state(const qmx_torch_histogram *h) {
     for (i = 0; i < h->n_bins; i++) {
         float c = h->bins[i];
         if (!qmx__isfinite(c)) return QMX_ERR_NONFINITE;
-        if (c < 0.0f) return QMX_ERR_ARG;
     }
     return QMX_OK;
 }
@@ -3352,19 +3651,24 @@ QMX__DEF qmx_status qmx_torch_histogram_init(qmx_torch_histogram *h, float *buf,
     return QMX_OK;
 }
 
+/* The batch's histc over [lo, hi] into out (n_bins floats, zeroed first): serially (par NULL)
+ * or through the executor of qmx_torch_histogram_update_exec. */
+typedef struct qmx__cb_thpar {
+    const qmx_executor *ex;
+    uint64_t *wb;   /* workers x n_bins counts */
+} qmx__cb_thpar;
+static void qmx__cb_th_count(const qmx__cb_thpar *par, const float *x, size_t n, size_t nb,
+                             float lo, float hi, float bmin, float bmax, float *out);
+
+/* HistogramObserver.forward after the checks, given the batch's (finite) min and max; every
+ * error returns before anything is written */
 QMX__CB_NOFMA
-QMX__DEF qmx_status qmx_torch_histogram_update(qmx_torch_histogram *h, const float *x, size_t n) {
+static qmx_status qmx__cb_th_forward(qmx_torch_histogram *h, const float *x, size_t n, float mn,
+                                     float mx, const qmx__cb_thpar *par) {
     QMX__CB_PRAGMA_NOFMA
-    float mn, mx, cmin, cmax, hbw, t, span, q, e;
+    float cmin, cmax, hbw, t, span, q, e;
     size_t nb, k;
     uint64_t D, s, U;
-    if (!h || !x || !h->bins || !h->work) return QMX_ERR_NULL;
-    if (n == 0) return QMX_ERR_SIZE;
-    {
-        qmx_status st = qmx__cb_th_state(h);
-        if (st != QMX_OK) return st;
-    }
-    if (qmx__cb_minmax(x, n, &mn, &mx) >= 0x7F800000u) return QMX_ERR_NONFINITE;
     nb = h->n_bins;
     U = h->upsample_rate;
     if (!h->seen || h->min_val == h->max_val) {
@@ -3372,8 +3676,7 @@ QMX__DEF qmx_status qmx_torch_histogram_update(qmx_torch_histogram *h, const flo
          * beyond FLT_MAX (max - min = Inf) would poison every later step: rejected */
         span = mx - mn;
         if (!qmx__isfinite(span)) return QMX_ERR_NONFINITE;
-        for (k = 0; k < nb; k++) h->bins[k] = 0.0f;
-        qmx__cb_histc(x, n, nb, qmx__cb_truncf(mn), qmx__cb_truncf(mx), mn, mx, h->bins);
+        qmx__cb_th_count(par, x, n, nb, qmx__cb_truncf(mn), qmx__cb_truncf(mx), mn, mx, h->bins);
         h->min_val = mn; h->max_val = mx; h->seen = 1;
         return QMX_OK;
     }
@@ -3406,8 +3709,8 @@ QMX__DEF qmx_status qmx_torch_histogram_update(qmx_torch_histogram *h, const flo
         if (fr > 0.5f || (fr == 0.5f && (s & 1))) s++;
     }
     /* the batch's histogram over the truncated combined range, into work */
-    for (k = 0; k < nb; k++) h->work[k] = 0.0f;
-    qmx__cb_histc(x, n, nb, qmx__cb_truncf(cmin), qmx__cb_truncf(cmax), mn, mx, h->work);
+    qmx__cb_th_count(par, x, n, nb, qmx__cb_truncf(cmin), qmx__cb_truncf(cmax), mn, mx,
+                     h->work);
     if (cmin == h->min_val && cmax == h->max_val) {
         for (k = 0; k < nb; k++) h->bins[k] = h->work[k] + h->bins[k];
     } else {
@@ -3446,6 +3749,102 @@ QMX__DEF qmx_status qmx_torch_histogram_update(qmx_torch_histogram *h, const flo
     }
     h->min_val = cmin; h->max_val = cmax;
     return QMX_OK;
+}
+
+QMX__DEF qmx_status qmx_torch_histogram_update(qmx_torch_histogram *h, const float *x, size_t n) {
+    float mn, mx;
+    qmx_status st;
+    if (!h || !x || !h->bins || !h->work) return QMX_ERR_NULL;
+    if (n == 0) return QMX_ERR_SIZE;
+    st = qmx__cb_th_state(h);
+    if (st != QMX_OK) return st;
+    if (qmx__cb_minmax(x, n, &mn, &mx) >= 0x7F800000u) return QMX_ERR_NONFINITE;
+    return qmx__cb_th_forward(h, x, n, mn, mx, NULL);
+}
+
+/* ---- several cores: histc counted per worker, added in worker order (USING SEVERAL CORES) ---- */
+typedef struct qmx__cb_thc_job {
+    const float *x;
+    size_t n, nt;
+    uint64_t *wb;   /* workers x nb counts */
+    qmx__cb_hc c;
+    int workers;
+} qmx__cb_thc_job;
+QMX__CB_NOFMA
+static void qmx__cb_thc_task(void *arg, int task, int worker) {
+    QMX__CB_PRAGMA_NOFMA
+    const qmx__cb_thc_job *j = (const qmx__cb_thc_job *)arg;
+    qmx__cb_hc c = j->c;   /* a local copy: the counts cannot alias it */
+    uint64_t *cnt;
+    size_t e0, e1, i;
+    /* outside the executor contract: nothing to count it with */
+    if (task < 0 || (size_t)task >= j->nt || worker < 0 || worker >= j->workers) return;
+    e0 = (size_t)task * QMX_TASK_ELEMS;
+    e1 = j->n - e0 < QMX_TASK_ELEMS ? j->n : e0 + QMX_TASK_ELEMS;
+    cnt = j->wb + (size_t)worker * c.nb;
+    for (i = e0; i < e1; i++) {
+        size_t b = qmx__cb_histc_bin(&c, j->x[i]);
+        if (b < c.nb) cnt[b]++;
+    }
+}
+static void qmx__cb_th_count(const qmx__cb_thpar *par, const float *x, size_t n, size_t nb,
+                             float lo, float hi, float bmin, float bmax, float *out) {
+    qmx__cb_thc_job j;
+    size_t k, w, nt = n / QMX_TASK_ELEMS + (n % QMX_TASK_ELEMS != 0);
+    if (!par || nt == 1) {   /* the serial count: + 1.0f per element */
+        for (k = 0; k < nb; k++) out[k] = 0.0f;
+        qmx__cb_histc(x, n, nb, lo, hi, bmin, bmax, out);
+        return;
+    }
+    j.x = x; j.n = n; j.nt = nt; j.wb = par->wb; j.workers = par->ex->workers;
+    qmx__cb_histc_setup(&j.c, nb, lo, hi, bmin, bmax);
+    for (k = 0; k < (size_t)j.workers * nb; k++) j.wb[k] = 0;
+    par->ex->parallel_for(par->ex->pool, (int)nt, qmx__cb_thc_task, &j);
+    for (k = 0; k < nb; k++) {
+        uint64_t c = 0;
+        for (w = 0; w < (size_t)j.workers; w++) c += j.wb[w * nb + k];
+        /* the serial count adds 1.0f from 0: exact up to 2^24, where 2^24 + 1 rounds back to
+         * 2^24 (ties to even) and stays: the integer count, saturated at 2^24 */
+        out[k] = c < 16777216u ? (float)c : 16777216.0f;
+    }
+}
+QMX__DEF qmx_status qmx_torch_histogram_exec_workspace_size(size_t n_bins,
+                                                            const qmx_executor *executor,
+                                                            size_t *bytes) {
+    if (!bytes) return QMX_ERR_NULL;
+    if (n_bins < 2 || n_bins > ((size_t)1 << 20)) return QMX_ERR_SIZE;
+    if (executor && executor->workers < 0) return QMX_ERR_ARG;
+    if (!executor || executor->workers <= 1) {
+        *bytes = 0;
+        return QMX_OK;
+    }
+    if ((size_t)executor->workers > SIZE_MAX / 8 / n_bins) return QMX_ERR_OVERFLOW;
+    *bytes = (size_t)executor->workers * n_bins * 8;
+    return QMX_OK;
+}
+QMX__DEF qmx_status qmx_torch_histogram_update_exec(qmx_torch_histogram *h, const float *x,
+                                                    size_t n, const qmx_executor *executor,
+                                                    void *workspace, size_t workspace_bytes) {
+    qmx__cb_thpar par;
+    size_t need = 0;
+    float mn = 0.0f, mx = 0.0f;
+    qmx_status st;
+    if (qmx__cb_par_serial(executor)) return qmx_torch_histogram_update(h, x, n);
+    if (!h || !x || !h->bins || !h->work) return QMX_ERR_NULL;   /* the serial call's checks */
+    if (n == 0) return QMX_ERR_SIZE;
+    st = qmx__cb_th_state(h);
+    if (st != QMX_OK) return st;
+    if (executor->workers < 0) return QMX_ERR_ARG;
+    if (!executor->parallel_for) return QMX_ERR_NULL;
+    if (n / QMX_TASK_ELEMS + (n % QMX_TASK_ELEMS != 0) > (size_t)INT_MAX) return QMX_ERR_OVERFLOW;
+    st = qmx_torch_histogram_exec_workspace_size(h->n_bins, executor, &need);
+    if (st != QMX_OK) return st;
+    if (!workspace) return QMX_ERR_NULL;
+    if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    if (((uintptr_t)workspace & 7u) != 0) return QMX_ERR_ARG;
+    if (qmx__cb_minmax_exec(x, n, executor, &mn, &mx) >= 0x7F800000u) return QMX_ERR_NONFINITE;
+    par.ex = executor; par.wb = (uint64_t *)workspace;
+    return qmx__cb_th_forward(h, x, n, mn, mx, &par);
 }
 
 /* floor(a / b) clamped to [0, hi] for finite float32 a and b > 0, exactly (torch's

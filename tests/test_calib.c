@@ -13,7 +13,9 @@
  *       parser is documented as correctly rounded).
  *   Hand-worked cases for every Qwix method string (exact float expressions written out here).
  *   Double-precision references for the sum-based methods: within 4 ulp (Neumaier's sum is
- *   within ~2 ulp of the exact sum, the root within 2 ulp, the clip multiply 0.5 ulp).
+ *   within ~2 ulp of the exact sum, the root within 2 ulp, the clip multiply 0.5 ulp); past
+ *   65536 elements (several pieces), integer-valued data whose exact sum double holds: the
+ *   record's sum + comp within 2 ulp of it, the bound within 4 ulp.
  */
 #define QMX_IMPLEMENTATION
 #include "qmx_calib.h"
@@ -940,10 +942,13 @@ static void test_kl(void) {
 }
 
 /* ---- PyTorch HistogramObserver (qmx_torch_histogram_*) ------------------------------------- */
-/* Against tests/data/calib_torch_hist.txt (torch 1.13, tests/gen/gen_calib_hist.py; 78 batch
+/* Against tests/data/calib_torch_hist.txt (torch 1.13, tests/gen/gen_calib_hist.py; 82 batch
  * sequences x 5 qparams configurations; the 44 named np* have bin counts that are not powers of
  * two: 3, 15, 77, 95, 100, 207, 300, 1000, 1023, 1536, 1951, 2047, with upsample rates 1, 16,
- * 32, 128 and 256, mostly on value grids that meet histc's bin edges). Tolerance: none.
+ * 32, 128 and 256, mostly on value grids that meet histc's bin edges; the 4 named neg* (6 to 8
+ * batches of 10^5 values, repeated range growths) reach negative bins, as torch does, and then
+ * run more updates and the qparams over them: every update must be QMX_OK, and neg_cases
+ * counts the cases where one ran over negative bins). Tolerance: none.
  * min_val / max_val after every batch and the whole histogram (FNV-1a of its float32 bit
  * patterns) bit for bit, new_min /
  * new_max and scale bit for bit, zero point exactly; only a zero min/max may differ in sign.
@@ -997,7 +1002,7 @@ static unsigned long long th_fnv(const float *v, size_t n) {
 static void test_torch_hist(void) {
     FILE *f = qmx_test_open("calib_torch_hist.txt");
     static char line[40000];
-    int cases = 0, qps = 0, hists = 0;
+    int cases = 0, qps = 0, hists = 0, neg_cases = 0;
     QMX_TEST_CASE("torch 1.13 HistogramObserver: min/max bit-exact, search range, scale, zp");
     if (!f) return;
     while (qmx_test_next_line(f, line, sizeof line)) {
@@ -1005,6 +1010,7 @@ static void test_torch_hist(void) {
         unsigned bins, ups, nb, b;
         size_t cnt[8];
         qmx_torch_histogram h;
+        int from_neg = 0;   /* an update (or the qparams) ran over negative bins */
         if (sscanf(line, "case %63s %u %u %u", name, &bins, &ups, &nb) != 4) continue;
         CHECK(bins <= 2048 && nb <= 8, "case %s too large", name);
         if (bins > 2048 || nb > 8) break;
@@ -1026,6 +1032,7 @@ static void test_torch_hist(void) {
                 break;
             }
             cnt[b] = n;
+            for (i = 0; i < bins && !from_neg; i++) from_neg = h.bins[i] < 0.0f;
             CHECK_EQ_INT(qmx_torch_histogram_update(&h, xb, cnt[b]), QMX_OK, "%s update %u", name, b);
             if (!qmx_test_next_line(f, line, sizeof line) || sscanf(line, "mm %15s %15s", h1, h2) != 2) break;
             CHECK(th_same(h.min_val, hexf(h1)) && th_same(h.max_val, hexf(h2)),
@@ -1055,11 +1062,13 @@ static void test_torch_hist(void) {
             CHECK_EQ_INT(z, zp, "%s %s %s rr %d q [%d,%d] zero point", name, dt, qs, rr, qmin, qmax);
             qps++;
         }
+        neg_cases += from_neg;
         cases++;
     }
     fclose(f);
-    CHECK(cases >= 78 && qps >= 390 && hists >= 183, "only %d cases, %d qparams, %d histograms",
+    CHECK(cases >= 82 && qps >= 410 && hists >= 211, "only %d cases, %d qparams, %d histograms",
           cases, qps, hists);
+    CHECK(neg_cases >= 4, "only %d cases reach negative bins", neg_cases);
 }
 
 /* The soft double against the hardware's IEEE double (references where double arithmetic is
@@ -1255,9 +1264,10 @@ static void test_torch_histc(void) {
 }
 
 /* Non-finite state: a first batch whose range is beyond FLT_MAX (max - min = +Inf), a growth
- * whose relaxed range is, and caller-corrupted structs (NaN / Inf min, max or count, a negative
- * count). Each is a status, never QMX_OK with a made-up scale (Inf bin width, NaN from Inf * 0,
- * the eps clamp turning a NaN scale into eps), and nothing is written. */
+ * whose relaxed range is, and caller-corrupted structs (NaN / Inf min, max or count; min > max
+ * is QMX_ERR_ARG, in test_torch_hist_errors). Each is a status, never QMX_OK with a made-up
+ * scale (Inf bin width, NaN from Inf * 0, the eps clamp turning a NaN scale into eps), and
+ * nothing is written. A negative finite count is not corrupted (torch reaches it): QMX_OK. */
 static void test_torch_hist_nonfinite(void) {
     static float buf[2 * 64], save[2 * 64];
     qmx_torch_histogram h, hs;
@@ -1322,11 +1332,16 @@ static void test_torch_hist_nonfinite(void) {
                          (unsigned)bad_bits[k]);
             memcpy(buf, save, sizeof buf);
         }
+        /* a negative finite count is a state torch reaches (its combine's float32 cumsum; the
+         * neg* cases of test_torch_hist): accepted, not a corrupted struct */
         h = hs; buf[17] = -2.0f;
-        CHECK_EQ_INT(qmx_torch_histogram_qparams(&h, QMX_UINT8, 0, 0, 0, 0, &s, &z, &a, &b), QMX_ERR_ARG,
+        CHECK_EQ_INT(qmx_torch_histogram_qparams(&h, QMX_UINT8, 0, 0, 0, 0, &s, &z, &a, &b), QMX_OK,
                      "negative count (qparams)");
-        CHECK_EQ_INT(qmx_torch_histogram_update(&h, x, 4), QMX_ERR_ARG, "negative count (update)");
+        CHECK(qmx__isfinite(s) && s > 0.0f && a <= b, "negative count: scale %g, range [%g, %g]", s, a, b);
+        CHECK_EQ_INT(qmx_torch_histogram_update(&h, x, 4), QMX_OK, "negative count (update)");
+        CHECK(buf[17] == -2.0f, "the plain add keeps the negative count: %g", buf[17]);
         memcpy(buf, save, sizeof buf);
+        s = 7.0f; z = 77; a = 7.0f; b = 7.0f;
         h = hs; h.min_val = -3e38f; h.max_val = 3e38f;   /* each finite, max - min = Inf */
         CHECK_EQ_INT(qmx_torch_histogram_qparams(&h, QMX_INT8, 0, 0, 0, 0, &s, &z, &a, &b), QMX_ERR_NONFINITE,
                      "corrupted range with max - min = Inf (qparams)");
@@ -1407,11 +1422,18 @@ static void test_long_runs_nonfinite(void) {
     }
 }
 
-/* The summation order of absmean / rms, written out here from the documentation: term j of a
- * group's batch goes to lane j mod 32 (a Neumaier sum per lane), the lanes fold in order (sums,
- * then compensations), and the batch merges into the record (sum, then compensation). The
- * records must match it bit for bit on every path and target (vector or scalar). volatile:
- * no contraction and no excess precision in this reference. */
+/* The summation order of absmean / rms, written out here from the documentation: a group's
+ * batch of m elements is cut, in its element order, into pieces of 65536 * ceil(chunks / 64)
+ * elements (chunks = ceil(m / 65536)); term j of a piece goes to lane j mod 32 (a Neumaier sum
+ * per lane, fresh lanes per piece), the lanes fold in order into (0, 0) (sums, then
+ * compensations); the batch's pair is the first piece's, each later piece adds its sum then its
+ * compensation; and the batch merges into the record (sum, then compensation). The records
+ * must match it bit for bit on every path and target (vector or scalar). volatile: no
+ * contraction and no excess precision in this reference. */
+static size_t ref_piece_len(size_t m) {
+    size_t chunks = (m + 65535) / 65536, per = (chunks + 63) / 64;
+    return (per ? per : 1) * 65536;
+}
 static void ref_neumaier(float *s, float *c, float v) {
     volatile float t = *s + v, d, e;
     if ((*s < 0 ? -*s : *s) >= (v < 0 ? -v : v)) { d = *s - t; e = d + v; }
@@ -1419,29 +1441,40 @@ static void ref_neumaier(float *s, float *c, float v) {
     *c = *c + e;
     *s = t;
 }
-/* One group's batch: runs of len elements at x + r * stride, r < runs, in that order. */
-static void ref_lane_batch(const float *x, size_t len, size_t runs, size_t stride, int rms, int p,
-                           qmx_calib_stat *st) {
+/* One group's batch: runs of len elements at x + r * stride, r < runs, in that order, summed
+ * in pieces of `piece` elements (ref_piece_len: the documented order; the batch's count: one
+ * piece, the order before pieces). */
+static void ref_lane_batch_pieces(const float *x, size_t len, size_t runs, size_t stride, int rms,
+                                  int p, size_t piece, qmx_calib_stat *st) {
     float ls[32], lc[32], bs = 0.0f, bc = 0.0f;
-    size_t i, j, pos = 0, used;
-    for (j = 0; j < 32; j++) ls[j] = lc[j] = 0.0f;
-    for (i = 0; i < len * runs; i++) {
-        float xi = x[(i / len) * stride + i % len], a = xi < 0 ? -xi : xi;
-        volatile float t = a;
-        int q;
-        j = pos++ % 32;
-        if (rms) t = a * a;
-        else if (a == 0.0f) continue;
-        else for (q = 1; q < p; q++) t = t * a;
-        st->n++;
-        ref_neumaier(&ls[j], &lc[j], t);
+    size_t i, j, pos = 0, used, m = len * runs, e0;
+    for (e0 = 0; e0 < m; e0 += piece) {
+        float ps = 0.0f, pc = 0.0f;
+        for (j = 0; j < 32; j++) ls[j] = lc[j] = 0.0f;
+        for (i = e0, pos = 0; i < m && i - e0 < piece; i++) {
+            float xi = x[(i / len) * stride + i % len], a = xi < 0 ? -xi : xi;
+            volatile float t = a;
+            int q;
+            j = pos++ % 32;
+            if (rms) t = a * a;
+            else if (a == 0.0f) continue;
+            else for (q = 1; q < p; q++) t = t * a;
+            st->n++;
+            ref_neumaier(&ls[j], &lc[j], t);
+        }
+        used = pos < 32 ? pos : 32;
+        for (j = 0; j < used; j++) ref_neumaier(&ps, &pc, ls[j]);
+        for (j = 0; j < used; j++) ref_neumaier(&ps, &pc, lc[j]);
+        if (e0 == 0) { bs = ps; bc = pc; }
+        else { ref_neumaier(&bs, &bc, ps); ref_neumaier(&bs, &bc, pc); }
     }
-    used = pos < 32 ? pos : 32;
-    for (j = 0; j < used; j++) ref_neumaier(&bs, &bc, ls[j]);
-    for (j = 0; j < used; j++) ref_neumaier(&bs, &bc, lc[j]);
     ref_neumaier(&st->sum, &st->comp, bs);
     ref_neumaier(&st->sum, &st->comp, bc);
-    st->seen += len * runs;
+    st->seen += m;
+}
+static void ref_lane_batch(const float *x, size_t len, size_t runs, size_t stride, int rms, int p,
+                           qmx_calib_stat *st) {
+    ref_lane_batch_pieces(x, len, runs, stride, rms, p, ref_piece_len(len * runs), st);
 }
 
 static void test_sum_order(void) {
@@ -1496,6 +1529,119 @@ static void test_sum_order(void) {
         }
 }
 
+/* Batches past one piece: every group shape (per tensor; per channel with rows that cross a
+ * piece boundary; per block with rows of one element), more than 64 chunks (natively), and one
+ * piece of 65536 elements = the order before pieces (the whole batch's lanes, one fold). */
+static void test_sum_pieces(void) {
+    enum { T = 65536 };
+    static const struct { int g; size_t outer, len, inner, block, cnt; } lay[5] = {
+        {QMX_PER_TENSOR, 0, 0, 0, 0, T},                          /* one piece */
+        {QMX_PER_TENSOR, 0, 0, 0, 0, 3 * T + 77},                 /* 4 pieces */
+        {QMX_PER_CHANNEL, 3, 2, 40007, 0, 3 * 2 * 40007},         /* 2 groups of 2 pieces */
+        {QMX_PER_BLOCK, 1, 70001, 2, 70000, 70001 * 2},           /* strided 2-piece groups */
+        {QMX_PER_TENSOR, 0, 0, 0, 0, 130 * (size_t)T + 77},       /* 44 pieces of 3 chunks */
+    };
+    const size_t nl = SMALL_TARGET ? 4 : 5;
+    float *x = (float *)malloc(lay[nl - 1].cnt * sizeof(float));
+    size_t l, i;
+    QMX_TEST_CASE("absmean p=1..4 and rms past 65536 elements: the documented piece order, bit-exact");
+    if (!x) { CHECK(0, "malloc"); return; }
+    for (l = 0; l < nl; l++) {
+        int p;
+        for (p = 1; p <= 5; p++) {   /* 5: rms */
+            qmx_calib_config cc = QMX_ZERO_INIT;
+            qmx_qconfig q = QMX_ZERO_INIT;
+            qmx_observer obs = QMX_ZERO_INIT;
+            qmx_calib_stat st[4], want[4], old;
+            size_t cnt = lay[l].cnt, ng = 0, b, g;
+            if (l == 4 && p != 2 && p != 5) continue;   /* 8.5M elements: two methods */
+            cc.method = p == 5 ? QMX_CALIB_RMS : QMX_CALIB_ABSMEAN;
+            cc.p = p == 5 ? 0 : p;
+            q.granularity = (qmx_granularity)lay[l].g;
+            q.outer = lay[l].outer; q.axis_len = lay[l].len; q.inner = lay[l].inner;
+            q.block_size = lay[l].block;
+            memset(want, 0, sizeof want);
+            memset(&old, 0, sizeof old);
+            CHECK_EQ_INT(qmx_observer_init(&obs, &cc, &q, cnt, st, 4), QMX_OK, "init layout %u",
+                         (unsigned)l);
+            ng = obs.n_groups;
+            for (b = 0; b < 2; b++) {
+                for (i = 0; i < cnt; i++) {
+                    uint32_t r = qmx_test_rand();
+                    x[i] = r % 5 == 0 ? 0.0f
+                         : (float)((int32_t)(r >> 8) - 8388608) * (1.0f / 1048576.0f) *
+                               (float)(1u << (r % 7));
+                }
+                CHECK_EQ_INT(qmx_observer_update(&obs, x, cnt), QMX_OK, "update");
+                for (g = 0; g < ng; g++) {
+                    if (l <= 1 || l == 4) ref_lane_batch(x, cnt, 1, 0, p == 5, p, &want[g]);
+                    else if (l == 2)   /* channel g: rows (o, g) */
+                        ref_lane_batch(x + g * lay[l].inner, lay[l].inner, 3, 2 * lay[l].inner,
+                                       p == 5, p, &want[g]);
+                    else if (g < 2)    /* block 0 at inner index g: 70000 rows of 1 */
+                        ref_lane_batch(x + g, 1, 70000, 2, p == 5, p, &want[g]);
+                    else               /* block 1 (ragged): 1 element */
+                        ref_lane_batch(x + 140000 + (g - 2), 1, 1, 0, p == 5, p, &want[g]);
+                    CHECK(memcmp(&st[g].sum, &want[g].sum, sizeof(float)) == 0 &&
+                              memcmp(&st[g].comp, &want[g].comp, sizeof(float)) == 0 &&
+                              st[g].n == want[g].n && st[g].seen == want[g].seen,
+                          "layout %u p %d group %u batch %u: sum %a comp %a n %lu, want %a %a %lu",
+                          (unsigned)l, p, (unsigned)g, (unsigned)b, (double)st[g].sum,
+                          (double)st[g].comp, (unsigned long)st[g].n, (double)want[g].sum,
+                          (double)want[g].comp, (unsigned long)want[g].n);
+                }
+                if (l == 0) {   /* one piece: the batch's 32 lanes folded once, as before */
+                    ref_lane_batch_pieces(x, cnt, 1, 0, p == 5, p, (size_t)-1, &old);
+                    CHECK(memcmp(&st[0].sum, &old.sum, sizeof(float)) == 0 &&
+                              memcmp(&st[0].comp, &old.comp, sizeof(float)) == 0 && st[0].n == old.n,
+                          "65536 elements, p %d batch %u: not the one-fold bits", p, (unsigned)b);
+                }
+            }
+        }
+    }
+
+    QMX_TEST_CASE("absmean p=1..4 and rms over 3 x 65536 + 77 integers: within 2 ulp of the exact sum");
+    {
+        const size_t cnt = 3 * (size_t)T + 77;
+        int p;
+        for (p = 1; p <= 5; p++) {
+            qmx_calib_config cc = QMX_ZERO_INIT;
+            qmx_qconfig q = QMX_ZERO_INIT;
+            qmx_observer obs = QMX_ZERO_INIT;
+            qmx_calib_stat st;
+            double exact = 0.0, nz = 0.0, want;
+            volatile float t;
+            float lo = 0.0f, hi = 0.0f;
+            size_t b;
+            cc.method = p == 5 ? QMX_CALIB_RMS : QMX_CALIB_ABSMEAN;
+            cc.p = p == 5 ? 0 : p;
+            CHECK_EQ_INT(qmx_observer_init(&obs, &cc, &q, cnt, &st, 1), QMX_OK, "init");
+            for (b = 0; b < 2; b++) {
+                for (i = 0; i < cnt; i++) {   /* |x| <= 64: |x|^4 <= 2^24, exact in float */
+                    int v = (int)(qmx_test_rand() % 129u) - 64;
+                    double a = v < 0 ? -(double)v : (double)v, y = a;
+                    int j;
+                    x[i] = (float)v * (b ? 1.0f : 0.5f);   /* batch 0: halves, still exact */
+                    a = b ? a : a * 0.5;
+                    y = a;
+                    for (j = 1; j < (p == 5 ? 2 : p); j++) y *= a;
+                    exact += y;   /* multiples of 2^-4 below 2^43: exact in double */
+                    nz += (p == 5 || v != 0) ? 1.0 : 0.0;
+                }
+                CHECK_EQ_INT(qmx_observer_update(&obs, x, cnt), QMX_OK, "update");
+            }
+            t = st.sum + st.comp;
+            CHECK(close_ulps(t, exact, 2.0) && (double)st.n == nz && st.seen == 2 * cnt,
+                  "p %d: sum + comp %.9g, exact %.17g; n %lu want %.0f", p, (double)t, exact,
+                  (unsigned long)st.n, nz);
+            want = p == 5 ? dsqrt(exact / nz) : droot(exact / nz, p);
+            CHECK(qmx_observer_bounds(&obs, 0, &lo, &hi) == QMX_OK && close_ulps(hi, want, 4.0),
+                  "p %d: bound %.9g want %.12g", p, (double)hi, want);
+        }
+    }
+    free(x);
+}
+
 int main(void) {
     test_torch();
     test_delayed_golden();
@@ -1505,6 +1651,7 @@ int main(void) {
     test_methods_malformed();
     test_sum_methods();
     test_sum_order();
+    test_sum_pieces();
     test_granularity();
     test_zero_and_errors();
     test_nonfinite_state();

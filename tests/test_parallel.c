@@ -23,7 +23,15 @@
  * (NaN and -Inf; more than 64 tasks) and qmx_observer_update_exec (every method; per channel
  * with fewer and more groups than 64, per block; a refused overflowing batch) and
  * qmx_histogram_update_exec (64 and 2048 bins, growing ranges that merge bins, 1-task batch),
- * and qmx_kv_attention (a task per KV head: executor and qmx_kv_attention_run) and
+ * per-tensor qmx_observer_update_exec (every method, absmean with p = 1..4; 1 chunk, a ragged
+ * last chunk, > 64 chunks; the only min / max in the last or first chunk, -0, NaN / Inf in late
+ * chunks, an EMA and sums that overflow; one task per run / piece; the executor's errors
+ * before the data's) and
+ * qmx_torch_histogram_update_exec (2047, 1536 and 100 bins; restart, added and combined
+ * ranges, constant batches, a bin past 2^24 values, negative combined bins; bad workspaces),
+ * and qmx_kv_attention (a task per KV head: executor and qmx_kv_attention_run; with
+ * opts.token_split 64 / 128 / 256, tasks = KV heads x token splits: executor and
+ * qmx_kv_attention_split_run + _combine, kv_split_cases) and
  * qmx_kv_prefill (executor; full and decode-sized workspaces, outputs and cache bytes) over
  * int8, int4, fp8, float32 and QMX_KV_BLOCK caches, rotate, a window, the float query, GQA
  * groups 1 / 4 with 1, 3 and 8 KV heads:
@@ -67,16 +75,20 @@
 /* The smaller shapes (still ragged, still several tasks) everywhere but x86 (where the tests
  * run natively): under QEMU every target is slow with several threads (the KV cases at the
  * large shapes took over 3 minutes on armhf), RVV emulates each vector instruction element by
- * element, and the Cortex-M targets have one slow core and 16 MiB. */
-#if QMX_TEST_SMALL_TARGET || defined(QMX_TEST_VALGRIND) || !(defined(__x86_64__) || defined(__i386__))
+ * element, and the Cortex-M targets have one slow core and 16 MiB. ThreadSanitizer (gcc's
+ * __SANITIZE_THREAD__, `make test-tsan`) takes them too, on real threads: it looks for races,
+ * which the small shapes reach as well (several tasks per worker, ragged tiles), while the
+ * 1, 2, 3, 4, 8-worker determinism runs natively in every `make test` configuration. */
+#if QMX_TEST_SMALL_TARGET || defined(QMX_TEST_VALGRIND) || defined(__SANITIZE_THREAD__) || \
+    !(defined(__x86_64__) || defined(__i386__))
 #  define PAR_SMALL 1
 #else
 #  define PAR_SMALL 0
 #endif
 
 /* The worker counts of every case. With PAR_SMALL (cross targets: one thread anyway; valgrind:
- * threads serialised) 1, 3 and 8: one worker, uneven groups, more workers than tasks; the full
- * list runs on the x86 hosts on real threads. */
+ * threads serialised; TSan: real threads) 1, 3 and 8: one worker, uneven groups, more workers
+ * than tasks; the full list runs on the x86 hosts on real threads. */
 #if PAR_SMALL
 static const int par_wlist[] = {1, 3, 8};
 #else
@@ -482,12 +494,14 @@ static void check_case(const par_case *c, const char *shape) {
     st = par_do(c, 0, NULL, 0, 0, g_ref, g_ws, need);
     CHECK_EQ_INT(st, QMX_OK, "%s %s: serial call", kind_name[c->kind], shape);
 
-    /* PAR_SMALL (one thread, emulated targets): the executor with 1 and 3 workers, the range
-     * calls on 3; 8 workers (more than the tasks) is the same C on every target, run natively */
+    /* PAR_SMALL (emulated targets, valgrind: one thread): the executor with 3 workers, the
+     * range calls on 3; 1 worker (the serial call itself) and 8 (more than the tasks) are the
+     * same C on every target, run natively and under TSan */
     for (wi = 0; wi < PAR_NW && has_exec(c); wi++) {
         qmx_executor ex = QMX_ZERO_INIT;
         int calls0 = g_pool.calls, tasks0 = g_pool.tasks;
         if (PAR_SMALL && workers[wi] == 8) continue;
+        if (PAR_SMALL && !PAR_THREADS && workers[wi] == 1) continue;
         ex.parallel_for = par_for; ex.pool = &g_pool; ex.workers = workers[wi];
         par_workers_now = workers[wi];
         CHECK(qmx_par_workspace_size(&ex, need, tile, &total) == QMX_OK && total <= g_ws_bytes,
@@ -506,8 +520,9 @@ static void check_case(const par_case *c, const char *shape) {
                   kind_name[c->kind], shape, workers[wi], (int)nt);
     }
 
-    /* range calls, one per task, on 1..8 threads in a shuffled order */
-    for (wi = 0; wi < PAR_NW; wi++) {
+    /* range calls, one per task, on 1..8 threads in a shuffled order (on one thread this is
+     * the single-task pass below with a larger workspace: threads only) */
+    for (wi = 0; wi < PAR_NW && PAR_THREADS; wi++) {
         range_job j;
         int k, bad = 0;
         if (PAR_SMALL && workers[wi] != 3) continue;
@@ -1266,6 +1281,9 @@ static void quantize_cases(void) {
         for (wi = 0; wi < PAR_NW; wi++) { /* tasks on w threads, shuffled */
             q_job j;
             w = par_wlist[wi];
+            /* one thread (emulated targets, valgrind): 1, 3 and 8 workers are the same shuffled
+             * range calls, so 3 only (the chunk kernels at every offset) */
+            if (PAR_SMALL && !PAR_THREADS && w != 3) continue;
             memset(&j, 0, sizeof j);
             j.cfg = &c; j.x = x; j.count = count; j.sc = &s; j.zp = c.asymmetric ? &zp : NULL;
             j.q = q1; j.qb = qb; j.y = y1;
@@ -1423,6 +1441,7 @@ static void granular_cases(void) {
             for (wi = 0; wi < PAR_NW; wi++) {
                 g_job j;
                 w = par_wlist[wi];
+                if (PAR_SMALL && !PAR_THREADS && w != 3) continue;   /* one thread: as 1, 8 */
                 memset(&j, 0, sizeof j);
                 j.cfg = &c; j.x = x; j.count = count; j.sc = sc; j.ns = np; j.zp = z;
                 j.q = q1; j.qb = qb; j.y = y1;
@@ -1520,6 +1539,7 @@ static void granular_cases(void) {
             for (wi = 0; wi < PAR_NW; wi++) {
                 g_job j;
                 w = par_wlist[wi];
+                if (PAR_SMALL && !PAR_THREADS && w != 3) continue;   /* one thread: as 1, 8 */
                 memset(&j, 0, sizeof j);
                 j.cfg = &c; j.x = x; j.count = n; j.sc = &s; j.q = q1; j.y = y1; j.fp8 = 1;
                 par_workers_now = w;
@@ -2136,13 +2156,11 @@ static void observer_cases(void) {
             calls0 = g_pool.calls;
             ex.parallel_for = NULL; ex.workers = 2;
             st = qmx_observer_update_exec(&o1, x[0], count, &ex);
-            CHECK(lay[l].g == QMX_PER_TENSOR ? st == QMX_OK : st == QMX_ERR_NULL,
-                  "observer: NULL parallel_for: %d", (int)st);
+            CHECK(st == QMX_ERR_NULL, "observer: NULL parallel_for: %d", (int)st);
             memcpy(s1, keep, sizeof keep);
             ex.parallel_for = par_for; ex.workers = -1;
             st = qmx_observer_update_exec(&o1, x[0], count, &ex);
-            CHECK(lay[l].g == QMX_PER_TENSOR ? st == QMX_OK : st == QMX_ERR_ARG,
-                  "observer: negative workers: %d", (int)st);
+            CHECK(st == QMX_ERR_ARG, "observer: negative workers: %d", (int)st);
             memcpy(s1, keep, sizeof keep);
             ex.workers = 3;
             st = qmx_observer_update_exec(&o1, x[0], count - 1, &ex);
@@ -2152,7 +2170,7 @@ static void observer_cases(void) {
             CHECK(st == QMX_ERR_NONFINITE, "observer: Inf input: %d", (int)st);
             x[1][count / 2] = 1.0f;
             CHECK(memcmp(keep, s1, sizeof keep) == 0 &&
-                      (lay[l].g == QMX_PER_TENSOR || g_pool.calls == calls0),
+                      g_pool.calls == calls0,
                   "observer layout %u, method %d: a bad call wrote or ran tasks", (unsigned)l,
                   (int)ms[m]);
             if (lay[l].g != QMX_PER_TENSOR && ms[m] >= QMX_CALIB_MOVING_MINMAX &&
@@ -2244,6 +2262,267 @@ static void histogram_cases(void) {
         }
     }
     free(x);
+}
+
+/* ---- per-tensor qmx_observer_update_exec: chunk min / max merged, the serial call's bits ---- */
+/* Batch b of n floats: mixed signs with the only min in the middle of the last chunk;
+ * non-negative with -0 entries (min +0); a NaN in the middle of the last chunk, a -Inf in the
+ * middle of the one before, a +Inf last; all +3e38 (an EMA near FLT_MAX); +3e38 with one
+ * -3e38 in the last chunk (the EMA of the min overflows, a mean-of-absmax sum overflows);
+ * mixed again with the only max first. */
+#define OBT_BATCHES 8
+static void obt_fill(float *x, size_t n, int b) {
+    size_t i, last0 = (n - 1) / QMX_TASK_ELEMS * QMX_TASK_ELEMS, late = last0 + (n - last0) / 2;
+    size_t prev = last0 >= QMX_TASK_ELEMS ? last0 - QMX_TASK_ELEMS / 2 : n / 3;
+    float s = 0.0013f * (float)(b + 1);
+    for (i = 0; i < n; i++) {
+        uint32_t h = (uint32_t)i * 2654435761u + (uint32_t)b * 40503u;
+        int v = (int)((h >> 11) % 20001u) - 10000;
+        x[i] = (float)v * s;
+        if (b == 1) x[i] = i % 7 == 3 ? -0.0f : qmx_test_bits_f32(qmx_test_f32_bits(x[i]) & 0x7FFFFFFFu);
+        if (b == 5 || b == 6) x[i] = 3.0e38f;
+    }
+    if (b == 0) x[late] = -20.0f;                           /* below every other value */
+    if (b == 2) x[late] = qmx_test_bits_f32(0x7FC00000u);   /* NaN */
+    if (b == 3) x[prev] = qmx_test_bits_f32(0xFF800000u);   /* -Inf */
+    if (b == 4) x[n - 1] = qmx_test_bits_f32(0x7F800000u);  /* +Inf */
+    if (b == 6) x[late] = -3.0e38f;
+    if (b == 7) x[0] = 1000.0f;                             /* above every other value */
+}
+static void observer_tensor_cases(void) {
+#if PAR_SMALL
+    static const size_t ns[2] = {1000, 2 * QMX_TASK_ELEMS + 5};
+#else
+    static const size_t ns[3] = {1000, 3 * QMX_TASK_ELEMS + 5,
+                                 130 * QMX_TASK_ELEMS + 77}; /* > 64 chunks: runs of 3 */
+#endif
+    /* every method; absmean with each p (the sums: pieces merged in order, one task each) */
+    enum { NM = 10 };
+    static const qmx_calib_method ms[NM] = {QMX_CALIB_ABSMAX, QMX_CALIB_MINMAX,
+                                            QMX_CALIB_MOVING_MINMAX, QMX_CALIB_MEAN_ABSMAX,
+                                            QMX_CALIB_ABSMEAN, QMX_CALIB_RMS, QMX_CALIB_FIXED,
+                                            QMX_CALIB_ABSMEAN, QMX_CALIB_ABSMEAN, QMX_CALIB_ABSMEAN};
+    static const int ps[NM] = {0, 0, 0, 0, 3, 0, 0, 1, 2, 4};
+    const size_t maxn = ns[sizeof ns / sizeof ns[0] - 1];
+    float *x = (float *)malloc(maxn * 4);
+    size_t k;
+    if (!x) { CHECK(0, "malloc"); return; }
+    for (k = 0; k < sizeof ns / sizeof ns[0]; k++) {
+        const size_t n = ns[k];
+        qmx_observer o0[NM], o1[NM][PAR_NW];
+        qmx_calib_stat s0[NM], s1[NM][PAR_NW], keep;
+        qmx_qconfig q = QMX_ZERO_INIT;
+        int m, wi, b;
+        for (m = 0; m < NM; m++) {
+            qmx_calib_config cc = QMX_ZERO_INIT;
+            cc.method = ms[m];
+            cc.p = ps[m];
+            if (ms[m] == QMX_CALIB_MOVING_MINMAX) cc.momentum = 0.3f;
+            if (ms[m] == QMX_CALIB_FIXED) { cc.lo = -2.0f; cc.hi = 3.0f; }
+            CHECK(qmx_observer_init(&o0[m], &cc, &q, n, &s0[m], 1) == QMX_OK, "init");
+            for (wi = 0; wi < PAR_NW; wi++)
+                CHECK(qmx_observer_init(&o1[m][wi], &cc, &q, n, &s1[m][wi], 1) == QMX_OK, "init");
+        }
+        for (b = 0; b < OBT_BATCHES; b++) {
+            obt_fill(x, n, b);
+            for (m = 0; m < NM; m++) {
+                qmx_status st0 = qmx_observer_update(&o0[m], x, n);
+                if (b >= 2 && b <= 4)
+                    CHECK(st0 == QMX_ERR_NONFINITE, "serial: non-finite batch %d: %d", b, (int)st0);
+                if (b == 6 && (ms[m] == QMX_CALIB_MOVING_MINMAX || ms[m] == QMX_CALIB_MEAN_ABSMAX))
+                    CHECK(st0 == QMX_ERR_NONFINITE, "serial: overflowing batch: %d", (int)st0);
+                if (b == 5 && (ms[m] == QMX_CALIB_ABSMEAN || ms[m] == QMX_CALIB_RMS))
+                    CHECK(st0 == QMX_ERR_NONFINITE, "serial: overflowing sum: %d", (int)st0);
+                for (wi = 0; wi < PAR_NW; wi++) {
+                    qmx_executor ex = QMX_ZERO_INIT;
+                    qmx_status st1;
+                    int calls0 = g_pool.calls, tasks0 = g_pool.tasks;
+                    size_t nt = (n + QMX_TASK_ELEMS - 1) / QMX_TASK_ELEMS, per = (nt + 63) / 64;
+                    int split = par_wlist[wi] > 1 && nt > 1;   /* ceil(nt / per) runs / pieces */
+                    par_workers_now = par_wlist[wi];
+                    ex.parallel_for = par_for; ex.pool = &g_pool; ex.workers = par_wlist[wi];
+                    st1 = qmx_observer_update_exec(&o1[m][wi], x, n, &ex);
+                    CHECK(g_pool.calls == calls0 + split &&
+                              g_pool.tasks == tasks0 + (split ? (int)((nt + per - 1) / per) : 0),
+                          "per tensor, n %u, method %d, %d workers: %d calls, %d tasks", (unsigned)n,
+                          (int)ms[m], par_wlist[wi], g_pool.calls - calls0, g_pool.tasks - tasks0);
+                    CHECK(st1 == st0 && memcmp(&s0[m], &s1[m][wi], sizeof s0[m]) == 0,
+                          "per tensor, n %u, method %d, batch %d, %d workers: status %d / %d, "
+                          "min %a / %a max %a / %a sum %a / %a comp %a / %a p %d", (unsigned)n,
+                          (int)ms[m], b, par_wlist[wi], (int)st1, (int)st0,
+                          (double)s1[m][wi].min, (double)s0[m].min, (double)s1[m][wi].max,
+                          (double)s0[m].max, (double)s1[m][wi].sum, (double)s0[m].sum,
+                          (double)s1[m][wi].comp, (double)s0[m].comp, ps[m]);
+                }
+            }
+        }
+        /* bad calls: a status, the record untouched, no task */
+        for (m = 0; m < NM; m++) {
+            qmx_executor ex = QMX_ZERO_INIT;
+            qmx_observer *o = &o1[m][PAR_NW - 1];
+            int calls0 = g_pool.calls;
+            keep = s1[m][PAR_NW - 1];
+            obt_fill(x, n, 2);   /* NaN: the executor's errors come first */
+            ex.parallel_for = par_for; ex.pool = &g_pool; ex.workers = -1;
+            CHECK(qmx_observer_update_exec(o, x, n, &ex) == QMX_ERR_ARG, "negative workers");
+            ex.workers = 3; ex.parallel_for = NULL;
+            CHECK(qmx_observer_update_exec(o, x, n, &ex) == QMX_ERR_NULL, "NULL parallel_for");
+            ex.parallel_for = par_for;
+            CHECK(qmx_observer_update_exec(o, x, n - 1, &ex) == QMX_ERR_SHAPE, "count");
+            CHECK(qmx_observer_update_exec(o, NULL, n, &ex) == QMX_ERR_NULL, "NULL x");
+            CHECK(memcmp(&keep, &s1[m][PAR_NW - 1], sizeof keep) == 0 && g_pool.calls == calls0,
+                  "per tensor, n %u, method %d: a bad call wrote or ran tasks", (unsigned)n,
+                  (int)ms[m]);
+        }
+    }
+    free(x);
+}
+
+/* ---- qmx_torch_histogram_update_exec: histc counted per worker, the serial histogram ---- */
+static int th_same(const qmx_torch_histogram *a, const qmx_torch_histogram *b) {
+    return a->seen == b->seen && memcmp(&a->min_val, &b->min_val, 4) == 0 &&
+           memcmp(&a->max_val, &b->max_val, 4) == 0 &&
+           memcmp(a->bins, b->bins, a->n_bins * sizeof(float)) == 0;
+}
+/* update u of sequence sq: its length and values */
+static size_t th_fill(float *x, int sq, int u) {
+    static const size_t len[2][5] = {
+        {2 * QMX_TASK_ELEMS + 123, QMX_TASK_ELEMS + 7, 3 * QMX_TASK_ELEMS + 5, 2 * QMX_TASK_ELEMS, 1000},
+        {2 * QMX_TASK_ELEMS + 1, QMX_TASK_ELEMS + 9, 2 * QMX_TASK_ELEMS + 77, 1000, 3 * QMX_TASK_ELEMS}};
+    size_t i, n = len[sq][u];
+    for (i = 0; i < n; i++) {
+        uint32_t hh = (uint32_t)i * 2654435761u + (uint32_t)(sq * 5 + u) * 97531u;
+        int v = (int)((hh >> 11) % 20001u) - 10000;   /* the same data for every worker count */
+        float r = (float)v * 0.0013f;
+        if (sq == 0) {   /* spread; inside the range (bins added); growth (combine); equal; small */
+            x[i] = u == 0 ? r : u == 1 ? r * 0.5f : u == 2 ? r * 5.0f + 3.0f : u == 3 ? 2.5f : r * 9.0f;
+        } else {         /* constant, constant again (restart), spread, spread wider, narrower */
+            x[i] = u <= 1 ? 3.0f : u == 2 ? r : u == 3 ? r * 40.0f : r * 0.25f;
+        }
+    }
+    if (sq == 0 && u == 0) x[n - 2] = -14.5f;   /* the only min, in the last chunk */
+    if (sq == 1 && u == 2) x[n - 2] = 14.5f;    /* the only max, in the last chunk */
+    return n;
+}
+static void torch_histogram_cases(void) {
+#if PAR_SMALL
+    static const size_t nbs[1] = {2047};
+    const int nsq = 2;
+#else
+    static const size_t nbs[3] = {2047, 1536, 100};   /* 2047: linspace's vector last edge */
+    const int nsq = 3;
+#endif
+    static float buf0[2 * 2048], buf1[2 * 2048], kb[2 * 2048];
+    static uint64_t hws[PAR_MAX_WORKERS * 2048];
+    const size_t maxn = 3 * QMX_TASK_ELEMS + 5;
+    float *x = (float *)malloc(maxn * 4);
+    size_t k, need = 0;
+    int wi;
+    qmx_executor ex = QMX_ZERO_INIT;
+    if (!x) { CHECK(0, "malloc"); return; }
+    CHECK(qmx_torch_histogram_exec_workspace_size(2047, NULL, &need) == QMX_OK && need == 0,
+          "workspace, no executor");
+    ex.workers = 3;
+    CHECK(qmx_torch_histogram_exec_workspace_size(2047, &ex, &need) == QMX_OK &&
+              need == 3 * 2047 * 8, "workspace, 3 workers: %u", (unsigned)need);
+    CHECK(qmx_torch_histogram_exec_workspace_size(1, &ex, &need) == QMX_ERR_SIZE, "1 bin");
+    ex.workers = -1;
+    CHECK(qmx_torch_histogram_exec_workspace_size(2047, &ex, &need) == QMX_ERR_ARG, "workers -1");
+    for (k = 0; k < sizeof nbs / sizeof nbs[0]; k++) {
+        int sq;
+        /* sequences 0 and 1 with upsample_rate 16: the cumsum of the upsampled counts (total x
+         * 16) stays below 2^24, exact in float32, so no bin goes negative; sequence 2 (upsample
+         * 128, torch's default, and 6 updates) also goes past 2^24: the combine's float32 cumsum
+         * then leaves bins of -1/128 (2047 bins: 222 after update 4, as torch 1.13 does), and
+         * update 5 runs over them (QMX_OK, as torch): the executor must give the same state */
+        for (sq = 0; sq < nsq; sq++)   /* PAR_SMALL: sequences 0 and 1 */
+            for (wi = 0; wi < PAR_NW; wi++) {
+                qmx_torch_histogram h0, h1;
+                int u, w = par_wlist[wi], calls0, from_neg = 0;
+                uint32_t ur = sq == 2 ? 128u : 16u;
+                qmx_status st0, st1;
+                par_workers_now = w;
+                ex.parallel_for = par_for; ex.pool = &g_pool; ex.workers = w;
+                CHECK(qmx_torch_histogram_exec_workspace_size(nbs[k], &ex, &need) == QMX_OK &&
+                          need == (w > 1 ? (size_t)w * nbs[k] * 8 : 0), "workspace");
+                CHECK(qmx_torch_histogram_init(&h0, buf0, sizeof buf0 / 4, nbs[k], ur) == QMX_OK &&
+                          qmx_torch_histogram_init(&h1, buf1, sizeof buf1 / 4, nbs[k], ur) == QMX_OK,
+                      "torch histogram init");
+                for (u = 0; u < (sq == 2 ? 6 : 5); u++) {
+                    size_t n = th_fill(x, sq == 2 ? 0 : sq, u % 5), b;
+                    for (b = 0; b < nbs[k] && !from_neg; b++) from_neg = h0.bins[b] < 0.0f;
+                    st0 = qmx_torch_histogram_update(&h0, x, n);
+                    st1 = qmx_torch_histogram_update_exec(&h1, x, n, &ex, hws, need);
+                    CHECK(st0 == QMX_OK && st1 == st0 && th_same(&h0, &h1),
+                          "torch histogram %u bins, sequence %d, update %d, %d workers: %d / %d, "
+                          "min %a / %a, max %a / %a", (unsigned)nbs[k], sq, u, w, (int)st1,
+                          (int)st0, (double)h1.min_val, (double)h0.min_val,
+                          (double)h1.max_val, (double)h0.max_val);
+                }
+                CHECK(from_neg == (sq == 2 && nbs[k] == 2047),
+                      "torch histogram %u bins, sequence %d: an update over negative bins: %d",
+                      (unsigned)nbs[k], sq, from_neg);
+                if (sq == 2) continue;
+                /* bad calls: a status, the histogram untouched, no task (but the NaN scan) */
+                memcpy(kb, buf1, nbs[k] * 4);
+                st1 = qmx_torch_histogram_update_exec(&h1, x, 0, &ex, hws, need);
+                CHECK(st1 == QMX_ERR_SIZE, "torch histogram: n 0: %d", (int)st1);
+                x[maxn - 3] = qmx_test_bits_f32(0x7FC00000u);   /* NaN in the last chunk */
+                st1 = qmx_torch_histogram_update_exec(&h1, x, maxn, &ex, hws, need);
+                CHECK(st1 == QMX_ERR_NONFINITE, "torch histogram: NaN: %d", (int)st1);
+                calls0 = g_pool.calls;
+                if (w > 1) {
+                    st1 = qmx_torch_histogram_update_exec(&h1, x, maxn, &ex, hws, need - 1);
+                    CHECK(st1 == QMX_ERR_BUFFER_TOO_SMALL, "torch histogram: 1 byte short: %d",
+                          (int)st1);
+                    st1 = qmx_torch_histogram_update_exec(&h1, x, maxn, &ex, NULL, need);
+                    CHECK(st1 == QMX_ERR_NULL, "torch histogram: NULL workspace: %d", (int)st1);
+                    st1 = qmx_torch_histogram_update_exec(&h1, x, maxn, &ex,
+                                                          (unsigned char *)hws + 4, need);
+                    CHECK(st1 == QMX_ERR_ARG, "torch histogram: misaligned workspace: %d",
+                          (int)st1);
+                    ex.parallel_for = NULL;
+                    st1 = qmx_torch_histogram_update_exec(&h1, x, maxn, &ex, hws, need);
+                    CHECK(st1 == QMX_ERR_NULL, "torch histogram: NULL parallel_for: %d", (int)st1);
+                    ex.parallel_for = par_for; ex.workers = -1;
+                    st1 = qmx_torch_histogram_update_exec(&h1, x, maxn, &ex, hws, need);
+                    CHECK(st1 == QMX_ERR_ARG, "torch histogram: negative workers: %d", (int)st1);
+                    h1.work = NULL;
+                    st1 = qmx_torch_histogram_update_exec(&h1, x, maxn, &ex, hws, need);
+                    CHECK(st1 == QMX_ERR_NULL, "torch histogram: NULL work: %d", (int)st1);
+                    h1.work = buf1 + nbs[k];
+                }
+                CHECK(th_same(&h0, &h1) && memcmp(kb, buf1, nbs[k] * 4) == 0 &&
+                          g_pool.calls == calls0,
+                      "torch histogram %u bins, %d workers: a bad call wrote or ran tasks",
+                      (unsigned)nbs[k], w);
+            }
+    }
+    free(x);
+#if !PAR_SMALL
+    {   /* one bin past 2^24: the serial + 1.0f stops at 2^24, the integer counts are saturated */
+        const size_t n = ((size_t)1 << 24) + 5;
+        float *y = (float *)malloc(n * 4);
+        qmx_torch_histogram h0, h1;
+        size_t i;
+        if (!y) { CHECK(0, "malloc"); return; }
+        /* bin 0: 2^24 + 3 values (the serial float count: 2^24; (float)(2^24 + 3) would be
+         * 2^24 + 4), the last bin 2 */
+        for (i = 0; i < n; i++) y[i] = i < 2 ? 7.25f : 7.0f;
+        CHECK(qmx_torch_histogram_init(&h0, buf0, sizeof buf0 / 4, 2048, 128) == QMX_OK &&
+                  qmx_torch_histogram_init(&h1, buf1, sizeof buf1 / 4, 2048, 128) == QMX_OK,
+              "torch histogram init");
+        par_workers_now = 4;
+        ex.parallel_for = par_for; ex.pool = &g_pool; ex.workers = 4;
+        CHECK(qmx_torch_histogram_exec_workspace_size(2048, &ex, &need) == QMX_OK, "workspace");
+        CHECK(qmx_torch_histogram_update(&h0, y, n) == QMX_OK &&
+                  qmx_torch_histogram_update_exec(&h1, y, n, &ex, hws, need) == QMX_OK &&
+                  th_same(&h0, &h1) && h0.bins[0] == 16777216.0f,
+              "torch histogram, 2^24 + 5 values: bin 0 %a / %a", (double)h1.bins[0],
+              (double)h0.bins[0]);
+        free(y);
+    }
+#endif
 }
 
 /* ---- KV-cache attention decode: a task per KV head (its query group) ---- */
@@ -2494,6 +2773,248 @@ static void kv_cases(void) {
         }
 }
 
+/* ---- KV-cache attention decode split over token tiles (opts.token_split) ----
+ * Per format (kv_fmts) and shape: token_split 64, 128 and one >= the context; the serial call
+ * is the reference; the executor on 1..8 workers, range calls (single tasks shuffled, uneven
+ * runs of tasks on threads) followed by the combine: bit for bit; a split >= the visible
+ * length: the token_split = 0 bits; bad calls: a status, nothing written. */
+typedef struct kvs_job {
+    const qmx_kv_cache *c;
+    const float *q;
+    size_t nh, pbytes, slice;
+    const qmx_kv_attn_opts *o;
+    float *part;
+    const size_t *cut;   /* range k: tasks [cut[k], cut[k + 1]) */
+    unsigned char bad[PAR_MAX_WORKERS];
+} kvs_job;
+static void kvs_task(void *arg, int k, int worker) {
+    kvs_job *j = (kvs_job *)arg;
+    if (qmx_kv_attention_split_run(j->c, j->q, j->nh, j->o, j->part, j->pbytes, j->cut[k],
+                                   j->cut[k + 1], g_ws + (size_t)worker * j->slice,
+                                   j->slice) != QMX_OK)
+        j->bad[worker] = 1;
+}
+
+static void kv_split_cases(void) {
+    static const size_t shapes[][2] = {{1, 4}, {3, 1}, {2, 2}}; /* kv, g */
+    const int *workers = par_wlist;
+    const size_t d = PAR_SMALL ? 32 : 64, N = PAR_SMALL ? 70 : 140;
+    const size_t splits[3] = {64, 128, 256};
+    size_t f, s, k;
+    for (f = 0; f < sizeof kv_fmts / sizeof kv_fmts[0]; f++)
+        for (s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+            const kv_fmt *F = &kv_fmts[f];
+            size_t nkv = shapes[s][0], g = shapes[s][1], nh = nkv * g, sb = 0, ws0 = 0, tws = 0;
+            size_t ob = nh * d * 4, wsx = 0, vis = F->window && F->window < N ? F->window : N;
+            qmx_kv_config cfg = QMX_ZERO_INIT;
+            qmx_kv_cache c;
+            qmx_executor ex = QMX_ZERO_INIT;
+            float *kv = NULL, *q = NULL, *part = NULL;
+            unsigned char *o0 = NULL;
+            void *storage = NULL;
+            qmx_status st;
+            cfg.capacity = N + 3; cfg.n_kv_heads = nkv; cfg.head_dim = d;
+            cfg.k_dtype = F->k; cfg.v_dtype = F->v; cfg.k_axis = F->kax; cfg.v_axis = F->vax;
+            cfg.rotate = F->rotate;
+            if (F->kax == QMX_KV_BLOCK && F->vax == QMX_KV_BLOCK) cfg.block_scale = QMX_KV_SCALE_F16;
+            CHECK(qmx_kv_cache_storage_size(&cfg, &sb) == QMX_OK, "kvs %s: storage", kv_fmt_name[f]);
+            storage = malloc(sb);
+            kv = (float *)malloc(2 * N * nkv * d * sizeof(float));
+            q = (float *)malloc(nh * d * sizeof(float));
+            o0 = (unsigned char *)malloc(ob);
+            part = (float *)malloc(g_ws_bytes / 4);
+            if (!storage || !kv || !q || !o0 || !part) {
+                CHECK(0, "malloc");
+                free(storage); free(kv); free(q); free(o0); free(part);
+                return;
+            }
+            kv_fill(kv, 2 * N * nkv * d, 0.003f);
+            kv_fill(q, nh * d, 0.004f);
+            CHECK(qmx_kv_cache_init(&c, &cfg, storage, sb) == QMX_OK &&
+                      qmx_kv_cache_append(&c, kv, kv + N * nkv * d, N) == QMX_OK,
+                  "kvs %s: init / append", kv_fmt_name[f]);
+            {   /* the token_split = 0 reference */
+                qmx_kv_attn_opts oz = QMX_ZERO_INIT;
+                oz.float_query = F->float_query; oz.window = F->window;
+                CHECK(qmx_kv_attention_workspace_size(&cfg, nh, &ws0) == QMX_OK &&
+                          qmx_kv_attention(&c, q, nh, &oz, (float *)(void *)o0, g_ws, ws0) == QMX_OK,
+                      "kvs %s: token_split 0", kv_fmt_name[f]);
+            }
+            for (k = 0; k < 3; k++) {
+                size_t T = splits[k], ns = vis / T + (vis % T != 0), nt = 0, pb = 0, t, wsr = 0;
+                qmx_kv_attn_opts o = QMX_ZERO_INIT;
+                int wi, calls0;
+                o.float_query = F->float_query; o.window = F->window; o.token_split = T;
+                CHECK(qmx_kv_attention_split_workspace_size(&cfg, nh, &o, &wsr) == QMX_OK &&
+                          wsr <= g_ws_bytes &&
+                          qmx_kv_attention_task_workspace_size(&cfg, nh, &tws) == QMX_OK &&
+                          tws * PAR_MAX_WORKERS <= g_ws_bytes &&
+                          qmx_kv_attention_split_tasks(&c, nh, &o, &nt) == QMX_OK &&
+                          nt == nkv * ns &&
+                          qmx_kv_attention_split_partials_size(&c, nh, &o, &pb) == QMX_OK &&
+                          pb == nt * g * (d + 2) * 4 && pb <= g_ws_bytes / 4 && ob <= g_out_bytes,
+                      "kvs %s %ux%u T %u: sizes (tasks %u)", kv_fmt_name[f], (unsigned)nkv,
+                      (unsigned)g, (unsigned)T, (unsigned)nt);
+                out_fill(g_ref, ob);
+                st = qmx_kv_attention(&c, q, nh, &o, (float *)(void *)g_ref, g_ws + 1, wsr);
+                CHECK_EQ_INT(st, QMX_OK, "kvs %s %ux%u T %u: serial", kv_fmt_name[f],
+                             (unsigned)nkv, (unsigned)g, (unsigned)T);
+                if (ns == 1)   /* one split: f = qmx_kv_exp(0) = 1, the unsplit bits */
+                    CHECK(memcmp(g_ref, o0, ob) == 0, "kvs %s %ux%u T %u >= %u visible: differs "
+                          "from token_split 0", kv_fmt_name[f], (unsigned)nkv, (unsigned)g,
+                          (unsigned)T, (unsigned)vis);
+                /* serial workspace one byte short */
+                out_fill(g_out, ob);
+                st = qmx_kv_attention(&c, q, nh, &o, (float *)(void *)g_out, g_ws, wsr - 1);
+                CHECK(st == QMX_ERR_BUFFER_TOO_SMALL && all_a5(g_out, ob),
+                      "kvs %s: serial workspace one byte short: %d", kv_fmt_name[f], (int)st);
+                for (wi = 0; wi < PAR_NW; wi++) {   /* through the executor */
+                    ex.parallel_for = par_for; ex.pool = &g_pool; ex.workers = workers[wi];
+                    par_workers_now = workers[wi];
+                    o.executor = &ex;
+                    CHECK(qmx_kv_attention_split_workspace_size(&cfg, nh, &o, &wsx) == QMX_OK &&
+                              wsx <= g_ws_bytes && (workers[wi] >= 2 || wsx == wsr),
+                          "kvs %s: workspace, %d workers", kv_fmt_name[f], workers[wi]);
+                    out_fill(g_out, ob);
+                    calls0 = g_pool.calls;
+                    st = qmx_kv_attention(&c, q, nh, &o, (float *)(void *)g_out, g_ws + 7, wsx);
+                    CHECK(st == QMX_OK && memcmp(g_out, g_ref, ob) == 0,
+                          "kvs %s %ux%u T %u, %d workers: status %d, differs from the serial call",
+                          kv_fmt_name[f], (unsigned)nkv, (unsigned)g, (unsigned)T, workers[wi],
+                          (int)st);
+                    CHECK(g_pool.calls == calls0 + (workers[wi] >= 2 && nt >= 2),
+                          "kvs %s, %d workers: %d parallel_for calls", kv_fmt_name[f],
+                          workers[wi], g_pool.calls - calls0);
+                    if (workers[wi] >= 2) {   /* one byte short: a status, out untouched */
+                        out_fill(g_out, ob);
+                        st = qmx_kv_attention(&c, q, nh, &o, (float *)(void *)g_out, g_ws, wsx - 1);
+                        CHECK(st == QMX_ERR_BUFFER_TOO_SMALL && all_a5(g_out, ob) &&
+                                  g_pool.calls == calls0 + (nt >= 2),
+                              "kvs %s, %d workers: workspace one byte short: %d", kv_fmt_name[f],
+                              workers[wi], (int)st);
+                    }
+                }
+                o.executor = NULL;
+                for (wi = 0; wi < PAR_NW; wi++) {   /* uneven runs of tasks on 1..8 threads */
+                    kvs_job j;
+                    size_t cut[66], nr = 0, at = 0;   /* nt <= 9 here */
+                    int bad = 0, w;
+                    memset(&j, 0, sizeof j);
+                    cut[0] = 0;
+                    while (at < nt) {   /* runs of 1..3 tasks, a last empty run */
+                        at += 1 + qmx_test_rand() % 3u;
+                        if (at > nt) at = nt;
+                        cut[++nr] = at;
+                    }
+                    cut[nr + 1] = nt;
+                    nr++;
+                    j.c = &c; j.q = q; j.nh = nh; j.o = &o; j.part = part; j.pbytes = pb;
+                    j.cut = cut; j.slice = tws;
+                    par_workers_now = workers[wi];
+                    memset(part, 0, pb);
+                    out_fill(g_out, ob);
+                    par_for(&g_pool, (int)nr, kvs_task, &j);
+                    for (w = 0; w < PAR_MAX_WORKERS; w++) bad |= j.bad[w];
+                    st = qmx_kv_attention_split_combine(&c, nh, &o, part, pb,
+                                                        (float *)(void *)g_out);
+                    CHECK(!bad && st == QMX_OK && memcmp(g_out, g_ref, ob) == 0,
+                          "kvs %s %ux%u T %u: range calls on %d threads + combine differ (%d)",
+                          kv_fmt_name[f], (unsigned)nkv, (unsigned)g, (unsigned)T, workers[wi],
+                          (int)st);
+                }
+                /* single tasks in a shuffled order, the exact task workspace at an odd address */
+                memset(part, 0, pb);
+                out_fill(g_out, ob);
+                par_shuffle(par_order, (int)nt);
+                for (t = 0, st = QMX_OK; t < nt && st == QMX_OK; t++)
+                    st = qmx_kv_attention_split_run(&c, q, nh, &o, part, pb, (size_t)par_order[t],
+                                                    (size_t)par_order[t] + 1, g_ws + 3, tws);
+                if (st == QMX_OK)
+                    st = qmx_kv_attention_split_combine(&c, nh, &o, part, pb,
+                                                        (float *)(void *)g_out);
+                CHECK(st == QMX_OK && memcmp(g_out, g_ref, ob) == 0,
+                      "kvs %s %ux%u T %u: shuffled single tasks + combine: %d", kv_fmt_name[f],
+                      (unsigned)nkv, (unsigned)g, (unsigned)T, (int)st);
+                /* bad calls: a status each, nothing written, no task run */
+                {
+                    size_t nb = 0;
+                    float *p2 = part + pb / 4;   /* a second, poisoned partials buffer */
+                    qmx_kv_attn_opts ob2 = o;
+                    memset(p2, 0xA5, pb);
+                    out_fill(g_out, ob);
+                    calls0 = g_pool.calls;
+                    CHECK(qmx_kv_attention_split_run(&c, q, nh, &o, p2, pb, 0, nt + 1, g_ws, tws) ==
+                              QMX_ERR_ARG, "kvs: range past the tasks");
+                    CHECK(qmx_kv_attention_split_run(&c, q, nh, &o, p2, pb, nt, nt - 1, g_ws, tws) ==
+                              QMX_ERR_ARG, "kvs: reversed range");
+                    CHECK(qmx_kv_attention_split_run(&c, q, nh, &o, p2, pb - 1, 0, nt, g_ws, tws) ==
+                              QMX_ERR_BUFFER_TOO_SMALL, "kvs: partials one byte short");
+                    CHECK(qmx_kv_attention_split_run(&c, q, nh, &o, p2, pb, 0, nt, g_ws, tws - 1) ==
+                              QMX_ERR_BUFFER_TOO_SMALL, "kvs: task workspace one byte short");
+                    CHECK(qmx_kv_attention_split_run(&c, NULL, nh, &o, p2, pb, 0, nt, g_ws, tws) ==
+                              QMX_ERR_NULL &&
+                              qmx_kv_attention_split_run(&c, q, nh, &o, NULL, pb, 0, nt, g_ws, tws) ==
+                              QMX_ERR_NULL &&
+                              qmx_kv_attention_split_run(&c, q, nh, NULL, p2, pb, 0, nt, g_ws, tws) ==
+                              QMX_ERR_NULL, "kvs: NULL run arguments");
+                    CHECK(qmx_kv_attention_split_combine(&c, nh, &o, part, pb - 1,
+                                                         (float *)(void *)g_out) ==
+                              QMX_ERR_BUFFER_TOO_SMALL &&
+                              qmx_kv_attention_split_combine(&c, nh, &o, NULL, pb,
+                                                             (float *)(void *)g_out) == QMX_ERR_NULL &&
+                              qmx_kv_attention_split_combine(&c, nh, &o, part, pb, NULL) ==
+                              QMX_ERR_NULL,
+                          "kvs: combine, partials one byte short / NULL");
+                    /* a partials buffer no task wrote (0xA5: S is negative) */
+                    CHECK(qmx_kv_attention_split_combine(&c, nh, &o, p2, pb,
+                                                         (float *)(void *)g_out) == QMX_ERR_ARG,
+                          "kvs: combine of unwritten partials");
+                    ob2.token_split = 32;
+                    CHECK(qmx_kv_attention(&c, q, nh, &ob2, (float *)(void *)g_out, g_ws,
+                                           g_ws_bytes) == QMX_ERR_ARG &&
+                              qmx_kv_attention_split_tasks(&c, nh, &ob2, &nb) == QMX_ERR_ARG &&
+                              qmx_kv_attention_split_workspace_size(&cfg, nh, &ob2, &nb) ==
+                              QMX_ERR_ARG &&
+                              qmx_kv_attention_split_run(&c, q, nh, &ob2, p2, pb, 0, 1, g_ws,
+                                                         tws) == QMX_ERR_ARG &&
+                              qmx_kv_attention_split_combine(&c, nh, &ob2, part, pb,
+                                                             (float *)(void *)g_out) == QMX_ERR_ARG,
+                          "kvs: token_split 32");
+                    ob2.token_split = 65;
+                    CHECK(qmx_kv_attention(&c, q, nh, &ob2, (float *)(void *)g_out, g_ws,
+                                           g_ws_bytes) == QMX_ERR_ARG &&
+                              qmx_kv_attention_split_partials_size(&c, nh, &ob2, &nb) == QMX_ERR_ARG,
+                          "kvs: token_split 65");
+                    ob2.token_split = 0;   /* the range calls need a split */
+                    CHECK(qmx_kv_attention_split_tasks(&c, nh, &ob2, &nb) == QMX_ERR_ARG &&
+                              qmx_kv_attention_split_run(&c, q, nh, &ob2, p2, pb, 0, 1, g_ws,
+                                                         tws) == QMX_ERR_ARG,
+                          "kvs: range calls with token_split 0");
+                    ob2.token_split = T;
+                    ex.parallel_for = NULL; ex.workers = 2; ob2.executor = &ex;
+                    CHECK(qmx_kv_attention(&c, q, nh, &ob2, (float *)(void *)g_out, g_ws,
+                                           g_ws_bytes) == QMX_ERR_NULL,
+                          "kvs: NULL parallel_for");
+                    ex.parallel_for = par_for; ex.workers = -1;
+                    CHECK(qmx_kv_attention(&c, q, nh, &ob2, (float *)(void *)g_out, g_ws,
+                                           g_ws_bytes) == QMX_ERR_ARG &&
+                              qmx_kv_attention_split_workspace_size(&cfg, nh, &ob2, &nb) ==
+                              QMX_ERR_ARG, "kvs: negative workers");
+                    ex.workers = 2; ob2.causal_len = N + 1;   /* past the appended tokens */
+                    CHECK(qmx_kv_attention(&c, q, nh, &ob2, (float *)(void *)g_out, g_ws,
+                                           g_ws_bytes) == QMX_ERR_ARG &&
+                              qmx_kv_attention_split_combine(&c, nh, &ob2, part, pb,
+                                                             (float *)(void *)g_out) == QMX_ERR_ARG,
+                          "kvs: causal_len past the tokens");
+                    CHECK(all_a5(g_out, ob) && all_a5(p2, pb) && g_pool.calls == calls0,
+                          "kvs %s %ux%u T %u: a bad call wrote or ran tasks", kv_fmt_name[f],
+                          (unsigned)nkv, (unsigned)g, (unsigned)T);
+                }
+            }
+            free(storage); free(kv); free(q); free(o0); free(part);
+        }
+}
+
 int main(void) {
     size_t i;
     qmx_test_seed(0x9A7A11E1u);
@@ -2581,8 +3102,14 @@ int main(void) {
     observer_cases();
     QMX_TEST_CASE("qmx_histogram_update_exec: counts per worker, the serial histogram");
     histogram_cases();
+    QMX_TEST_CASE("per-tensor qmx_observer_update_exec: chunk min / max merged, same records");
+    observer_tensor_cases();
+    QMX_TEST_CASE("qmx_torch_histogram_update_exec: histc per worker, the serial histogram");
+    torch_histogram_cases();
     QMX_TEST_CASE("qmx_kv_attention: a task per KV head, executor and range calls, same bits");
     kv_cases();
+    QMX_TEST_CASE("qmx_kv_attention token_split: serial, executor, split range calls + combine, same bits");
+    kv_split_cases();
 
     QMX_TEST_CASE("K past the accumulator bound: QMX_ERR_OVERFLOW before any task");
     {

@@ -21,7 +21,9 @@ by a generator the C test repeats (lcg()), large enough that the float32 compari
 with the Python-float thresholds decides the search. Then 44 sequences (sequences_npot, named
 np*) with bin counts that are not powers of two (NPOT_BINS), upsample rates 1..256, values on
 grids that sit on histc's bin edges, batches whose linspace last edge is off the max, and lcg
-batches.
+batches. Then 4 sequences (sequences_neg, named neg*) of 6 to 8 lcg batches with repeated range
+growths, where torch's bins go negative (see sequences_neg) and the observer carries on: more
+growths and plain adds over the negative bins, then calculate_qparams.
 
 A second file, tests/data/calib_torch_histc.txt, checks torch.histc on its own (histc_cases):
 480 calls with bin counts 1..4096 and values on, next to and between the bin edges. torch's
@@ -187,6 +189,26 @@ def sequences_npot():
     return seqs
 
 
+def sequences_neg():
+    """Sequences whose bins go negative in torch (and stay so through further batches). Once a
+    combine made counts fractional (an old bin split between two new ones) and the upsampled
+    cumsum (about total x upsample_rate) is past 2^24, _combine_histograms subtracts the float32
+    rounding of the previous cumsum from the exact float64 one, and a bin where the new batch
+    adds nothing gets a small negative count (-1/128 or -1/64 and, after more growths, other
+    negative values). torch keeps such bins in later combines, plain adds and the parameter
+    search. Each sequence: growths by about 2x (lcg shifts going down), growths over bins that
+    are already negative, and (but for neg2047_grow8) batches inside the range (the plain add).
+    cases() asserts that every neg* sequence has negative bins 2 batches before its end."""
+    seqs = []
+    for name, bins, ups, shifts in (("neg2048", 2048, 128, [22, 21, 20, 21, 19, 18, 19]),
+                                     ("neg2047", 2047, 128, [20, 21, 19, 18, 20, 17, 16]),
+                                     ("neg1000_up256", 1000, 256, [21, 20, 19, 18, 17, 19]),
+                                     ("neg2047_grow8", 2047, 128, [23, 22, 21, 20, 19, 18, 17, 16])):
+        base = 200 + 10 * len(seqs)
+        seqs.append((name, bins, ups, [("lcg", base + k, 100000, sh) for k, sh in enumerate(shifts)]))
+    return seqs
+
+
 def histc_cases(torch):
     """torch.histc on its own: (bins, min, max, data) with data at, next to and between bin
     edges: lo + k * (hi - lo) / bins in double rounded to float32 and 1 or 2 ulp either side,
@@ -307,10 +329,12 @@ def cases():
            "# qp DTYPE QSCHEME REDUCE_RANGE QMIN QMAX SCALE ZP NEW_MIN NEW_MAX",
            "#   QMIN QMAX 0 0 = torch's default range; NEW_MIN NEW_MAX from _non_linear_param_search",
            "# end",
-           "# the cases named np* (sequences_npot) have bin counts that are not powers of two"]
-    for name, bins, ups, batches in sequences() + sequences_npot():
+           "# the cases named np* (sequences_npot) have bin counts that are not powers of two",
+           "# the cases named neg* (sequences_neg) reach negative bins (torch's float32 cumsum in the combine)"]
+    for name, bins, ups, batches in sequences() + sequences_npot() + sequences_neg():
         obs = [observer(O, torch, bins, ups, c) for c in CONFIGS]
         out.append("case %s %d %d %d" % (name, bins, ups, len(batches)))
+        neg = []
         for x in batches:
             if isinstance(x, tuple):
                 out.append("lcg %d %d %d" % x[1:])
@@ -325,6 +349,9 @@ def cases():
             hs = {fnv64(ob.histogram.numpy()) for ob in obs}
             assert len(hs) == 1, "observers disagree on the histogram"
             out.append("hist %016x" % hs.pop())
+            neg.append(int((obs[0].histogram < 0).sum()))
+        if name.startswith("neg"):   # negative bins, then at least two more batches over them
+            assert neg[-3] > 0 and neg[-1] > 0, "%s: negative bins %s" % (name, neg)
         for cfg, ob in zip(CONFIGS, obs):
             s, zp = ob.calculate_qparams()
             nmin, nmax = ob._non_linear_param_search()
