@@ -39,6 +39,7 @@ help:
 	@echo "  test-sanitize    every test on the host with ASan + UBSan"
 	@echo "  test-tsan        tests/test_parallel.c (tasks on real threads) under ThreadSanitizer"
 	@echo "  test-valgrind    every test on the host under valgrind memcheck (AVX2 build)"
+	@echo "  test-builds      test-sanitize, test-valgrind, test-targets and test-tsan in one job pool (CI)"
 	@echo "  test-exhaustive  tests/exhaustive/run.sh (long-running exhaustive checks)"
 	@echo "  check-headers    each header alone as C99 (SIMD and scalar), C++11 and freestanding Cortex-M"
 	@echo "  bench            quantize/dequantize throughput vs read stream and memcpy, 64 MiB and"
@@ -118,27 +119,40 @@ test: examples
 	    "cxx host-c++" \
 	    "fpcontract host -std=gnu99 -O3 -ffp-contract=fast"
 
-# The cross targets only: the host builds (native, scalar, C++, contracted) are `make test`'s.
-test-targets:
-	@tools/test_matrix.sh --parallel 2 --title "make test-targets" \
-	    $(foreach t,$(CROSS_TARGETS),"$(t) $(t)")
-
-test-sanitize:
-	@UBSAN_OPTIONS=print_stacktrace=1 tools/test_matrix.sh --title "make test-sanitize" \
-	    "sanitize host -fsanitize=address,undefined -fno-sanitize-recover=all -g -O1"
-
+# The configurations of the goals below; `make test-builds` runs them all in one pool.
+CFG_SANITIZE := "sanitize UBSAN_OPTIONS=print_stacktrace=1 host -fsanitize=address,undefined \
+                 -fno-sanitize-recover=all -g -O1"
 # The range-split kernels on real threads (tests/test_parallel.c: pthreads, which glibc >= 2.34
 # keeps in libc, so no -pthread flag is needed) under ThreadSanitizer.
-.PHONY: test-tsan
-test-tsan:
-	@TSAN_OPTIONS=halt_on_error=1 tools/test_matrix.sh --title "make test-tsan" \
-	    "tsan TESTS=tests/test_parallel.c host -fsanitize=thread -g -O1"
-
+CFG_TSAN     := "tsan TSAN_OPTIONS=halt_on_error=1 TESTS=tests/test_parallel.c host -fsanitize=thread -g -O1"
 # Valgrind 3.19 (Debian 12) decodes AVX2 but not AVX-512: this build targets x86-64-v3.
 # QMX_TEST_VALGRIND: the tests whose sweeps are long take their cross-target sizes.
+CFG_VALGRIND := "valgrind HOST_MARCH=-march=x86-64-v3 HOST_RUNNER=tools/valgrind.sh host -g -O1 \
+                 -DQMX_TEST_VALGRIND"
+# The cross targets only: the host builds (native, scalar, C++, contracted) are `make test`'s.
+CFG_TARGETS  := $(foreach t,$(CROSS_TARGETS),"$(t) $(t)")
+
+test-targets:
+	@tools/test_matrix.sh --parallel 2 --title "make test-targets" $(CFG_TARGETS)
+
+test-sanitize:
+	@tools/test_matrix.sh --title "make test-sanitize" $(CFG_SANITIZE)
+
+.PHONY: test-tsan test-builds
+test-tsan:
+	@tools/test_matrix.sh --title "make test-tsan" $(CFG_TSAN)
+
 test-valgrind:
-	@tools/test_matrix.sh --title "make test-valgrind" \
-	    "valgrind HOST_MARCH=-march=x86-64-v3 HOST_RUNNER=tools/valgrind.sh host -g -O1 -DQMX_TEST_VALGRIND"
+	@tools/test_matrix.sh --title "make test-valgrind" $(CFG_VALGRIND)
+
+# test-sanitize, test-valgrind, test-targets and test-tsan as one job pool (what .ci/run runs):
+# 2 programs at a time over all of them, so that no job slot idles at a goal's end. The longest
+# configurations start first (TSan's one program beside them); the RVV VLENs 256 / 512 after 128, whose builds they reuse
+# (TARGET_BUILD_CACHE).
+test-builds:
+	@tools/test_matrix.sh --parallel 2 --title "make test-builds" $(CFG_VALGRIND) $(CFG_SANITIZE) $(CFG_TSAN) \
+	    $(foreach t,cortex-m3 riscv64-rvv128 ppc s390x aarch64 cortex-m4 armhf cortex-m55 aarch64-v8a \
+	                riscv64 i386 riscv64-rvv256 riscv64-rvv512,"$(t) $(t)")
 
 test-exhaustive:
 	@if [ -f tests/exhaustive/run.sh ]; then \
