@@ -11524,25 +11524,34 @@ static qmx_status qmx__kv_task(const qmx_kv_cache *c, size_t h, const float *q, 
     return QMX_OK;
 }
 
+static qmx_status qmx__kv_split_task(const qmx_kv_cache *c, size_t t, size_t ns, size_t T,
+                                     const float *q, size_t g, size_t lo, size_t hi, float isd,
+                                     int use_int, void *ws, float *rec);   /* (TOKEN SPLIT) */
+/* A decode through an executor: unsplit (T = 0: task h = KV head h, into its rows of the staged
+ * output) or split (task t = h * ns + s, into its record of the partials). */
 typedef struct qmx__kv_job {
     const qmx_kv_cache *c;
     const float *q;
-    float *stage;            /* the staged output [n_heads][d] */
+    float *dst;              /* T = 0: the staged output [n_heads][d]; else the records [nt][rec] */
     unsigned char *status;   /* per task: 0 not run, 1 failed, 2 done (a byte each: no race) */
     unsigned char *slices;   /* workers x slice bytes */
-    size_t slice, g, lo, hi, nt;
+    size_t slice, g, lo, hi, nt, ns, T, rec;
     float isd;
     int use_int, workers;
 } qmx__kv_job;
 
 static void qmx__kv_xtask(void *arg, int task, int worker) {
     const qmx__kv_job *j = (const qmx__kv_job *)arg;
-    size_t h = (size_t)task;
+    size_t t = (size_t)task;
+    unsigned char *slice;
     /* outside the executor contract: not run (its status stays 0: QMX_ERR_ARG) */
-    if (task < 0 || h >= j->nt || worker < 0 || worker >= j->workers) return;
-    j->status[h] = qmx__kv_task(j->c, h, j->q, j->g, j->lo, j->hi, j->isd, j->use_int,
-                                j->slices + (size_t)worker * j->slice,
-                                j->stage + h * j->g * j->c->cfg.head_dim) == QMX_OK ? 2 : 1;
+    if (task < 0 || t >= j->nt || worker < 0 || worker >= j->workers) return;
+    slice = j->slices + (size_t)worker * j->slice;
+    j->status[t] = (j->T ? qmx__kv_split_task(j->c, t, j->ns, j->T, j->q, j->g, j->lo, j->hi,
+                                              j->isd, j->use_int, slice, j->dst + t * j->rec)
+                         : qmx__kv_task(j->c, t, j->q, j->g, j->lo, j->hi, j->isd, j->use_int,
+                                        slice, j->dst + t * j->g * j->c->cfg.head_dim))
+                   == QMX_OK ? 2 : 1;
 }
 
 /* The decode through an executor (workers >= 2 or < 0), the call's arguments checked: the
@@ -11567,10 +11576,11 @@ static qmx_status qmx__kv_attend_x(const qmx_kv_cache *c, const float *q, size_t
     if (st != QMX_OK) return st;
     b += (64u - ((size_t)((uintptr_t)b & 63u))) & 63u;
     j.c = c; j.q = q; j.nt = nt; j.workers = ex->workers;
+    j.ns = 1; j.T = 0; j.rec = 0;
     j.g = n_heads / nt;
     j.isd = qmx__kv_isd(n, o);
     j.use_int = !o->float_query;
-    j.stage = (float *)(void *)b;
+    j.dst = (float *)(void *)b;
     j.status = b + qmx__k_r64(4 * n_heads * d);
     j.slices = j.status + qmx__k_r64(nt);
     for (i = 0; i < nt; i++) j.status[i] = 0;
@@ -11578,7 +11588,7 @@ static qmx_status qmx__kv_attend_x(const qmx_kv_cache *c, const float *q, size_t
     else ex->parallel_for(ex->pool, (int)nt, qmx__kv_xtask, &j);
     for (i = 0; i < nt; i++)
         if (j.status[i] != 2) return j.status[i] == 1 ? QMX_ERR_NONFINITE : QMX_ERR_ARG;
-    for (i = 0; i < n_heads * d; i++) out[i] = j.stage[i];
+    for (i = 0; i < n_heads * d; i++) out[i] = j.dst[i];
     return QMX_OK;
 }
 
@@ -11680,27 +11690,6 @@ QMX__KV_STRICT static void qmx__kv_split_combine(const qmx_kv_config *n, size_t 
     }
 }
 
-typedef struct qmx__kv_sjob {
-    const qmx_kv_cache *c;
-    const float *q;
-    float *part;             /* the records [nt][rec] */
-    unsigned char *status;   /* per task: 0 not run, 1 failed, 2 done */
-    unsigned char *slices;   /* workers x slice bytes */
-    size_t slice, g, lo, hi, nt, ns, T, rec;
-    float isd;
-    int use_int, workers;
-} qmx__kv_sjob;
-
-static void qmx__kv_split_xtask(void *arg, int task, int worker) {
-    const qmx__kv_sjob *j = (const qmx__kv_sjob *)arg;
-    size_t t = (size_t)task;
-    /* outside the executor contract: not run (its status stays 0: QMX_ERR_ARG) */
-    if (task < 0 || t >= j->nt || worker < 0 || worker >= j->workers) return;
-    j->status[t] = qmx__kv_split_task(j->c, t, j->ns, j->T, j->q, j->g, j->lo, j->hi, j->isd,
-                                      j->use_int, j->slices + (size_t)worker * j->slice,
-                                      j->part + t * j->rec) == QMX_OK ? 2 : 1;
-}
-
 /* qmx_kv_attention with token_split T > 0, the call's arguments checked: T, the executor (used
  * when workers >= 2 or < 0, else the serial call, W = 1), the workspace, the visible range, the
  * task count; then the tasks (serial: in task order; else through parallel_for) into their
@@ -11710,7 +11699,7 @@ static qmx_status qmx__kv_attend_split(const qmx_kv_cache *c, const float *q, si
                                        size_t ws_bytes) {
     const qmx_executor *ex = qmx__kv_use_x(o) ? o->executor : NULL;
     const qmx_kv_config *n = &c->cfg;
-    qmx__kv_sjob j;
+    qmx__kv_job j;
     size_t need, t, nsmax;
     unsigned char *b = (unsigned char *)ws;
     qmx_status st;
@@ -11734,22 +11723,22 @@ static qmx_status qmx__kv_attend_split(const qmx_kv_cache *c, const float *q, si
     j.rec = j.g * (n->head_dim + 2);
     j.isd = qmx__kv_isd(n, o);
     j.use_int = !o->float_query;
-    j.part = (float *)(void *)b;
+    j.dst = (float *)(void *)b;
     j.status = b + qmx__k_r64(qmx__kv_part_bytes(n, n_heads, nsmax));
     j.slices = j.status + qmx__k_r64(n->n_kv_heads * nsmax);
     for (t = 0; t < j.nt; t++) j.status[t] = 0;
     if (!ex || j.nt == 1) {   /* the serial call (or nothing to share): tasks in order */
         for (t = 0; t < j.nt; t++) {
             st = qmx__kv_split_task(c, t, j.ns, j.T, q, j.g, j.lo, j.hi, j.isd, j.use_int,
-                                    j.slices, j.part + t * j.rec);
+                                    j.slices, j.dst + t * j.rec);
             if (st != QMX_OK) return st;
         }
     } else {
-        ex->parallel_for(ex->pool, (int)j.nt, qmx__kv_split_xtask, &j);
+        ex->parallel_for(ex->pool, (int)j.nt, qmx__kv_xtask, &j);
         for (t = 0; t < j.nt; t++)
             if (j.status[t] != 2) return j.status[t] == 1 ? QMX_ERR_NONFINITE : QMX_ERR_ARG;
     }
-    qmx__kv_split_combine(n, j.g, j.ns, j.part, out);
+    qmx__kv_split_combine(n, j.g, j.ns, j.dst, out);
     return QMX_OK;
 }
 
