@@ -1735,10 +1735,12 @@ QMX__DEF qmx_status qmx_histogram_update(qmx_histogram *h, const float *x, size_
 }
 
 /* ---- several cores: counts per worker, added in worker order (USING SEVERAL CORES) ---- */
-QMX__DEF qmx_status qmx_histogram_exec_workspace_size(size_t n_bins, const qmx_executor *executor,
-                                                      size_t *bytes) {
+/* Both histograms' exec workspace: workers x n_bins 64-bit counts (min_bins: 8 |x| bins, 2
+ * torch bins). */
+static qmx_status qmx__cb_hist_ws(size_t n_bins, size_t min_bins, const qmx_executor *executor,
+                                  size_t *bytes) {
     if (!bytes) return QMX_ERR_NULL;
-    if (n_bins < 8 || n_bins > ((size_t)1 << 20)) return QMX_ERR_SIZE;
+    if (n_bins < min_bins || n_bins > ((size_t)1 << 20)) return QMX_ERR_SIZE;
     if (executor && executor->workers < 0) return QMX_ERR_ARG;
     if (!executor || executor->workers <= 1) {
         *bytes = 0;
@@ -1747,6 +1749,27 @@ QMX__DEF qmx_status qmx_histogram_exec_workspace_size(size_t n_bins, const qmx_e
     if ((size_t)executor->workers > SIZE_MAX / 8 / n_bins) return QMX_ERR_OVERFLOW;
     *bytes = (size_t)executor->workers * n_bins * 8;
     return QMX_OK;
+}
+/* The checks both histograms' exec calls make after the serial call's own, in order: the
+ * executor, the task count, the workspace (present, large enough, 8-byte aligned). */
+static qmx_status qmx__cb_hist_exec_check(size_t n, size_t n_bins, size_t min_bins,
+                                          const qmx_executor *executor, const void *workspace,
+                                          size_t workspace_bytes) {
+    size_t need = 0;
+    qmx_status st;
+    if (executor->workers < 0) return QMX_ERR_ARG;
+    if (!executor->parallel_for) return QMX_ERR_NULL;
+    if (n / QMX_TASK_ELEMS + (n % QMX_TASK_ELEMS != 0) > (size_t)INT_MAX) return QMX_ERR_OVERFLOW;
+    st = qmx__cb_hist_ws(n_bins, min_bins, executor, &need);
+    if (st != QMX_OK) return st;
+    if (!workspace) return QMX_ERR_NULL;
+    if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
+    if (((uintptr_t)workspace & 7u) != 0) return QMX_ERR_ARG;
+    return QMX_OK;
+}
+QMX__DEF qmx_status qmx_histogram_exec_workspace_size(size_t n_bins, const qmx_executor *executor,
+                                                      size_t *bytes) {
+    return qmx__cb_hist_ws(n_bins, 8, executor, bytes);
 }
 typedef struct qmx__cb_hist_job {
     const float *x;
@@ -1769,7 +1792,7 @@ QMX__DEF qmx_status qmx_histogram_update_exec(qmx_histogram *h, const float *x, 
                                               const qmx_executor *executor, void *workspace,
                                               size_t workspace_bytes) {
     qmx__cb_hist_job j;
-    size_t need = 0, i, w;
+    size_t need, i, w;
     float am = 0.0f, inv = 0.0f;
     qmx_status st;
     if (!executor || executor->workers == 0 || executor->workers == 1)
@@ -1778,15 +1801,10 @@ QMX__DEF qmx_status qmx_histogram_update_exec(qmx_histogram *h, const float *x, 
     if (n == 0) return QMX_ERR_SIZE;
     if (!qmx__cb_hist_state_ok(h)) return QMX_ERR_NONFINITE;
     if (h->n_bins < 8 || h->n_bins > ((size_t)1 << 20)) return QMX_ERR_SIZE;
-    if (executor->workers < 0) return QMX_ERR_ARG;
-    if (!executor->parallel_for) return QMX_ERR_NULL;
-    j.nt = n / QMX_TASK_ELEMS + (n % QMX_TASK_ELEMS != 0);
-    if (j.nt > (size_t)INT_MAX) return QMX_ERR_OVERFLOW;
-    st = qmx_histogram_exec_workspace_size(h->n_bins, executor, &need);
+    st = qmx__cb_hist_exec_check(n, h->n_bins, 8, executor, workspace, workspace_bytes);
     if (st != QMX_OK) return st;
-    if (!workspace) return QMX_ERR_NULL;
-    if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
-    if (((uintptr_t)workspace & 7u) != 0) return QMX_ERR_ARG;
+    j.nt = n / QMX_TASK_ELEMS + (n % QMX_TASK_ELEMS != 0);
+    need = (size_t)executor->workers * h->n_bins * 8;
     st = qmx_absmax_f32_exec(x, n, &am, executor);   /* exact: the serial call's max */
     if (st != QMX_OK) return st;
     if (!qmx__isfinite(am)) return QMX_ERR_NONFINITE;
@@ -3811,22 +3829,12 @@ static void qmx__cb_th_count(const qmx__cb_thpar *par, const float *x, size_t n,
 QMX__DEF qmx_status qmx_torch_histogram_exec_workspace_size(size_t n_bins,
                                                             const qmx_executor *executor,
                                                             size_t *bytes) {
-    if (!bytes) return QMX_ERR_NULL;
-    if (n_bins < 2 || n_bins > ((size_t)1 << 20)) return QMX_ERR_SIZE;
-    if (executor && executor->workers < 0) return QMX_ERR_ARG;
-    if (!executor || executor->workers <= 1) {
-        *bytes = 0;
-        return QMX_OK;
-    }
-    if ((size_t)executor->workers > SIZE_MAX / 8 / n_bins) return QMX_ERR_OVERFLOW;
-    *bytes = (size_t)executor->workers * n_bins * 8;
-    return QMX_OK;
+    return qmx__cb_hist_ws(n_bins, 2, executor, bytes);
 }
 QMX__DEF qmx_status qmx_torch_histogram_update_exec(qmx_torch_histogram *h, const float *x,
                                                     size_t n, const qmx_executor *executor,
                                                     void *workspace, size_t workspace_bytes) {
     qmx__cb_thpar par;
-    size_t need = 0;
     float mn = 0.0f, mx = 0.0f;
     qmx_status st;
     if (qmx__cb_par_serial(executor)) return qmx_torch_histogram_update(h, x, n);
@@ -3834,14 +3842,8 @@ QMX__DEF qmx_status qmx_torch_histogram_update_exec(qmx_torch_histogram *h, cons
     if (n == 0) return QMX_ERR_SIZE;
     st = qmx__cb_th_state(h);
     if (st != QMX_OK) return st;
-    if (executor->workers < 0) return QMX_ERR_ARG;
-    if (!executor->parallel_for) return QMX_ERR_NULL;
-    if (n / QMX_TASK_ELEMS + (n % QMX_TASK_ELEMS != 0) > (size_t)INT_MAX) return QMX_ERR_OVERFLOW;
-    st = qmx_torch_histogram_exec_workspace_size(h->n_bins, executor, &need);
+    st = qmx__cb_hist_exec_check(n, h->n_bins, 2, executor, workspace, workspace_bytes);
     if (st != QMX_OK) return st;
-    if (!workspace) return QMX_ERR_NULL;
-    if (workspace_bytes < need) return QMX_ERR_BUFFER_TOO_SMALL;
-    if (((uintptr_t)workspace & 7u) != 0) return QMX_ERR_ARG;
     if (qmx__cb_minmax_exec(x, n, executor, &mn, &mx) >= 0x7F800000u) return QMX_ERR_NONFINITE;
     par.ex = executor; par.wb = (uint64_t *)workspace;
     return qmx__cb_th_forward(h, x, n, mn, mx, &par);
