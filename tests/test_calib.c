@@ -1564,6 +1564,9 @@ static void test_sum_pieces(void) {
             qmx_calib_stat st[4], want[4], old;
             size_t cnt = lay[l].cnt, ng = 0, b, g;
             if (l == 4 && p != 2 && p != 5) continue;   /* 8.5M elements: two methods */
+            /* Cortex-M (soft or single-precision float under QEMU: the slowest): rms and one p
+             * per layout, p = 1..4 over the four layouts */
+            if (SMALL_TARGET && p != 5 && p != 1 + (int)(l % 4)) continue;
             cc.method = p == 5 ? QMX_CALIB_RMS : QMX_CALIB_ABSMEAN;
             cc.p = p == 5 ? 0 : p;
             q.granularity = (qmx_granularity)lay[l].g;
