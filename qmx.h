@@ -2732,45 +2732,41 @@ QMX__DEF qmx_status qmx_fp8_dequantize_array_run(qmx_dtype fmt, const uint8_t *c
     if (st != QMX_OK || e0 == e1) return st;
     return qmx_fp8_dequantize_array(fmt, codes + e0, e1 - e0, scale, y + e0);
 }
-typedef struct qmx__par_f8args {
+/* An fp8 / fp4 / fp6 array call through an executor (fam as qmx__par_arr_prep; saturate: fp8's
+ * saturate, fp4 / fp6's round_toward_zero). */
+typedef struct qmx__par_arrargs {
+    int fam;
     qmx_dtype fmt;
     const void *in;
     void *out;
     size_t n;
     float scale;
     int saturate, deq;
-} qmx__par_f8args;
-static qmx_status qmx__par_f8task(const void *args, size_t tb, size_t te) {
-    const qmx__par_f8args *a = (const qmx__par_f8args *)args;
-    return a->deq ? qmx_fp8_dequantize_array_run(a->fmt, (const uint8_t *)a->in, a->n, a->scale,
-                                                 (float *)a->out, tb, te)
-                  : qmx_fp8_quantize_array_run(a->fmt, (const float *)a->in, a->n, a->scale,
-                                               a->saturate, (uint8_t *)a->out, tb, te);
-}
-static qmx_status qmx__par_f8exec(const qmx__par_f8args *a, const qmx_executor *ex) {
+} qmx__par_arrargs;
+static qmx_status qmx__par_arrtask(const void *args, size_t tb, size_t te);
+static qmx_status qmx__par_arrexec(int fam, qmx_dtype fmt, const void *in, size_t n,
+                                   float scale, int saturate, void *out, int deq,
+                                   const qmx_executor *ex) {
+    qmx__par_arrargs a;
     size_t e0, e1;
-    qmx_status st = qmx__par_arr_prep(0, a->fmt, a->in, a->out, a->n, a->scale, 0, 0, &e0,
-                                      &e1);
+    qmx_status st = qmx__par_arr_prep(fam, fmt, in, out, n, scale, 0, 0, &e0, &e1);
     if (st != QMX_OK) return st;
-    return qmx__par_eexec(ex, a->n / QMX_TASK_ELEMS + (a->n % QMX_TASK_ELEMS != 0),
-                          qmx__par_f8task, a);
+    a.fam = fam; a.fmt = fmt; a.in = in; a.out = out; a.n = n; a.scale = scale;
+    a.saturate = saturate; a.deq = deq;
+    return qmx__par_eexec(ex, n / QMX_TASK_ELEMS + (n % QMX_TASK_ELEMS != 0), qmx__par_arrtask,
+                          &a);
 }
 QMX__DEF qmx_status qmx_fp8_quantize_array_exec(qmx_dtype fmt, const float *x, size_t n,
                                                 float scale, int saturate, uint8_t *out,
                                                 const qmx_executor *executor) {
-    qmx__par_f8args a;
     if (qmx__par_serial(executor)) return qmx_fp8_quantize_array(fmt, x, n, scale, saturate, out);
-    a.fmt = fmt; a.in = x; a.out = out; a.n = n; a.scale = scale; a.saturate = saturate;
-    a.deq = 0;
-    return qmx__par_f8exec(&a, executor);
+    return qmx__par_arrexec(0, fmt, x, n, scale, saturate, out, 0, executor);
 }
 QMX__DEF qmx_status qmx_fp8_dequantize_array_exec(qmx_dtype fmt, const uint8_t *codes, size_t n,
                                                   float scale, float *y,
                                                   const qmx_executor *executor) {
-    qmx__par_f8args a;
     if (qmx__par_serial(executor)) return qmx_fp8_dequantize_array(fmt, codes, n, scale, y);
-    a.fmt = fmt; a.in = codes; a.out = y; a.n = n; a.scale = scale; a.saturate = 0; a.deq = 1;
-    return qmx__par_f8exec(&a, executor);
+    return qmx__par_arrexec(0, fmt, codes, n, scale, 0, y, 1, executor);
 }
 
 /* ---- fp4 / fp6 arrays: range calls and executors (fmt QMX_FP4_E2M1: the fp4 calls) ---- */
@@ -2808,57 +2804,50 @@ QMX__DEF qmx_status qmx_fp6_dequantize_array_run(qmx_dtype fmt, const uint8_t *c
     if (st != QMX_OK || e0 == e1) return st;
     return qmx_fp6_dequantize_array(fmt, codes + e0, e1 - e0, scale, y + e0);
 }
-static qmx_status qmx__par_lftask(const void *args, size_t tb, size_t te) {
-    const qmx__par_f8args *a = (const qmx__par_f8args *)args;   /* saturate: round_toward_zero */
-    if (a->fmt == QMX_FP4_E2M1)
-        return a->deq ? qmx_fp4_dequantize_array_run((const uint8_t *)a->in, a->n, a->scale,
+static qmx_status qmx__par_arrtask(const void *args, size_t tb, size_t te) {
+    const qmx__par_arrargs *a = (const qmx__par_arrargs *)args;
+    const uint8_t *codes = (const uint8_t *)a->in;
+    const float *x = (const float *)a->in;
+    if (a->fam == 0)
+        return a->deq ? qmx_fp8_dequantize_array_run(a->fmt, codes, a->n, a->scale,
                                                      (float *)a->out, tb, te)
-                      : qmx_fp4_quantize_array_run((const float *)a->in, a->n, a->scale,
-                                                   a->saturate, (uint8_t *)a->out, tb, te);
-    return a->deq ? qmx_fp6_dequantize_array_run(a->fmt, (const uint8_t *)a->in, a->n, a->scale,
-                                                 (float *)a->out, tb, te)
-                  : qmx_fp6_quantize_array_run(a->fmt, (const float *)a->in, a->n, a->scale,
-                                               a->saturate, (uint8_t *)a->out, tb, te);
-}
-static qmx_status qmx__par_lfexec(qmx_dtype fmt, const void *in, size_t n, float scale, int rtz,
-                                  void *out, int deq, const qmx_executor *ex) {
-    qmx__par_f8args a;
-    size_t e0, e1;
-    qmx_status st = qmx__par_arr_prep(fmt == QMX_FP4_E2M1 ? 1 : 2, fmt, in, out, n, scale, 0, 0,
-                                      &e0, &e1);
-    if (st != QMX_OK) return st;
-    a.fmt = fmt; a.in = in; a.out = out; a.n = n; a.scale = scale; a.saturate = rtz;
-    a.deq = deq;
-    return qmx__par_eexec(ex, n / QMX_TASK_ELEMS + (n % QMX_TASK_ELEMS != 0), qmx__par_lftask,
-                          &a);
+                      : qmx_fp8_quantize_array_run(a->fmt, x, a->n, a->scale, a->saturate,
+                                                   (uint8_t *)a->out, tb, te);
+    if (a->fam == 1)
+        return a->deq ? qmx_fp4_dequantize_array_run(codes, a->n, a->scale, (float *)a->out, tb,
+                                                     te)
+                      : qmx_fp4_quantize_array_run(x, a->n, a->scale, a->saturate,
+                                                   (uint8_t *)a->out, tb, te);
+    return a->deq ? qmx_fp6_dequantize_array_run(a->fmt, codes, a->n, a->scale, (float *)a->out,
+                                                 tb, te)
+                  : qmx_fp6_quantize_array_run(a->fmt, x, a->n, a->scale, a->saturate,
+                                               (uint8_t *)a->out, tb, te);
 }
 QMX__DEF qmx_status qmx_fp4_quantize_array_exec(const float *x, size_t n, float scale,
                                                 int round_toward_zero, uint8_t *packed,
                                                 const qmx_executor *executor) {
     if (qmx__par_serial(executor))
         return qmx_fp4_quantize_array(x, n, scale, round_toward_zero, packed);
-    return qmx__par_lfexec(QMX_FP4_E2M1, x, n, scale, round_toward_zero != 0, packed, 0,
-                           executor);
+    return qmx__par_arrexec(1, QMX_FP4_E2M1, x, n, scale, round_toward_zero != 0, packed, 0,
+                            executor);
 }
 QMX__DEF qmx_status qmx_fp4_dequantize_array_exec(const uint8_t *packed, size_t n, float scale,
                                                   float *y, const qmx_executor *executor) {
     if (qmx__par_serial(executor)) return qmx_fp4_dequantize_array(packed, n, scale, y);
-    return qmx__par_lfexec(QMX_FP4_E2M1, packed, n, scale, 0, y, 1, executor);
+    return qmx__par_arrexec(1, QMX_FP4_E2M1, packed, n, scale, 0, y, 1, executor);
 }
 QMX__DEF qmx_status qmx_fp6_quantize_array_exec(qmx_dtype fmt, const float *x, size_t n,
                                                 float scale, int round_toward_zero, uint8_t *out,
                                                 const qmx_executor *executor) {
     if (qmx__par_serial(executor))
         return qmx_fp6_quantize_array(fmt, x, n, scale, round_toward_zero, out);
-    if (fmt == QMX_FP4_E2M1) return QMX_ERR_DTYPE;
-    return qmx__par_lfexec(fmt, x, n, scale, round_toward_zero != 0, out, 0, executor);
+    return qmx__par_arrexec(2, fmt, x, n, scale, round_toward_zero != 0, out, 0, executor);
 }
 QMX__DEF qmx_status qmx_fp6_dequantize_array_exec(qmx_dtype fmt, const uint8_t *codes, size_t n,
                                                   float scale, float *y,
                                                   const qmx_executor *executor) {
     if (qmx__par_serial(executor)) return qmx_fp6_dequantize_array(fmt, codes, n, scale, y);
-    if (fmt == QMX_FP4_E2M1) return QMX_ERR_DTYPE;
-    return qmx__par_lfexec(fmt, codes, n, scale, 0, y, 1, executor);
+    return qmx__par_arrexec(2, fmt, codes, n, scale, 0, y, 1, executor);
 }
 
 /* ---- 6b. block-scaled formats (MX, NVFP4) ---- */
