@@ -19,7 +19,8 @@
  *   16x8                          qmx_fully_connected_i16 (+ _packed), qmx_batch_matmul_i16:
  *                                 int16 activations, TFLite 16x8; private prefix qmx__s16_
  *   LOW-BIT MATMUL                qmx_matmul_i4*, qmx_fully_connected_i4, qmx_matmul_fp8_f32
- *   EINSUM                        qmx_einsum: spec grammar, planning, quantized operands
+ *   EINSUM                        qmx_einsum: spec grammar, planning, quantized operands,
+ *                                 block-weight blobs (the PREPACKED BLOCK WEIGHTS kernels)
  *   KV CACHE AND ATTENTION        qmx_kv_*: storage, append, attention decode, prefill
  *   BLOCK-SCALED WEIGHTS          qmx_matmul_blockw_f32 (f32 x MX / NVFP4 / qconfig weights),
  *                                 qmx_matmul_mxfp8_f32 (MXFP8 x MXFP8), qmx_matmul_blockw_dyn_i8
@@ -387,7 +388,8 @@
  *   rms / absmean included) keeps the serial bits; a per-tensor observer (1 group) with a
  *   min / max statistic (absmax, minmax, moving minmax, mean of absmax, fixed) takes the
  *   batch's min / max in runs of QMX_TASK_ELEMS chunks as qmx_absmax_f32_exec (exact), then
- *   the serial record update; per-tensor absmean / rms stay serial (sequential lane sums).
+ *   the serial record update; per-tensor absmean / rms: a task per piece of the batch sum
+ *   (qmx_calib.h's OBSERVERS define the sum piece by piece), merged in piece order.
  *   qmx_histogram_update_exec: tasks of QMX_TASK_ELEMS count into the bins of the worker that
  *   runs them (workspace: workers x n_bins counts), added to the histogram afterwards: integer
  *   counts, the same histogram for any worker count (the batch max by qmx_absmax_f32_exec).
@@ -408,6 +410,11 @@
  *   too), then the data checks, all before any task. Range calls: qmx_einsum_tasks /
  *   qmx_einsum_run (batch indices [task_begin, task_end), each call with the serial workspace
  *   of its own, converting the operands again: the price of needing no other call).
+ *   A blob operand (EINSUM, BLOCK-WEIGHT BLOB OPERANDS; no batch label, one [M,N] product):
+ *   the TASKS are the blob kernel's, qmx_matmul_tasks(M, N) tiles of its [M,N] product (rows
+ *   in the plan's M order); the executor runs its _exec, a range call its _run on the tasks'
+ *   tiles and scatters those tiles only (when the output is not written in place): the serial
+ *   bits for any worker count, order or ranges; errors all before the first task.
  *   The KV cache (QUANTIZED KV CACHE AND ATTENTION DECODE: ATTENTION DECODE, WORKSPACE,
  *   PREFILL): qmx_kv_attention, a TASK per KV head (its query group: the g query heads that
  *   share it), opts->executor (qmx_kv_attn_opts), qmx_kv_attention_tasks / _run /
@@ -417,8 +424,6 @@
  *   token tiles too (opts->token_split: tasks = KV heads x splits, partials combined in split
  *   order; qmx_kv_attention_split_tasks / _partials_size / _run / _combine /
  *   _workspace_size; see ATTENTION DECODE, TOKEN SPLIT).
- *   Not yet: a per-tensor qmx_observer_update (its compensated sums
- *   run in one 32-lane order over the whole batch), qmx_torch_histogram_update.
  *   Two ways in:
  *   1. Range calls, plain C (also on Cortex-M): qmx_X_run(the arguments of qmx_X, task_begin,
  *      task_end, workspace, workspace_bytes) computes tasks [task_begin, task_end) with one
@@ -445,7 +450,9 @@
  *      and the element-wise _exec calls above (no workspace). NULL,
  *      or workers 0 / 1: the serial call, unchanged. With workers >= 2 the call checks
  *      everything first (every float row of the dynamic path included) and then calls
- *      parallel_for once with one task per tile (not at all when there is only 1 task), each
+ *      parallel_for once with one task per tile (not at all when there is only 1 task; its
+ *      index i is the tile (i % mt, i / mt) of mt row tiles, column tiles outer, so workers
+ *      on neighbouring indices share a panel of B in cache), each
  *      task computed with the workspace slice of the worker that runs it: the workspace must
  *      hold qmx_par_workspace_size(ex, serial, task, &bytes) = workers x r64(task workspace)
  *      (slices of r64(task) bytes; any alignment). Errors before any task, output untouched:
@@ -752,6 +759,8 @@
  *                              (see SCALES)
  *       mx != NULL             a block-scaled operand (MXFP8, MXFP6, MXFP4, NVFP4, MXINT8):
  *                              below; dequantized by qmx_mx_dequantize, then the float path
+ *       blockw_blob != NULL    a prepacked block-weight blob (weights [N][K]): below; read in
+ *                              place by the blob kernels, the other operand float32 only
  *     Combinations (the two operands' classes; anything else QMX_ERR_UNSUPPORTED, with
  *     dtypes uint8, int16, uint16, e8m0 or unknown QMX_ERR_DTYPE):
  *       float class: float32, fp8, fp6, fp4, nf4, mx    int class: int2..int8, uint2, uint4
@@ -777,6 +786,31 @@
  *     block_size 0 or the config's block length (else QMX_ERR_ARG); scale_codes without mx:
  *     QMX_ERR_ARG. The config's own errors are qmx_mx_storage's. An element that dequantizes
  *     to NaN / Inf (a NaN scale code, an fp8 NaN, an overflow) is QMX_ERR_NONFINITE.
+ *   BLOCK-WEIGHT BLOB OPERANDS (blockw_blob / blockw_blob_bytes: a blob of qmx_blockw_pack*,
+ *     Q8_0 / Q4_0 / Q4_1 class, MXFP4, NVFP4, MXFP8; PREPACKED BLOCK WEIGHTS): a linear
+ *     layer's weights [N][K], read in place by the blob kernels (never copied or dequantized:
+ *     the reason to prepack). The operand: rank 2, shape = the blob's N, K, labels (n, k);
+ *     dtype 0, data / scales / mx / scale_codes NULL, zero_point 0 (else QMX_ERR_DTYPE / ARG):
+ *     the blob says what it holds; blockw_blob_bytes without a blob: QMX_ERR_ARG. Either
+ *     operand may be the blob ("fd,bsd->bsf"), not both. The other must be float32 (else
+ *     QMX_ERR_UNSUPPORTED): the kernel's X [M][K]. k must be contracted (its blocks run along
+ *     it; a free k: QMX_ERR_ARG, as an mx block axis) and be the whole of K (no other
+ *     contracted label of size > 1), n free and in the blob only (no batch label: one blob is
+ *     one [N][K] matrix); else QMX_ERR_UNSUPPORTED. So "...k,nk->" with the output in any
+ *     order: M = the other operand's free labels in output order. opts.blockw_act picks the
+ *     kernel: QMX_EINSUM_BLOCKW_F32 (0) qmx_matmul_blockw_packed_f32, QMX_EINSUM_BLOCKW_DYN_I8
+ *     qmx_matmul_blockw_packed_dyn_i8 with act_block = opts.blockw_act_block (0: a scale per
+ *     row; the kernel's rule, a multiple of 32 or >= K, else QMX_ERR_UNSUPPORTED); another
+ *     value QMX_ERR_ARG, int32_out QMX_ERR_ARG. out = the bits of that kernel on (M, N, K)
+ *     with X the operand as [M][K] (in place when it is such a view, else packed into the
+ *     workspace: "bds,fd->bsf"), written in place when the output is (M..., n) in order, else
+ *     through the [M,N] tile ("bsd,fd->fbs"). The blob's errors are the kernel's and the plan
+ *     finds them (qmx_einsum_workspace_size reads its 64-byte header): a wrong magic or
+ *     field QMX_ERR_PARSE, bytes below its size QMX_ERR_BUFFER_TOO_SMALL, a shape not its N,
+ *     K QMX_ERR_SHAPE. Data: NaN / Inf activations QMX_ERR_NONFINITE (every float32 operand);
+ *     int8 activations: a block whose scale underflows QMX_ERR_ARG, checked on the operand in
+ *     place before anything is written (the kernel's scale is a function of the block's
+ *     absmax, so the same verdict). Several cores: the kernel's tasks (USING SEVERAL CORES).
  *   SCALES (int and float-decoded operands; NULL = one per-tensor scale 1.0). Finite, > 0.
  *     QMX_EINSUM_SCALE_TENSOR (0)       scales[0]
  *     QMX_EINSUM_SCALE_CHANNEL          scales[c], c = index along operand axis channel_axis,
@@ -822,8 +856,9 @@
  *     QMX_ERR_ARG. An overflow to Inf inside the sum is IEEE behaviour (not checked).
  *
  *   PLAN AND WORKSPACE: qmx_einsum_workspace_size(spec, a, b, opts, &bytes) reads only the
- *     dtypes, ranks, shapes, scale modes and mx configs (never data, scales or scale codes): a
- *     pure function of those. Regions (each rounded up to 64 bytes, plus 64 for alignment),
+ *     dtypes, ranks, shapes, scale modes and mx configs (never data, scales or scale codes;
+ *     a blob's 64-byte header): a pure function of those. Regions (each rounded up to 64
+ *     bytes, plus 64 for alignment),
  *     only when needed:
  *       per converted operand: int4 / int2 -> int8 copy (count bytes), or a float copy
  *       (4*count) of an fp8 / fp6 / fp4 / nf4 (decoded, blocks baked in) or MX operand
@@ -838,7 +873,10 @@
  *       fp8 / fp6 / fp4 / nf4 without blocks: nblk = 1);
  *       the matmul's own workspace (qmx_matmul_i8 / qmx_matmul_i8_f32 for M, N, K), + 4*r64(K)
  *       for int -> float on a [K,N] view (the portable kernel's 4-column tile of B), and when
- *       M < 16 also 4*r64(N)*(M + 1) (the streamed kernel's sums).
+ *       M < 16 also 4*r64(N)*(M + 1) (the streamed kernel's sums);
+ *       a blob operand: the blob kernel's own workspace for M, N, K (_f32 / _dyn_i8
+ *       _workspace_size; with opts->executor of 2+ workers its _exec's, qmx_par_workspace_size
+ *       of the 64 x 256 tile's), besides the A' pack and the tile above (never a B' copy).
  *     Packs and scales are per batch index (sized for one; with opts->executor of 2+ workers
  *     and 2+ batch indices, once per worker: USING SEVERAL CORES). No region needed (a float
  *     einsum whose layouts fit): 0 bytes, workspace may be NULL. Any alignment.
@@ -869,8 +907,8 @@
  *
  *   ERRORS (all checked before anything is written; on error out and the workspace are
  *   untouched)
- *     QMX_ERR_NULL        spec, a, b, out, data, bytes; workspace when the plan needs one;
- *                         scale_codes of an mx operand
+ *     QMX_ERR_NULL        spec, a, b, out, data (but a blob's), bytes; workspace when the plan
+ *                         needs one; scale_codes of an mx operand
  *     QMX_ERR_PARSE       bad character, "..." malformed or twice in a term, '-' without '>',
  *                         '>' without '-', a second "->", ',' in the output, three operands,
  *                         more than 8 labels in a term, an output label not in the inputs, an
@@ -1937,12 +1975,26 @@ typedef struct qmx_einsum_operand {
     const qmx_mx_config *mx;
     const uint8_t *scale_codes;        /* mx only: the E8M0 / E4M3 scale codes */
     size_t scale_codes_len;            /* entries at scale_codes */
+    /* A prepacked block-weight blob (qmx_blockw_pack*) as the whole operand; NULL = none.
+     * Weights [N][K] read in place by the blob kernels: rank 2, shape = the blob's N, K, k
+     * contracted, the other operand float32 (EINSUM, BLOCK-WEIGHT BLOB OPERANDS). */
+    const void *blockw_blob;
+    size_t blockw_blob_bytes;          /* bytes readable at blockw_blob */
 } qmx_einsum_operand;
+
+/* How a blob operand's float32 partner is multiplied (qmx_einsum_opts.blockw_act). */
+typedef enum qmx_einsum_blockw_act {
+    QMX_EINSUM_BLOCKW_F32 = 0,   /* float32 activations: qmx_matmul_blockw_packed_f32 */
+    QMX_EINSUM_BLOCKW_DYN_I8 = 1 /* int8 on the fly: qmx_matmul_blockw_packed_dyn_i8 */
+} qmx_einsum_blockw_act;
 
 typedef struct qmx_einsum_opts {
     int int32_out; /* int x int: raw int32 output (no scales); default 0 = float output */
-    const qmx_executor *executor; /* NULL (default): serial; else a task per batch index, the
-                                     same bits (USING SEVERAL CORES). Zero-initialise opts. */
+    const qmx_executor *executor; /* NULL (default): serial; else a task per batch index (a
+                                     blob: the kernel's tiles), the same bits (USING SEVERAL
+                                     CORES). Zero-initialise opts. */
+    qmx_einsum_blockw_act blockw_act; /* blob operands: the kernel (default float32) */
+    size_t blockw_act_block; /* DYN_I8: qmx_blockw_dyn_opts.act_block (0: a scale per row) */
 } qmx_einsum_opts;
 
 /* Shape of the output (out_rank dims into out_shape[QMX_EINSUM_MAX_RANK]); validates spec and
@@ -1961,9 +2013,10 @@ QMX_API qmx_status qmx_einsum(const char *spec, const qmx_einsum_operand *a,
                               void *out, size_t out_len, void *workspace,
                               size_t workspace_bytes, int *err_pos);
 /* Range calls (USING SEVERAL CORES): qmx_einsum_tasks gives the batch count (1 for a spec
- * without a batch label); qmx_einsum_run writes the outputs of batch indices [task_begin,
- * task_end) only, with the serial call's bits. opts->executor is ignored: each range call
- * takes the serial workspace (qmx_einsum_workspace_size with no executor) of its own and
+ * without a batch label; a blob operand: qmx_matmul_tasks(M, N), the blob kernel's tiles);
+ * qmx_einsum_run writes the outputs of batch indices (tiles) [task_begin, task_end) only,
+ * with the serial call's bits. opts->executor is ignored: each range call takes the serial
+ * workspace (qmx_einsum_workspace_size with no executor) of its own and
  * converts the shared operands itself (int4 / int2 / fp8 / MX unpacked or decoded again per
  * call: the price of a call that needs no other call). Errors: the serial call's first, then
  * a range out of bounds or reversed (QMX_ERR_ARG); nothing written on error. */
@@ -5972,16 +6025,20 @@ static qmx_status qmx__par_run(const qmx__par_mm *c, size_t tb, size_t te, void 
 typedef struct qmx__par_job {
     const qmx__par_mm *c;
     unsigned char *ws;
-    size_t slice, nt;
+    size_t slice, nt, mt, nc;   /* nt = mt row tiles x nc column tiles */
     int workers;
 } qmx__par_job;
 
+/* parallel_for's index i runs tile (i % mt, i / mt): the tiles of one column tile (one panel
+ * of B) come one after another, so workers that take neighbouring indices (a shared counter,
+ * or OpenMP's static chunks) share that panel in cache instead of each streaming all of B. */
 static void qmx__par_task(void *arg, int task, int worker) {
     const qmx__par_job *j = (const qmx__par_job *)arg;
+    size_t i = (size_t)task;
     /* outside the executor contract: nothing to run it with (documented) */
-    if (task < 0 || (size_t)task >= j->nt || worker < 0 || worker >= j->workers) return;
-    (void)qmx__par_range(j->c, (size_t)task, (size_t)task + 1,
-                         j->ws + (size_t)worker * j->slice, j->slice);
+    if (task < 0 || i >= j->nt || worker < 0 || worker >= j->workers) return;
+    i = i % j->mt * j->nc + i / j->mt;
+    (void)qmx__par_range(j->c, i, i + 1, j->ws + (size_t)worker * j->slice, j->slice);
 }
 
 /* The entry point through an executor: everything is checked (data included) before the
@@ -6008,6 +6065,7 @@ static qmx_status qmx__par_exec(const qmx__par_mm *c, const qmx_executor *ex, vo
     if (bytes < total) return QMX_ERR_BUFFER_TOO_SMALL;
     job.c = c; job.ws = (unsigned char *)ws; job.slice = total / (size_t)ex->workers;
     job.nt = nt; job.workers = ex->workers;
+    job.nc = c->N / QMX_TASK_N + (c->N % QMX_TASK_N != 0); job.mt = nt / job.nc;
     if (nt == 1) return qmx__par_range(c, 0, 1, ws, job.slice); /* nothing to share */
     ex->parallel_for(ex->pool, (int)nt, qmx__par_task, &job);
     return QMX_OK;
@@ -7827,6 +7885,10 @@ typedef struct qmx__es_plan {
     size_t off_conv[2], off_pa, off_pb, off_c, off_sa, off_sb, off_mm, mm_bytes, total;
     size_t batch_off, slice;   /* the per-batch regions start at batch_off; a worker's copy */
     int workers;               /* >= 2: a task per batch index on the executor */
+    int blob;                  /* the blob operand (-1 none): the kernel's tasks, not batches */
+    int blob_f32;              /* 1: qmx_matmul_blockw_packed_f32, 0: _dyn_i8 */
+    size_t ntask;              /* qmx_einsum_tasks: Bt, or qmx_matmul_tasks(M, N) with a blob */
+    qmx_blockw_dyn_opts bwo;   /* the blob kernel's opts (dyn int8) */
 } qmx__es_plan;
 
 enum { QMX__ES_F32 = 0, QMX__ES_I32 = 1, QMX__ES_Q = 2 };
@@ -8321,10 +8383,28 @@ static qmx_status qmx__es_plan_all(const char *spec, const qmx_einsum_operand *a
     if (st != QMX_OK) return st;
     st = qmx__es_bind(&p, ops, pl, err_pos);
     if (st != QMX_OK) return st;
+    pl->blob = -1;   /* a block-weight blob operand (at most one) */
+    for (o = 0; o < 2; o++) {
+        if (!ops[o]->blockw_blob) {
+            if (ops[o]->blockw_blob_bytes) return QMX_ERR_ARG;
+            continue;
+        }
+        if (pl->blob >= 0) return QMX_ERR_UNSUPPORTED;
+        pl->blob = o;
+    }
     /* dtypes -> kind */
     for (o = 0; o < 2; o++) {
         const qmx_einsum_operand *op = ops[o];
         qmx_dtype d = qmx__es_dt(op);
+        if (o == pl->blob) { /* the blob is the whole operand: it says what it holds */
+            if (op->dtype != QMX_DTYPE_INVALID) return QMX_ERR_DTYPE;
+            if (op->rank != 2) return QMX_ERR_SHAPE;
+            if (op->data || op->scales || op->mx || op->scale_codes || op->zero_point)
+                return QMX_ERR_ARG;
+            isf[o] = 1;
+            pl->conv[o] = QMX__ES_CV_NONE;
+            continue;
+        }
         if (op->mx) { /* block-scaled: the view around a contracted block axis, the config */
             qmx_mx_config c;
             size_t eb, ns;
@@ -8357,10 +8437,18 @@ static qmx_status qmx__es_plan_all(const char *spec, const qmx_einsum_operand *a
     } else {
         pl->kind = int32_out ? QMX__ES_I32 : QMX__ES_Q;
     }
+    if (pl->blob >= 0) { /* the kernels take float32 activations only; the kernel choice */
+        const qmx_einsum_operand *x = ops[1 - pl->blob];
+        if (x->mx || qmx__es_dt(x) != QMX_FLOAT32) return QMX_ERR_UNSUPPORTED;
+        if (opts && (unsigned)opts->blockw_act > 1u) return QMX_ERR_ARG;
+        pl->blob_f32 = !opts || opts->blockw_act == QMX_EINSUM_BLOCKW_F32;
+        pl->bwo.act_block = opts && !pl->blob_f32 ? opts->blockw_act_block : 0;
+    }
     /* scale modes, axes, zero points */
     for (o = 0; o < 2; o++) {
         const qmx_einsum_operand *op = ops[o];
         qmx_dtype d = qmx__es_dt(op);
+        if (o == pl->blob) continue;
         if (d == QMX_FLOAT32 && (op->scales || op->zero_point)) return QMX_ERR_ARG;
         if (isf[o] && op->zero_point) return QMX_ERR_ARG;
         if (!op->mx && op->scale_codes) return QMX_ERR_ARG;
@@ -8407,7 +8495,9 @@ static qmx_status qmx__es_plan_all(const char *spec, const qmx_einsum_operand *a
     /* roles: Qwix's single zero point goes to the matmul's A; else the assignment that copies
      * fewer elements (packs of A and B, the output tile), the first operand as A on a tie */
     if (pl->kind == QMX__ES_Q && a->zero_point && b->zero_point) return QMX_ERR_UNSUPPORTED;
-    if (pl->kind == QMX__ES_Q && (a->zero_point || b->zero_point)) {
+    if (pl->blob >= 0) {
+        sw = 1 - pl->blob; /* the float32 operand is the kernel's X, the blob its weights */
+    } else if (pl->kind == QMX__ES_Q && (a->zero_point || b->zero_point)) {
         sw = b->zero_point ? 1 : 0;
     } else {
         size_t c0, c1;
@@ -8416,6 +8506,27 @@ static qmx_status qmx__es_plan_all(const char *spec, const qmx_einsum_operand *a
         sw = c1 < c0 ? 1 : 0;
     }
     if (!qmx__es_layouts(pl, sw, blk, &x)) return QMX_ERR_OVERFLOW;
+    pl->ntask = pl->Bt;
+    if (pl->blob >= 0) { /* labels (n, k): n free of the blob only, k the whole of K */
+        const qmx_einsum_operand *w = ops[pl->blob];
+        int Ln = pl->lab[pl->blob][0], Lk = pl->lab[pl->blob][1];
+        float dummy = 0.0f; /* the kernels' argument checks read no X, Y or workspace */
+        if (pl->inout[Lk]) return QMX_ERR_ARG; /* blocks along a free label: as an mx axis */
+        if (Ln == Lk || !pl->inout[Ln] || pl->in[sw][Ln] || !pl->in[sw][Lk] ||
+            pl->size[Lk] != pl->K)
+            return QMX_ERR_UNSUPPORTED;
+        pl->b_mode = 0; pl->ldb = pl->K; /* read by the kernel, never copied */
+        st = pl->blob_f32
+                 ? qmx__bp_f32(pl->M, pl->N, pl->K, &dummy, pl->lda, w->blockw_blob,
+                               w->blockw_blob_bytes, &dummy, pl->N, &dummy, 0, 0, pl->N,
+                               QMX__PAR_CHECK)
+                 : qmx__bp_dyn(pl->M, pl->N, pl->K, &dummy, pl->lda, w->blockw_blob,
+                               w->blockw_blob_bytes, &pl->bwo, &dummy, pl->N, &dummy, 0, 0,
+                               pl->N, QMX__PAR_CHECK);
+        if (st != QMX_OK) return st;
+        st = qmx_matmul_tasks(pl->M, pl->N, &pl->ntask);
+        if (st != QMX_OK) return st;
+    }
     if (pl->kind != QMX__ES_F32 && pl->K > QMX_MATMUL_I8_MAX_K) return QMX_ERR_OVERFLOW;
     /* K-blocks: the blocked label is the innermost of K */
     if (blk >= 0) {
@@ -8470,6 +8581,19 @@ static qmx_status qmx__es_plan_all(const char *spec, const qmx_einsum_operand *a
             ((x = qmx__k_kn_extra_bytes(pl->M, pl->N, pl->K)) == 0 ||
              !qmx__es_add(pl->mm_bytes, x, &pl->mm_bytes)))
             return QMX_ERR_OVERFLOW;
+        if (!qmx__es_r64add(&pl->total, pl->mm_bytes, &pl->off_mm)) return QMX_ERR_OVERFLOW;
+    } else if (pl->blob >= 0) { /* the kernel's: serial (a range call's too), or its _exec's */
+        const qmx_executor *ex = opts ? opts->executor : NULL;
+        size_t tw;
+        st = qmx__bp_par_ws(pl->M, pl->N, pl->K, &pl->bwo, pl->blob_f32, &pl->mm_bytes);
+        if (st == QMX_OK && ex && ex->workers >= 2) {
+            if (pl->ntask > (size_t)INT_MAX) return QMX_ERR_OVERFLOW;
+            st = qmx__bp_par_ws(pl->M < QMX_TASK_M ? pl->M : QMX_TASK_M,
+                                pl->N < QMX_TASK_N ? pl->N : QMX_TASK_N, pl->K, &pl->bwo,
+                                pl->blob_f32, &tw);
+            if (st == QMX_OK) st = qmx_par_workspace_size(ex, 0, tw, &pl->mm_bytes);
+        }
+        if (st != QMX_OK) return st;
         if (!qmx__es_r64add(&pl->total, pl->mm_bytes, &pl->off_mm)) return QMX_ERR_OVERFLOW;
     }
     /* several cores: a task per batch index, each worker with its own copy (slice) of the
@@ -8776,6 +8900,96 @@ static void qmx__es_task(void *arg, int task, int worker) {
     qmx__es_batch(j, (size_t)task, j->ws ? j->ws + (size_t)worker * j->pl->slice : NULL);
 }
 
+/* Offset (elements, strides st by label) of index i of the group g (last label fastest). */
+static size_t qmx__es_goff(const qmx__es_plan *pl, const unsigned char *g, int ng,
+                           const size_t *st, size_t i) {
+    size_t off = 0;
+    int q;
+    for (q = ng - 1; q >= 0; q--) {
+        size_t d = pl->size[g[q]];
+        off += (i % d) * st[g[q]];
+        i /= d;
+    }
+    return off;
+}
+
+/* Blob with int8 activations: the kernel's pass 1 verdict on every activation block of X (in
+ * place, through the plan's strides), before A is packed: qmx_compute_qparams per tensor
+ * symmetric int8 gives a scale from the block's absmax alone, so the absmax's own is the same. */
+static qmx_status qmx__es_bp_rows(const qmx__es_plan *pl, const float *X, const size_t *st) {
+    qmx_qconfig cfg;
+    size_t K = pl->K, sk = st[pl->lab[pl->blob][1]], m, k0, k,
+           ab = pl->bwo.act_block && pl->bwo.act_block < K ? pl->bwo.act_block : K;
+    qmx__k_dyn_cfg(&cfg);
+    for (m = 0; m < pl->M; m++) {
+        const float *x = X + qmx__es_goff(pl, pl->gm, pl->nm, st, m);
+        for (k0 = 0; k0 < K; k0 += ab) {
+            size_t k1 = K - k0 < ab ? K : k0 + ab;
+            float am = 0.0f, s = 0.0f;
+            for (k = k0; k < k1; k++) {
+                float v = x[k * sk];
+                if (v < 0.0f) v = -v;
+                if (v > am) am = v;
+            }
+            if (qmx_compute_qparams(&cfg, &am, 1, &s, 1, NULL) != QMX_OK || !qmx__k_scale_ok(s))
+                return QMX_ERR_ARG;
+        }
+    }
+    return QMX_OK;
+}
+
+/* A blob operand (everything checked): A' packed if it is not an [M,K] view, then the blob
+ * kernel on [M,N] (serial, tasks [tb, te) of qmx_matmul_tasks(M, N), or its _exec), into out
+ * or the [M,N] tile, whose outputs (a range call's: its tasks' tiles) are then scattered. */
+static void qmx__es_blob(const qmx__es_plan *pl, const qmx_einsum_operand *const ops[2],
+                         const qmx_einsum_opts *opts, void *out, unsigned char *ws, int ranged,
+                         size_t tb, size_t te) {
+    const qmx_einsum_operand *w = ops[pl->blob];
+    const float *X = (const float *)ops[pl->swap]->data;
+    float *Y = pl->out_direct ? (float *)out : (float *)(void *)(ws + pl->off_c);
+    size_t ds[QMX__ES_NLAB], t, m, n;
+    qmx__par_mm c;
+    qmx_status st;
+    int i;
+    for (i = 0; i < QMX__ES_NLAB; i++) ds[i] = 0;
+    if (!pl->a_direct) {
+        qmx__es_dense(pl, ds, pl->gm, pl->nm, pl->gk, pl->nk);
+        qmx__es_copy2d(pl, 4, (const unsigned char *)X, pl->st[pl->swap], ws + pl->off_pa, ds,
+                       pl->gm, pl->nm, pl->gk, pl->nk);
+        X = (const float *)(const void *)(ws + pl->off_pa);
+    }
+    c = qmx__par_mk(pl->blob_f32 ? QMX__PAR_BPF : QMX__PAR_BPD, pl->M, pl->N, pl->K, X,
+                    pl->lda, w->blockw_blob, w->blockw_blob_bytes, Y, pl->N);
+    c.bwo = &pl->bwo;
+    if (ranged)
+        st = qmx__par_run(&c, tb, te, ws + pl->off_mm, pl->mm_bytes);
+    else if (opts && opts->executor && opts->executor->workers >= 2)
+        st = qmx__par_exec(&c, opts->executor, ws + pl->off_mm, pl->mm_bytes);
+    else
+        st = qmx__par_call(&c, 0, pl->M, 0, pl->N, QMX__PAR_RUN, ws + pl->off_mm, pl->mm_bytes);
+    QMX_ASSERT(st == QMX_OK);
+    (void)st;
+    if (pl->out_direct) return;
+    if (!ranged) {
+        for (i = 0; i < QMX__ES_NLAB; i++) ds[i] = 0;
+        qmx__es_dense(pl, ds, pl->gm, pl->nm, pl->gn, pl->nn);
+        qmx__es_copy2d(pl, 4, (const unsigned char *)Y, ds, (unsigned char *)out, pl->ost,
+                       pl->gm, pl->nm, pl->gn, pl->nn);
+        return;
+    }
+    for (t = tb; t < te; t++) { /* task t: the tile at rows 64 (t / nc), columns 256 (t % nc) */
+        size_t nc = pl->N / QMX_TASK_N + (pl->N % QMX_TASK_N != 0);
+        size_t m0 = t / nc * QMX_TASK_M, n0 = t % nc * QMX_TASK_N;
+        size_t m1 = pl->M - m0 < QMX_TASK_M ? pl->M : m0 + QMX_TASK_M;
+        size_t n1 = pl->N - n0 < QMX_TASK_N ? pl->N : n0 + QMX_TASK_N;
+        for (m = m0; m < m1; m++) {
+            float *o = (float *)out + qmx__es_goff(pl, pl->gm, pl->nm, pl->ost, m);
+            for (n = n0; n < n1; n++)
+                o[qmx__es_goff(pl, pl->gn, pl->nn, pl->ost, n)] = Y[m * pl->N + n];
+        }
+    }
+}
+
 /* qmx_einsum (ranged 0) and qmx_einsum_run (ranged 1: batch indices [tb, te), the executor
  * of opts ignored) */
 static qmx_status qmx__es_call(const char *spec, const qmx_einsum_operand *a,
@@ -8796,7 +9010,9 @@ static qmx_status qmx__es_call(const char *spec, const qmx_einsum_operand *a,
     if (ranged && opts) { serial = *opts; serial.executor = NULL; opts = &serial; }
     st = qmx__es_plan_all(spec, a, b, opts, &pl, err_pos);
     if (st != QMX_OK) return st;
-    if (!out || (!workspace && pl.total) || !a->data || !b->data) return QMX_ERR_NULL;
+    if (!out || (!workspace && pl.total) || (!a->data && pl.blob != 0) ||
+        (!b->data && pl.blob != 1))
+        return QMX_ERR_NULL;
     if ((a->mx && !a->scale_codes) || (b->mx && !b->scale_codes)) return QMX_ERR_NULL;
     ops[0] = a; ops[1] = b;
     if (out_len < pl.out_count) return QMX_ERR_BUFFER_TOO_SMALL;
@@ -8806,6 +9022,7 @@ static qmx_status qmx__es_call(const char *spec, const qmx_einsum_operand *a,
         const qmx_einsum_operand *op = ops[o];
         qmx_dtype d = qmx__es_dt(op);
         size_t need, k;
+        if (o == pl.blob) continue; /* its header and bytes: checked by the plan */
         if (pl.conv[o] == QMX__ES_CV_MX) { /* elements and codes as qmx_mx_storage counts them */
             qmx_mx_config c = qmx__es_mx_cfg(op);
             size_t ns = 0;
@@ -8840,11 +9057,19 @@ static qmx_status qmx__es_call(const char *spec, const qmx_einsum_operand *a,
             if (!qmx__es_bake(op, pl.count[o], NULL)) return QMX_ERR_NONFINITE;
         }
     }
-    if (ranged && (tb > te || te > pl.Bt)) return QMX_ERR_ARG;
+    if (pl.blob >= 0 && !pl.blob_f32) { /* int8 activations: every row's scales */
+        st = qmx__es_bp_rows(&pl, (const float *)ops[pl.swap]->data, pl.st[pl.swap]);
+        if (st != QMX_OK) return st;
+    }
+    if (ranged && (tb > te || te > pl.ntask)) return QMX_ERR_ARG;
     if (ranged && tb == te) return QMX_OK;
     /* from here on nothing can fail */
     ws = (unsigned char *)workspace; /* NULL when total is 0: then no region is used */
     if (ws) ws += (64u - ((size_t)((uintptr_t)ws & 63u))) & 63u;
+    if (pl.blob >= 0) {
+        qmx__es_blob(&pl, ops, opts, out, ws, ranged, tb, te);
+        return QMX_OK;
+    }
     for (o = 0; o < 2; o++) {
         qmx_dtype d = qmx__es_dt(ops[o]);
         float *f = pl.conv[o] ? (float *)(void *)(ws + pl.off_conv[o]) : NULL;
@@ -8903,7 +9128,7 @@ QMX_API qmx_status qmx_einsum_tasks(const char *spec, const qmx_einsum_operand *
     if (!n_tasks) return QMX_ERR_NULL;
     if (opts) { serial = *opts; serial.executor = NULL; opts = &serial; }
     st = qmx__es_plan_all(spec, a, b, opts, &pl, err_pos);
-    if (st == QMX_OK) *n_tasks = pl.Bt;
+    if (st == QMX_OK) *n_tasks = pl.ntask;
     return st;
 }
 QMX_API qmx_status qmx_einsum_run(const char *spec, const qmx_einsum_operand *a,

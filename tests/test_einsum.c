@@ -1411,6 +1411,401 @@ static void test_new_errors(void) {
 #undef NEXPECT
 }
 
+/* ---- block-weight blob operands (qmx_einsum_operand.blockw_blob; issue 16) ----
+ * ggml blocks written here (Q8_0, Q4_0, MXFP4: random codes and scales), packed by
+ * qmx_blockw_pack_ggml; the weights' values by ggml's own definition (bw_wd, exact floats).
+ * Specifications: each spec's output is, bit for bit, the direct kernel call
+ * (qmx_matmul_blockw_packed_f32 / _dyn_i8 on X = the activations as [M][K]) permuted to the
+ * output's order, for float32, int8 per row and int8 per block of 32 activations; the same
+ * bits from 1 and 3 range calls, a partial range (its tasks' tiles only) and a 3-worker
+ * executor; within the float bound of a float64 reference on bw_wd, and (float32 kernel)
+ * exactly the float path's bits on bw_wd as a float32 operand; every bad input a status
+ * with the output and the workspace untouched. M = 130, N = 264: 3 x 2 kernel tasks. */
+enum { BW_B = 2, BW_S = 65, BW_M = BW_B * BW_S, BW_K = 64, BW_N = 264 };
+static float bw_x[BW_M * BW_K], bw_xt[BW_M * BW_K], bw_wd[BW_N * BW_K];
+static float bw_y[BW_M * BW_N], bw_want[BW_M * BW_N], bw_o[BW_M * BW_N];
+static uint8_t bw_blocks[BW_N * (BW_K / 32) * 34], bw_blob[32768], bw_bad[32768];
+static unsigned char bw_kws[16384];
+
+static double bw_pow2(int e) {
+    double v = 1.0;
+    for (; e > 0; e--) v *= 2.0;
+    for (; e < 0; e++) v *= 0.5;
+    return v;
+}
+static double bw_abs(double v) { return v < 0.0 ? -v : v; }
+/* ggml block type -> blocks in bw_blocks and the weights in bw_wd; the block's bytes */
+static size_t bw_make(int type) {
+    static const int kv[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+    size_t n, b, j, nbk = BW_K / 32,
+           bb = type == QMX_BLOCKW_GGML_Q8_0 ? 34u : type == QMX_BLOCKW_GGML_Q4_0 ? 18u : 17u;
+    for (n = 0; n < BW_N; n++)
+        for (b = 0; b < nbk; b++) {
+            uint8_t *p = bw_blocks + (n * nbk + b) * bb;
+            float *w = bw_wd + n * BW_K + 32 * b;
+            double d;
+            if (type == QMX_BLOCKW_GGML_MXFP4) { /* E8M0 e, value kv[code] * 2^(e - 128) */
+                p[0] = (uint8_t)(120u + qmx_test_rand() % 12u);
+                d = bw_pow2((int)p[0] - 128);
+                for (j = 0; j < 16; j++) {
+                    p[1 + j] = (uint8_t)qmx_test_rand();
+                    w[j] = (float)(kv[p[1 + j] & 15] * d);
+                    w[j + 16] = (float)(kv[p[1 + j] >> 4] * d);
+                }
+                continue;
+            }
+            {   /* binary16 d, a positive normal in [2^-5, 2^0) */
+                unsigned h = (10u + qmx_test_rand() % 5u) << 10 | (qmx_test_rand() & 1023u);
+                p[0] = (uint8_t)(h & 0xFFu); p[1] = (uint8_t)(h >> 8);
+                d = (double)(1024u + (h & 1023u)) * bw_pow2((int)(h >> 10) - 25);
+            }
+            for (j = 0; j < 32; j++) {
+                if (type == QMX_BLOCKW_GGML_Q8_0) { /* d * qs[j] */
+                    p[2 + j] = (uint8_t)qmx_test_rand();
+                    w[j] = (float)((p[2 + j] >= 128 ? (int)p[2 + j] - 256 : (int)p[2 + j]) * d);
+                } else if (j < 16) { /* d * (nibble - 8): j low, j + 16 high */
+                    p[2 + j] = (uint8_t)qmx_test_rand();
+                    w[j] = (float)(((int)(p[2 + j] & 15) - 8) * d);
+                    w[j + 16] = (float)(((int)(p[2 + j] >> 4) - 8) * d);
+                }
+            }
+        }
+    return bb;
+}
+
+/* Every Y[m][n] (X [M][K]) within the bound of the kernel's arithmetic around the float64
+ * sum of X * bw_wd: (2K + 4) 2^-24 sum |x w| for the float sums, and with int8 activations
+ * (ab: the activation block; 0 float32) the quantization, |q sx - x| <= sx / 2 per element
+ * (sx = the block's absmax / 127), plus its own float rounding. */
+static int bw_ref_ok(const float *X, const float *Y, size_t ab, double *worst) {
+    size_t m, n, k, k0;
+    int ok = 1;
+    for (m = 0; m < BW_M; m++) {
+        double sx[BW_K];
+        for (k0 = 0; ab && k0 < BW_K; k0 += ab) {
+            double am = 0.0;
+            for (k = k0; k < k0 + ab && k < BW_K; k++)
+                if (bw_abs(X[m * BW_K + k]) > am) am = bw_abs(X[m * BW_K + k]);
+            for (k = k0; k < k0 + ab && k < BW_K; k++) sx[k] = am / 127.0;
+        }
+        for (n = 0; n < BW_N; n++) {
+            double ref = 0.0, ab_s = 0.0, qe = 0.0, tol, err;
+            for (k = 0; k < BW_K; k++) {
+                double x = X[m * BW_K + k], w = bw_wd[n * BW_K + k];
+                ref += x * w;
+                ab_s += bw_abs(x * w);
+                if (ab) qe += bw_abs(w) * sx[k] * 0.5;
+            }
+            tol = (2.0 * BW_K + 4.0) * bw_pow2(-24) * (ab_s + qe) + 1.01 * qe;
+            err = bw_abs((double)Y[m * BW_N + n] - ref);
+            if (err > tol) ok = 0;
+            if (tol > 0.0 && err / tol > *worst) *worst = err / tol;
+        }
+    }
+    return ok;
+}
+
+static int bw_workers = 3, bw_calls;
+static void bw_for(void *pool, int n, void (*fn)(void *, int, int), void *arg) {
+    int t;
+    (void)pool;
+    bw_calls++;
+    for (t = n - 1; t >= 0; t--) fn(arg, t, t % bw_workers); /* reverse order */
+}
+
+typedef struct bw_spec {
+    const char *spec;
+    int blob_first;   /* the blob is operand a */
+    int xt;           /* the activations as [b][d][s] (bw_xt), else [b][s][d] (bw_x) */
+    int out;          /* output order: 0 (m, n), 1 (n, b, s), 2 (n, s, b) */
+} bw_spec;
+static const bw_spec bw_specs[] = {
+    {"bsd,fd->bsf", 0, 0, 0}, /* the linear layer: in place, no copy */
+    {"bsd,fd->fbs", 0, 0, 1}, /* transposed output: the [M,N] tile, scattered */
+    {"bds,fd->bsf", 0, 1, 0}, /* transposed activations: A packed */
+    {"fd,bsd->bsf", 1, 0, 0}, /* the blob as operand a */
+    {"fd,bds->fsb", 1, 1, 2}, /* both copies, blob first */
+};
+/* out position of Y[m][n] */
+static size_t bw_pos(int order, size_t m, size_t n) {
+    size_t b = m / BW_S, s = m % BW_S;
+    if (order == 0) return m * BW_N + n;
+    if (order == 1) return n * BW_M + m;
+    return (n * BW_S + s) * BW_B + b;
+}
+static void bw_ops(const bw_spec *sp, qmx_einsum_operand *X, qmx_einsum_operand *W,
+                   const void *blob, size_t bytes) {
+    memset(X, 0, sizeof *X); memset(W, 0, sizeof *W);
+    X->rank = 3; X->shape[0] = BW_B;
+    X->shape[1] = sp->xt ? BW_K : BW_S; X->shape[2] = sp->xt ? BW_S : BW_K;
+    X->data = sp->xt ? bw_xt : bw_x; X->data_bytes = sizeof bw_x;
+    W->rank = 2; W->shape[0] = BW_N; W->shape[1] = BW_K;
+    W->blockw_blob = blob; W->blockw_blob_bytes = bytes;
+}
+static qmx_status bw_einsum(const bw_spec *sp, const qmx_einsum_operand *X,
+                            const qmx_einsum_operand *W, const qmx_einsum_opts *o, float *out,
+                            size_t ws, int ranged, size_t tb, size_t te) {
+    int pos;
+    const qmx_einsum_operand *a = sp->blob_first ? W : X, *b = sp->blob_first ? X : W;
+    if (ranged)
+        return qmx_einsum_run(sp->spec, a, b, o, out, BW_M * BW_N, wsbuf, ws, tb, te, &pos);
+    return qmx_einsum(sp->spec, a, b, o, out, BW_M * BW_N, wsbuf, ws, &pos);
+}
+
+static void test_blockw_blob(void) {
+    static const int types[3] = {QMX_BLOCKW_GGML_Q8_0, QMX_BLOCKW_GGML_Q4_0,
+                                 QMX_BLOCKW_GGML_MXFP4};
+    static const char *tn[3] = {"Q8_0", "Q4_0", "MXFP4"};
+    static const char *kn[3] = {"f32", "dyn_i8 per row", "dyn_i8 per 32"};
+    qmx_einsum_operand X, W;
+    qmx_executor ex;
+    size_t i, m, n, bytes = 0, nt = 0, kws = 0, ws0 = 0, wsx = 0, tw = 0, b, s, d;
+    int t, km, si, pos;
+    qmx_status st;
+    QMX_TEST_CASE("block-weight blob operands: the kernel's bits, ranges, executor, reference");
+    for (i = 0; i < BW_M * BW_K; i++)
+        bw_x[i] = (float)((int)(qmx_test_rand() % 2001u) - 1000) * 0.00137f;
+    for (b = 0; b < BW_B; b++)
+        for (s = 0; s < BW_S; s++)
+            for (d = 0; d < BW_K; d++)
+                bw_xt[(b * BW_K + d) * BW_S + s] = bw_x[(b * BW_S + s) * BW_K + d];
+    ex.parallel_for = bw_for; ex.pool = NULL; ex.workers = bw_workers;
+    for (t = 0; t < 3; t++) {
+        size_t bb = bw_make(types[t]);
+        CHECK(qmx_blockw_pack_ggml_size(types[t], BW_N, BW_K, &bytes) == QMX_OK &&
+                  bytes <= sizeof bw_blob &&
+                  qmx_blockw_pack_ggml(types[t], bw_blocks, BW_N * (BW_K / 32) * bb, BW_N, BW_K,
+                                       bw_blob, bytes) == QMX_OK,
+              "%s: pack", tn[t]);
+        for (km = 0; km < 3; km++) {
+            qmx_einsum_opts o = QMX_ZERO_INIT, ox;
+            qmx_blockw_dyn_opts dyo = QMX_ZERO_INIT;
+            double worst = 0.0;
+            o.blockw_act = km ? QMX_EINSUM_BLOCKW_DYN_I8 : QMX_EINSUM_BLOCKW_F32;
+            o.blockw_act_block = dyo.act_block = km == 2 ? 32 : 0;
+            ox = o; ox.executor = &ex;
+            st = km ? qmx_matmul_blockw_packed_dyn_i8(BW_M, BW_N, BW_K, bw_x, BW_K, bw_blob, bytes,
+                                                      &dyo, bw_y, BW_N, bw_kws, sizeof bw_kws)
+                    : qmx_matmul_blockw_packed_f32(BW_M, BW_N, BW_K, bw_x, BW_K, bw_blob, bytes,
+                                                   bw_y, BW_N, bw_kws, sizeof bw_kws);
+            CHECK(st == QMX_OK, "%s %s: the direct kernel %d", tn[t], kn[km], (int)st);
+            CHECK(bw_ref_ok(bw_x, bw_y, km == 0 ? 0 : km == 1 ? BW_K : 32, &worst),
+                  "%s %s: outside the float64 reference's bound (worst %.3g of it)", tn[t],
+                  kn[km], worst);
+            st = km ? qmx_matmul_blockw_packed_dyn_i8_workspace_size(BW_M, BW_N, BW_K, &dyo, &kws)
+                    : qmx_matmul_blockw_packed_f32_workspace_size(BW_M, BW_N, BW_K, &kws);
+            if (st == QMX_OK) /* and of one 64 x 256 task tile (an executor's worker) */
+                st = km ? qmx_matmul_blockw_packed_dyn_i8_workspace_size(64, 256, BW_K, &dyo, &tw)
+                        : qmx_matmul_blockw_packed_f32_workspace_size(64, 256, BW_K, &tw);
+            CHECK(st == QMX_OK, "kernel workspace sizes");
+            for (si = 0; si < (int)(sizeof bw_specs / sizeof bw_specs[0]); si++) {
+                const bw_spec *sp = &bw_specs[si];
+                size_t want_ws = 64 + r64(kws), cut;
+                const qmx_einsum_operand *a, *bo;
+                bw_ops(sp, &X, &W, bw_blob, bytes);
+                a = sp->blob_first ? &W : &X; bo = sp->blob_first ? &X : &W;
+                for (m = 0; m < BW_M; m++)
+                    for (n = 0; n < BW_N; n++) bw_want[bw_pos(sp->out, m, n)] = bw_y[m * BW_N + n];
+                if (sp->xt) want_ws += r64(4 * BW_M * BW_K);
+                if (sp->out) want_ws += r64(4 * BW_M * BW_N);
+                st = qmx_einsum_workspace_size(sp->spec, a, bo, &o, &ws0, &pos);
+                CHECK(st == QMX_OK && ws0 == want_ws,
+                      "%s %s %s: workspace %u, want the kernel's + the copies %u (%d)", tn[t],
+                      kn[km], sp->spec, (unsigned)ws0, (unsigned)want_ws, (int)st);
+                memset(bw_o, 0x7F, sizeof bw_o);
+                st = bw_einsum(sp, &X, &W, &o, bw_o, ws0, 0, 0, 0);
+                CHECK(st == QMX_OK && !memcmp(bw_o, bw_want, sizeof bw_o),
+                      "%s %s %s: einsum %d, not the direct kernel's bits", tn[t], kn[km], sp->spec,
+                      (int)st);
+                if (km == 0) { /* float32: the float path's order (k increasing, no FMA) on
+                                  ggml's own values as float32 weights, the same bits */
+                    qmx_einsum_operand F = W;
+                    F.blockw_blob = NULL; F.blockw_blob_bytes = 0;
+                    F.data = bw_wd; F.data_bytes = sizeof bw_wd;
+                    st = qmx_einsum(sp->spec, sp->blob_first ? &F : &X, sp->blob_first ? &X : &F,
+                                    NULL, bw_o, BW_M * BW_N, wsbuf, sizeof wsbuf, &pos);
+                    CHECK(st == QMX_OK && !memcmp(bw_o, bw_want, sizeof bw_o),
+                          "%s %s: not the float path's bits on the dequantized weights (%d)",
+                          tn[t], sp->spec, (int)st);
+                }
+                if (km == 1 && t == 1) continue; /* ranges and executor: the other 8 kinds */
+                st = qmx_einsum_tasks(sp->spec, a, bo, &o, &nt, &pos);
+                CHECK(st == QMX_OK && nt == 6, "%s: tasks %u, want qmx_matmul_tasks' 6 (%d)",
+                      sp->spec, (unsigned)nt, (int)st);
+                memset(bw_o, 0x7F, sizeof bw_o);
+                st = bw_einsum(sp, &X, &W, &o, bw_o, ws0, 1, 0, nt);
+                CHECK(st == QMX_OK && !memcmp(bw_o, bw_want, sizeof bw_o),
+                      "%s %s %s: one range call %d, other bits", tn[t], kn[km], sp->spec, (int)st);
+                memset(bw_o, 0x7F, sizeof bw_o);
+                st = bw_einsum(sp, &X, &W, &o, bw_o, ws0, 1, 3, nt);
+                if (st == QMX_OK) st = bw_einsum(sp, &X, &W, &o, bw_o, ws0, 1, 0, 1);
+                if (st == QMX_OK) st = bw_einsum(sp, &X, &W, &o, bw_o, ws0, 1, 1, 3);
+                CHECK(st == QMX_OK && !memcmp(bw_o, bw_want, sizeof bw_o),
+                      "%s %s %s: three range calls %d, other bits", tn[t], kn[km], sp->spec,
+                      (int)st);
+                /* tasks partition the output: without task 0 its tile (rows < 64, columns <
+                 * 256) keeps the sentinel, everything else is written */
+                memset(bw_o, 0x7F, sizeof bw_o);
+                st = bw_einsum(sp, &X, &W, &o, bw_o, ws0, 1, 1, nt);
+                cut = 0;
+                for (m = 0; m < BW_M; m++)
+                    for (n = 0; n < BW_N; n++) {
+                        size_t p = bw_pos(sp->out, m, n);
+                        size_t mp = sp->out == 2 ? m % BW_S * BW_B + m / BW_S : m; /* the plan's
+                                                         row: M in output order ("fsb": s, b) */
+                        int in0 = mp < 64 && n < 256;
+                        uint32_t g = qmx_test_f32_bits(bw_o[p]);
+                        if (in0 ? g != 0x7F7F7F7Fu : g != qmx_test_f32_bits(bw_want[p])) cut++;
+                    }
+                CHECK(st == QMX_OK && cut == 0, "%s %s %s: tasks 1..5 wrote %u wrong outputs (%d)",
+                      tn[t], kn[km], sp->spec, (unsigned)cut, (int)st);
+                /* a 3-worker executor: the kernel's tasks, the kernel's _exec workspace */
+                st = qmx_einsum_workspace_size(sp->spec, a, bo, &ox, &wsx, &pos);
+                CHECK(st == QMX_OK && wsx == want_ws - r64(kws) + 3 * r64(tw),
+                      "%s: executor workspace %u (%d)", sp->spec, (unsigned)wsx, (int)st);
+                memset(bw_o, 0x7F, sizeof bw_o);
+                bw_calls = 0;
+                st = bw_einsum(sp, &X, &W, &ox, bw_o, wsx, 0, 0, 0);
+                CHECK(st == QMX_OK && bw_calls == 1 && !memcmp(bw_o, bw_want, sizeof bw_o),
+                      "%s %s %s: executor %d (%d parallel_for calls), other bits", tn[t], kn[km],
+                      sp->spec, (int)st, bw_calls);
+                memset(bw_o, 0x7F, sizeof bw_o);
+                st = bw_einsum(sp, &X, &W, &ox, bw_o, wsx - 1, 0, 0, 0);
+                CHECK(st == QMX_ERR_BUFFER_TOO_SMALL && qmx_test_f32_bits(bw_o[0]) == 0x7F7F7F7Fu &&
+                          !memcmp(bw_o, bw_o + BW_M * BW_N / 2, sizeof bw_o / 2),
+                      "%s: executor workspace short by 1: %d", sp->spec, (int)st);
+            }
+        }
+    }
+}
+
+/* Bad blob operands: a status, the output and the workspace untouched (Q8_0 blob above). */
+static void test_blockw_blob_errors(void) {
+    qmx_einsum_operand X, W, I8;
+    qmx_einsum_opts o = QMX_ZERO_INIT, od = QMX_ZERO_INIT;
+    qmx_blockw_dyn_opts dyo = QMX_ZERO_INIT;
+    size_t bytes = 0, ws0 = 0, i, bb;
+    int pos;
+    qmx_status st;
+    QMX_TEST_CASE("block-weight blob operands: bad input");
+    bb = bw_make(QMX_BLOCKW_GGML_Q8_0);
+    CHECK(qmx_blockw_pack_ggml_size(QMX_BLOCKW_GGML_Q8_0, BW_N, BW_K, &bytes) == QMX_OK &&
+              qmx_blockw_pack_ggml(QMX_BLOCKW_GGML_Q8_0, bw_blocks, BW_N * (BW_K / 32) * bb, BW_N,
+                                   BW_K, bw_blob, bytes) == QMX_OK,
+          "pack");
+    od.blockw_act = QMX_EINSUM_BLOCKW_DYN_I8;
+    bw_ops(&bw_specs[2], &X, &W, bw_blob, bytes); /* the largest: A packed, the [M,N] tile */
+    CHECK(qmx_einsum_workspace_size("bds,fd->fbs", &X, &W, &od, &ws0, &pos) == QMX_OK, "ws");
+    bw_ops(&bw_specs[0], &X, &W, bw_blob, bytes);
+#define BEXPECT(spec, A, B, opts, ws, want, what)                                               \
+    do {                                                                                         \
+        memset(bw_o, 0x7F, sizeof bw_o);                                                         \
+        memset(wsbuf, 0xA5, ws0 + 64);                                                           \
+        st = qmx_einsum(spec, A, B, opts, bw_o, BW_M * BW_N, wsbuf, ws, &pos);                   \
+        for (i = 0; i < BW_M * BW_N && qmx_test_f32_bits(bw_o[i]) == 0x7F7F7F7Fu; i++) {}        \
+        CHECK(st == (want) && i == BW_M * BW_N && wsbuf[0] == 0xA5 &&                            \
+                  !memcmp(wsbuf, wsbuf + 1, ws0 + 63),                                           \
+              "%s: %d, want %d; output / workspace untouched: %d", what, (int)st, (int)(want),     \
+              i == BW_M * BW_N);                                                                 \
+    } while (0)
+    memcpy(bw_bad, bw_blob, bytes);
+    bw_bad[0] ^= 1;
+    W.blockw_blob = bw_bad;
+    BEXPECT("bsd,fd->bsf", &X, &W, &o, ws0, QMX_ERR_PARSE, "bad magic");
+    CHECK(qmx_einsum_workspace_size("bsd,fd->bsf", &X, &W, &o, &ws0, &pos) == QMX_ERR_PARSE,
+          "workspace_size reads the blob's header too");
+    W.blockw_blob = bw_blob;
+    W.blockw_blob_bytes = bytes - 1;
+    BEXPECT("bsd,fd->bsf", &X, &W, &o, ws0, QMX_ERR_BUFFER_TOO_SMALL, "blob bytes short by 1");
+    W.blockw_blob_bytes = 63;
+    BEXPECT("bsd,fd->bsf", &X, &W, &od, ws0, QMX_ERR_BUFFER_TOO_SMALL, "63 bytes (no header)");
+    W.blockw_blob_bytes = bytes;
+    W.shape[0] = BW_N - 1;
+    BEXPECT("bsd,fd->bsf", &X, &W, &o, ws0, QMX_ERR_SHAPE, "shape N - 1, not the blob's N");
+    W.shape[0] = BW_N; W.rank = 3; W.shape[0] = 1; W.shape[1] = BW_N; W.shape[2] = BW_K;
+    BEXPECT("bsd,gfd->bsgf", &X, &W, &o, ws0, QMX_ERR_SHAPE, "a rank-3 blob operand");
+    W.rank = 2; W.shape[0] = BW_K; W.shape[1] = BW_N;
+    BEXPECT("bsd,df->bsf", &X, &W, &o, ws0, QMX_ERR_ARG, "blob blocks along the free f");
+    W.shape[0] = BW_N; W.shape[1] = BW_K;
+    BEXPECT("bsd,fd->bf", &X, &W, &o, ws0, QMX_ERR_UNSUPPORTED, "s summed too: K is not d");
+    BEXPECT("bsd,fd->bs", &X, &W, &o, ws0, QMX_ERR_UNSUPPORTED, "f summed within the blob");
+    W.shape[0] = BW_B;
+    BEXPECT("bsd,bd->bs", &X, &W, &o, ws0, QMX_ERR_UNSUPPORTED, "the blob's n a batch label");
+    W.shape[0] = BW_N;
+    memset(&I8, 0, sizeof I8);
+    I8.dtype = QMX_INT8; I8.rank = 3; I8.shape[0] = BW_B; I8.shape[1] = BW_S; I8.shape[2] = BW_K;
+    I8.data = bw_x; I8.data_bytes = sizeof bw_x;
+    BEXPECT("bsd,fd->bsf", &I8, &W, &o, ws0, QMX_ERR_UNSUPPORTED, "int8 activations");
+    BEXPECT("fd,bsd->bsf", &W, &I8, &o, ws0, QMX_ERR_UNSUPPORTED, "int8 activations, blob first");
+    I8.dtype = QMX_FP8_E4M3FN;
+    BEXPECT("bsd,fd->bsf", &I8, &W, &o, ws0, QMX_ERR_UNSUPPORTED, "fp8 activations");
+    BEXPECT("fd,gd->fg", &W, &W, &o, ws0, QMX_ERR_UNSUPPORTED, "two blobs");
+    o.int32_out = 1;
+    BEXPECT("bsd,fd->bsf", &X, &W, &o, ws0, QMX_ERR_ARG, "int32_out");
+    o.int32_out = 0; o.blockw_act = (qmx_einsum_blockw_act)2;
+    BEXPECT("bsd,fd->bsf", &X, &W, &o, ws0, QMX_ERR_ARG, "blockw_act 2");
+    o.blockw_act = QMX_EINSUM_BLOCKW_F32;
+    od.blockw_act_block = 48;
+    BEXPECT("bsd,fd->bsf", &X, &W, &od, ws0, QMX_ERR_UNSUPPORTED, "act_block 48 (the kernel's rule)");
+    od.blockw_act_block = 0;
+    W.data = bw_x;
+    BEXPECT("bsd,fd->bsf", &X, &W, &o, ws0, QMX_ERR_ARG, "blob with data too");
+    W.data = NULL; W.dtype = QMX_INT8;
+    BEXPECT("bsd,fd->bsf", &X, &W, &o, ws0, QMX_ERR_DTYPE, "blob with a dtype");
+    W.dtype = QMX_DTYPE_INVALID; W.scales = bw_wd; W.scales_len = 1;
+    BEXPECT("bsd,fd->bsf", &X, &W, &o, ws0, QMX_ERR_ARG, "blob with scales");
+    W.scales = NULL; W.scales_len = 0;
+    X.blockw_blob_bytes = 1;
+    BEXPECT("bsd,fd->bsf", &X, &W, &o, ws0, QMX_ERR_ARG, "blockw_blob_bytes without a blob");
+    X.blockw_blob_bytes = 0;
+    {   /* the workspace, exactly; the output length */
+        size_t w1 = 0, w2 = 0, w3 = 0;
+        CHECK(qmx_einsum_workspace_size("bsd,fd->bsf", &X, &W, &o, &w1, &pos) == QMX_OK &&
+                  qmx_einsum_workspace_size("bsd,fd->fbs", &X, &W, &od, &w2, &pos) == QMX_OK,
+              "ws queries");
+        BEXPECT("bsd,fd->bsf", &X, &W, &o, w1 - 1, QMX_ERR_BUFFER_TOO_SMALL, "f32 workspace - 1");
+        BEXPECT("bsd,fd->fbs", &X, &W, &od, w2 - 1, QMX_ERR_BUFFER_TOO_SMALL, "dyn workspace - 1");
+        bw_ops(&bw_specs[4], &X, &W, bw_blob, bytes);
+        CHECK(qmx_einsum_workspace_size("fd,bds->fsb", &W, &X, &od, &w3, &pos) == QMX_OK, "ws");
+        BEXPECT("fd,bds->fsb", &W, &X, &od, w3 - 1, QMX_ERR_BUFFER_TOO_SMALL, "packed workspace - 1");
+        BEXPECT("fd,bds->fsb", &W, &X, &od, 0, QMX_ERR_BUFFER_TOO_SMALL, "workspace 0");
+        CHECK(w3 == ws0, "fd,bds->fsb: the workspace of bds,fd->fbs");
+        memset(bw_o, 0x7F, sizeof bw_o);
+        st = qmx_einsum("bds,fd->bsf", &X, &W, &o, bw_o, BW_M * BW_N - 1, wsbuf, ws0, &pos);
+        CHECK(st == QMX_ERR_BUFFER_TOO_SMALL && qmx_test_f32_bits(bw_o[0]) == 0x7F7F7F7Fu,
+              "out_len short by 1: %d", (int)st);
+        st = qmx_einsum("bds,fd->bsf", &X, &W, &o, bw_o, BW_M * BW_N, NULL, ws0, &pos);
+        CHECK(st == QMX_ERR_NULL, "workspace NULL: %d", (int)st);
+        st = qmx_einsum_run("bds,fd->bsf", &X, &W, &o, bw_o, BW_M * BW_N, wsbuf, ws0, 0, 7, &pos);
+        CHECK(st == QMX_ERR_ARG, "range past the 6 tasks: %d", (int)st);
+        st = qmx_einsum_run("bds,fd->bsf", &X, &W, &o, bw_o, BW_M * BW_N, wsbuf, ws0, 3, 2, &pos);
+        CHECK(st == QMX_ERR_ARG && qmx_test_f32_bits(bw_o[0]) == 0x7F7F7F7Fu, "range reversed: %d", (int)st);
+    }
+    /* int8 activations: a block whose scale underflows (absmax 1e-44) is the kernel's
+     * QMX_ERR_ARG, also when the activations are packed first (checked before the copy);
+     * float32 activations take it. NaN: QMX_ERR_NONFINITE. */
+    for (i = 0; i < BW_K; i++) {
+        bw_x[5 * BW_K + i] = i == 7 ? -1e-44f : 0.0f;
+        bw_xt[(0 * BW_K + i) * BW_S + 5] = bw_x[5 * BW_K + i];
+    }
+    dyo.act_block = 32;
+    st = qmx_matmul_blockw_packed_dyn_i8(BW_M, BW_N, BW_K, bw_x, BW_K, bw_blob, bytes, &dyo, bw_y,
+                                         BW_N, bw_kws, sizeof bw_kws);
+    od.blockw_act_block = 32;
+    bw_ops(&bw_specs[0], &X, &W, bw_blob, bytes);
+    CHECK(st == QMX_ERR_ARG, "the kernel on the tiny block: %d", (int)st);
+    BEXPECT("bsd,fd->bsf", &X, &W, &od, ws0, QMX_ERR_ARG, "dyn_i8: a tiny block");
+    bw_ops(&bw_specs[2], &X, &W, bw_blob, bytes);
+    BEXPECT("bds,fd->fbs", &X, &W, &od, ws0, QMX_ERR_ARG, "dyn_i8: a tiny block, packed");
+    CHECK(qmx_einsum("bds,fd->fbs", &X, &W, &o, bw_o, BW_M * BW_N, wsbuf, sizeof wsbuf, &pos) == QMX_OK,
+          "float32 activations take the tiny block");
+    bw_xt[3] = qmx_test_bits_f32(0x7FC00000u);
+    BEXPECT("bds,fd->fbs", &X, &W, &od, ws0, QMX_ERR_NONFINITE, "a NaN activation");
+    /* the test data back */
+    bw_xt[3] = bw_x[(0 * BW_S + 3) * BW_K + 0];
+#undef BEXPECT
+}
+
 int main(void) {
     qmx_test_seed(0x9E3779B9u); /* this program's data */
     test_kn_weights();
@@ -1424,5 +1819,7 @@ int main(void) {
     test_new_int_operands();
     test_new_float_operands();
     test_new_errors();
+    test_blockw_blob();
+    test_blockw_blob_errors();
     return QMX_TEST_END();
 }

@@ -21,7 +21,13 @@
  *   - differential: an operand of a newer type gives the bits of its twin, the tensor it is
  *     documented to become: int3 / int7 the same bytes as int8, int2 / uint2 unpacked to int8
  *     (qmx_unpack_int2), fp4 / fp6 / nf4 / fp8 without scales decoded to float32, an MX
- *     operand qmx_mx_dequantize'd on its [outer][axis_len][inner] view.
+ *     operand qmx_mx_dequantize'd on its [outer][axis_len][inner] view;
+ *   - a block-weight blob operand ((h[30] & 6) == 6: operand h[30] >> 3 & 1, when of rank 2,
+ *     becomes the qmx_blockw_pack blob of MXFP8 E4M3 codes (scales 2^-2 .. 2^2, one block);
+ *     h[29] bit 7 flips a byte of it, bit 6 cuts its bytes; h[31] bit 6 int8 activations, bit
+ *     7 per block of 32): any bytes give a status or a result, never a crash; an intact blob
+ *     with float32 activations gives the bits of its twin, the float32 weights it holds (the
+ *     kernel's order is the float path's).
  * Build: make fuzz (tools/fuzz.sh), e.g. FUZZ=fuzz_einsum FUZZ_SECONDS=30 make fuzz. */
 #ifndef QMX_TEST_SEPARATE_IMPL
 #define QMX_IMPLEMENTATION
@@ -35,6 +41,9 @@ static float da[4096], db[4096], fa[4096], fb[4096], sc[2][64], tw[2][4096];
 static int8_t qa[4096], qb[4096], tq[2][4096];
 static uint8_t sc8[2][4096];
 static qmx_mx_config mxc[2];
+static uint8_t bwb[2][1024];   /* blob operands */
+static uint8_t bwc[64], bwe[8]; /* its MXFP8 E4M3 codes and E8M0 scale codes */
+static int bwt[2];             /* 1: operand o is an intact blob with float32 activations */
 static uint32_t out1[OUTN + 8], out2[OUTN + 8];
 #define FZE_WS_MAX ((size_t)1 << 20)
 /* A workspace of exactly `bytes` at offset `off` of its own allocation, so that ASan (or the
@@ -65,7 +74,13 @@ static int twin(const qmx_einsum_operand *q, size_t cnt, int o, qmx_einsum_opera
     size_t i;
     qmx_dtype d = q->dtype;
     *t = *q;
-    if (q->mx) {
+    if (q->blockw_blob) { /* its weights as float32: the values times their block's scale */
+        if (!bwt[o]) return 0;
+        for (i = 0; i < cnt; i++) /* fp8 value x 2^(e - 127), exact */
+            tw[o][i] = qmx_fp8_to_f32(bwc[i], QMX_FP8_E4M3FN) *
+                       (float)(1u << (bwe[i / q->shape[1]] - 125)) * 0.25f;
+        t->blockw_blob = NULL; t->blockw_blob_bytes = 0;
+    } else if (q->mx) {
         qmx_mx_config c = *q->mx;
         int ax;
         c.outer = c.inner = 1; c.axis_len = q->shape[q->block_axis];
@@ -193,6 +208,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         q->zero_point = (int32_t)(h[27 + o * 2] % 9) - 4;
         if (h[30] == 0xFF) q->zero_point = 200;
+        bwt[o] = 0;
+        if ((h[30] & 6) == 6 && o == (h[30] >> 3 & 1) && q->rank == 2 && q->shape[0]) {
+            /* a blob (N, K <= 4) */
+            qmx_blockw w;
+            qmx_mx_config c;
+            size_t blen = 0, N = q->shape[0], K = q->shape[1], k;
+            memset(&w, 0, sizeof w); memset(&c, 0, sizeof c);
+            c.format = QMX_MXFP8_E4M3; c.outer = N; c.axis_len = K; c.inner = 1;
+            for (k = 0; k < cnt; k++) bwc[k] = (uint8_t)(0x30 + (k * 7 + h[29]) % 16 + (k & 1) * 0x80);
+            for (k = 0; k < N; k++) bwe[k] = (uint8_t)(125 + (k + h[26]) % 5);
+            w.kind = QMX_BLOCKW_MX; w.mx = &c; w.data = bwc; w.data_bytes = cnt;
+            w.scale_codes = bwe; w.n_scales = N;
+            if (qmx_blockw_pack_size(&w, N, K, &blen) != QMX_OK || blen > sizeof bwb[o] ||
+                qmx_blockw_pack(&w, N, K, bwb[o], blen) != QMX_OK) abort();
+            if (h[29] & 0x80) bwb[o][h[28] % blen] ^= (uint8_t)(1u << (h[27] & 7));
+            if (h[29] & 0x40) blen -= 1 + h[28] % 70;
+            memset(q, 0, sizeof *q);
+            q->rank = 2; q->shape[0] = N; q->shape[1] = K;
+            q->blockw_blob = bwb[o]; q->blockw_blob_bytes = blen;
+            opts.blockw_act = (h[31] & 0x40) ? QMX_EINSUM_BLOCKW_DYN_I8 : QMX_EINSUM_BLOCKW_F32;
+            opts.blockw_act_block = (h[31] & 0x80) ? 32 : 0;
+            bwt[o] = !(h[29] & 0xC0) && !(h[31] & 0x40);
+        }
     }
     s1 = qmx_einsum_workspace_size(spec, &op[0], &op[1], &opts, &bytes, &p1);
     for (i = 0; i < OUTN + 8; i++) out1[i] = 0xDEADBEEFu;
