@@ -111,8 +111,9 @@ check-headers:
 	@tools/check_headers.sh
 
 # check-headers runs in one of the 2 job slots beside the first configurations (--with); the
-# examples are built and run first.
-test: examples
+# examples are built (two compiles at once) and run first.
+test:
+	@$(MAKE) --no-print-directory -j2 examples
 	@tools/test_matrix.sh --parallel 2 --with tools/check_headers.sh --title "make test" \
 	    "native host" \
 	    "scalar HOST_MARCH= host -DQMX_NO_SIMD" \
