@@ -12,7 +12,9 @@
  * _run and _exec; per tensor and per channel with bias, w_zp, clamps),
  * qmx_einsum (opts.executor: a task per batch index; int8 -> int32,
  * int8 -> float with channel scales and a zero point on [N,K] and [K,N] weights, float with a
- * direct and a scattered output, a 1-batch spec), in qmx.h qmx_quantize_run /
+ * direct and a scattered output, a 1-batch spec; a Q4_0 / MXFP4 block-weight blob operand,
+ * float32 and dynamic int8 activations: the blob kernel's tiles, in place and scattered
+ * outputs, einsum_blob_cases), in qmx.h qmx_quantize_run /
  * qmx_dequantize_run (per tensor; per channel and per block with inner 1 and > 1, ragged
  * blocks and rows that straddle chunks; int8, uint8 with zero points, int4, int2, int16,
  * fp8 E4M3, nf4, ONNX fp8 E5M2 with a NaN) and their _exec calls, the fp8, fp4 and fp6
@@ -2012,6 +2014,241 @@ static void einsum_cases(void) {
     }
 }
 
+/* ---- qmx_einsum with a block-weight blob operand: the tasks are the blob kernel's
+ * qmx_matmul_tasks(M, N) tiles (rows 64 (t / nc), columns 256 (t % nc)), the executor runs its
+ * _exec, a range call its _run on the range's tiles (then scatters those tiles only when the
+ * output is transposed) ---- */
+typedef struct eb_job {   /* a range call per task on the test executor's threads */
+    const char *spec;
+    const qmx_einsum_operand *x, *w;
+    const qmx_einsum_opts *o;
+    unsigned char *out;
+    size_t out_n, slice, ws0;
+    unsigned char bad[PAR_MAX_WORKERS];
+} eb_job;
+static void eb_task(void *arg, int task, int worker) {
+    eb_job *j = (eb_job *)arg;
+    int pos;
+    if (qmx_einsum_run(j->spec, j->x, j->w, j->o, j->out, j->out_n,
+                       g_ws + (size_t)worker * j->slice, j->ws0, (size_t)task, (size_t)task + 1,
+                       &pos) != QMX_OK)
+        j->bad[worker] = 1;
+}
+/* Q4_0 and MXFP4 blobs (weights [N][K]) x float32 activations [B][S][K], M = B * S rows: a
+ * ragged last row tile and a ragged last column tile, 4 tasks; "bsd,fd->bsf" (the kernel
+ * writes the output in place) and "bsd,fd->fbs" (the [M,N] tile, scattered); blockw_act F32,
+ * DYN_I8 per row and per 32. The serial call against: the executor (every worker count,
+ * shuffled, real threads), a range call per task on threads, single tasks in a shuffled order
+ * (each writes exactly its tile), uneven contiguous ranges in both orders, each with its own
+ * serial-size workspace; bad calls write nothing and run no task. Its own seed: the data of
+ * the cases after it do not change. */
+static void einsum_blob_cases(void) {
+#if PAR_SMALL
+    enum { EB_B = 2, EB_S = 33, EB_N = 264, EB_K = 64 };   /* M 66: tiles 64 + 2, 256 + 8 */
+#else
+    enum { EB_B = 2, EB_S = 35, EB_N = 300, EB_K = 64 };   /* M 70: tiles 64 + 6, 256 + 44 */
+#endif
+    enum { EB_M = EB_B * EB_S };
+    static const int kinds[2] = {BW_Q4_0, BW_MXFP4};
+    static const char *const specs[2] = {"bsd,fd->bsf", "bsd,fd->fbs"};
+    static const char *const actn[3] = {"f32", "dyn_i8 per row", "dyn_i8 per 32"};
+    const size_t out_n = (size_t)EB_M * EB_N, ob = out_n * 4, slice = g_ws_bytes / PAR_MAX_WORKERS;
+    const size_t nc = (EB_N + QMX_TASK_N - 1) / QMX_TASK_N;
+    uint32_t rng = qmx_test_rng_state;
+    int ki, si, ai;
+    qmx_test_seed(0xB10BE175u);
+    CHECK(ob <= g_out_bytes && (size_t)EB_M * EB_K <= sizeof gX / sizeof gX[0],
+          "blob einsum: test sizes");
+    for (ki = 0; ki < 2; ki++) {
+        size_t bytes = 0;
+        uint8_t *blob = bw_blob(kinds[ki], EB_N, EB_K, &bytes);
+        CHECK(blob != NULL, "%s: blob", bw_name[kinds[ki]]);
+        if (!blob) continue;
+        for (si = 0; si < 2; si++)
+            for (ai = 0; ai < 3; ai++) {
+                const char *spec = specs[si];
+                qmx_einsum_operand X = QMX_ZERO_INIT, W = QMX_ZERO_INIT;
+                qmx_einsum_opts o = QMX_ZERO_INIT;
+                qmx_executor ex = QMX_ZERO_INIT;
+                size_t nt = 0, want_nt = 0, ws0 = 0, wsp = 0, t, m, n;
+                int wi, k, pos, calls0, tasks0;
+                qmx_status st;
+                unsigned char tdone[4];
+                char nm[96];
+                snprintf(nm, sizeof nm, "%s %s %s (%ux%ux%u)", bw_name[kinds[ki]], spec, actn[ai],
+                         (unsigned)EB_M, (unsigned)EB_N, (unsigned)EB_K);
+                X.rank = 3; X.shape[0] = EB_B; X.shape[1] = EB_S; X.shape[2] = EB_K;
+                X.data = gX; X.data_bytes = (size_t)EB_M * EB_K * sizeof(float);
+                W.rank = 2; W.shape[0] = EB_N; W.shape[1] = EB_K;
+                W.blockw_blob = blob; W.blockw_blob_bytes = bytes;
+                o.blockw_act = ai ? QMX_EINSUM_BLOCKW_DYN_I8 : QMX_EINSUM_BLOCKW_F32;
+                o.blockw_act_block = ai == 2 ? 32 : 0;
+                (void)qmx_matmul_tasks(EB_M, EB_N, &want_nt);
+                st = qmx_einsum_tasks(spec, &X, &W, &o, &nt, &pos);
+                CHECK(st == QMX_OK && nt == want_nt && nt == 4 && nt <= PAR_MAX_TASKS,
+                      "%s: qmx_einsum_tasks %u, want qmx_matmul_tasks' %u (%d)", nm, (unsigned)nt,
+                      (unsigned)want_nt, (int)st);
+                st = qmx_einsum_workspace_size(spec, &X, &W, &o, &ws0, &pos);
+                CHECK(st == QMX_OK && ws0 > 0 && ws0 <= slice, "%s: workspace %u (%d)", nm,
+                      (unsigned)ws0, (int)st);
+                if (st != QMX_OK || nt != 4 || ws0 > slice) continue;
+                out_fill(g_ref, ob);
+                st = qmx_einsum(spec, &X, &W, &o, g_ref, out_n, g_ws, ws0, &pos);
+                CHECK_EQ_INT(st, QMX_OK, "%s: serial einsum", nm);
+
+                /* the executor: the kernel's _exec, one parallel_for of nt tasks */
+                for (wi = 0; wi < PAR_NW; wi++) {
+                    int w = par_wlist[wi];
+                    if (PAR_SMALL && !PAR_THREADS && w != 3) continue;
+                    ex.parallel_for = par_for; ex.pool = &g_pool; ex.workers = w;
+                    par_workers_now = w;
+                    o.executor = &ex;
+                    st = qmx_einsum_workspace_size(spec, &X, &W, &o, &wsp, &pos);
+                    CHECK(st == QMX_OK && wsp > 0 && wsp <= g_ws_bytes && (w >= 2 || wsp == ws0),
+                          "%s, %d workers: workspace %u (serial %u): %d", nm, w, (unsigned)wsp,
+                          (unsigned)ws0, (int)st);
+                    if (st != QMX_OK || wsp == 0 || wsp > g_ws_bytes) continue;
+                    out_fill(g_out, ob);
+                    calls0 = g_pool.calls; tasks0 = g_pool.tasks;
+                    st = qmx_einsum(spec, &X, &W, &o, g_out, out_n, g_ws, wsp, &pos);
+                    CHECK(st == QMX_OK && memcmp(g_out, g_ref, ob) == 0,
+                          "%s, %d workers: differs from the serial call (%d)", nm, w, (int)st);
+                    CHECK(g_pool.calls == calls0 + (w >= 2) &&
+                              g_pool.tasks == tasks0 + (w >= 2 ? (int)nt : 0),
+                          "%s, %d workers: %d parallel_for calls, %d tasks", nm, w,
+                          g_pool.calls - calls0, g_pool.tasks - tasks0);
+                    /* a workspace one byte short: nothing written, no task */
+                    out_fill(g_out, ob);
+                    calls0 = g_pool.calls; tasks0 = g_pool.tasks;
+                    st = qmx_einsum(spec, &X, &W, &o, g_out, out_n, g_ws, wsp - 1, &pos);
+                    CHECK(st == QMX_ERR_BUFFER_TOO_SMALL && all_a5(g_out, ob) &&
+                              g_pool.calls == calls0 && g_pool.tasks == tasks0,
+                          "%s, %d workers: workspace one byte short: %d", nm, w, (int)st);
+                }
+
+                /* range calls, one per task, on 1..8 threads in a shuffled order, each worker
+                 * with its own serial-size workspace (threads only) */
+                o.executor = NULL;
+                for (wi = 0; wi < PAR_NW && PAR_THREADS; wi++) {
+                    eb_job j;
+                    int bad = 0;
+                    if (PAR_SMALL && par_wlist[wi] != 3) continue;
+                    memset(&j, 0, sizeof j);
+                    j.spec = spec; j.x = &X; j.w = &W; j.o = &o; j.out = g_out;
+                    j.out_n = out_n; j.slice = slice; j.ws0 = ws0;
+                    par_workers_now = par_wlist[wi];
+                    out_fill(g_out, ob);
+                    par_for(&g_pool, (int)nt, eb_task, &j);
+                    for (k = 0; k < PAR_MAX_WORKERS; k++) bad |= j.bad[k];
+                    CHECK(!bad && memcmp(g_out, g_ref, ob) == 0,
+                          "%s: range calls on %d threads differ from the serial call", nm,
+                          par_wlist[wi]);
+                }
+
+                /* the executor in opts is ignored by range calls: no parallel_for from here */
+                ex.parallel_for = par_for; ex.pool = &g_pool; ex.workers = 3;
+                par_workers_now = 3;
+                o.executor = &ex;
+                calls0 = g_pool.calls; tasks0 = g_pool.tasks;
+                /* every task alone, shuffled: each writes exactly its tile (the rest keeps
+                 * 0xA5), together the serial bits */
+                out_fill(g_out, ob);
+                par_shuffle(par_order, (int)nt);
+                memset(tdone, 0, sizeof tdone);
+                for (t = 0; t < nt; t++) {
+                    size_t tk = (size_t)par_order[t], wrong = 0;
+                    st = qmx_einsum_run(spec, &X, &W, &o, g_out, out_n, g_ws, ws0, tk, tk + 1,
+                                        &pos);
+                    tdone[tk] = 1; /* the tiles of the tasks run so far: the serial bits */
+                    for (m = 0; m < EB_M; m++)
+                        for (n = 0; n < EB_N; n++) {
+                            size_t p = si ? n * EB_M + m : m * EB_N + n;
+                            if (tdone[m / QMX_TASK_M * nc + n / QMX_TASK_N]
+                                    ? memcmp(g_out + 4 * p, g_ref + 4 * p, 4) != 0
+                                    : !all_a5(g_out + 4 * p, 4))
+                                wrong++;
+                        }
+                    CHECK(st == QMX_OK && wrong == 0,
+                          "%s: task %u alone (after %u others): %d, %u outputs wrong", nm,
+                          (unsigned)tk, (unsigned)t, (int)st, (unsigned)wrong);
+                }
+                CHECK(memcmp(g_out, g_ref, ob) == 0,
+                      "%s: single-task range calls in a shuffled order differ", nm);
+                /* [0, 1), [1, n - 1), [n - 1, n): forward, then last first; own workspaces */
+                for (k = 0; k < 2; k++) {
+                    const size_t cut[4] = {0, 1, nt - 1, nt};
+                    int r;
+                    out_fill(g_out, ob);
+                    for (r = 0, st = QMX_OK; r < 3 && st == QMX_OK; r++) {
+                        int q = k ? 2 - r : r;
+                        st = qmx_einsum_run(spec, &X, &W, &o, g_out, out_n,
+                                            g_ws + (size_t)q * slice, ws0, cut[q], cut[q + 1],
+                                            &pos);
+                    }
+                    CHECK(st == QMX_OK && memcmp(g_out, g_ref, ob) == 0,
+                          "%s: ranges [0,1) [1,n-1) [n-1,n) %s: %d, differ", nm,
+                          k ? "last first" : "in order", (int)st);
+                }
+                /* uneven contiguous ranges at random cuts, last first */
+                for (wi = 1; wi < PAR_NW; wi++) {
+                    size_t cut[PAR_MAX_WORKERS + 1];
+                    int w = par_wlist[wi];
+                    if (PAR_SMALL && w != 3) continue;
+                    cut[0] = 0; cut[w] = nt;
+                    for (k = 1; k < w; k++) cut[k] = (size_t)qmx_test_rand_range(cut[k - 1], nt);
+                    out_fill(g_out, ob);
+                    for (k = w - 1, st = QMX_OK; k >= 0 && st == QMX_OK; k--)
+                        st = qmx_einsum_run(spec, &X, &W, &o, g_out, out_n,
+                                            g_ws + (size_t)k * slice, ws0, cut[k], cut[k + 1], &pos);
+                    CHECK(st == QMX_OK && memcmp(g_out, g_ref, ob) == 0,
+                          "%s: %d uneven ranges: %d, differ", nm, w, (int)st);
+                }
+                CHECK(g_pool.calls == calls0 && g_pool.tasks == tasks0,
+                      "%s: a range call ran the executor of opts", nm);
+
+                /* bad calls: a status each, the output untouched, no task run */
+                out_fill(g_out, ob);
+                st = qmx_einsum_run(spec, &X, &W, &o, g_out, out_n, g_ws, ws0, 0, nt + 1, &pos);
+                CHECK(st == QMX_ERR_ARG && all_a5(g_out, ob), "%s: range past the tasks: %d", nm,
+                      (int)st);
+                st = qmx_einsum_run(spec, &X, &W, &o, g_out, out_n, g_ws, ws0, nt, nt + 1, &pos);
+                CHECK(st == QMX_ERR_ARG && all_a5(g_out, ob), "%s: range [n, n + 1): %d", nm,
+                      (int)st);
+                st = qmx_einsum_run(spec, &X, &W, &o, g_out, out_n, g_ws, ws0, nt, nt - 1, &pos);
+                CHECK(st == QMX_ERR_ARG && all_a5(g_out, ob), "%s: reversed range: %d", nm,
+                      (int)st);
+                st = qmx_einsum_run(spec, &X, &W, &o, g_out, out_n, g_ws, ws0, 2, 1, &pos);
+                CHECK(st == QMX_ERR_ARG && all_a5(g_out, ob), "%s: reversed range [2, 1): %d",
+                      nm, (int)st);
+                st = qmx_einsum_run(spec, &X, &W, &o, g_out, out_n, g_ws, ws0 - 1, 0, nt, &pos);
+                CHECK(st == QMX_ERR_BUFFER_TOO_SMALL && all_a5(g_out, ob),
+                      "%s: range call, workspace one byte short: %d", nm, (int)st);
+                st = qmx_einsum_run(spec, &X, &W, &o, g_out, out_n, g_ws, ws0, nt, nt, &pos);
+                CHECK(st == QMX_OK && all_a5(g_out, ob), "%s: empty range: %d", nm, (int)st);
+                ex.workers = 2; par_workers_now = 2;
+                st = qmx_einsum_workspace_size(spec, &X, &W, &o, &wsp, &pos);
+                CHECK(st == QMX_OK && wsp > 0, "%s, 2 workers: workspace %d", nm, (int)st);
+                st = qmx_einsum(spec, &X, &W, &o, g_out, out_n, g_ws, wsp - 1, &pos);
+                CHECK(st == QMX_ERR_BUFFER_TOO_SMALL && all_a5(g_out, ob),
+                      "%s: executor, workspace one byte short: %d", nm, (int)st);
+                ex.parallel_for = NULL;
+                st = qmx_einsum(spec, &X, &W, &o, g_out, out_n, g_ws, g_ws_bytes, &pos);
+                CHECK(st == QMX_ERR_NULL && all_a5(g_out, ob), "%s: NULL parallel_for: %d", nm,
+                      (int)st);
+                CHECK(qmx_einsum_workspace_size(spec, &X, &W, &o, &wsp, &pos) == QMX_ERR_NULL,
+                      "%s: NULL parallel_for, workspace size", nm);
+                ex.parallel_for = par_for; ex.workers = -1;
+                st = qmx_einsum(spec, &X, &W, &o, g_out, out_n, g_ws, g_ws_bytes, &pos);
+                CHECK(st == QMX_ERR_ARG && all_a5(g_out, ob), "%s: workers -1: %d", nm, (int)st);
+                CHECK(g_pool.calls == calls0 && g_pool.tasks == tasks0,
+                      "%s: a bad call ran %d parallel_for calls, %d tasks", nm,
+                      g_pool.calls - calls0, g_pool.tasks - tasks0);
+            }
+        free(blob);
+    }
+    qmx_test_rng_state = rng;
+}
+
 /* ---- qmx_calib.h: absmax (and fp8 delayed scaling) in tasks, merged exactly ---- */
 static void absmax_task(void *arg, int task, int worker) {
     g_job *j = (g_job *)arg;
@@ -3108,6 +3345,8 @@ int main(void) {
     mx_array_cases();
     QMX_TEST_CASE("qmx_einsum through an executor and qmx_einsum_run: a task per batch index, same bits");
     einsum_cases();
+    QMX_TEST_CASE("qmx_einsum with a block-weight blob operand: tiles of the blob kernel, executor and range calls, same bits");
+    einsum_blob_cases();
     QMX_TEST_CASE("qmx_absmax_f32 / fp8 delayed scaling: chunks, partials merged exactly");
     absmax_cases();
     QMX_TEST_CASE("qmx_observer_update_exec: runs of groups, same records for every method");
