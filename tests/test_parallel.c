@@ -149,10 +149,12 @@ static void *par_thread(void *p) {
 
 /* parallel_for with the executor's worker count in pool_workers (set per call below) */
 static int par_workers_now = 1;
+static unsigned long par_runs_by_workers[PAR_MAX_WORKERS + 1];   /* par_for calls, printed */
 static void par_for(void *pool, int n, void (*fn)(void *, int, int), void *arg) {
     par_pool *p = (par_pool *)pool;
     int i, w = par_workers_now;
     p->calls++;
+    if (w >= 1 && w <= PAR_MAX_WORKERS) par_runs_by_workers[w]++;
     if (n > PAR_MAX_TASKS) return; /* the test's shapes stay below */
     par_shuffle(par_order, n);
 #if PAR_THREADS
@@ -3377,6 +3379,13 @@ int main(void) {
                   QMX_ERR_OVERFLOW && c1 == 77, "range call");
     }
 
+    {   /* the runs whose results the cases above compare with the serial call's */
+        int w;
+        printf("  parallel_for runs (executor calls and range calls on threads) by workers:");
+        for (w = 1; w <= PAR_MAX_WORKERS; w++)
+            if (par_runs_by_workers[w]) printf(" %d: %lu", w, par_runs_by_workers[w]);
+        printf("\n");
+    }
     free(g_ref); free(g_out); free(g_ws);
     return QMX_TEST_END();
 }
