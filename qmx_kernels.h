@@ -13558,7 +13558,7 @@ QMX_API qmx_status qmx_matmul_mxfp8_f32_exec(size_t M, size_t N, size_t K, const
  *   qmx_blockw_pack_size(&w, N, K, &bytes), qmx_blockw_pack(&w, N, K, blob, bytes): w a
  *     qmx_blockw that qmx_matmul_blockw_dyn_i8 takes with rows N: kind QMX_BLOCKW_QCONFIG,
  *     dtype QMX_INT8 / QMX_INT4 / QMX_UINT4, QMX_PER_BLOCK with block_size 32 along K (view
- *     [N][K][1], a ragged last block allowed); zero points are stored when qmx_dequantize
+ *     [N][K][1], K >= 32, a ragged last block allowed); zero points are stored when qmx_dequantize
  *     applies them (asymmetric, torch / ONNX recipes, zero_points != NULL); or kind
  *     QMX_BLOCKW_MX with format QMX_MXFP4 and blocks of 32 (any rule), QMX_MXFP8_E4M3 /
  *     _E5M2 with blocks of 32 (a row shorter than 32: its one block), or QMX_NVFP4 with
@@ -13653,7 +13653,12 @@ QMX_API qmx_status qmx_matmul_mxfp8_f32_exec(size_t M, size_t N, size_t K, const
  *   contraction off), binary16 scales by vcvtph2ps (exact), E8M0 codes by shift and two
  *   masked fix-ups; one row: 4 panels at once, so a GEMV reads 4 sequential weight streams
  *   (as the int8 GEMV); 4 or more rows: register tiles of 4 rows x 1 panel, the weights
- *   loaded and split once per 4 rows. AVX2 (QMX__K_AVX2, not VNNI): 8 lanes, 2 panels at a
+ *   loaded and split once per 4 rows; int4 / uint4 codes: tiles of 8 (then 4) rows x 1 panel
+ *   (qmx__bp4_tile_vnni), q as the signed operand broadcast from memory, the nibbles u as the
+ *   unsigned one with the accumulator started at -8 qsum when the panel's z are all 8 (ggml
+ *   Q4_0, int4 without zero points), else u - z + 128 started at -128 qsum (the same exact I,
+ *   no z qsum multiply per row), the last row tile prefetching the next group's panels into
+ *   L2 (then the float steps above). AVX2 (QMX__K_AVX2, not VNNI): 8 lanes, 2 panels at a
  *   time; int8: vpmaddubsw(|w|, sign(q, w)) + vpmaddwd (pairs <= 32512: no saturation);
  *   4-bit: vpmaddubsw(u, q) summed in int16 (uint4 / int4: <= 30480; MXFP4 two groups at a
  *   time, <= 12192), then vpmaddwd; binary16 by vcvtph2ps with F16C, else scalar. NEON
@@ -13693,8 +13698,10 @@ QMX_API qmx_status qmx_matmul_mxfp8_f32_exec(size_t M, size_t N, size_t K, const
  *   others): Q8_0 class 0.99x (0.73-1.06x), Q4_0 class 1.26x (0.93-1.32x), MXFP4 1.22x
  *   (0.99-1.17x), qmx_matmul_f32_dyn_i8 per channel 1.25x (1.01-1.20x); the unpacked
  *   qmx_matmul_blockw_dyn_i8 0.00-0.03x. GEMM, 4096 x 4096 Q4_0 class against
- *   qmx_matmul_i8_packed's MAC rate in the same run: M = 16 0.57x (0.48-0.51x), M = 128
- *   0.60x (0.50-0.60x); ggml's repacked Q4_0 was measured at about 0.33x of it (issue 16). AVX2 build (-march=x86-64-v3): GEMV Q8_0 8.6 GB/s, Q4_0 6.8 GB/s in a loaded
+ *   qmx_matmul_i8_packed's MAC rate in the same run (int4 / uint4 tiles of 8 rows, 2026-11-28):
+ *   M = 16 0.66x, M = 128 0.67x (quietest run, load 1.8; under load 2.2-3.0 M = 16 0.58-0.69x,
+ *   M = 128 0.56-0.69x; the 4-row tiles before them 0.40-0.57x and 0.44-0.57x in the same
+ *   sessions); ggml's repacked Q4_0 was measured at about 0.33x of it (issue 16). AVX2 build (-march=x86-64-v3): GEMV Q8_0 8.6 GB/s, Q4_0 6.8 GB/s in a loaded
  *   run (no AVX2 read stream to compare with).
  *   NVFP4 / MXFP8 / Q4_1 (measured 2026-11-27 16:51-17:42 UTC, same machine, ratios to the
  *   read stream timed in alternation in the same run): quietest run (17:41, load 2.7, stream
@@ -15120,6 +15127,177 @@ static void qmx__bp_panel_vnni(const qmx__bp *h, const uint8_t *pp, size_t np, c
     _mm512_storeu_ps(y, y0);
 }
 
+/* ---- int4 / uint4 codes (elements 2, 3) in register tiles of 8 or 4 rows x 1 panel ----
+ * The same exact integer as qmx__bp_row_vnni, I = sum_k q u - z qsum, with q as vpdpbusd's
+ * signed operand broadcast from memory (embedded {1to16}) and every row's accumulator started
+ * at a multiple of qsum (qmx__bp_dyn stores -8 qsum in place of qsum for the tiles' rows):
+ * a panel whose zero points are all 8 (ggml Q4_0, int4 without zero points) takes the
+ * nibbles u as they are and starts at -8 qsum; any other panel takes u - z + 128 (= u - (z ^
+ * 0x80) in bytes, 0 .. 255 while z <= 128) and starts at 16 (-8 qsum) = -128 qsum. So per row
+ * and block: one broadcast and 8 vpdpbusd (no z qsum multiply), then the float steps of
+ * qmx__bp_row_vnni (vcvtdq2ps, vmulps sw, vmulps sx, vaddps; no FMA). A block with a zero
+ * point byte >= 128 (no valid blob has one) sends the whole tile to qmx__bp4_tile_c, the same
+ * steps in C. */
+QMX__NOFMA
+static void qmx__bp4_tile_c(const qmx__bp *h, const uint8_t *pp, const int8_t *x, size_t kp,
+                            const float *sxb, size_t nb, size_t R, float *y) {
+    QMX__PRAGMA_NOFMA
+    size_t r, bk, j, t;
+    for (r = 0; r < R; r++)
+        for (j = 0; j < 16u; j++) {
+            float acc = 0.0f;
+            for (bk = 0; bk < nb; bk++) {
+                const uint8_t *blk = pp + bk * h->S;
+                const int8_t *xb = x + r * kp + 32u * bk;
+                int32_t I = 0, z = (int32_t)qmx__bp_getz(h, blk, j);
+                float p;
+                for (t = 0; t < 32u; t++)
+                    I += (int32_t)xb[t] * ((int32_t)qmx__bp_getu(h, blk, j, t) - z);
+                p = (float)I;
+                p = p * qmx__bp_getscale(h, blk, j);
+                QMX__OPAQUE(p);
+                p = p * sxb[r * nb + bk];
+                QMX__OPAQUE(p);
+                acc = acc + p;
+            }
+            y[16u * r + j] = acc;
+        }
+}
+/* a + the dot of w (unsigned bytes) with the 4 signed bytes at p broadcast (GCC does not fold
+ * the broadcast into vpdpbusd's m32bcst operand: inline assembly there) */
+QMX__K_AINLINE __m512i qmx__bp4_dp_vnni(__m512i a, __m512i w, const int8_t *p) {
+#if defined(__GNUC__) && !defined(__clang__)
+    __asm__("vpdpbusd %2%{1to16%}, %1, %0"
+            : "+v"(a)
+            : "v"(w), "m"(*(const int32_t *)(const void *)p));
+    return a;
+#else
+    return _mm512_dpbusd_epi32(a, w, _mm512_set1_epi32((int)qmx__k_ld32le((const uint8_t *)p)));
+#endif
+}
+/* 1 when every zero point of the panel's nb blocks is 8 (ggml Q4_0, int4 without zero
+ * points): the tile then takes the nibbles as they are */
+static int qmx__bp4_all8(const qmx__bp *h, const uint8_t *pp, size_t nb) {
+    __m128i d = _mm_setzero_si128();
+    size_t bk;
+    if (!h->zp) return h->off == 8u;
+    for (bk = 0; bk < nb; bk++)
+        d = _mm_or_si128(d, _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(
+                                              pp + bk * h->S + h->cb + 16u * h->sb)),
+                                          _mm_set1_epi8(8)));
+    return _mm_movemask_epi8(_mm_cmpeq_epi8(d, _mm_setzero_si128())) == 0xFFFF;
+}
+/* A block's 8 weight vectors (group g: 16 rows x 4 k; groups 4-7 the high nibbles): u (gen
+ * 0: every z is 8), else u - z + 128 (*bad |= the sign bits of z). */
+QMX__K_AINLINE void qmx__bp4_dec_vnni(const qmx__bp *h, const uint8_t *blk, __m512i w[8],
+                                     unsigned *bad, const int gen) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    int g;
+    for (g = 0; g < 4; g++) {
+        __m512i v = _mm512_loadu_si512((const void *)(blk + 64 * g));
+        w[g] = _mm512_and_si512(v, m4);
+        w[g + 4] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+    }
+    if (gen) {
+        const __m512i zidx = _mm512_set_epi32(
+            0x0F0F0F0F, 0x0E0E0E0E, 0x0D0D0D0D, 0x0C0C0C0C, 0x0B0B0B0B, 0x0A0A0A0A, 0x09090909,
+            0x08080808, 0x07070707, 0x06060606, 0x05050505, 0x04040404, 0x03030303, 0x02020202,
+            0x01010101, 0x00000000);   /* byte 4 j + t: z of row j */
+        const __m128i z16 = h->zp ? _mm_loadu_si128((const __m128i *)(const void *)(
+                                        blk + h->cb + 16u * h->sb))
+                                  : _mm_set1_epi8((char)h->off);
+        const __m512i zb = _mm512_shuffle_epi8(
+            _mm512_broadcast_i32x4(_mm_xor_si128(z16, _mm_set1_epi8((char)0x80))), zidx);
+        *bad |= (unsigned)_mm_movemask_epi8(z16);
+        for (g = 0; g < 8; g++) w[g] = _mm512_sub_epi8(w[g], zb);
+    }
+}
+/* One row (its 32 bytes of q at xb, -8 qsum in qn; gen: the weights are u - z + 128, start
+ * at 16 qn): y + ((float)I * sw) * sx. */
+QMX__NOFMA
+QMX__K_AINLINE __m512 qmx__bp4_row_vnni(__m512 y, const __m512i w[8], __m512 sw,
+                                       const int8_t *xb, int32_t qn, float sx, const int gen) {
+    QMX__PRAGMA_NOFMA
+    __m512i a = gen ? _mm512_slli_epi32(_mm512_set1_epi32(qn), 4) : _mm512_set1_epi32(qn);
+    __m512 p;
+    int g;
+    for (g = 0; g < 8; g++) a = qmx__bp4_dp_vnni(a, w[g], xb + 4 * g);
+    p = _mm512_mul_ps(_mm512_cvtepi32_ps(a), sw);
+    return _mm512_add_ps(y, _mm512_mul_ps(p, _mm512_set1_ps(sx)));
+}
+/* R (8 or 4) rows (x + r kp; -8 qsum at qn + r nb) against one panel: y[16 r + j]; pf
+ * (or NULL): another panel whose block bk is prefetched (into L2) with block bk of pp; gen:
+ * see qmx__bp4_dec_vnni. */
+QMX__NOFMA
+QMX__K_AINLINE void qmx__bp4_tile_vnni(const qmx__bp *h, const uint8_t *pp, const int8_t *x,
+                                      size_t kp, const int32_t *qn, const float *sxb,
+                                      size_t nb, float *y, const uint8_t *pf, const int R,
+                                      const int gen) {
+    QMX__PRAGMA_NOFMA
+    __m512 y0 = _mm512_setzero_ps(), y1 = y0, y2 = y0, y3 = y0, y4 = y0, y5 = y0, y6 = y0,
+           y7 = y0;
+    unsigned bad = 0;
+    size_t bk;
+    for (bk = 0; bk < nb; bk++) {
+        const uint8_t *blk = pp + bk * h->S;
+        const int8_t *xb = x + 32u * bk;
+        const float *sx = sxb + bk;
+        const int32_t *qb = qn + bk;
+        __m512i w[8];
+        __m512 sw = qmx__bp_sw_vnni(h, blk);
+        if (pf) {
+            const char *f = (const char *)(pf + bk * h->S);
+            size_t o;
+            for (o = 0; o < h->S; o += 64u) _mm_prefetch(f + o, _MM_HINT_T1);
+        }
+        qmx__bp4_dec_vnni(h, blk, w, &bad, gen);
+        y0 = qmx__bp4_row_vnni(y0, w, sw, xb, qb[0], sx[0], gen);
+        y1 = qmx__bp4_row_vnni(y1, w, sw, xb + kp, qb[nb], sx[nb], gen);
+        y2 = qmx__bp4_row_vnni(y2, w, sw, xb + 2u * kp, qb[2u * nb], sx[2u * nb], gen);
+        y3 = qmx__bp4_row_vnni(y3, w, sw, xb + 3u * kp, qb[3u * nb], sx[3u * nb], gen);
+        if (R == 8) {
+            y4 = qmx__bp4_row_vnni(y4, w, sw, xb + 4u * kp, qb[4u * nb], sx[4u * nb], gen);
+            y5 = qmx__bp4_row_vnni(y5, w, sw, xb + 5u * kp, qb[5u * nb], sx[5u * nb], gen);
+            y6 = qmx__bp4_row_vnni(y6, w, sw, xb + 6u * kp, qb[6u * nb], sx[6u * nb], gen);
+            y7 = qmx__bp4_row_vnni(y7, w, sw, xb + 7u * kp, qb[7u * nb], sx[7u * nb], gen);
+        }
+    }
+    if (bad) {
+        qmx__bp4_tile_c(h, pp, x, kp, sxb, nb, (size_t)R, y);
+        return;
+    }
+    _mm512_storeu_ps(y, y0);
+    _mm512_storeu_ps(y + 16, y1);
+    _mm512_storeu_ps(y + 32, y2);
+    _mm512_storeu_ps(y + 48, y3);
+    if (R == 8) {
+        _mm512_storeu_ps(y + 64, y4);
+        _mm512_storeu_ps(y + 80, y5);
+        _mm512_storeu_ps(y + 96, y6);
+        _mm512_storeu_ps(y + 112, y7);
+    }
+}
+QMX__NOFMA
+static void qmx__bp4_tile8_vnni(const qmx__bp *h, const uint8_t *pp, const int8_t *x,
+                                size_t kp, const int32_t *qn, const float *sxb, size_t nb,
+                                float *y, const uint8_t *pf) {
+    QMX__PRAGMA_NOFMA
+    if (qmx__bp4_all8(h, pp, nb))
+        qmx__bp4_tile_vnni(h, pp, x, kp, qn, sxb, nb, y, pf, 8, 0);
+    else
+        qmx__bp4_tile_vnni(h, pp, x, kp, qn, sxb, nb, y, pf, 8, 1);
+}
+QMX__NOFMA
+static void qmx__bp4_tile4_vnni(const qmx__bp *h, const uint8_t *pp, const int8_t *x,
+                                size_t kp, const int32_t *qn, const float *sxb, size_t nb,
+                                float *y, const uint8_t *pf) {
+    QMX__PRAGMA_NOFMA
+    if (qmx__bp4_all8(h, pp, nb))
+        qmx__bp4_tile_vnni(h, pp, x, kp, qn, sxb, nb, y, pf, 4, 0);
+    else
+        qmx__bp4_tile_vnni(h, pp, x, kp, qn, sxb, nb, y, pf, 4, 1);
+}
+
 /* ---- NVFP4 (element 5, blocks of 16) on AVX-512 VNNI ---- */
 /* The 16 block scales as qmx__bp_getscale decodes them: E4M3 (normal codes as float bits
  * (mag << 20) + (120 << 23), subnormal mag 2^-9, 0x7F NaN, then the sign) times ts where not
@@ -15577,6 +15755,11 @@ static qmx_status qmx__bp_dyn(size_t M, size_t N, size_t K, const float *X, size
                 }
             }
         }
+#if defined(QMX__K_VNNI)
+        if (h.elem == 2 || h.elem == 3)   /* the 4- / 8-row tiles' rows: -8 qsum (qmx__bp4_) */
+            for (i = 0; i < rows / 4u * 4u; i++)
+                for (bk = 0; bk < h.nb; bk++) qs[i * nb32 + bk] *= -8;
+#endif
         for (p = n_off / 16u; p < p1; p += QMX__BP_PANELS) {   /* QMX__BP_PANELS at a time */
             const uint8_t *pp = (const uint8_t *)blob + QMX_BLOCKW_PACK_HEADER + p * h.nb * h.S;
             size_t npn = p1 - p < QMX__BP_PANELS ? p1 - p : QMX__BP_PANELS;
@@ -15663,6 +15846,31 @@ static qmx_status qmx__bp_dyn(size_t M, size_t N, size_t K, const float *X, size
                 continue;
             }
 #if defined(QMX__K_VNNI)
+            /* int4 / uint4: 8 (then 4) rows x 1 panel tiles (qmx__bp4_; qs: -8 qsum) */
+            while ((h.elem == 2 || h.elem == 3) && i + 4u <= rows) {
+                size_t t, r, R = rows - i >= 8u ? 8u : 4u;
+                for (t = 0; t < npn; t++) {
+                    float y[128];
+                    size_t c0 = 16u * (p + t) - n_off, ct = N - c0 < 16u ? N - c0 : 16u;
+                    /* the last tile of the rows brings the next group's panel into L2 (when
+                     * two groups fit in 512 KiB) */
+                    const uint8_t *pf = i + R + 4u > rows && p + QMX__BP_PANELS + t < p1 &&
+                                                h.nb * h.S <= 65536u
+                                            ? pp + (QMX__BP_PANELS + t) * h.nb * h.S : NULL;
+                    if (R == 8u)
+                        qmx__bp4_tile8_vnni(&h, pp + t * h.nb * h.S, q + i * kp, kp,
+                                            qs + i * nb32, sxb + i * nb32, h.nb, y, pf);
+                    else
+                        qmx__bp4_tile4_vnni(&h, pp + t * h.nb * h.S, q + i * kp, kp,
+                                            qs + i * nb32, sxb + i * nb32, h.nb, y, pf);
+                    for (r = 0; r < R; r++)
+                        for (j = 0; j < ct; j++)
+                            Y[(m0 + i + r) * ldy + c0 + j] =
+                                y[16u * r + j] != y[16u * r + j] ? qmx__bits_f32(QMX__BW_QNAN)
+                                                                 : y[16u * r + j];
+                }
+                i += R;
+            }
             /* 4 rows x 1 panel register tiles (the weights decoded once per 4 rows) */
             for (; i + 4u <= rows; i += 4u) {
                 size_t t, r;

@@ -15,7 +15,8 @@
  *            E4M3) beside the
  *            unpacked qmx_matmul_blockw_dyn_i8 and qmx_matmul_f32_dyn_i8, weight GB/s vs the
  *            read stream with bits per weight; and the Q4_0-class GEMM at M=16 / 128, 4096^2,
- *            vs qmx_matmul_i8_packed (QMX_BENCH_MATMUL_ONLY=blockw runs only these rows);
+ *            vs qmx_matmul_i8_packed (QMX_BENCH_MATMUL_ONLY=blockw runs only these rows,
+ *            =blockw_gemm only the GEMM rows);
  *   peers  : build/peers_matmul (bench/peers_matmul.cpp: oneDNN s8s8s32 prepacked and plain,
  *            gemmlowp, OpenBLAS sgemm), run from here in the same run when `make bench` could
  *            build it (Debian packages installed; `make bench-peers` installs them);
@@ -521,6 +522,11 @@ static void run_bw(void *vctx) {
                                 c->N, c->ws, c->wsb);
     if (st != QMX_OK) { fprintf(stderr, "bench_matmul: blockw status %d\n", (int)st); exit(1); }
 }
+/* QMX_BENCH_MATMUL_ONLY=blockw_gemm: only the GEMM rows of bench_blockw */
+static int bw_gemm_only(void) {
+    const char *e = getenv("QMX_BENCH_MATMUL_ONLY");
+    return e && strcmp(e, "blockw_gemm") == 0;
+}
 static void bench_blockw(void) {
     const size_t N = 8192, K = 8192, nb = K / 32;
     int fmt, bad = 0;
@@ -529,7 +535,7 @@ static void bench_blockw(void) {
     stream_ctx sc;
     float *X = (float *)bqu_alloc(K * 4), *Y = (float *)bqu_alloc(N * 4),
           *Y2 = (float *)bqu_alloc(N * 4);
-    sc.n = (size_t)512 << 20;
+    sc.n = bw_gemm_only() ? (size_t)1 << 20 : (size_t)512 << 20;
     sc.p = (const uint8_t *)bqu_alloc(sc.n);
     memset((void *)(uintptr_t)sc.p, 1, sc.n);
     for (i = 0; i < K; i++) X[i] = (float)((int)(bqu_rng(&seed) & 255) - 128) / 32.0f;
@@ -538,7 +544,7 @@ static void bench_blockw(void) {
            "weight GB/s and its ratio to the read stream timed in alternation (aims: Q4_0-class and\n"
            "MXFP4 / NVFP4 >= 0.9x, Q8_0-class >= 1.0x)\n");
     printf("%-44s %7s %8s %8s %7s\n", "kernel", "bits/w", "GB/s", "stream", "ratio");
-    for (fmt = 0; fmt < 7; fmt++) {
+    for (fmt = 0; fmt < 7 && !bw_gemm_only(); fmt++) {
         /* 0: Q8_0 class (int8, block 32, f16-exact scales), 1: Q4_0 class (uint4 + zero point
          * per block of 32), 3: MXFP4 (OCP, E8M0 codes), 4: NVFP4 (E4M3 codes per 16, two-level
          * with a tensor scale), 5: MXFP8 E4M3 (E8M0 per 32), 6: ggml Q4_1 (from random
@@ -747,7 +753,8 @@ int main(int argc, char **argv) {
     (void)argv;
 #endif
     for (i = 0; i < NSHAPES; i++) qp[i] = qn[i] = dp[i] = dn[i] = rp[i] = rn[i] = sg[i] = rs[i] = 0;
-    if (getenv("QMX_BENCH_MATMUL_ONLY") && strcmp(getenv("QMX_BENCH_MATMUL_ONLY"), "blockw") == 0) {
+    if (getenv("QMX_BENCH_MATMUL_ONLY") && (strcmp(getenv("QMX_BENCH_MATMUL_ONLY"), "blockw") == 0 ||
+                                            bw_gemm_only())) {
         bench_blockw();
         return 0;
     }

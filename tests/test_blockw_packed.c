@@ -12,6 +12,8 @@
  *     random bytes): lossless both ways, the blob of qmx_mx_from_ggml + qmx_blockw_pack;
  *   - NVFP4 (blocks of 16, E4M3 scales with or without the tensor scale, ggml's UE4M3) and
  *     MXFP8 (E4M3 / E5M2, NaN / Inf codes) blobs: the same round trips and kernel checks;
+ *   - rows in the kernel's register tiles give the bits of the same rows one at a time, also
+ *     with zero point bytes of the blob altered out of range;
  *   - bad input returns a status with Y and the workspace untouched. */
 #ifndef QMX_TEST_SEPARATE_IMPL
 #define QMX_IMPLEMENTATION
@@ -1295,10 +1297,65 @@ static void bad_input_fp(void) {
     }
 }
 
+/* Rows in register tiles (AVX-512: tiles of 8 and 4 rows, int4 / uint4 codes) give the bits of
+ * the same rows one at a time, also when zero point bytes of the blob were altered (no valid
+ * blob has z > 15: z up to 127 stays on the tiles' fast path, z >= 128 takes their fallback) */
+static void tiles_vs_rows(void) {
+    static const int types[] = {T_UINT4ZP, T_INT4ZP, T_INT4, T_UINT4};
+    static const uint8_t zalt[] = {16, 100, 127, 128, 143, 200, 255};
+    size_t t;
+    QMX_TEST_CASE("packed kernel: rows in tiles == rows one at a time (zero points altered)");
+    for (t = 0; t < 2 * sizeof types / sizeof types[0]; t++) {
+        const size_t M = 13, N = 33, K = 96;
+        wset s;
+        qmx_blockw_packed_desc d;
+        uint8_t *blob;
+        size_t bytes = 0, ws = 0, ws1 = 0, i, m, bad = 0;
+        float *X, *Y, *Y1;
+        void *w;
+        int type = types[t % 4], alter = t >= 4;
+        make_w(&s, type, N, K, 0, (int)(t & 1));
+        blob = pack_w(&s, &bytes);
+        CHECK(blob != NULL, "tiles_vs_rows %s: pack", tname[type]);
+        if (!blob) { free_w(&s); continue; }
+        memset(&d, 0, sizeof d);
+        CHECK(qmx_blockw_packed_info(blob, bytes, &d) == QMX_OK, "tiles_vs_rows: info");
+        if (alter && d.has_zp) {   /* some blocks' zero point bytes */
+            size_t sb = d.f16_scales ? 2u : 4u, S = 256u + 16u * sb + 16u, nblk = d.nblk;
+            for (i = 0; i < 12; i++) {
+                size_t p = qmx_test_rand() % ((N + 15) / 16), b = qmx_test_rand() % nblk,
+                       j = qmx_test_rand() % 16;
+                blob[64u + (p * nblk + b) * S + 256u + 16u * sb + j] =
+                    zalt[qmx_test_rand() % sizeof zalt];
+            }
+        }
+        X = (float *)malloc(M * K * sizeof(float));
+        Y = (float *)malloc(M * N * sizeof(float));
+        Y1 = (float *)malloc(N * sizeof(float));
+        for (i = 0; i < M * K; i++) X[i] = (rnd_unit() - 0.5f) * 8.0f;
+        CHECK(qmx_matmul_blockw_packed_dyn_i8_workspace_size(M, N, K, NULL, &ws) == QMX_OK &&
+              qmx_matmul_blockw_packed_dyn_i8_workspace_size(1, N, K, NULL, &ws1) == QMX_OK,
+              "tiles_vs_rows: workspace size");
+        w = malloc(ws > ws1 ? ws : ws1);
+        CHECK(qmx_matmul_blockw_packed_dyn_i8(M, N, K, X, K, blob, bytes, NULL, Y, N, w, ws) ==
+                  QMX_OK, "tiles_vs_rows %s: M %u", tname[type], (unsigned)M);
+        for (m = 0; m < M; m++) {
+            CHECK(qmx_matmul_blockw_packed_dyn_i8(1, N, K, X + m * K, K, blob, bytes, NULL, Y1, N,
+                                                  w, ws1) == QMX_OK, "tiles_vs_rows: M 1");
+            for (i = 0; i < N; i++) bad += fb(Y[m * N + i]) != fb(Y1[i]);
+        }
+        CHECK(bad == 0, "tiles_vs_rows %s altered %d: %u outputs differ", tname[type], alter,
+              (unsigned)bad);
+        free(X); free(Y); free(Y1); free(w); free(blob);
+        free_w(&s);
+    }
+}
+
 int main(void) {
     qmx_test_seed(16161);
     hand_made();
     random_shapes();
+    tiles_vs_rows();
     mxfp4_cases();
     nvfp4_cases();
     mxfp8_cases();
