@@ -1519,6 +1519,11 @@ typedef struct bw_spec {
     int xt;           /* the activations as [b][d][s] (bw_xt), else [b][s][d] (bw_x) */
     int out;          /* output order: 0 (m, n), 1 (n, b, s), 2 (n, s, b) */
 } bw_spec;
+#if (defined(__x86_64__) || defined(_M_X64)) && !defined(QMX_TEST_VALGRIND)
+#  define BW_ALL 1
+#else
+#  define BW_ALL 0
+#endif
 static const bw_spec bw_specs[] = {
     {"bsd,fd->bsf", 0, 0, 0}, /* the linear layer: in place, no copy */
     {"bsd,fd->fbs", 0, 0, 1}, /* transposed output: the [M,N] tile, scattered */
@@ -1601,6 +1606,9 @@ static void test_blockw_blob(void) {
             for (si = 0; si < (int)(sizeof bw_specs / sizeof bw_specs[0]); si++) {
                 const bw_spec *sp = &bw_specs[si];
                 size_t want_ws = 64 + r64(kws), cut;
+                /* every spec x kernel x blob natively on x86-64; elsewhere (QEMU, slow) each
+                 * (blob type, kernel) pair with one spec in turn, every spec covered */
+                if (!BW_ALL && (si + km + t) % 5 != 0) continue;
                 const qmx_einsum_operand *a, *bo;
                 bw_ops(sp, &X, &W, bw_blob, bytes);
                 a = sp->blob_first ? &W : &X; bo = sp->blob_first ? &X : &W;
