@@ -866,9 +866,18 @@ static void blockw_cases(void) {
             c.kind = K_BPD; c.M = M; c.N = N; c.K = Kk; c.lda = Kk + 3;
             c.ldc = N + (size_t)(k & 1) * 3; c.X = X; c.blob = blob; c.blob_bytes = bytes;
             c.bwo = (k + s) % 3 == 0 ? NULL : &ab[(k + s) % 3 - 1];
-            check_case(&c, shape);
+#if PAR_SMALL && (defined(__riscv_vector) || QMX_TEST_SMALL_TARGET)
+            /* RVV (QEMU runs it element by element), Cortex-M: the ragged-tiles shape runs
+             * every third kind (the tiling is the same C for all; each kind's kernel is
+             * test_blockw_packed's), the bad blobs below every kind */
+            if (s < 2 || k % 3 == 0)
+#endif
+            {
+                check_case(&c, shape);
+                c.kind = K_BPF; c.bwo = NULL;
+                check_case(&c, shape);
+            }
             c.kind = K_BPF; c.bwo = NULL;
-            check_case(&c, shape);
             (void)qmx_matmul_tasks(M, N, &nt);
             /* bad blobs: the status of the whole call, before any task, output untouched */
             if (s == 2) {
