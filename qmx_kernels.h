@@ -13505,9 +13505,9 @@ QMX_API qmx_status qmx_matmul_mxfp8_f32_exec(size_t M, size_t N, size_t K, const
  *   Qwix rules), ggml Q4_1 (from ggml's blocks only: binary16 d and minimum m per block of
  *   32); ggml's block_q8_0 / q4_0 / q4_1 / mxfp4 / nvfp4 pack directly (qmx_blockw_pack_ggml).
  *   Not in this slice: MXFP6 / qconfig fp8 / nf4 weights, other block lengths,
- *   NEON / MVE / DSP paths of the f32 x blob kernel; SIMD paths other than AVX-512 and NEON
- *   (aarch64) for NVFP4 and Q4_1 (the other targets run their portable code: the same
- *   bits); SIMD paths for MXFP8 x int8 other than AVX-512 VNNI + VBMI and NEON for E4M3
+ *   NEON / MVE / DSP paths of the f32 x blob kernel; SIMD paths other than AVX-512, AVX2 and
+ *   NEON (aarch64) for NVFP4 and Q4_1 (the other targets run their portable code: the same
+ *   bits); SIMD paths for MXFP8 x int8 other than AVX-512 VNNI + VBMI, AVX2 and NEON for E4M3
  *   (E5M2 and the other targets run portable C: exact int64 block sums rounded once, about
  *   the speed of the unpacked kernel).
  *
@@ -13637,8 +13637,10 @@ QMX_API qmx_status qmx_matmul_mxfp8_f32_exec(size_t M, size_t N, size_t K, const
  *   8 vpdpbusd per block, d and m by vcvtph2ps (exact), the steps above in vector registers,
  *   one row at a time; NEON (qmx__bp41_panel_neon): the nibbles as signed bytes in sdot (or
  *   vmull_s8 + pairwise adds), d and m by vcvt_f32_f16 (exact), (float)qsum * sx once per
- *   block, the steps above on 4 x 4 lanes; elsewhere portable C; the test writes this order
- *   independently.)
+ *   block, the steps above on 4 x 4 lanes; AVX2 (qmx__bp41_panel_avx2): p by the uint4 block
+ *   of qmx__bp_blk_avx2 (vpmaddubsw(u, q), int16 sums <= 30480, vpmaddwd; z = 0), d and m by
+ *   vcvtph2ps with F16C (else scalar), (float)qsum * sx once per block, 2 panels of 2 x 8
+ *   lanes per row; elsewhere portable C; the test writes this order independently.)
  *   WORKSPACE: qmx_matmul_blockw_packed_dyn_i8_workspace_size(M, N, K, opts, &bytes) =
  *       64 + 2 r64(4 mb nb) + r64(mb 32 nb),    mb = min(M, 64), nb = ceil(K / 32)
  *   (per row and block of 32: sx and sum q (NVFP4: two int16 sums, one per block of 16); the
@@ -13677,8 +13679,11 @@ QMX_API qmx_status qmx_matmul_mxfp8_f32_exec(size_t M, size_t N, size_t K, const
  *   (qmx__bp16_panel_neon): the E2M1 codes by vqtbl1q_s8 to 2 x value (-12 .. 12, = u - 12),
  *   4 sdot (or vmull_s8 + pairwise adds) per 4 rows and block of 16, so the dot is I itself,
  *   then the float steps on 4 x 4 lanes (the E4M3 / UE4M3 scale codes decoded in registers as
- *   above, qmx__bp16_sw_neon); every other
- *   path runs the portable NVFP4 code (qmx__bp16_panel_c). MXFP8 E4M3 with AVX-512 VNNI and VBMI
+ *   above, qmx__bp16_sw_neon); AVX2 (qmx__bp16_panel_avx2): u = 12 + 2 x value by vpshufb,
+ *   4 vpmaddubsw(u, q) per 8 rows and block of 16 (pairs <= 6096, their int16 sum <= 24384),
+ *   vpmaddwd, I = dot - 12 qsum, the scale codes decoded as above on 8 lanes
+ *   (qmx__bp16_sw_avx2), 2 panels per row; every other path runs the portable NVFP4 code
+ *   (qmx__bp16_panel_c). MXFP8 E4M3 with AVX-512 VNNI and VBMI
  *   (qmx__bp8_blk_vnni): e = W[c & 0x7F] x 32^a, a = (c & 0x7F >= 48) + (>= 88), W <= 240
  *   from one vpermi2b of a 128-byte table, split by a and by the sign bit into 6 unsigned
  *   operands (masked moves), 6 vpdpbusd against q and -q per group of 4 k, I = A0 + 32 (A1 +
@@ -13688,9 +13693,14 @@ QMX_API qmx_status qmx_matmul_mxfp8_f32_exec(size_t M, size_t N, size_t K, const
  *   mantissa, s = 0) = (m << (s & 3)) x 16^(s >> 2), m << (s & 3) <= 120 a signed byte with
  *   the code's sign, one of 4 operands by s >> 2, 4 sdot (or vmull_s8 + pairwise adds) per
  *   group of 4 k and 4 rows, I = A0 + 16 (A1 + 16 (A2 + 16 A3)) (exact, |I| <= 2^30), p =
- *   vcvtq(I) x 2^-9, NaN lanes from the 0x7F codes, then p * sw, p * sx, y + p. MXFP8
- *   otherwise: portable C (qmx__bp8_panel_c: qmx_matmul_blockw_dyn_i8's int64 segment
- *   routine).
+ *   vcvtq(I) x 2^-9, NaN lanes from the 0x7F codes, then p * sw, p * sx, y + p. MXFP8 E4M3 on
+ *   AVX2 (qmx__bp8_blk_avx2): the same split, w = m << (s & 3) <= 120 built by vpshufb tables
+ *   of the exponent field, doublings and byte blends, unsigned, q with the code's sign
+ *   (vpsignb), per group of 4 k and a one vpmaddubsw (pairs <= 30480) and one vpmaddwd by
+ *   16^a into one int32 sum (every partial sum part of the exact dot: |.| < 2^30), p =
+ *   vcvtdq2ps(I) x 2^-9, NaN lanes, p * sw (E8M0 on 8 lanes), p * sx, y + p; 2 panels of 2 x
+ *   8 lanes per row. MXFP8 otherwise (E5M2, other targets): portable C (qmx__bp8_panel_c:
+ *   qmx_matmul_blockw_dyn_i8's int64 segment routine).
  *   SPEED (bench/bench_matmul.c, bench_blockw; QMX_BENCH_MATMUL_ONLY=blockw runs only it),
  *   one core of the project's shared AMD Zen 4 VM (family 25), other jobs running, so the
  *   ratios moved run to run (the stream itself 11-21 GB/s). GEMV M = 1, N = K = 8192, weights
@@ -13702,7 +13712,11 @@ QMX_API qmx_status qmx_matmul_mxfp8_f32_exec(size_t M, size_t N, size_t K, const
  *   M = 16 0.66x, M = 128 0.67x (quietest run, load 1.8; under load 2.2-3.0 M = 16 0.58-0.69x,
  *   M = 128 0.56-0.69x; the 4-row tiles before them 0.40-0.57x and 0.44-0.57x in the same
  *   sessions); ggml's repacked Q4_0 was measured at about 0.33x of it (issue 16). AVX2 build (-march=x86-64-v3): GEMV Q8_0 8.6 GB/s, Q4_0 6.8 GB/s in a loaded
- *   run (no AVX2 read stream to compare with).
+ *   run (no AVX2 read stream to compare with). AVX2 paths of NVFP4 / MXFP8 E4M3 / Q4_1
+ *   (2026-11-28 03:55 UTC, load 1.9-2.2, two runs): GEMV NVFP4 14.3-14.6 GB/s, MXFP8 E4M3
+ *   7.3-8.4 GB/s (compute-bound: 4 vpmaddubsw + 4 vpmaddwd per 32 codes), Q4_1 19.3-19.6
+ *   GB/s, with Q8_0 class 26-28 GB/s in the same runs (their portable code before, same
+ *   build: 0.50-0.78, 0.29-0.32, 0.96-1.08 GB/s).
  *   NVFP4 / MXFP8 / Q4_1 (measured 2026-11-27 16:51-17:42 UTC, same machine, ratios to the
  *   read stream timed in alternation in the same run): quietest run (17:41, load 2.7, stream
  *   22 GB/s): NVFP4 (4.5 bits per weight) 0.98x (aim 0.9x), MXFP8 E4M3 (8.25 bits, VNNI +
@@ -14635,9 +14649,10 @@ static void qmx__bp8_panel_c(const qmx__bp *h, const uint8_t *pp, const int8_t *
     }
 }
 
-#if !defined(QMX__K_VNNI) && !defined(QMX__K_NEON) && !defined(QMX__K_NEONDOT)
+#if !defined(QMX__K_VNNI) && !defined(QMX__K_AVX2) && !defined(QMX__K_NEON) && \
+    !defined(QMX__K_NEONDOT)
 /* ggml Q4_1 (element 8): one row of X against one panel, y[16], portable C on every path but
- * AVX-512 VNNI and NEON (qmx__bp41_panel_neon): per
+ * AVX-512 VNNI, AVX2 (qmx__bp41_panel_avx2) and NEON (qmx__bp41_panel_neon): per
  * block I = sum_k q u (u the 4-bit code, exact), then p = (float)I, p = p * d, p = p * sx,
  * y = y + p; t = (float)qsum, t = t * sx, t = t * m, y = y + t (the minimum's term). */
 QMX__NOFMA
@@ -14675,9 +14690,10 @@ static void qmx__bp41_panel_c(const qmx__bp *h, const uint8_t *pp, const int8_t 
 }
 #endif
 
-#if !defined(QMX__K_VNNI) && !defined(QMX__K_NEON) && !defined(QMX__K_NEONDOT)
+#if !defined(QMX__K_VNNI) && !defined(QMX__K_AVX2) && !defined(QMX__K_NEON) && \
+    !defined(QMX__K_NEONDOT)
 /* NVFP4 (element 5, blocks of 16): one row of X against one panel, y[16], portable C on every
- * path but AVX-512 VNNI and NEON (qmx__bp16_panel_neon): per block dot = sum_k q u (u = 12 +
+ * path but AVX-512 VNNI, AVX2 (qmx__bp16_panel_avx2) and NEON (qmx__bp16_panel_neon): per block dot = sum_k q u (u = 12 +
  * 2 x value), I = dot - 12 qsum, then the float steps of qmx__bp_panel_c. qs16: the row's
  * int16 sums of q per block of 16;
  * sxb: its activation scales per block of 32 (act_block is 0, >= K or a multiple of 32). */
@@ -15541,6 +15557,28 @@ static void qmx__bp41_panel_vnni(const qmx__bp *h, const uint8_t *pp, size_t np,
 #endif
 
 #if defined(QMX__K_AVX2)
+/* The 8 E8M0 scales (sk 2, 3, 4) of rows 8 hf .. 8 hf + 7 as qmx__bp_getscale decodes them. */
+static inline __m256 qmx__bp_e8m0_avx2(const qmx__bp *h, const uint8_t *blk, size_t hf) {
+    const __m256i cc = _mm256_cvtepu8_epi32(
+        _mm_loadl_epi64((const __m128i *)(const void *)(blk + h->cb + 8u * hf)));
+    __m256i b;
+    if (h->sk == 3) {
+        b = _mm256_slli_epi32(cc, 23);
+    } else if (h->sk == 2) {
+        b = _mm256_slli_epi32(cc, 23);
+        b = _mm256_blendv_epi8(b, _mm256_set1_epi32(0x00400000),
+                               _mm256_cmpeq_epi32(cc, _mm256_setzero_si256()));
+        b = _mm256_blendv_epi8(b, _mm256_set1_epi32(0x7FC00000),
+                               _mm256_cmpeq_epi32(cc, _mm256_set1_epi32(255)));
+    } else {
+        b = _mm256_slli_epi32(_mm256_sub_epi32(cc, _mm256_set1_epi32(1)), 23);
+        b = _mm256_blendv_epi8(b, _mm256_set1_epi32(0x00200000),
+                               _mm256_cmpeq_epi32(cc, _mm256_setzero_si256()));
+        b = _mm256_blendv_epi8(b, _mm256_set1_epi32(0x00400000),
+                               _mm256_cmpeq_epi32(cc, _mm256_set1_epi32(1)));
+    }
+    return _mm256_castsi256_ps(b);
+}
 /* One block, rows 8 hf .. 8 hf + 7 of a panel on 8 lanes: the same value as qmx__bp_blk_vnni.
  * int8: w = u ^ 0x80 (the signed code), vpmaddubsw(|w|, sign(q, w)) (pairs <= 2 * 128 * 127,
  * no saturation), I = sum q w - (z - 128) qsum; 4-bit: vpmaddubsw(u, q) (pairs <= 2 * 15 *
@@ -15598,25 +15636,7 @@ static inline __m256 qmx__bp_blk_avx2(const qmx__bp *h, const uint8_t *blk, size
     }
     acc = _mm256_sub_epi32(acc, _mm256_mullo_epi32(z, _mm256_set1_epi32(qsum)));
     if (h->sk >= 2) {   /* E8M0 codes, decoded as qmx__bp_getscale */
-        const __m256i cc = _mm256_cvtepu8_epi32(
-            _mm_loadl_epi64((const __m128i *)(const void *)(blk + h->cb + 8u * hf)));
-        __m256i b;
-        if (h->sk == 3) {
-            b = _mm256_slli_epi32(cc, 23);
-        } else if (h->sk == 2) {
-            b = _mm256_slli_epi32(cc, 23);
-            b = _mm256_blendv_epi8(b, _mm256_set1_epi32(0x00400000),
-                                   _mm256_cmpeq_epi32(cc, _mm256_setzero_si256()));
-            b = _mm256_blendv_epi8(b, _mm256_set1_epi32(0x7FC00000),
-                                   _mm256_cmpeq_epi32(cc, _mm256_set1_epi32(255)));
-        } else {
-            b = _mm256_slli_epi32(_mm256_sub_epi32(cc, _mm256_set1_epi32(1)), 23);
-            b = _mm256_blendv_epi8(b, _mm256_set1_epi32(0x00200000),
-                                   _mm256_cmpeq_epi32(cc, _mm256_setzero_si256()));
-            b = _mm256_blendv_epi8(b, _mm256_set1_epi32(0x00400000),
-                                   _mm256_cmpeq_epi32(cc, _mm256_set1_epi32(1)));
-        }
-        sw = _mm256_castsi256_ps(b);
+        sw = qmx__bp_e8m0_avx2(h, blk, hf);
     } else if (h->f16) {
 #if defined(__F16C__)
         sw = _mm256_cvtph_ps(
@@ -15662,6 +15682,234 @@ static void qmx__bp_panel_avx2(const qmx__bp *h, const uint8_t *pp, size_t np, c
             y1 = _mm256_add_ps(y1, qmx__bp_blk_avx2(h, blk, 1, xb, qs[bk], sxb[bk]));
         }
         _mm256_storeu_ps(y + 16u * t, y0); _mm256_storeu_ps(y + 16u * t + 8, y1);
+    }
+}
+
+/* ---- NVFP4 (element 5), MXFP8 E4M3 (element 6), ggml Q4_1 (element 8) on AVX2 ---- */
+/* The 8 NVFP4 block scales of rows 8 hf .. 8 hf + 7 as qmx__bp_getscale decodes them (as
+ * qmx__bp16_sw_vnni): E4M3 normal codes as float bits (mag << 20) + (120 << 23), subnormal
+ * mag x 2^-9 (exact), 0x7F NaN, the sign or-ed in, then ts x that where not NaN; ggml (sk 6):
+ * (mag << 20) + (119 << 23), exponent 0: mag x 2^-10, code 0x7F: +0. */
+QMX__NOFMA
+static inline __m256 qmx__bp16_sw_avx2(const qmx__bp *h, const uint8_t *blk, size_t hf) {
+    QMX__PRAGMA_NOFMA
+    const __m256i c = _mm256_cvtepu8_epi32(
+        _mm_loadl_epi64((const __m128i *)(const void *)(blk + h->cb + 8u * hf)));
+    const __m256i m7 = _mm256_set1_epi32(0x7F), mag = _mm256_and_si256(c, m7);
+    const __m256 sub = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(8), mag));
+    const __m256 fm = _mm256_cvtepi32_ps(mag);
+    __m256 d;
+    if (h->sk == 6) {
+        d = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_slli_epi32(mag, 20),
+                                                 _mm256_set1_epi32(119 << 23)));
+        d = _mm256_blendv_ps(d, _mm256_mul_ps(fm, _mm256_set1_ps(0.0009765625f)), sub);
+        return _mm256_blendv_ps(d, _mm256_setzero_ps(),
+                                _mm256_castsi256_ps(_mm256_cmpeq_epi32(c, m7)));
+    }
+    d = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_slli_epi32(mag, 20),
+                                             _mm256_set1_epi32(120 << 23)));
+    d = _mm256_blendv_ps(d, _mm256_mul_ps(fm, _mm256_set1_ps(0.001953125f)), sub);
+    d = _mm256_blendv_ps(d, _mm256_castsi256_ps(_mm256_set1_epi32(0x7FC00000)),
+                         _mm256_castsi256_ps(_mm256_cmpeq_epi32(mag, m7)));
+    d = _mm256_castsi256_ps(_mm256_or_si256(
+        _mm256_castps_si256(d),
+        _mm256_and_si256(_mm256_slli_epi32(c, 24), _mm256_set1_epi32((int32_t)0x80000000u))));
+    if (h->ts != 0.0f)
+        d = _mm256_blendv_ps(d, _mm256_mul_ps(_mm256_set1_ps(h->ts), d),
+                             _mm256_cmp_ps(d, d, _CMP_ORD_Q));
+    return d;
+}
+/* NVFP4, one block of 16 k, rows 8 hf .. 8 hf + 7 (qmx__bp16_panel_c's value): u = 12 + 2 x
+ * value <= 24 by vpshufb, vpmaddubsw(u, q) (pairs <= 2 x 24 x 127; the four groups' int16 sums
+ * <= 24384: no saturation), vpmaddwd, I = sum q u - 12 qsum (exact), then p = (float)I,
+ * [p * 0.5], p * sw, p * sx. Low nibbles k = 4 g + t, high k = 8 + 4 g + t. */
+QMX__NOFMA
+static inline __m256 qmx__bp16_blk_avx2(const qmx__bp *h, const uint8_t *blk, size_t hf,
+                                        const uint8_t *xb, int32_t qsum, float sx) {
+    QMX__PRAGMA_NOFMA
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    const __m256i lut = _mm256_broadcastsi128_si256(
+        _mm_loadu_si128((const __m128i *)(const void *)qmx__bp_e2m1u));
+    const __m256i v0 = _mm256_loadu_si256((const __m256i *)(const void *)(blk + 32u * hf));
+    const __m256i v1 = _mm256_loadu_si256((const __m256i *)(const void *)(blk + 64u + 32u * hf));
+    __m256i s16, acc;
+    __m256 p;
+    s16 = _mm256_maddubs_epi16(_mm256_shuffle_epi8(lut, _mm256_and_si256(v0, m4)),
+                               _mm256_set1_epi32((int)qmx__k_ld32le(xb)));
+    s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(
+        _mm256_shuffle_epi8(lut, _mm256_and_si256(v1, m4)),
+        _mm256_set1_epi32((int)qmx__k_ld32le(xb + 4u))));
+    s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(
+        _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(v0, 4), m4)),
+        _mm256_set1_epi32((int)qmx__k_ld32le(xb + 8u))));
+    s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(
+        _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(v1, 4), m4)),
+        _mm256_set1_epi32((int)qmx__k_ld32le(xb + 12u))));
+    acc = _mm256_sub_epi32(_mm256_madd_epi16(s16, _mm256_set1_epi16(1)),
+                           _mm256_set1_epi32(12 * qsum));
+    p = _mm256_cvtepi32_ps(acc);   /* |I| <= 16 x 127 x 12: exact */
+    if (h->unit) p = _mm256_mul_ps(p, _mm256_set1_ps(0.5f));   /* RN(I 2^-1): exact */
+    p = _mm256_mul_ps(p, qmx__bp16_sw_avx2(h, blk, hf));
+    return _mm256_mul_ps(p, _mm256_set1_ps(sx));
+}
+/* NVFP4: one row of X against np (1 or 2) consecutive panels (np weight streams), blocks
+ * increasing: y[16 t + j]. */
+QMX__NOFMA
+static void qmx__bp16_panel_avx2(const qmx__bp *h, const uint8_t *pp, size_t np,
+                                 const int8_t *q, const int16_t *qs16, const float *sxb,
+                                 float *y) {
+    QMX__PRAGMA_NOFMA
+    size_t bk, t, ps = h->nb * h->S;
+    __m256 a[4];
+    for (t = 0; t < 4u; t++) a[t] = _mm256_setzero_ps();
+    for (bk = 0; bk < h->nb; bk++) {
+        const uint8_t *xb = (const uint8_t *)(q + 16u * bk);
+        for (t = 0; t < np; t++) {
+            const uint8_t *blk = pp + t * ps + bk * h->S;
+            a[2u * t] = _mm256_add_ps(a[2u * t], qmx__bp16_blk_avx2(h, blk, 0, xb, qs16[bk],
+                                                                    sxb[bk / 2u]));
+            a[2u * t + 1u] = _mm256_add_ps(a[2u * t + 1u],
+                                           qmx__bp16_blk_avx2(h, blk, 1, xb, qs16[bk],
+                                                              sxb[bk / 2u]));
+        }
+    }
+    for (t = 0; t < np; t++) {
+        _mm256_storeu_ps(y + 16u * t, a[2u * t]);
+        _mm256_storeu_ps(y + 16u * t + 8u, a[2u * t + 1u]);
+    }
+}
+
+/* ggml Q4_1: the 8 binary16 minima m of rows 8 hf .. 8 hf + 7 (exact). */
+static inline __m256 qmx__bp41_m_avx2(const qmx__bp *h, const uint8_t *blk, size_t hf) {
+#if defined(__F16C__)
+    return _mm256_cvtph_ps(
+        _mm_loadu_si128((const __m128i *)(const void *)(blk + h->cb + 32u + 16u * hf)));
+#else
+    float t[8];
+    size_t j;
+    for (j = 0; j < 8u; j++) t[j] = qmx__bp_getmin(h, blk, 8u * hf + j);
+    return _mm256_loadu_ps(t);
+#endif
+}
+/* ggml Q4_1: one row of X against np (1 or 2) consecutive panels, qmx__bp41_panel_c's value:
+ * per block p = ((float)I * d) * sx by qmx__bp_blk_avx2 (uint4 codes, z = 0, d its binary16
+ * scale: vpmaddubsw(u, q), the 8 groups' int16 sums <= 30480), y = y + p, then t = (float)qsum
+ * * sx (once per block, scalar), t * m, y = y + t. */
+QMX__NOFMA
+static void qmx__bp41_panel_avx2(const qmx__bp *h, const uint8_t *pp, size_t np, const int8_t *q,
+                                 const int32_t *qs, const float *sxb, float *y) {
+    QMX__PRAGMA_NOFMA
+    size_t bk, t, hf, ps = h->nb * h->S;
+    __m256 a[4];
+    for (t = 0; t < 4u; t++) a[t] = _mm256_setzero_ps();
+    for (bk = 0; bk < h->nb; bk++) {
+        const uint8_t *xb = (const uint8_t *)(q + 32u * bk);
+        float tm = (float)qs[bk];
+        __m256 tv;
+        tm = tm * sxb[bk];
+        QMX__OPAQUE(tm);
+        tv = _mm256_set1_ps(tm);
+        for (t = 0; t < np; t++) {
+            const uint8_t *blk = pp + t * ps + bk * h->S;
+            for (hf = 0; hf < 2u; hf++) {
+                __m256 v = _mm256_add_ps(a[2u * t + hf],
+                                         qmx__bp_blk_avx2(h, blk, hf, xb, qs[bk], sxb[bk]));
+                a[2u * t + hf] = _mm256_add_ps(v, _mm256_mul_ps(tv, qmx__bp41_m_avx2(h, blk, hf)));
+            }
+        }
+    }
+    for (t = 0; t < np; t++) {
+        _mm256_storeu_ps(y + 16u * t, a[2u * t]);
+        _mm256_storeu_ps(y + 16u * t + 8u, a[2u * t + 1u]);
+    }
+}
+
+/* MXFP8 E4M3 (element 6): the integer e (units 2^-9) of magnitude code c (exponent field x,
+ * mantissa f) is m 2^s, m = 8 | f, s = x - 1 (x = 0: m = f, s = 0), s <= 14, written as
+ * w 16^a, w = m << (s & 3) <= 120, a = s >> 2 (as qmx__bp8_panel_neon). By x: bit 7 of
+ * qmx__bp8_sh = s & 1, bit 6 = s & 2 (w by doublings and byte blends); qmx__bp8_a = a;
+ * qmx__bp8_m8 = 8 for x > 0. */
+static const uint8_t qmx__bp8_sh[16] = {0x00, 0x00, 0x80, 0x40, 0xC0, 0x00, 0x80, 0x40,
+                                        0xC0, 0x00, 0x80, 0x40, 0xC0, 0x00, 0x80, 0x40};
+static const uint8_t qmx__bp8_a[16] = {0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3};
+static const uint8_t qmx__bp8_m8[16] = {0, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8};
+/* MXFP8 E4M3, one block of 32 k, rows 8 hf .. 8 hf + 7 (qmx__bp8_panel_c's value): per group
+ * of 4 k, w (unsigned, <= 120) and q with the code's sign (vpsignb; |q| <= 127), per a one
+ * vpmaddubsw of the w with that a (pairs <= 2 x 120 x 127 = 30480: no saturation) and one
+ * vpmaddwd by 16^a (<= 2 x 30480 x 4096 < 2^31) into one int32 sum: every partial sum a sum
+ * of some of the exact products q e, so |.| <= 32 x 127 x 229376 < 2^30, I exact; p =
+ * (float)I x 2^-9 = RN_f32(I 2^-9), NaN on a row whose block holds a 0x7F / 0xFF code, then
+ * p * sw (E8M0), p * sx. */
+QMX__NOFMA
+static inline __m256 qmx__bp8_blk_avx2(const qmx__bp *h, const uint8_t *blk, size_t hf,
+                                       const uint8_t *xb, float sx) {
+    QMX__PRAGMA_NOFMA
+    const __m256i tsh = _mm256_broadcastsi128_si256(
+        _mm_loadu_si128((const __m128i *)(const void *)qmx__bp8_sh));
+    const __m256i ta = _mm256_broadcastsi128_si256(
+        _mm_loadu_si128((const __m128i *)(const void *)qmx__bp8_a));
+    const __m256i tm8 = _mm256_broadcastsi128_si256(
+        _mm_loadu_si128((const __m128i *)(const void *)qmx__bp8_m8));
+    const __m256i m7 = _mm256_set1_epi8(0x7F), m4 = _mm256_set1_epi8(0x0F);
+    const __m256i c7 = _mm256_set1_epi8(7), zero = _mm256_setzero_si256();
+    __m256i acc = zero, nan = zero;
+    __m256 p;
+    size_t g;
+    for (g = 0; g < 8u; g++) {
+        const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(blk + 64u * g +
+                                                                              32u * hf));
+        const __m256i x = _mm256_and_si256(_mm256_srli_epi16(v, 3), m4);
+        const __m256i sh = _mm256_shuffle_epi8(tsh, x), a = _mm256_shuffle_epi8(ta, x);
+        const __m256i qg = _mm256_sign_epi8(_mm256_set1_epi32((int)qmx__k_ld32le(xb + 4u * g)), v);
+        __m256i w = _mm256_or_si256(_mm256_and_si256(v, c7), _mm256_shuffle_epi8(tm8, x)), w4;
+        w = _mm256_blendv_epi8(w, _mm256_add_epi8(w, w), sh);            /* << (s & 1) */
+        w4 = _mm256_add_epi8(w, w);
+        w4 = _mm256_add_epi8(w4, w4);
+        w = _mm256_blendv_epi8(w, w4, _mm256_add_epi8(sh, sh));          /* << (s & 2) */
+        nan = _mm256_or_si256(nan, _mm256_cmpeq_epi8(_mm256_and_si256(v, m7), m7));
+        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(
+            _mm256_maddubs_epi16(_mm256_and_si256(w, _mm256_cmpeq_epi8(a, zero)), qg),
+            _mm256_set1_epi16(1)));
+        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(
+            _mm256_maddubs_epi16(_mm256_and_si256(w, _mm256_cmpeq_epi8(a, _mm256_set1_epi8(1))),
+                                 qg),
+            _mm256_set1_epi16(16)));
+        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(
+            _mm256_maddubs_epi16(_mm256_and_si256(w, _mm256_cmpeq_epi8(a, _mm256_set1_epi8(2))),
+                                 qg),
+            _mm256_set1_epi16(256)));
+        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(
+            _mm256_maddubs_epi16(_mm256_and_si256(w, _mm256_cmpeq_epi8(a, _mm256_set1_epi8(3))),
+                                 qg),
+            _mm256_set1_epi16(4096)));
+    }
+    p = _mm256_mul_ps(_mm256_cvtepi32_ps(acc), _mm256_set1_ps(0.001953125f));
+    p = _mm256_blendv_ps(_mm256_castsi256_ps(_mm256_set1_epi32(0x7FC00000)), p,
+                         _mm256_castsi256_ps(_mm256_cmpeq_epi32(nan, zero)));
+    p = _mm256_mul_ps(p, qmx__bp_e8m0_avx2(h, blk, hf));
+    return _mm256_mul_ps(p, _mm256_set1_ps(sx));
+}
+/* MXFP8 E4M3: one row of X against np (1 or 2) consecutive panels, blocks increasing:
+ * y[16 t + j]. */
+QMX__NOFMA
+static void qmx__bp8_panel_avx2(const qmx__bp *h, const uint8_t *pp, size_t np, const int8_t *q,
+                                const float *sxb, float *y) {
+    QMX__PRAGMA_NOFMA
+    size_t bk, t, ps = h->nb * h->S;
+    __m256 a[4];
+    for (t = 0; t < 4u; t++) a[t] = _mm256_setzero_ps();
+    for (bk = 0; bk < h->nb; bk++) {
+        const uint8_t *xb = (const uint8_t *)(q + 32u * bk);
+        for (t = 0; t < np; t++) {
+            const uint8_t *blk = pp + t * ps + bk * h->S;
+            a[2u * t] = _mm256_add_ps(a[2u * t], qmx__bp8_blk_avx2(h, blk, 0, xb, sxb[bk]));
+            a[2u * t + 1u] = _mm256_add_ps(a[2u * t + 1u],
+                                           qmx__bp8_blk_avx2(h, blk, 1, xb, sxb[bk]));
+        }
+    }
+    for (t = 0; t < np; t++) {
+        _mm256_storeu_ps(y + 16u * t, a[2u * t]);
+        _mm256_storeu_ps(y + 16u * t + 8u, a[2u * t + 1u]);
     }
 }
 #endif
@@ -15766,12 +16014,14 @@ static qmx_status qmx__bp_dyn(size_t M, size_t N, size_t K, const float *X, size
             size_t pc = 16u * p - n_off;   /* the panel's first column in Y */
             size_t cols = N - pc < 16u * npn ? N - pc : 16u * npn;
             i = 0;
-            if (h.elem == 8) {   /* ggml Q4_1: AVX-512 VNNI, NEON, else portable */
+            if (h.elem == 8) {   /* ggml Q4_1: AVX-512 VNNI, AVX2, NEON, else C */
                 for (; i < rows; i++) {
                     float y[16u * QMX__BP_PANELS];
                     float *yo = Y + (m0 + i) * ldy + pc;
 #if defined(QMX__K_VNNI)
                     qmx__bp41_panel_vnni(&h, pp, npn, q + i * kp, qs + i * nb32, sxb + i * nb32, y);
+#elif defined(QMX__K_AVX2)
+                    qmx__bp41_panel_avx2(&h, pp, npn, q + i * kp, qs + i * nb32, sxb + i * nb32, y);
 #elif defined(QMX__K_NEON) || defined(QMX__K_NEONDOT)
                     qmx__bp41_panel_neon(&h, pp, q + i * kp, qs + i * nb32, sxb + i * nb32, y);
 #else
@@ -15785,7 +16035,7 @@ static qmx_status qmx__bp_dyn(size_t M, size_t N, size_t K, const float *X, size
                 }
                 continue;
             }
-            if (h.elem >= 6) {   /* MXFP8: AVX-512 VNNI + VBMI or NEON for E4M3, else portable */
+            if (h.elem >= 6) {   /* MXFP8: E4M3 VNNI + VBMI, AVX2, NEON; else C */
                 for (; i < rows; i++) {
                     float y[16u * QMX__BP_PANELS];
                     float *yo = Y + (m0 + i) * ldy + pc;
@@ -15793,6 +16043,10 @@ static qmx_status qmx__bp_dyn(size_t M, size_t N, size_t K, const float *X, size
 #if defined(QMX__BP8_VNNI)
                     if (h.elem == 6)
                         qmx__bp8_panel_vnni(&h, pp, npn, q + i * kp, sxb + i * nb32, y);
+                    else
+#elif defined(QMX__K_AVX2)
+                    if (h.elem == 6)
+                        qmx__bp8_panel_avx2(&h, pp, npn, q + i * kp, sxb + i * nb32, y);
                     else
 #elif defined(QMX__K_NEON) || defined(QMX__K_NEONDOT)
                     if (h.elem == 6)
@@ -15831,6 +16085,8 @@ static qmx_status qmx__bp_dyn(size_t M, size_t N, size_t K, const float *X, size
                     const int16_t *qs16 = (const int16_t *)(const void *)(qs + i * nb32);
 #if defined(QMX__K_VNNI)
                     qmx__bp16_panel_vnni(&h, pp, npn, q + i * kp, qs16, sxb + i * nb32, y);
+#elif defined(QMX__K_AVX2)
+                    qmx__bp16_panel_avx2(&h, pp, npn, q + i * kp, qs16, sxb + i * nb32, y);
 #elif defined(QMX__K_NEON) || defined(QMX__K_NEONDOT)
                     (void)qs16;
                     qmx__bp16_panel_neon(&h, pp, q + i * kp, sxb + i * nb32, y);
