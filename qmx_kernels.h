@@ -15293,25 +15293,18 @@ QMX__K_AINLINE void qmx__bp4_tile_vnni(const qmx__bp *h, const uint8_t *pp, cons
         _mm512_storeu_ps(y + 112, y7);
     }
 }
+/* R = 8 or 4 rows; each (R, all zero points 8 or not) pair an instance of its own (the tile
+ * body needs them as constants) */
 QMX__NOFMA
-static void qmx__bp4_tile8_vnni(const qmx__bp *h, const uint8_t *pp, const int8_t *x,
+static void qmx__bp4_tiles_vnni(const qmx__bp *h, const uint8_t *pp, const int8_t *x,
                                 size_t kp, const int32_t *qn, const float *sxb, size_t nb,
-                                float *y, const uint8_t *pf) {
+                                float *y, const uint8_t *pf, size_t R) {
     QMX__PRAGMA_NOFMA
-    if (qmx__bp4_all8(h, pp, nb))
-        qmx__bp4_tile_vnni(h, pp, x, kp, qn, sxb, nb, y, pf, 8, 0);
-    else
-        qmx__bp4_tile_vnni(h, pp, x, kp, qn, sxb, nb, y, pf, 8, 1);
-}
-QMX__NOFMA
-static void qmx__bp4_tile4_vnni(const qmx__bp *h, const uint8_t *pp, const int8_t *x,
-                                size_t kp, const int32_t *qn, const float *sxb, size_t nb,
-                                float *y, const uint8_t *pf) {
-    QMX__PRAGMA_NOFMA
-    if (qmx__bp4_all8(h, pp, nb))
-        qmx__bp4_tile_vnni(h, pp, x, kp, qn, sxb, nb, y, pf, 4, 0);
-    else
-        qmx__bp4_tile_vnni(h, pp, x, kp, qn, sxb, nb, y, pf, 4, 1);
+    int any_z = !qmx__bp4_all8(h, pp, nb);
+    if (R == 8u && any_z) qmx__bp4_tile_vnni(h, pp, x, kp, qn, sxb, nb, y, pf, 8, 1);
+    else if (R == 8u) qmx__bp4_tile_vnni(h, pp, x, kp, qn, sxb, nb, y, pf, 8, 0);
+    else if (any_z) qmx__bp4_tile_vnni(h, pp, x, kp, qn, sxb, nb, y, pf, 4, 1);
+    else qmx__bp4_tile_vnni(h, pp, x, kp, qn, sxb, nb, y, pf, 4, 0);
 }
 
 /* ---- NVFP4 (element 5, blocks of 16) on AVX-512 VNNI ---- */
@@ -16113,12 +16106,8 @@ static qmx_status qmx__bp_dyn(size_t M, size_t N, size_t K, const float *X, size
                     const uint8_t *pf = i + R + 4u > rows && p + QMX__BP_PANELS + t < p1 &&
                                                 h.nb * h.S <= 65536u
                                             ? pp + (QMX__BP_PANELS + t) * h.nb * h.S : NULL;
-                    if (R == 8u)
-                        qmx__bp4_tile8_vnni(&h, pp + t * h.nb * h.S, q + i * kp, kp,
-                                            qs + i * nb32, sxb + i * nb32, h.nb, y, pf);
-                    else
-                        qmx__bp4_tile4_vnni(&h, pp + t * h.nb * h.S, q + i * kp, kp,
-                                            qs + i * nb32, sxb + i * nb32, h.nb, y, pf);
+                    qmx__bp4_tiles_vnni(&h, pp + t * h.nb * h.S, q + i * kp, kp,
+                                        qs + i * nb32, sxb + i * nb32, h.nb, y, pf, R);
                     for (r = 0; r < R; r++)
                         for (j = 0; j < ct; j++)
                             Y[(m0 + i + r) * ldy + c0 + j] =
