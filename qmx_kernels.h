@@ -13507,9 +13507,9 @@ QMX_API qmx_status qmx_matmul_mxfp8_f32_exec(size_t M, size_t N, size_t K, const
  *   Not in this slice: MXFP6 / qconfig fp8 / nf4 weights, other block lengths,
  *   NEON / MVE / DSP paths of the f32 x blob kernel; SIMD paths other than AVX-512, AVX2 and
  *   NEON (aarch64) for NVFP4 and Q4_1 (the other targets run their portable code: the same
- *   bits); SIMD paths for MXFP8 x int8 other than AVX-512 VNNI + VBMI, AVX2 and NEON for E4M3
- *   (E5M2 and the other targets run portable C: exact int64 block sums rounded once, about
- *   the speed of the unpacked kernel).
+ *   bits); SIMD paths for MXFP8 x int8 other than AVX-512 VNNI (E4M3: + VBMI), AVX2 and NEON
+ *   (E4M3 and E5M2; the other targets run portable C: exact int64 block sums rounded once,
+ *   about the speed of the unpacked kernel).
  *
  * BLOB, byte by byte (the same bytes on every target; multi-byte values little-endian)
  *   [0, 8)   magic "QMXBWPK1"        [8, 12) N (uint32)        [12, 16) K (uint32)
@@ -13699,7 +13699,28 @@ QMX_API qmx_status qmx_matmul_mxfp8_f32_exec(size_t M, size_t N, size_t K, const
  *   (vpsignb), per group of 4 k and a one vpmaddubsw (pairs <= 30480) and one vpmaddwd by
  *   16^a into one int32 sum (every partial sum part of the exact dot: |.| < 2^30), p =
  *   vcvtdq2ps(I) x 2^-9, NaN lanes, p * sw (E8M0 on 8 lanes), p * sx, y + p; 2 panels of 2 x
- *   8 lanes per row. MXFP8 otherwise (E5M2, other targets): portable C (qmx__bp8_panel_c:
+ *   8 lanes per row. MXFP8 E5M2 (units 2^-16): e = m 2^s (m = 4 | mantissa, s = exponent - 1;
+ *   subnormal: m = mantissa, s = 0; s <= 29) = (m << (s & 3)) x 16^(s >> 2), w = m << (s & 3)
+ *   <= 56, 8 exponent groups a = s >> 2; per block and row two exact int32 halves L = A0 + 16
+ *   (A1 + 16 (A2 + 16 A3)) (|L| < 2^30) and H = A4 + 16 (A5 + 16 (A6 + 16 A7)) (|H| < 2^29),
+ *   I = H 2^16 + L (exact, |I| < 2^44) converted once, p = RN_f32(I) x 2^-16 = RN_f32(I
+ *   2^-16) (the same bits as qmx__bwd_seg); a row whose block holds an Inf / NaN code
+ *   (exponent field 31) takes p from qmx__bp85_nf (the portable qmx__bwd_nonfinite on its 32
+ *   decoded codes: +Inf, -Inf, or NaN for NaN codes, Inf x 0 and +Inf with -Inf); then p *
+ *   sw, p * sx, y + p. AVX-512 VNNI + VBMI (qmx__bp85_blk_vbmi): instead e = W5[c & 0x7F] x
+ *   64^a, a = s / 6 by 4 byte compares, W5 = m << (s mod 6) <= 224 from one vpermi2b of a
+ *   128-byte table (0 for Inf / NaN codes), q with the code's sign (masked 0 - q), 5 masked
+ *   moves and 5 vpdpbusd per group of 4 k, P0 = A0 + 64 A1, P1 = A2 + 64 A3 (|.| < 2^26), I =
+ *   (A4 2^12 + P1) 2^12 + P0 in binary64 (vcvtdq2pd, every step exact), vcvtpd2ps; AVX-512
+ *   VNNI without VBMI (qmx__bp85_blk_vnni): the 8-group split, w by masked doublings, 8
+ *   vpdpbusd per group of 4 k, I = H 2^16 + L in binary64; both 4 panels per row. AVX2
+ *   (qmx__bp85_blk_avx2, from qmx__bp8_panel_avx2): w by doublings and byte blends, q by
+ *   vpsignb, per group of 4 k 8 vpmaddubsw (pairs <= 14224: no saturation) and 8
+ *   vpmaddwd by 16^(a & 3) into L or H, I in binary64 as above; 2 panels of 2 x 8 lanes per
+ *   row. NEON (qmx__bp85_panel_neon): w a signed byte with the code's sign, 8 sdot (or
+ *   vmull_s8 + pairwise adds) per group of 4 k and 4 rows, I = (H << 16) + L in int64,
+ *   vcvtq_f64_s64 (exact) and vcvt_f32_f64 (one rounding). MXFP8 otherwise (other targets,
+ *   E4M3 with AVX-512 VNNI but not VBMI): portable C (qmx__bp8_panel_c:
  *   qmx_matmul_blockw_dyn_i8's int64 segment routine).
  *   SPEED (bench/bench_matmul.c, bench_blockw; QMX_BENCH_MATMUL_ONLY=blockw runs only it),
  *   one core of the project's shared AMD Zen 4 VM (family 25), other jobs running, so the
@@ -13716,7 +13737,11 @@ QMX_API qmx_status qmx_matmul_mxfp8_f32_exec(size_t M, size_t N, size_t K, const
  *   (2026-11-28 03:55 UTC, load 1.9-2.2, two runs): GEMV NVFP4 14.3-14.6 GB/s, MXFP8 E4M3
  *   7.3-8.4 GB/s (compute-bound: 4 vpmaddubsw + 4 vpmaddwd per 32 codes), Q4_1 19.3-19.6
  *   GB/s, with Q8_0 class 26-28 GB/s in the same runs (their portable code before, same
- *   build: 0.50-0.78, 0.29-0.32, 0.96-1.08 GB/s).
+ *   build: 0.50-0.78, 0.29-0.32, 0.96-1.08 GB/s). MXFP8 E5M2 (2026-11-28 04:12 UTC, load
+ *   1.4-2.3, a micro-timing: GEMV M = 1, N = K = 4096, best of 15, two runs): AVX-512 VNNI +
+ *   VBMI 12.5 GB/s (E4M3 11.9 in the same run), VNNI without VBMI (-mno-avx512vbmi) 7.7 GB/s,
+ *   AVX2 4.6-4.7 GB/s (E4M3 8.1-8.5; 8 vpmaddubsw + 8 vpmaddwd per 32 codes, compute-bound);
+ *   the portable code before: 0.29-0.30 GB/s.
  *   NVFP4 / MXFP8 / Q4_1 (measured 2026-11-27 16:51-17:42 UTC, same machine, ratios to the
  *   read stream timed in alternation in the same run): quietest run (17:41, load 2.7, stream
  *   22 GB/s): NVFP4 (4.5 bits per weight) 0.98x (aim 0.9x), MXFP8 E4M3 (8.25 bits, VNNI +
@@ -14615,9 +14640,9 @@ static int64_t qmx__bp_fp8e(uint32_t c, int e5) {
     v = ex ? (int64_t)((1u << mb) | man) << (ex - 1u) : (int64_t)man;
     return (c & 0x80u) ? -v : v;
 }
-/* MXFP8 (elements 6, 7; blocks of 32): one row of X against one panel, y[16], portable C on
- * every path: per block and row the 32 codes decoded to integers e, then qmx_matmul_blockw_dyn_i8's
- * own segment steps (qmx__bwd_nonfinite, qmx__bwd_seg: the exact sum rounded once, RN(I 2^-U)),
+/* MXFP8 (elements 6, 7; blocks of 32): one row of X against one panel, y[16], portable C (the
+ * paths without an MXFP8 kernel; the bits every SIMD path gives): per block and row the 32
+ * codes decoded to integers e, then qmx_matmul_blockw_dyn_i8's own segment steps (qmx__bwd_nonfinite, qmx__bwd_seg: the exact sum rounded once, RN(I 2^-U)),
  * p = p * sw, p = p * sx, y = y + p. Codes past K are 0 and so are their q. */
 QMX__NOFMA
 static void qmx__bp8_panel_c(const qmx__bp *h, const uint8_t *pp, const int8_t *q,
@@ -14648,6 +14673,21 @@ static void qmx__bp8_panel_c(const qmx__bp *h, const uint8_t *pp, const int8_t *
         }
     }
 }
+
+#if defined(QMX__K_VNNI) || defined(QMX__K_AVX2) || defined(QMX__K_NEON) || \
+    defined(QMX__K_NEONDOT)
+/* MXFP8 E5M2: p of row j of a block (its q at qb) that holds an Inf / NaN code (exponent
+ * field 31), exactly as qmx__bp8_panel_c gives it (qmx__bwd_nonfinite: +Inf, -Inf or NaN);
+ * the SIMD E5M2 paths patch such rows with it. */
+static float qmx__bp85_nf(const uint8_t *blk, size_t j, const int8_t *qb) {
+    int64_t w[32];
+    size_t t;
+    int nf;
+    for (t = 0; t < 32u; t++) w[t] = qmx__bp_fp8e(blk[64u * (t / 4u) + 4u * j + t % 4u], 1);
+    nf = qmx__bwd_nonfinite(qb, w, 32u);
+    return qmx__bits_f32(nf == 1 ? 0x7F800000u : nf == 2 ? 0xFF800000u : QMX__BW_QNAN);
+}
+#endif
 
 #if !defined(QMX__K_VNNI) && !defined(QMX__K_AVX2) && !defined(QMX__K_NEON) && \
     !defined(QMX__K_NEONDOT)
@@ -14977,6 +15017,81 @@ static void qmx__bp8_panel_neon(const qmx__bp *h, const uint8_t *pp, const int8_
             p = vmulq_f32(vcvtq_f32_s32(a0), vdupq_n_f32(0.001953125f));
             nl = vtstq_u32(vreinterpretq_u32_u8(nan), vreinterpretq_u32_u8(nan));
             p = vbslq_f32(nl, qnan, p);
+            p = vmulq_f32(p, vld1q_f32(sw + 4u * v));
+            p = vmulq_f32(p, sx);
+            yv[v] = vaddq_f32(yv[v], p);
+        }
+    }
+    for (v = 0; v < 4u; v++) vst1q_f32(y + 4u * v, yv[v]);
+}
+
+/* MXFP8 E5M2 (element 7) on NEON: qmx__bp8_panel_c's value with exact int32 dots. The
+ * integer e (units 2^-16) of magnitude code c (exponent x, mantissa f) is m 2^s, m = 4 | f,
+ * s = x - 1 (x = 0: m = f, s = 0), s <= 29 (x = 31, Inf / NaN: s = 30, patched below),
+ * written as (m << (s & 3)) x 16^(s >> 2), m << (s & 3) <= 56: a signed byte with the code's
+ * sign, one of 8 operands by a = s >> 2 (the others 0), dot with q each; L = A0 + 16 (A1 + 16
+ * (A2 + 16 A3)) (s <= 15: |L| <= 32 x 127 x 7 x 2^15 < 2^30), H = A4 + 16 (A5 + 16 (A6 + 16
+ * A7)) (|H| < 2^28), I = H 2^16 + L in int64 (exact, |I| < 2^44), p = f32(f64(I)) x 2^-16 =
+ * RN_f32(I 2^-16) (f64(I) exact, one rounding; the power of two exact: |I| >= 1 or I = +0);
+ * a row whose block holds an Inf / NaN code: p = qmx__bp85_nf (qmx__bwd_nonfinite's +Inf,
+ * -Inf or NaN); then p * sw, p * sx, y + p. */
+QMX__NOFMA
+static void qmx__bp85_panel_neon(const qmx__bp *h, const uint8_t *pp, const int8_t *q,
+                                 const float *sxb, float *y) {
+    QMX__PRAGMA_NOFMA
+    const uint8x16_t m1f = vdupq_n_u8(0x1Fu), c3 = vdupq_n_u8(3u), c4 = vdupq_n_u8(4u);
+    const uint8x16_t one = vdupq_n_u8(1u), zero = vdupq_n_u8(0u);
+    const float32x4_t u16 = vdupq_n_f32(1.52587890625e-05f);
+    float32x4_t yv[4];
+    size_t bk, g, v, i;
+    for (v = 0; v < 4u; v++) yv[v] = vdupq_n_f32(0.0f);
+    for (bk = 0; bk < h->nb; bk++) {
+        const uint8_t *blk = pp + bk * h->S;
+        const uint8_t *qb = (const uint8_t *)q + 32u * bk;
+        const float32x4_t sx = vdupq_n_f32(sxb[bk]);
+        int8x16_t b[8];
+        float sw[16];
+        for (g = 0; g < 8u; g++)
+            b[g] = vreinterpretq_s8_u32(vdupq_n_u32(qmx__k_ld32le(qb + 4u * g)));
+        for (v = 0; v < 16u; v++) sw[v] = qmx__bp_getscale(h, blk, v);
+        for (v = 0; v < 4u; v++) {   /* rows 4 v .. 4 v + 3 */
+            int32x4_t acc[8], lo, hi;
+            int64x2_t i0, i1;
+            uint8x16_t sp = zero;
+            float32x4_t p;
+            for (i = 0; i < 8u; i++) acc[i] = vdupq_n_s32(0);
+            for (g = 0; g < 8u; g++) {
+                const uint8x16_t c = vld1q_u8(blk + 64u * g + 16u * v);
+                const uint8x16_t ex = vandq_u8(vshrq_n_u8(c, 2), m1f);
+                const uint8x16_t s = vqsubq_u8(ex, one);
+                const uint8x16_t a = vshrq_n_u8(s, 2);
+                const uint8x16_t m = vorrq_u8(vandq_u8(c, c3), vandq_u8(vtstq_u8(ex, ex), c4));
+                const int8x16_t neg = vshrq_n_s8(vreinterpretq_s8_u8(c), 7);
+                int8x16_t w = vreinterpretq_s8_u8(vshlq_u8(m, vreinterpretq_s8_u8(vandq_u8(s, c3))));
+                w = vsubq_s8(veorq_s8(w, neg), neg);
+                sp = vorrq_u8(sp, vceqq_u8(ex, m1f));
+                for (i = 0; i < 8u; i++)
+                    acc[i] = qmx__bp_dot_neon(
+                        acc[i], vandq_s8(w, vreinterpretq_s8_u8(vceqq_u8(a, vdupq_n_u8((uint8_t)i)))),
+                        b[g]);
+            }
+            lo = vaddq_s32(acc[0], vshlq_n_s32(vaddq_s32(acc[1], vshlq_n_s32(
+                     vaddq_s32(acc[2], vshlq_n_s32(acc[3], 4)), 4)), 4));
+            hi = vaddq_s32(acc[4], vshlq_n_s32(vaddq_s32(acc[5], vshlq_n_s32(
+                     vaddq_s32(acc[6], vshlq_n_s32(acc[7], 4)), 4)), 4));
+            i0 = vaddq_s64(vshlq_n_s64(vmovl_s32(vget_low_s32(hi)), 16), vmovl_s32(vget_low_s32(lo)));
+            i1 = vaddq_s64(vshlq_n_s64(vmovl_high_s32(hi), 16), vmovl_high_s32(lo));
+            p = vcvt_high_f32_f64(vcvt_f32_f64(vcvtq_f64_s64(i0)), vcvtq_f64_s64(i1));
+            p = vmulq_f32(p, u16);
+            if (vmaxvq_u8(sp)) {   /* rows with Inf / NaN codes */
+                uint32_t ml[4];
+                float pt[4];
+                vst1q_u32(ml, vtstq_u32(vreinterpretq_u32_u8(sp), vreinterpretq_u32_u8(sp)));
+                vst1q_f32(pt, p);
+                for (i = 0; i < 4u; i++)
+                    if (ml[i]) pt[i] = qmx__bp85_nf(blk, 4u * v + i, (const int8_t *)qb);
+                p = vld1q_f32(pt);
+            }
             p = vmulq_f32(p, vld1q_f32(sw + 4u * v));
             p = vmulq_f32(p, sx);
             yv[v] = vaddq_f32(yv[v], p);
@@ -15507,7 +15622,166 @@ static void qmx__bp8_panel_vnni(const qmx__bp *h, const uint8_t *pp, size_t np, 
         _mm512_storeu_ps(y + 16u * t, y0);
     }
 }
+/* MXFP8 E5M2 with VBMI: the integer e (units 2^-16) of magnitude code c is W5[c] 64^a, a = s /
+ * 6 = (c >= 28) + (c >= 52) + (c >= 76) + (c >= 100), W5[c] = m << (s mod 6) <= 224 (m, s as
+ * in qmx__bp85_panel_neon; 0 for the Inf / NaN codes 0x7C .. 0x7F, patched). */
+static const uint8_t qmx__bp85_w[128] = {
+      0,   1,   2,   3,   4,   5,   6,   7,   8,  10,  12,  14,  16,  20,  24,  28,
+     32,  40,  48,  56,  64,  80,  96, 112, 128, 160, 192, 224,   4,   5,   6,   7,
+      8,  10,  12,  14,  16,  20,  24,  28,  32,  40,  48,  56,  64,  80,  96, 112,
+    128, 160, 192, 224,   4,   5,   6,   7,   8,  10,  12,  14,  16,  20,  24,  28,
+     32,  40,  48,  56,  64,  80,  96, 112, 128, 160, 192, 224,   4,   5,   6,   7,
+      8,  10,  12,  14,  16,  20,  24,  28,  32,  40,  48,  56,  64,  80,  96, 112,
+    128, 160, 192, 224,   4,   5,   6,   7,   8,  10,  12,  14,  16,  20,  24,  28,
+     32,  40,  48,  56,  64,  80,  96, 112, 128, 160, 192, 224,   0,   0,   0,   0};
+/* One row of X against one E5M2 block on 16 lanes: per group of 4 k, W5 by vpermi2b, split by
+ * a into 5 unsigned operands (masked moves), q with the code's sign (masked 0 - q; |q| <=
+ * 127), 5 vpdpbusd; P0 = A0 + 64 A1, P1 = A2 + 64 A3 (each |.| <= 32 x 127 x 7 x 2^11 <
+ * 2^26), I = (A4 2^12 + P1) 2^12 + P0 in binary64 (vcvtdq2pd; every step exact, |I| < 2^44),
+ * p = vcvtpd2ps(I) x 2^-16 = RN_f32(I 2^-16); rows whose block holds an Inf / NaN code: p =
+ * qmx__bp85_nf; then p * sw, p * sx. */
+QMX__NOFMA
+QMX__K_AINLINE __m512 qmx__bp85_blk_vbmi(const qmx__bp *h, const uint8_t *blk, const uint8_t *xb,
+                                        float sx) {
+    QMX__PRAGMA_NOFMA
+    const __m512i t0 = _mm512_loadu_si512((const void *)qmx__bp85_w);
+    const __m512i t1 = _mm512_loadu_si512((const void *)(qmx__bp85_w + 64));
+    const __m512i m7 = _mm512_set1_epi8(0x7F), zero = _mm512_setzero_si512();
+    const __m512d c12 = _mm512_set1_pd(4096.0);
+    __m512i a0 = zero, a1 = zero, a2 = zero, a3 = zero, a4 = zero, p0, p1;
+    __m512d d0, d1;
+    __mmask64 sp = 0;
+    __m512 p;
+    int g, i;
+    for (g = 0; g < 8; g++) {
+        const __m512i v = _mm512_loadu_si512((const void *)(blk + 64 * g));
+        const __m512i mag = _mm512_and_si512(v, m7);
+        const __m512i w = _mm512_permutex2var_epi8(t0, mag, t1);
+        const __mmask64 h1 = _mm512_cmpge_epu8_mask(mag, _mm512_set1_epi8(28));
+        const __mmask64 h2 = _mm512_cmpge_epu8_mask(mag, _mm512_set1_epi8(52));
+        const __mmask64 h3 = _mm512_cmpge_epu8_mask(mag, _mm512_set1_epi8(76));
+        const __mmask64 h4 = _mm512_cmpge_epu8_mask(mag, _mm512_set1_epi8(100));
+        const __m512i qp = _mm512_set1_epi32((int)qmx__k_ld32le(xb + 4 * g));
+        const __m512i qs = _mm512_mask_sub_epi8(qp, _mm512_movepi8_mask(v), zero, qp);
+        a0 = _mm512_dpbusd_epi32(a0, _mm512_maskz_mov_epi8(~h1, w), qs);
+        a1 = _mm512_dpbusd_epi32(a1, _mm512_maskz_mov_epi8(h1 & ~h2, w), qs);
+        a2 = _mm512_dpbusd_epi32(a2, _mm512_maskz_mov_epi8(h2 & ~h3, w), qs);
+        a3 = _mm512_dpbusd_epi32(a3, _mm512_maskz_mov_epi8(h3 & ~h4, w), qs);
+        a4 = _mm512_dpbusd_epi32(a4, _mm512_maskz_mov_epi8(h4, w), qs);
+        sp |= _mm512_cmpge_epu8_mask(mag, _mm512_set1_epi8(0x7C));
+    }
+    p0 = _mm512_add_epi32(a0, _mm512_slli_epi32(a1, 6));
+    p1 = _mm512_add_epi32(a2, _mm512_slli_epi32(a3, 6));
+    d0 = _mm512_add_pd(_mm512_mul_pd(_mm512_add_pd(
+             _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(a4)), c12),
+             _mm512_cvtepi32_pd(_mm512_castsi512_si256(p1))), c12),
+             _mm512_cvtepi32_pd(_mm512_castsi512_si256(p0)));
+    d1 = _mm512_add_pd(_mm512_mul_pd(_mm512_add_pd(
+             _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(a4, 1)), c12),
+             _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(p1, 1))), c12),
+             _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(p0, 1)));
+    p = _mm512_castpd_ps(_mm512_insertf64x4(
+        _mm512_castps_pd(_mm512_castps256_ps512(_mm512_cvtpd_ps(d0))),
+        _mm256_castps_pd(_mm512_cvtpd_ps(d1)), 1));
+    p = _mm512_mul_ps(p, _mm512_set1_ps(1.52587890625e-05f));
+    if (sp) {   /* rows with Inf / NaN codes */
+        const __m512i sb = _mm512_movm_epi8(sp);
+        const unsigned ml = (unsigned)_mm512_test_epi32_mask(sb, sb);
+        float pt[16];
+        _mm512_storeu_ps(pt, p);
+        for (i = 0; i < 16; i++)
+            if (ml >> i & 1u) pt[i] = qmx__bp85_nf(blk, (size_t)i, (const int8_t *)xb);
+        p = _mm512_loadu_ps(pt);
+    }
+    p = _mm512_mul_ps(p, qmx__bp_sw_vnni(h, blk));
+    return _mm512_mul_ps(p, _mm512_set1_ps(sx));
+}
 #endif
+/* ---- MXFP8 E5M2 (element 7) on AVX-512 VNNI (no VBMI needed) ---- */
+#if !defined(QMX__BP8_VNNI)   /* with VBMI: qmx__bp85_blk_vbmi */
+/* One row of X (its 32 bytes at xb) against one E5M2 block on 16 lanes: e = m 2^s split as
+ * w 16^a (w = m << (s & 3) <= 56, a = s >> 2 < 8, as qmx__bp85_panel_neon), w built from the
+ * code by masked doublings, q with the code's sign (masked 0 - q; |q| <= 127), per group of
+ * 4 k one vpdpbusd per a (8 int32 sums A_a); L = A0 + 16 (A1 + 16 (A2 + 16 A3)) (|L| < 2^30),
+ * H = A4 + 16 (A5 + 16 (A6 + 16 A7)) (|H| < 2^29), I = H 2^16 + L in binary64 (vcvtdq2pd,
+ * every step exact: |I| < 2^44), p = vcvtpd2ps(I) x 2^-16 = RN_f32(I 2^-16); rows whose block
+ * holds an Inf / NaN code: p = qmx__bp85_nf; then p * sw, p * sx. */
+QMX__NOFMA
+QMX__K_AINLINE __m512 qmx__bp85_blk_vnni(const qmx__bp *h, const uint8_t *blk, const uint8_t *xb,
+                                        float sx) {
+    QMX__PRAGMA_NOFMA
+    const __m512i m1f = _mm512_set1_epi8(0x1F), c3 = _mm512_set1_epi8(3);
+    const __m512i c4 = _mm512_set1_epi8(4), one = _mm512_set1_epi8(1), two = _mm512_set1_epi8(2);
+    const __m512i c7 = _mm512_set1_epi8(7), zero = _mm512_setzero_si512();
+    const __m512d c16 = _mm512_set1_pd(65536.0);
+    __m512i acc[8], lo, hi;
+    __m512d d0, d1;
+    __mmask64 sp = 0;
+    __m512 p;
+    int g, i;
+    for (i = 0; i < 8; i++) acc[i] = zero;
+    for (g = 0; g < 8; g++) {
+        const __m512i v = _mm512_loadu_si512((const void *)(blk + 64 * g));
+        const __m512i ex = _mm512_and_si512(_mm512_srli_epi16(v, 2), m1f);
+        const __m512i s = _mm512_subs_epu8(ex, one);
+        const __m512i a = _mm512_and_si512(_mm512_srli_epi16(s, 2), c7);
+        const __m512i qp = _mm512_set1_epi32((int)qmx__k_ld32le(xb + 4 * g));
+        const __m512i qs = _mm512_mask_sub_epi8(qp, _mm512_movepi8_mask(v), zero, qp);
+        __m512i w = _mm512_or_si512(_mm512_and_si512(v, c3),
+                                    _mm512_maskz_mov_epi8(_mm512_test_epi8_mask(ex, ex), c4));
+        w = _mm512_mask_add_epi8(w, _mm512_test_epi8_mask(s, one), w, w);     /* << (s & 1) */
+        w = _mm512_mask_mov_epi8(w, _mm512_test_epi8_mask(s, two),
+                                 _mm512_slli_epi16(w, 2));                  /* << (s & 2) */
+        sp |= _mm512_cmpeq_epi8_mask(ex, m1f);
+        for (i = 0; i < 8; i++)
+            acc[i] = _mm512_dpbusd_epi32(
+                acc[i], _mm512_maskz_mov_epi8(_mm512_cmpeq_epi8_mask(a, _mm512_set1_epi8((char)i)), w),
+                qs);
+    }
+    lo = _mm512_add_epi32(acc[0], _mm512_slli_epi32(_mm512_add_epi32(acc[1], _mm512_slli_epi32(
+             _mm512_add_epi32(acc[2], _mm512_slli_epi32(acc[3], 4)), 4)), 4));
+    hi = _mm512_add_epi32(acc[4], _mm512_slli_epi32(_mm512_add_epi32(acc[5], _mm512_slli_epi32(
+             _mm512_add_epi32(acc[6], _mm512_slli_epi32(acc[7], 4)), 4)), 4));
+    d0 = _mm512_add_pd(_mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(hi)), c16),
+                       _mm512_cvtepi32_pd(_mm512_castsi512_si256(lo)));
+    d1 = _mm512_add_pd(_mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(hi, 1)), c16),
+                       _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(lo, 1)));
+    p = _mm512_castpd_ps(_mm512_insertf64x4(
+        _mm512_castps_pd(_mm512_castps256_ps512(_mm512_cvtpd_ps(d0))),
+        _mm256_castps_pd(_mm512_cvtpd_ps(d1)), 1));
+    p = _mm512_mul_ps(p, _mm512_set1_ps(1.52587890625e-05f));
+    if (sp) {   /* rows with Inf / NaN codes */
+        const __m512i sb = _mm512_movm_epi8(sp);
+        const unsigned ml = (unsigned)_mm512_test_epi32_mask(sb, sb);
+        float pt[16];
+        _mm512_storeu_ps(pt, p);
+        for (i = 0; i < 16; i++)
+            if (ml >> i & 1u) pt[i] = qmx__bp85_nf(blk, (size_t)i, (const int8_t *)xb);
+        p = _mm512_loadu_ps(pt);
+    }
+    p = _mm512_mul_ps(p, qmx__bp_sw_vnni(h, blk));
+    return _mm512_mul_ps(p, _mm512_set1_ps(sx));
+}
+#endif
+/* One row of X against np (1 .. 4) consecutive E5M2 panels: y[16 t + j], blocks increasing. */
+QMX__NOFMA
+static void qmx__bp85_panel_vnni(const qmx__bp *h, const uint8_t *pp, size_t np, const int8_t *q,
+                                 const float *sxb, float *y) {
+    QMX__PRAGMA_NOFMA
+    size_t bk, t, ps = h->nb * h->S;
+    for (t = 0; t < np; t++) {
+        __m512 y0 = _mm512_setzero_ps();
+        for (bk = 0; bk < h->nb; bk++)
+#if defined(QMX__BP8_VNNI)
+            y0 = _mm512_add_ps(y0, qmx__bp85_blk_vbmi(h, pp + t * ps + bk * h->S,
+                                                      (const uint8_t *)(q + 32u * bk), sxb[bk]));
+#else
+            y0 = _mm512_add_ps(y0, qmx__bp85_blk_vnni(h, pp + t * ps + bk * h->S,
+                                                      (const uint8_t *)(q + 32u * bk), sxb[bk]));
+#endif
+        _mm512_storeu_ps(y + 16u * t, y0);
+    }
+}
 /* ---- ggml Q4_1 (element 8) on AVX-512 VNNI ---- */
 /* One row of X against np (1 .. 4) consecutive Q4_1 panels: per block the codes split as
  * uint4 (qmx__bp_codes_vnni), I by 8 vpdpbusd, d and m by vcvtph2ps (exact), then the
@@ -15882,8 +16156,69 @@ static inline __m256 qmx__bp8_blk_avx2(const qmx__bp *h, const uint8_t *blk, siz
     p = _mm256_mul_ps(p, qmx__bp_e8m0_avx2(h, blk, hf));
     return _mm256_mul_ps(p, _mm256_set1_ps(sx));
 }
-/* MXFP8 E4M3: one row of X against np (1 or 2) consecutive panels, blocks increasing:
- * y[16 t + j]. */
+/* MXFP8 E5M2 (element 7), one block of 32 k, rows 8 hf .. 8 hf + 7 (qmx__bp8_panel_c's value):
+ * e = m 2^s split as w 16^a (w = m << (s & 3) <= 56, a = s >> 2 < 8, as qmx__bp85_panel_neon),
+ * w by doublings and byte blends, q with the code's sign (vpsignb), per group of 4 k and a one
+ * vpmaddubsw (pairs <= 2 x 56 x 127 = 14224: no saturation) and one vpmaddwd by 16^(a & 3)
+ * into L (a < 4; |L| < 2^30) or H (a >= 4; |H| < 2^29), every partial sum exact; I = H 2^16 +
+ * L in binary64 (vcvtdq2pd, exact), p = vcvtpd2ps(I) x 2^-16 = RN_f32(I 2^-16); rows whose
+ * block holds an Inf / NaN code: p = qmx__bp85_nf; then p * sw (E8M0), p * sx. */
+QMX__NOFMA
+static inline __m256 qmx__bp85_blk_avx2(const qmx__bp *h, const uint8_t *blk, size_t hf,
+                                        const uint8_t *xb, float sx) {
+    QMX__PRAGMA_NOFMA
+    const __m256i m1f = _mm256_set1_epi8(0x1F), c3 = _mm256_set1_epi8(3);
+    const __m256i c4 = _mm256_set1_epi8(4), one = _mm256_set1_epi8(1);
+    const __m256i c7 = _mm256_set1_epi8(7), zero = _mm256_setzero_si256();
+    const __m256d c16 = _mm256_set1_pd(65536.0);
+    __m256i lo = zero, hi = zero, sp = zero;
+    __m256d d0, d1;
+    __m256 p;
+    size_t g;
+    int i;
+    for (g = 0; g < 8u; g++) {
+        const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(blk + 64u * g +
+                                                                              32u * hf));
+        const __m256i ex = _mm256_and_si256(_mm256_srli_epi16(v, 2), m1f);
+        const __m256i s = _mm256_subs_epu8(ex, one);
+        const __m256i a = _mm256_and_si256(_mm256_srli_epi16(s, 2), c7);
+        const __m256i qg = _mm256_sign_epi8(_mm256_set1_epi32((int)qmx__k_ld32le(xb + 4u * g)), v);
+        __m256i w = _mm256_or_si256(_mm256_and_si256(v, c3),
+                                    _mm256_andnot_si256(_mm256_cmpeq_epi8(ex, zero), c4));
+        w = _mm256_blendv_epi8(w, _mm256_add_epi8(w, w), _mm256_slli_epi16(s, 7));  /* s & 1 */
+        w = _mm256_blendv_epi8(w, _mm256_slli_epi16(w, 2), _mm256_slli_epi16(s, 6)); /* s & 2 */
+        sp = _mm256_or_si256(sp, _mm256_cmpeq_epi8(ex, m1f));
+        for (i = 0; i < 4; i++)
+            lo = _mm256_add_epi32(lo, _mm256_madd_epi16(
+                _mm256_maddubs_epi16(_mm256_and_si256(w, _mm256_cmpeq_epi8(a, _mm256_set1_epi8((char)i))),
+                                     qg),
+                _mm256_set1_epi16((short)(1 << (4 * i)))));
+        for (i = 0; i < 4; i++)
+            hi = _mm256_add_epi32(hi, _mm256_madd_epi16(
+                _mm256_maddubs_epi16(
+                    _mm256_and_si256(w, _mm256_cmpeq_epi8(a, _mm256_set1_epi8((char)(4 + i)))), qg),
+                _mm256_set1_epi16((short)(1 << (4 * i)))));
+    }
+    d0 = _mm256_add_pd(_mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(hi)), c16),
+                       _mm256_cvtepi32_pd(_mm256_castsi256_si128(lo)));
+    d1 = _mm256_add_pd(_mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256(hi, 1)), c16),
+                       _mm256_cvtepi32_pd(_mm256_extracti128_si256(lo, 1)));
+    p = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(d0)), _mm256_cvtpd_ps(d1), 1);
+    p = _mm256_mul_ps(p, _mm256_set1_ps(1.52587890625e-05f));
+    if (!_mm256_testz_si256(sp, sp)) {   /* rows with Inf / NaN codes */
+        const unsigned ml = ~(unsigned)_mm256_movemask_ps(
+            _mm256_castsi256_ps(_mm256_cmpeq_epi32(sp, zero))) & 0xFFu;
+        float pt[8];
+        _mm256_storeu_ps(pt, p);
+        for (i = 0; i < 8; i++)
+            if (ml >> i & 1u) pt[i] = qmx__bp85_nf(blk, 8u * hf + (size_t)i, (const int8_t *)xb);
+        p = _mm256_loadu_ps(pt);
+    }
+    p = _mm256_mul_ps(p, qmx__bp_e8m0_avx2(h, blk, hf));
+    return _mm256_mul_ps(p, _mm256_set1_ps(sx));
+}
+/* MXFP8 E4M3 / E5M2 (qmx__bp85_blk_avx2): one row of X against np (1 or 2) consecutive panels,
+ * blocks increasing: y[16 t + j]. */
 QMX__NOFMA
 static void qmx__bp8_panel_avx2(const qmx__bp *h, const uint8_t *pp, size_t np, const int8_t *q,
                                 const float *sxb, float *y) {
@@ -15895,6 +16230,12 @@ static void qmx__bp8_panel_avx2(const qmx__bp *h, const uint8_t *pp, size_t np, 
         const uint8_t *xb = (const uint8_t *)(q + 32u * bk);
         for (t = 0; t < np; t++) {
             const uint8_t *blk = pp + t * ps + bk * h->S;
+            if (h->elem == 7) {   /* E5M2 */
+                a[2u * t] = _mm256_add_ps(a[2u * t], qmx__bp85_blk_avx2(h, blk, 0, xb, sxb[bk]));
+                a[2u * t + 1u] = _mm256_add_ps(a[2u * t + 1u],
+                                               qmx__bp85_blk_avx2(h, blk, 1, xb, sxb[bk]));
+                continue;
+            }
             a[2u * t] = _mm256_add_ps(a[2u * t], qmx__bp8_blk_avx2(h, blk, 0, xb, sxb[bk]));
             a[2u * t + 1u] = _mm256_add_ps(a[2u * t + 1u],
                                            qmx__bp8_blk_avx2(h, blk, 1, xb, sxb[bk]));
@@ -16028,22 +16369,29 @@ static qmx_status qmx__bp_dyn(size_t M, size_t N, size_t K, const float *X, size
                 }
                 continue;
             }
-            if (h.elem >= 6) {   /* MXFP8: E4M3 VNNI + VBMI, AVX2, NEON; else C */
+            if (h.elem >= 6) {   /* MXFP8: E4M3 VNNI + VBMI, E5M2 VNNI, both AVX2 / NEON; else C */
                 for (; i < rows; i++) {
                     float y[16u * QMX__BP_PANELS];
                     float *yo = Y + (m0 + i) * ldy + pc;
                     size_t t;
+#if defined(QMX__K_VNNI)
 #if defined(QMX__BP8_VNNI)
                     if (h.elem == 6)
                         qmx__bp8_panel_vnni(&h, pp, npn, q + i * kp, sxb + i * nb32, y);
                     else
+#endif
+                    if (h.elem == 7)
+                        qmx__bp85_panel_vnni(&h, pp, npn, q + i * kp, sxb + i * nb32, y);
+                    else
 #elif defined(QMX__K_AVX2)
-                    if (h.elem == 6)
+                    if (h.elem == 6 || h.elem == 7)
                         qmx__bp8_panel_avx2(&h, pp, npn, q + i * kp, sxb + i * nb32, y);
                     else
 #elif defined(QMX__K_NEON) || defined(QMX__K_NEONDOT)
                     if (h.elem == 6)
                         qmx__bp8_panel_neon(&h, pp, q + i * kp, sxb + i * nb32, y);
+                    else if (h.elem == 7)
+                        qmx__bp85_panel_neon(&h, pp, q + i * kp, sxb + i * nb32, y);
                     else
 #endif
                     for (t = 0; t < npn; t++)

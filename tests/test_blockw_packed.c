@@ -454,6 +454,56 @@ static void mxfp8_cases(void) {
                 }
 }
 
+/* MXFP8 E5M2 on the SIMD paths (8 exponent groups, int32 halves joined exactly, Inf / NaN rows
+ * patched): codes at the extreme and group-boundary exponents (0, 1, 16, 17, 29, 30; every
+ * mantissa and sign), rare Inf / NaN codes (Inf x 0 with zeros in X, +Inf and -Inf products in
+ * one block, NaN), blocks of one exponent; ragged K, N 1 / 17 / 33, M 1 / 2 / 17. */
+static void mxfp8_e5m2_cases(void) {
+    static const size_t Ms[] = {1, 2, 17}, Ns[] = {1, 17, 33}, Ks[] = {40, 96, 8, 200};
+    static const uint8_t ex[6] = {0, 1, 16, 17, 29, 30};
+    size_t a, b, c, i, run = 0;
+    QMX_TEST_CASE("MXFP8 E5M2 blob: extreme exponents, Inf / NaN rows == qmx_matmul_blockw_dyn_i8");
+    for (a = 0; a < 3; a++)
+        for (b = 0; b < 3; b++)
+            for (c = 0; c < 4; c++, run++) {
+                size_t M = Ms[a], N = Ns[b], K = Ks[c], nb = (K + 31) / 32, eb = N * K;
+                size_t bytes = 64, ns = N * nb;
+                qmx_mx_config cfg;
+                wset s;
+                uint8_t *blob, *codes;
+                int mode = (int)(run % 4);
+                char what[96];
+                memset(&cfg, 0, sizeof cfg);
+                cfg.format = QMX_MXFP8_E5M2; cfg.rule = QMX_MX_FLOOR;
+                cfg.outer = N; cfg.axis_len = K; cfg.inner = 1;
+                memset(&s, 0, sizeof s);
+                s.N = N; s.K = K; s.ns = ns;
+                s.data = (uint8_t *)calloc(eb + 1, 1);
+                codes = (uint8_t *)malloc(ns);
+                for (i = 0; i < eb; i++) {
+                    uint32_t v = qmx_test_rand();
+                    uint8_t e = ex[(v >> 8) % 6];
+                    if (mode == 1) e = ex[(i / K + (i % K) / 32) % 6];   /* one exponent per block */
+                    s.data[i] = (uint8_t)((v & 0x80u) | (uint32_t)e << 2 | (v & 3u));
+                    if (mode == 2 && (v >> 16) % 29 == 0)   /* Inf / NaN */
+                        s.data[i] = (uint8_t)((v & 0x80u) | 0x7Cu | ((v >> 24) % 3 == 0 ? (v & 3u) : 0u));
+                    if (mode == 3 && (v >> 16) % 23 == 0)   /* +-Inf only */
+                        s.data[i] = (uint8_t)((v & 0x80u) | 0x7Cu);
+                }
+                for (i = 0; i < ns; i++) codes[i] = (uint8_t)(100 + qmx_test_rand() % 50);
+                s.w.kind = QMX_BLOCKW_MX; s.w.mx = &cfg; s.w.data = s.data;
+                s.w.data_bytes = eb; s.w.scale_codes = codes; s.w.n_scales = ns;
+                snprintf(what, sizeof what, "mxfp8 e5m2 extremes mode %d", mode);
+                CHECK(qmx_blockw_pack_size(&s.w, N, K, &bytes) == QMX_OK, "%s size", what);
+                blob = (uint8_t *)malloc(bytes);
+                CHECK(qmx_blockw_pack(&s.w, N, K, blob, bytes) == QMX_OK, "%s pack", what);
+                check_kernel(&s, blob, bytes, M, 0, (int)(run % 3), what);
+                check_kernel(&s, blob, bytes, M, 32, (int)((run + 1) % 3), what);
+                check_kernel(&s, blob, bytes, M, 0, 1, what);
+                free(blob); free(codes); free(s.data);
+            }
+}
+
 /* An independent reference for a hand-made case: int64 dots in double-free exact floats. */
 static void hand_made(void) {
     /* N = 2, K = 64, int8 codes all 127 / all -128, scales 2 and 0.5: with X all 1 (sx = 1/127,
@@ -1359,6 +1409,7 @@ int main(void) {
     mxfp4_cases();
     nvfp4_cases();
     mxfp8_cases();
+    mxfp8_e5m2_cases();
     load_ggml();
     ggml_case(1);
     ggml_case(0);
