@@ -13558,8 +13558,8 @@ QMX_API qmx_status qmx_matmul_mxfp8_f32_exec(size_t M, size_t N, size_t K, const
  *   qmx_blockw_pack_size(&w, N, K, &bytes), qmx_blockw_pack(&w, N, K, blob, bytes): w a
  *     qmx_blockw that qmx_matmul_blockw_dyn_i8 takes with rows N: kind QMX_BLOCKW_QCONFIG,
  *     dtype QMX_INT8 / QMX_INT4 / QMX_UINT4, QMX_PER_BLOCK with block_size 32 along K (view
- *     [N][K][1], K >= 32, a ragged last block allowed); zero points are stored when qmx_dequantize
- *     applies them (asymmetric, torch / ONNX recipes, zero_points != NULL); or kind
+ *     [N][K][1], K >= 32, a ragged last block allowed); zero points are stored when
+ *     qmx_dequantize applies them (asymmetric, torch / ONNX recipes, zero_points != NULL); or kind
  *     QMX_BLOCKW_MX with format QMX_MXFP4 and blocks of 32 (any rule), QMX_MXFP8_E4M3 /
  *     _E5M2 with blocks of 32 (a row shorter than 32: its one block), or QMX_NVFP4 with
  *     blocks of 16 (a row shorter than 16: its one block; FLOOR with or without
@@ -14642,7 +14642,8 @@ static int64_t qmx__bp_fp8e(uint32_t c, int e5) {
 }
 /* MXFP8 (elements 6, 7; blocks of 32): one row of X against one panel, y[16], portable C (the
  * paths without an MXFP8 kernel; the bits every SIMD path gives): per block and row the 32
- * codes decoded to integers e, then qmx_matmul_blockw_dyn_i8's own segment steps (qmx__bwd_nonfinite, qmx__bwd_seg: the exact sum rounded once, RN(I 2^-U)),
+ * codes decoded to integers e, then qmx_matmul_blockw_dyn_i8's own segment steps
+ * (qmx__bwd_nonfinite, qmx__bwd_seg: the exact sum rounded once, RN(I 2^-U)),
  * p = p * sw, p = p * sx, y = y + p. Codes past K are 0 and so are their q. */
 QMX__NOFMA
 static void qmx__bp8_panel_c(const qmx__bp *h, const uint8_t *pp, const int8_t *q,
@@ -14733,8 +14734,8 @@ static void qmx__bp41_panel_c(const qmx__bp *h, const uint8_t *pp, const int8_t 
 #if !defined(QMX__K_VNNI) && !defined(QMX__K_AVX2) && !defined(QMX__K_NEON) && \
     !defined(QMX__K_NEONDOT)
 /* NVFP4 (element 5, blocks of 16): one row of X against one panel, y[16], portable C on every
- * path but AVX-512 VNNI, AVX2 (qmx__bp16_panel_avx2) and NEON (qmx__bp16_panel_neon): per block dot = sum_k q u (u = 12 +
- * 2 x value), I = dot - 12 qsum, then the float steps of qmx__bp_panel_c. qs16: the row's
+ * path but AVX-512 VNNI, AVX2 (qmx__bp16_panel_avx2) and NEON (qmx__bp16_panel_neon): per
+ * block dot = sum_k q u (u = 12 + 2 x value), I = dot - 12 qsum, then the float steps of qmx__bp_panel_c. qs16: the row's
  * int16 sums of q per block of 16;
  * sxb: its activation scales per block of 32 (act_block is 0, >= K or a multiple of 32). */
 QMX__NOFMA
