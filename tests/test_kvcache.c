@@ -25,7 +25,9 @@
  * both query modes, ring wrap-around, prefill) must equal KV_HASH, the value computed on the
  * x86-64 host. That hash is only an identity check across targets/builds; correctness comes
  * from the references above. */
+#ifndef QMX_TEST_SEPARATE_IMPL
 #define QMX_IMPLEMENTATION
+#endif
 #include "qmx_kernels.h"
 #include "qmx_test.h"
 #include "examples/kv_synth.h"   /* examples/kv_decode.c's data (test_block_llama) */
@@ -193,40 +195,53 @@ static void test_inv_sqrt(void) {
     CHECK(qmx_kv_inv_sqrt(0) == 0.0f && qmx_kv_inv_sqrt(QMX_KV_MAX_HEAD_DIM + 1) == 0.0f, "out of range -> 0");
 }
 
-/* The attention's fp8 row decoder (internal; SIMD table lookups or bit placement) equals
- * qmx_fp8_to_f32 for all 256 codes of both formats, at every position of a SIMD group, and
- * for every run length up to 140. */
+/* Attention decodes every fp8 code exactly. One token in the cache, its K row zeros (so the one
+ * logit is 0, its weight exp(0) = 1 and the sum 1) and its V scale set to 1: each output
+ * element is then 0 + 1 x v = v, the code's qmx_fp8_to_f32 value (-0 becomes +0; NaN codes
+ * give a NaN). The stored V codes are written into the cache: all 256 codes of both formats at
+ * positions 0..271 (codes 7 i + off, so each code meets several SIMD lane positions), and
+ * random codes for every row length 1..140 (the vector decoders' tails of 4..64 codes; the
+ * small targets take every third length). */
 static void test_fp8_decode(void) {
-    unsigned char codes[256 + 16];
-    float lut[256], y[256 + 16];
-    int f, c, off;
-    uint32_t rs = 12345u;
-    QMX_TEST_CASE("fp8 row decoding in attention == qmx_fp8_to_f32 for every code");
+    static unsigned char st[8192];
+    static float ws[16384];   /* 64 KiB: d = 272 takes about 33 KiB */
+    float q[272], out[272], zk[272], v1[272];
+    int f, off;
+    uint32_t rs = 12345u;   /* a local generator: the hashed data of later cases stays */
+    size_t i;
+    QMX_TEST_CASE("fp8 attention returns every code's value (one token, weight 1, scale 1)");
+    for (i = 0; i < 272; i++) { q[i] = 0.5f; zk[i] = 0.0f; v1[i] = 1.0f; }
     for (f = 0; f < 2; f++) {
         qmx_dtype dt = f ? QMX_FP8_E5M2 : QMX_FP8_E4M3FN;
-        for (c = 0; c < 256; c++) lut[c] = qmx_fp8_to_f32((uint8_t)c, dt);
-        for (off = 0; off < 3; off++) {
-            for (c = 0; c < 256 + 16; c++) codes[c] = (unsigned char)((c * 7 + off) & 255);
-            qmx__kv_fp8_decode(codes, 256 + 16 - off, dt, lut, y);
-            for (c = 0; c < 256 + 16 - off; c++) {
-                float want = qmx_fp8_to_f32(codes[c], dt);
-                CHECK(qmx_test_f32_bits(y[c]) == qmx_test_f32_bits(want) || (y[c] != y[c] && want != want),
-                      "%s code 0x%02x: %g want %g", dt_name(dt), codes[c], (double)y[c], (double)want);
+        for (off = -3; off <= 140; off += (BIG || off < 1) ? 1 : 3) {
+            qmx_kv_config cfg = QMX_ZERO_INIT;
+            qmx_kv_cache c;
+            size_t d = off <= 0 ? 272u : (size_t)off, sb = 0, wb = 0;
+            cfg.capacity = 1; cfg.n_kv_heads = 1; cfg.head_dim = d;
+            cfg.k_dtype = QMX_FLOAT32; cfg.v_dtype = dt; cfg.v_axis = QMX_KV_DKV;
+            if (qmx_kv_cache_storage_size(&cfg, &sb) != QMX_OK || sb > sizeof st ||
+                qmx_kv_attention_workspace_size(&cfg, 1, &wb) != QMX_OK || wb > sizeof ws ||
+                qmx_kv_cache_init(&c, &cfg, st, sb) != QMX_OK ||
+                qmx_kv_cache_append(&c, zk, v1, 1) != QMX_OK) {
+                CHECK(0, "%s d %u: sizes / init / append", dt_name(dt), (unsigned)d);
+                continue;
             }
-        }
-        /* every run length 0..140 (vector tails of 4..64 codes), random codes; floats past the
-         * run stay untouched */
-        for (off = 0; off <= 140; off++) {   /* (a local generator: the hashed data below stays) */
-            for (c = 0; c < 256 + 16; c++) {
+            for (i = 0; i < d; i++) {
                 rs = rs * 1664525u + 1013904223u;
-                codes[c] = (unsigned char)(rs >> 24);
-                y[c] = -3.5f;
+                c.v[i] = (unsigned char)(off <= 0 ? (7u * i + (unsigned)(off + 3)) & 255u : rs >> 24);
             }
-            qmx__kv_fp8_decode(codes + (off & 3), (size_t)off, dt, lut, y + (off & 1));
-            for (c = 0; c < off; c++)
-                CHECK(qmx_test_f32_bits(y[c + (off & 1)]) == qmx_test_f32_bits(lut[codes[c + (off & 3)]]),
-                      "%s run %d code 0x%02x", dt_name(dt), off, codes[c + (off & 3)]);
-            for (c = off + (off & 1); c < 256 + 16; c++) CHECK(y[c] == -3.5f, "%s run %d: wrote past the end", dt_name(dt), off);
+            c.v_scales[0] = 1.0f;
+            for (i = 0; i < d; i++) out[i] = -3.5f;
+            CHECK(qmx_kv_attention(&c, q, 1, NULL, out, ws, sizeof ws) == QMX_OK, "%s d %u: attention",
+                  dt_name(dt), (unsigned)d);
+            for (i = 0; i < d; i++) {
+                volatile float want = qmx_fp8_to_f32(c.v[i], dt);
+                want = want + 0.0f;   /* the accumulator's 0 + v: -0 -> +0 */
+                CHECK(qmx_test_f32_bits(out[i]) == qmx_test_f32_bits(want) ||
+                      (out[i] != out[i] && want != want),
+                      "%s d %u element %u code 0x%02x: %g want %g", dt_name(dt), (unsigned)d,
+                      (unsigned)i, c.v[i], (double)out[i], (double)want);
+            }
         }
     }
 }
