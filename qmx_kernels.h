@@ -54,7 +54,8 @@
  *   qmx_kernels.h afterwards in the same translation unit works as well. Same configuration
  *   macros as qmx.h (QMX_NO_SIMD, QMX_NO_AVX2, QMX_NO_AVX512, QMX_NO_NEON, QMX_NO_RVV,
  *   QMX_STATIC), plus QMX_NO_DOTPROD (aarch64: use the plain NEON path even when dotprod is
- *   targeted).
+ *   targeted) and QMX_NO_I8MM (aarch64: no SMMLA / USMMLA code even when i8mm is targeted,
+ *   __ARM_FEATURE_MATMUL_INT8, e.g. -march=armv8.2-a+dotprod+i8mm; the same bits either way).
  *   Freestanding C99: no libc, no libm, no allocation, no static state.
  *
  * INT8 x INT8 -> INT32 MATMUL WITH ZERO POINTS (qmx_matmul_i8, qmx_matmul_i8_ref)
@@ -2400,6 +2401,9 @@ QMX_API qmx_status qmx_batch_matmul_i16_exec(size_t batch, size_t M, size_t N, s
 #      define QMX__K_NEONDOT 1
 #    else
 #      define QMX__K_NEON 1
+#    endif
+#    if defined(__ARM_FEATURE_MATMUL_INT8) && !defined(QMX_NO_I8MM) && !defined(__ARM_BIG_ENDIAN)
+#      define QMX__K_I8MM 1   /* + USMMLA row pairs (blob GEMM; reads scales as LE vectors) */
 #    endif
 #  elif !defined(QMX_NO_MVE) && defined(__ARM_FEATURE_MVE) && !defined(__ARM_BIG_ENDIAN)
 #    define QMX__K_MVE 1
@@ -13640,7 +13644,9 @@ QMX_API qmx_status qmx_matmul_mxfp8_f32_exec(size_t M, size_t N, size_t K, const
  *   block, the steps above on 4 x 4 lanes; AVX2 (qmx__bp41_panel_avx2): p by the uint4 block
  *   of qmx__bp_blk_avx2 (vpmaddubsw(u, q), int16 sums <= 30480, vpmaddwd; z = 0), d and m by
  *   vcvtph2ps with F16C (else scalar), (float)qsum * sx once per block, 2 panels of 2 x 8
- *   lanes per row; elsewhere portable C; the test writes this order independently.)
+ *   lanes per row; Cortex-M55 MVE, Cortex-M4 DSP and RVV: I by their uint4 block dots
+ *   (qmx__bp_dots, below), the steps above in portable C (qmx__bp41_panel_c); elsewhere
+ *   portable C; the test writes this order independently.)
  *   WORKSPACE: qmx_matmul_blockw_packed_dyn_i8_workspace_size(M, N, K, opts, &bytes) =
  *       64 + 2 r64(4 mb nb) + r64(mb 32 nb),    mb = min(M, 64), nb = ceil(K / 32)
  *   (per row and block of 32: sx and sum q (NVFP4: two int16 sums, one per block of 16); the
@@ -13667,7 +13673,10 @@ QMX_API qmx_status qmx_matmul_mxfp8_f32_exec(size_t M, size_t N, size_t K, const
  *   (aarch64): 16 lanes as 4 x 4 per block, sdot with dotprod (else vmull_s8 + pairwise
  *   adds) on the codes as signed bytes (int8: u ^ 0x80, so I = dot + (128 - z) qsum; 4-bit
  *   u as is, MXFP4 through vqtbl1q), then the same float steps (vcvtq, vmulq, vaddq, no
- *   FMA). Cortex-M55 MVE: per row one VLDRB gather of its 16 bytes (4 groups) and VMLADAV
+ *   FMA); with i8mm (QMX__K_I8MM; not NVFP4, MXFP8, Q4_1) rows in pairs (qmx__bp_pair_i8mm,
+ *   an odd last row as above): USMMLA on 2 panel rows x 8 k of u (a 32-bit zip of two groups)
+ *   and the same 8 k of the 2 rows of q, so dot = sum q u and I = dot - z qsum, then the same
+ *   float steps per row. Cortex-M55 MVE: per row one VLDRB gather of its 16 bytes (4 groups) and VMLADAV
  *   against q; Cortex-M4 DSP: UXTB16 / SXTB16 and SMLAD per word of codes (MXFP4: the portable
  *   dots); RVV 1.0: per row an indexed byte load of its codes, vwmulsu and one vwredsum
  *   (any VLEN); the float steps of the portable path. Elsewhere portable C, the same integer
@@ -13682,8 +13691,12 @@ QMX_API qmx_status qmx_matmul_mxfp8_f32_exec(size_t M, size_t N, size_t K, const
  *   above, qmx__bp16_sw_neon); AVX2 (qmx__bp16_panel_avx2): u = 12 + 2 x value by vpshufb,
  *   4 vpmaddubsw(u, q) per 8 rows and block of 16 (pairs <= 6096, their int16 sum <= 24384),
  *   vpmaddwd, I = dot - 12 qsum, the scale codes decoded as above on 8 lanes
- *   (qmx__bp16_sw_avx2), 2 panels per row; every other path runs the portable NVFP4 code
- *   (qmx__bp16_panel_c). MXFP8 E4M3 with AVX-512 VNNI and VBMI
+ *   (qmx__bp16_sw_avx2), 2 panels per row; Cortex-M55 MVE, Cortex-M4 DSP and RVV
+ *   (qmx__bp16_dots): per row the 8 code bytes as 16 lanes (k = lane) through the u table
+ *   (MVE: VLDRB gathers, VMLADAV; RVV: indexed load, vrgather, vwmulsu, vwredsum) or, on
+ *   the M4, one table word (u low, u high) per code byte and SMLAD against (q k, q k + 8);
+ *   then the portable float steps (qmx__bp16_panel_c); every other path runs the portable
+ *   NVFP4 code (qmx__bp16_panel_c). MXFP8 E4M3 with AVX-512 VNNI and VBMI
  *   (qmx__bp8_blk_vnni): e = W[c & 0x7F] x 32^a, a = (c & 0x7F >= 48) + (>= 88), W <= 240
  *   from one vpermi2b of a 128-byte table, split by a and by the sign bit into 6 unsigned
  *   operands (masked moves), 6 vpdpbusd against q and -q per group of 4 k, I = A0 + 32 (A1 +
@@ -13719,9 +13732,14 @@ QMX_API qmx_status qmx_matmul_mxfp8_f32_exec(size_t M, size_t N, size_t K, const
  *   vpmaddwd by 16^(a & 3) into L or H, I in binary64 as above; 2 panels of 2 x 8 lanes per
  *   row. NEON (qmx__bp85_panel_neon): w a signed byte with the code's sign, 8 sdot (or
  *   vmull_s8 + pairwise adds) per group of 4 k and 4 rows, I = (H << 16) + L in int64,
- *   vcvtq_f64_s64 (exact) and vcvt_f32_f64 (one rounding). MXFP8 otherwise (other targets,
- *   E4M3 with AVX-512 VNNI but not VBMI): portable C (qmx__bp8_panel_c:
- *   qmx_matmul_blockw_dyn_i8's int64 segment routine).
+ *   vcvtq_f64_s64 (exact) and vcvt_f32_f64 (one rounding). MXFP8 E4M3 on Cortex-M55 MVE,
+ *   Cortex-M4 DSP and RVV (qmx__bp8_dots): I exact in int32 (|I| <= 2^30), MVE as q x w
+ *   (w = +-(m << (s & 3)), VMULLB / VMULLT) times 16^(s >> 2) by VMLADAV.S16, RVV as q x
+ *   (+-m) by vwmul shifted left by s in int32, one vredsum, the M4 e from a 256-entry table
+ *   and a 32-bit multiply-add; p = (float)I x 2^-9, NaN rows, then the float steps of
+ *   qmx__bp8_panel_c. MXFP8 otherwise (E5M2 on those three, other targets, E4M3 with
+ *   AVX-512 VNNI but not VBMI): portable C (qmx__bp8_panel_c: qmx_matmul_blockw_dyn_i8's
+ *   int64 segment routine).
  *   SPEED (bench/bench_matmul.c, bench_blockw; QMX_BENCH_MATMUL_ONLY=blockw runs only it),
  *   one core of the project's shared AMD Zen 4 VM (family 25), other jobs running, so the
  *   ratios moved run to run (the stream itself 11-21 GB/s). GEMV M = 1, N = K = 8192, weights
@@ -13764,11 +13782,23 @@ QMX_API qmx_status qmx_matmul_mxfp8_f32_exec(size_t M, size_t N, size_t K, const
  *   float tile, then every row adds its L (or, last, K mod L) products to 16 lane accumulators: the 16 rows of
  *   the panel in the lanes, each lane's sum in increasing k. AVX-512 (QMX__K_VNNI): the tile by
  *   shifts / masks (int codes), vpermps of the 16 E2M1 values (MXFP4), vcvtdq2ps, vmulps; the
- *   rows by vbroadcastss, vmulps, vaddps. Elsewhere portable C, the same operations.
+ *   rows by vbroadcastss, vmulps, vaddps. AVX2 (QMX__K_AVX2): the same on two halves of 8
+ *   lanes (E2M1: two vpermps table halves picked by bit 3 of the code; binary16 by vcvtph2ps
+ *   with F16C; E8M0 / E4M3 scales decoded as in the dyn_i8 kernel), rows 4 at a time (8 add
+ *   chains, each tile vector loaded once per 4 rows); a single row on a whole block (GEMV)
+ *   takes the decoded weights in increasing k straight into its 2 accumulators (no tile).
+ *   NEON (aarch64, QMX__K_NEON / _NEONDOT): the tile on 4 x 4 lanes (E2M1 by a vqtbl4q of the
+ *   64-byte float table, binary16 by vcvt_f32_f16), rows 4 at a time (16 add chains). Elsewhere
+ *   portable C, the same operations.
  *   SPEED (bench_matmul, GEMV 8192^2 from DRAM, Zen 4 under load, 2026-11-27): 0.34x (Q8_0
  *   class), 0.24x (Q4_0 class), 0.25x (MXFP4) of the read stream: one dependent float add per
  *   16 weights and row, after a float dequantization of each weight; the int8-activation
- *   kernel above reads the same blob at about the stream.
+ *   kernel above reads the same blob at about the stream. AVX2 build (-O3 -march=x86-64-v3,
+ *   a micro-timing, N = K = 4096, best of 9, the portable code and the AVX2 path alternately
+ *   in one run, 2026-11-28 06:38 UTC, load 3.7 on the 2 vCPUs): GEMV M = 1 weight GB/s
+ *   portable -> AVX2: Q4_0 class 0.31 -> 8.1, MXFP4 0.28 -> 5.7, Q8_0 class 1.1 -> 15.0, NVFP4
+ *   0.30 -> 5.3; M = 16 GFLOPS: Q4_0 class 6.8 -> 72, MXFP4 6.8 -> 75, Q8_0 class 8.4 -> 73,
+ *   NVFP4 6.8 -> 68 (GEMV: bound by the decode's vector ops, about 20 per 16 MXFP4 weights).
  *   WORKSPACE: qmx_matmul_blockw_packed_f32_workspace_size = 64 + 2048 + 4096 bytes, any M, N, K.
  * SEVERAL CORES (USING SEVERAL CORES): qmx_matmul_blockw_packed_dyn_i8_run / _f32_run(the
  *   kernel's arguments, task_begin, task_end, workspace, workspace_bytes) compute tasks
@@ -14045,8 +14075,9 @@ static uint32_t qmx__bp_getz(const qmx__bp *h, const uint8_t *blk, size_t j) {
     return h->zp ? blk[h->cb + 16u * h->sb + j] : h->off;
 }
 #if !defined(QMX__K_VNNI)   /* (AVX-512 reads the minima by vcvtph2ps) */
-/* ggml Q4_1: the binary16 minimum m of row j of a block (after the 16 binary16 d) */
-static float qmx__bp_getmin(const qmx__bp *h, const uint8_t *blk, size_t j) {
+/* ggml Q4_1: the binary16 minimum m of row j of a block (after the 16 binary16 d); inline: the
+ * AVX2 (F16C) and NEON paths read them by vcvtph2ps / vcvt_f32_f16 */
+static inline float qmx__bp_getmin(const qmx__bp *h, const uint8_t *blk, size_t j) {
     const uint8_t *s = blk + h->cb + 32u + 2u * j;
     return qmx_f16_to_f32((uint16_t)(s[0] | (s[1] << 8)));
 }
@@ -14640,11 +14671,131 @@ static int64_t qmx__bp_fp8e(uint32_t c, int e5) {
     v = ex ? (int64_t)((1u << mb) | man) << (ex - 1u) : (int64_t)man;
     return (c & 0x80u) ? -v : v;
 }
+#if defined(QMX__K_MVE) || defined(QMX__K_DSP) || defined(QMX__RVV)
+#define QMX__BP8_DOTS 1   /* qmx__bp8_panel_c's E4M3 integer by the dots below */
+/* MXFP8 E4M3 block dots on Cortex-M55 MVE, Cortex-M4 DSP and RVV, for qmx__bp8_panel_c (its
+ * portable reference: qmx__bp_fp8e, qmx__bwd_seg): dot[j] = I = sum over the block's 32 k
+ * of q e (row j), exact int32: |e| <= 15 x 2^14 (the NaN codes' stand-in too), so |I| <=
+ * 32 x 128 x 245760 = 2^30. Bit j of *nan: row j holds a 0x7F / 0xFF (NaN) code (its dot is
+ * then meaningless). A code's e (units 2^-9): mag = c & 0x7F, exponent x = mag >> 3, s =
+ * max(x - 1, 0), m = mag - 8 s (8 | mantissa; x = 0: the mantissa), e = +-m 2^s. */
+#if defined(QMX__K_MVE)
+/* MVE: row j's 32 codes by two VLDRB gathers (as int8): e = w 16^a, w = +-(m << (s & 3))
+ * (|w| <= 120, a signed byte), a = s >> 2; VMULLB / VMULLT give q w exactly in int16 and one
+ * VMLADAV.S16 per half multiplies them by 16^a (<= 4096) into the int32 sum; NaN rows by
+ * the largest magnitude (VMAXV). No predicates: GCC 12 handles several poorly (and ICEs on
+ * some VCMP _n forms). */
+static inline int32_t qmx__bp8_half_mve(int32_t acc, uint8x16_t c, int8x16_t q,
+                                        uint8x16_t *mx) {
+    const uint8x16_t mag = vandq_u8(c, vdupq_n_u8(0x7Fu));
+    const uint8x16_t s = vqsubq_n_u8(vshrq_n_u8(mag, 3), 1u);
+    const uint8x16_t m = vsubq_u8(mag, vshlq_n_u8(s, 3));
+    const uint8x16_t a4 = vandq_u8(s, vdupq_n_u8(12u));   /* 4 a */
+    const int8x16_t neg = vshrq_n_s8(vreinterpretq_s8_u8(c), 7);
+    const uint16x8_t one = vdupq_n_u16(1u);
+    const int8x16_t sh = vreinterpretq_s8_u8(vandq_u8(s, vdupq_n_u8(3u)));
+    const int16x8_t fb =   /* 16^a of the even lanes, then of the odd */
+        vreinterpretq_s16_u16(vshlq_u16(one, vreinterpretq_s16_u16(vmovlbq_u8(a4))));
+    const int16x8_t ft =
+        vreinterpretq_s16_u16(vshlq_u16(one, vreinterpretq_s16_u16(vmovltq_u8(a4))));
+    int8x16_t w = vreinterpretq_s8_u8(vshlq_u8(m, sh));
+    *mx = vmaxq_u8(*mx, mag);
+    w = vsubq_s8(veorq_s8(w, neg), neg);
+    acc = vmladavaq_s16(acc, vmullbq_int_s8(w, q), fb);
+    return vmladavaq_s16(acc, vmulltq_int_s8(w, q), ft);
+}
+static void qmx__bp8_dots(const uint8_t *blk, const int8_t *qb, int32_t dot[16],
+                          uint32_t *nan) {
+    const uint8x16_t off = vld1q_u8(qmx__bp_goff);
+    const int8x16_t q0 = vld1q_s8(qb), q1 = vld1q_s8(qb + 16);
+    uint32_t nm = 0;
+    size_t j;
+    for (j = 0; j < 16u; j++) {   /* k 0 .. 15 at blk, 16 .. 31 at blk + 256 */
+        uint8x16_t mx = vdupq_n_u8(0u);
+        int32_t d = qmx__bp8_half_mve(0, vldrbq_gather_offset_u8(blk + 4u * j, off), q0, &mx);
+        d = qmx__bp8_half_mve(d, vldrbq_gather_offset_u8(blk + 256u + 4u * j, off), q1, &mx);
+        dot[j] = d;
+        nm |= (uint32_t)(vmaxvq_u8(0u, mx) == 0x7Fu) << j;
+    }
+    *nan = nm;
+}
+#elif defined(QMX__K_DSP)
+/* DSP: e needs 18 bits, past SMLAD's halves, so e comes from a 256-entry table (one load per
+ * code in place of the branchy decode and int64 steps) and one 32-bit multiply-add; the NaN
+ * codes by a SWAR test per word of 4 codes. */
+#define QMX__BP8_S(c) ((((c) >> 3) & 15) - ((((c) >> 3) & 15) != 0))
+#define QMX__BP8_E(c) \
+    (((((c) & 0x7F) - 8 * QMX__BP8_S(c)) << QMX__BP8_S(c)) * ((c) & 0x80 ? -1 : 1))
+#define QMX__BP8_R(h)                                                                         \
+    QMX__BP8_E(16 * (h)), QMX__BP8_E(16 * (h) + 1), QMX__BP8_E(16 * (h) + 2),                 \
+        QMX__BP8_E(16 * (h) + 3), QMX__BP8_E(16 * (h) + 4), QMX__BP8_E(16 * (h) + 5),         \
+        QMX__BP8_E(16 * (h) + 6), QMX__BP8_E(16 * (h) + 7), QMX__BP8_E(16 * (h) + 8),         \
+        QMX__BP8_E(16 * (h) + 9), QMX__BP8_E(16 * (h) + 10), QMX__BP8_E(16 * (h) + 11),       \
+        QMX__BP8_E(16 * (h) + 12), QMX__BP8_E(16 * (h) + 13), QMX__BP8_E(16 * (h) + 14),      \
+        QMX__BP8_E(16 * (h) + 15)
+static const int32_t qmx__bp8_e[256] = {
+    QMX__BP8_R(0),  QMX__BP8_R(1),  QMX__BP8_R(2),  QMX__BP8_R(3),  QMX__BP8_R(4),  QMX__BP8_R(5),
+    QMX__BP8_R(6),  QMX__BP8_R(7),  QMX__BP8_R(8),  QMX__BP8_R(9),  QMX__BP8_R(10), QMX__BP8_R(11),
+    QMX__BP8_R(12), QMX__BP8_R(13), QMX__BP8_R(14), QMX__BP8_R(15)};
+#undef QMX__BP8_R
+#undef QMX__BP8_E
+#undef QMX__BP8_S
+static void qmx__bp8_dots(const uint8_t *blk, const int8_t *qb, int32_t dot[16],
+                          uint32_t *nan) {
+    uint32_t nm = 0;
+    size_t g, j;
+    for (j = 0; j < 16u; j++) {
+        int32_t s = 0;
+        uint32_t ok = 0x80808080u;
+        for (g = 0; g < 8u; g++) {
+            const uint32_t w = qmx__k_ld32le(blk + 64u * g + 4u * j);
+            const int8_t *qg = qb + 4u * g;
+            s += qmx__bp8_e[w & 0xFFu] * qg[0] + qmx__bp8_e[(w >> 8) & 0xFFu] * qg[1] +
+                 qmx__bp8_e[(w >> 16) & 0xFFu] * qg[2] + qmx__bp8_e[w >> 24] * qg[3];
+            ok &= (~w & 0x7F7F7F7Fu) + 0x7F7F7F7Fu;   /* bit 7 of a byte: mag != 0x7F */
+        }
+        dot[j] = s;
+        nm |= (uint32_t)(ok != 0x80808080u) << j;
+    }
+    *nan = nm;
+}
+#else
+/* RVV: row j's 32 codes by an indexed byte load (as int8), q x (+-m) by vwmul (int16, |.| <=
+ * 128 x 15), widened to int32 and shifted left by s (exact), one vredsum (e8m2 / e32m8:
+ * VLEN >= 128). */
+static void qmx__bp8_dots(const uint8_t *blk, const int8_t *qb, int32_t dot[16],
+                          uint32_t *nan) {
+    const vint32m1_t z = __riscv_vmv_v_x_i32m1(0, 1);
+    const vint8m2_t q = __riscv_vle8_v_i8m2(qb, 32);
+    const vuint16m4_t off = __riscv_vle16_v_u16m4(qmx__bp_rvv_off, 32);
+    uint32_t nm = 0;
+    size_t j;
+    for (j = 0; j < 16u; j++) {
+        const vuint8m2_t c = __riscv_vluxei16_v_u8m2(blk + 4u * j, off, 32);
+        const vuint8m2_t mag = __riscv_vand_vx_u8m2(c, 0x7Fu, 32);
+        const vuint8m2_t s = __riscv_vssubu_vx_u8m2(__riscv_vsrl_vx_u8m2(mag, 3, 32), 1u, 32);
+        vint8m2_t m = __riscv_vreinterpret_v_u8m2_i8m2(
+            __riscv_vsub_vv_u8m2(mag, __riscv_vsll_vx_u8m2(s, 3, 32), 32));
+        vint32m8_t p;
+        m = __riscv_vneg_v_i8m2_mu(__riscv_vmsgeu_vx_u8m2_b4(c, 0x80u, 32), m, m, 32);
+        p = __riscv_vsext_vf2_i32m8(__riscv_vwmul_vv_i16m4(q, m, 32), 32);
+        p = __riscv_vsll_vv_i32m8(p, __riscv_vzext_vf4_u32m8(s, 32), 32);
+        dot[j] = __riscv_vmv_x_s_i32m1_i32(__riscv_vredsum_vs_i32m8_i32m1(p, z, 32));
+        nm |= (uint32_t)(__riscv_vcpop_m_b4(__riscv_vmseq_vx_u8m2_b4(mag, 0x7Fu, 32), 32) != 0)
+              << j;
+    }
+    *nan = nm;
+}
+#endif
+#endif
 /* MXFP8 (elements 6, 7; blocks of 32): one row of X against one panel, y[16], portable C (the
  * paths without an MXFP8 kernel; the bits every SIMD path gives): per block and row the 32
  * codes decoded to integers e, then qmx_matmul_blockw_dyn_i8's own segment steps
  * (qmx__bwd_nonfinite, qmx__bwd_seg: the exact sum rounded once, RN(I 2^-U)),
- * p = p * sw, p = p * sx, y = y + p. Codes past K are 0 and so are their q. */
+ * p = p * sw, p = p * sx, y = y + p. Codes past K are 0 and so are their q. E4M3 on
+ * Cortex-M55 MVE, Cortex-M4 DSP and RVV: I by qmx__bp8_dots (above), p = (float)I x 2^-9 =
+ * RN_f32(I 2^-9) (|I| >= 1 or I = +0: the power of two is exact), NaN for a row with a NaN
+ * code (qmx__bwd_nonfinite's only E4M3 case); the float steps after p are shared. */
 QMX__NOFMA
 static void qmx__bp8_panel_c(const qmx__bp *h, const uint8_t *pp, const int8_t *q,
                              const float *sxb, float *y) {
@@ -14655,17 +14806,30 @@ static void qmx__bp8_panel_c(const qmx__bp *h, const uint8_t *pp, const int8_t *
     for (bk = 0; bk < h->nb; bk++) {
         const uint8_t *blk = pp + bk * h->S;
         const int8_t *qb = q + 32u * bk;
+#if defined(QMX__BP8_DOTS)
+        int32_t dot[16];
+        uint32_t nan = 0;
+        if (!e5) qmx__bp8_dots(blk, qb, dot, &nan);
+#endif
         for (j = 0; j < 16u; j++) {
             int64_t w[32];
             int nf = 0;
             float p;
-            for (t = 0; t < 32u; t++) {
-                w[t] = qmx__bp_fp8e(blk[64u * (t / 4u) + 4u * j + t % 4u], e5);
-                nf |= w[t] >= QMX__BWD_PINF || w[t] <= QMX__BWD_NINF;
+#if defined(QMX__BP8_DOTS)
+            if (!e5)
+                p = (nan >> j & 1u) ? qmx__bits_f32(QMX__BW_QNAN) : (float)dot[j] * 0.001953125f;
+            else
+#endif
+            {
+                for (t = 0; t < 32u; t++) {
+                    w[t] = qmx__bp_fp8e(blk[64u * (t / 4u) + 4u * j + t % 4u], e5);
+                    nf |= w[t] >= QMX__BWD_PINF || w[t] <= QMX__BWD_NINF;
+                }
+                nf = nf ? qmx__bwd_nonfinite(qb, w, 32u) : 0;
+                if (nf == 0) p = qmx__bwd_seg(qb, w, 32u, e5 ? 16 : 9);
+                else p = qmx__bits_f32(nf == 1 ? 0x7F800000u
+                                       : nf == 2 ? 0xFF800000u : QMX__BW_QNAN);
             }
-            nf = nf ? qmx__bwd_nonfinite(qb, w, 32u) : 0;
-            if (nf == 0) p = qmx__bwd_seg(qb, w, 32u, e5 ? 16 : 9);
-            else p = qmx__bits_f32(nf == 1 ? 0x7F800000u : nf == 2 ? 0xFF800000u : QMX__BW_QNAN);
             p = p * qmx__bp_getscale(h, blk, j);
             QMX__OPAQUE(p);
             p = p * sxb[bk];
@@ -14695,25 +14859,36 @@ static float qmx__bp85_nf(const uint8_t *blk, size_t j, const int8_t *qb) {
 /* ggml Q4_1 (element 8): one row of X against one panel, y[16], portable C on every path but
  * AVX-512 VNNI, AVX2 (qmx__bp41_panel_avx2) and NEON (qmx__bp41_panel_neon): per
  * block I = sum_k q u (u the 4-bit code, exact), then p = (float)I, p = p * d, p = p * sx,
- * y = y + p; t = (float)qsum, t = t * sx, t = t * m, y = y + t (the minimum's term). */
+ * y = y + p; t = (float)qsum, t = t * sx, t = t * m, y = y + t (the minimum's term). I is
+ * the uint4 blob's dot (the codes are u, z = 0), so Cortex-M55 MVE, Cortex-M4 DSP and RVV
+ * take it from their qmx__bp_dots (16 rows at once); elsewhere the loop below. */
 QMX__NOFMA
 static void qmx__bp41_panel_c(const qmx__bp *h, const uint8_t *pp, const int8_t *q,
                               const int32_t *qs, const float *sxb, float *y) {
     QMX__PRAGMA_NOFMA
-    size_t bk, g, j, t;
+    size_t bk, j;
     for (j = 0; j < 16u; j++) y[j] = 0.0f;
     for (bk = 0; bk < h->nb; bk++) {
         const uint8_t *blk = pp + bk * h->S;
         const int8_t *qb = q + 32u * bk;
+#if defined(QMX__K_MVE) || defined(QMX__K_DSP) || defined(QMX__RVV)
+        int32_t dots[16];
+        qmx__bp_dots(h, blk, qb, qs[bk], dots);
+#endif
         for (j = 0; j < 16u; j++) {
-            int32_t dot = 0;
             float p, tm;
+#if defined(QMX__K_MVE) || defined(QMX__K_DSP) || defined(QMX__RVV)
+            int32_t dot = dots[j];
+#else
+            int32_t dot = 0;
+            size_t g, t;
             for (g = 0; g < 4u; g++)
                 for (t = 0; t < 4u; t++) {
                     uint32_t c = blk[64u * g + 4u * j + t];
                     dot += (int32_t)qb[4u * g + t] * (int32_t)(c & 15u) +
                            (int32_t)qb[16u + 4u * g + t] * (int32_t)(c >> 4);
                 }
+#endif
             p = (float)dot;
             p = p * qmx__bp_getscale(h, blk, j);
             QMX__OPAQUE(p);
@@ -14733,29 +14908,119 @@ static void qmx__bp41_panel_c(const qmx__bp *h, const uint8_t *pp, const int8_t 
 
 #if !defined(QMX__K_VNNI) && !defined(QMX__K_AVX2) && !defined(QMX__K_NEON) && \
     !defined(QMX__K_NEONDOT)
-/* NVFP4 (element 5, blocks of 16): one row of X against one panel, y[16], portable C on every
- * path but AVX-512 VNNI, AVX2 (qmx__bp16_panel_avx2) and NEON (qmx__bp16_panel_neon): per
- * block dot = sum_k q u (u = 12 + 2 x value), I = dot - 12 qsum, then the float steps of qmx__bp_panel_c. qs16: the row's
- * int16 sums of q per block of 16;
- * sxb: its activation scales per block of 32 (act_block is 0, >= K or a multiple of 32). */
+/* NVFP4 block dots for qmx__bp16_panel_c (its inline loop is their portable reference):
+ * dot[j] = sum over the block's 16 k of q u (row j; u = 12 + 2 x value, 0 .. 24), exact
+ * int32. A row's codes are bytes 4 j + t and 64 + 4 j + t (t < 4): their low nibbles are
+ * k 0 .. 7, their high nibbles k 8 .. 15. */
+#if defined(QMX__K_MVE) || defined(QMX__K_DSP) || defined(QMX__RVV)
+#define QMX__BP16_DOTS 1
+#endif
+#if defined(QMX__K_MVE)
+/* Cortex-M55 MVE: row j's 8 code bytes gathered twice into 16 lanes (VLDRB gather), lanes
+ * 0-7 shifted by 0 and 8-15 by 4 (VSHL by a vector), & 15: lane i is the code of k = i; u
+ * by a gather from the u table, one VMLADAV against q[0..15]. */
+static const uint8_t qmx__bp16_goff[16] = {0, 1, 2, 3, 64, 65, 66, 67,
+                                           0, 1, 2, 3, 64, 65, 66, 67};
+static const int8_t qmx__bp16_gsh[16] = {0, 0, 0, 0, 0, 0, 0, 0, -4, -4, -4, -4, -4, -4, -4, -4};
+static void qmx__bp16_dots(const uint8_t *blk, const int8_t *qb, int32_t dot[16]) {
+    const uint8x16_t off = vld1q_u8(qmx__bp16_goff), m4 = vdupq_n_u8(15u);
+    const int8x16_t sh = vld1q_s8(qmx__bp16_gsh), q = vld1q_s8(qb);
+    size_t j;
+    for (j = 0; j < 16u; j++) {
+        uint8x16_t c = vldrbq_gather_offset_u8(blk + 4u * j, off);
+        c = vldrbq_gather_offset_u8(qmx__bp_e2m1u, vandq_u8(vshlq_u8(c, sh), m4));
+        dot[j] = vmladavq_s8(vreinterpretq_s8_u8(c), q);
+    }
+}
+#elif defined(QMX__K_DSP)
+/* Cortex-M4 DSP: one table word per code byte, (u of its low nibble, u of its high) as two
+ * halfwords (<= 24), SMLAD against (q of k, q of k + 8): 8 SMLAD per row. */
+#define QMX__BP16_U2(v) (12u | (v) << 16), (13u | (v) << 16), (14u | (v) << 16),               \
+    (15u | (v) << 16), (16u | (v) << 16), (18u | (v) << 16), (20u | (v) << 16),              \
+    (24u | (v) << 16), (12u | (v) << 16), (11u | (v) << 16), (10u | (v) << 16),              \
+    (9u | (v) << 16), (8u | (v) << 16), (6u | (v) << 16), (4u | (v) << 16), ((v) << 16)
+static const uint32_t qmx__bp16_u2[256] = {
+    QMX__BP16_U2(12u), QMX__BP16_U2(13u), QMX__BP16_U2(14u), QMX__BP16_U2(15u),
+    QMX__BP16_U2(16u), QMX__BP16_U2(18u), QMX__BP16_U2(20u), QMX__BP16_U2(24u),
+    QMX__BP16_U2(12u), QMX__BP16_U2(11u), QMX__BP16_U2(10u), QMX__BP16_U2(9u),
+    QMX__BP16_U2(8u), QMX__BP16_U2(6u), QMX__BP16_U2(4u), QMX__BP16_U2(0u)};
+#undef QMX__BP16_U2
+static void qmx__bp16_dots(const uint8_t *blk, const int8_t *qb, int32_t dot[16]) {
+    uint32_t qp[8];
+    size_t j, t;
+    for (t = 0; t < 8u; t++)   /* byte t of the row's 8: k = t (low nibble), t + 8 (high) */
+        qp[t] = (uint32_t)(uint16_t)qb[t] | (uint32_t)(uint16_t)qb[8u + t] << 16;
+    for (j = 0; j < 16u; j++) {
+        uint32_t w0 = qmx__k_ld32le(blk + 4u * j), w1 = qmx__k_ld32le(blk + 64u + 4u * j), s;
+        s = __smlad(qmx__bp16_u2[w0 & 0xFFu], qp[0], 0u);
+        s = __smlad(qmx__bp16_u2[(w0 >> 8) & 0xFFu], qp[1], s);
+        s = __smlad(qmx__bp16_u2[(w0 >> 16) & 0xFFu], qp[2], s);
+        s = __smlad(qmx__bp16_u2[w0 >> 24], qp[3], s);
+        s = __smlad(qmx__bp16_u2[w1 & 0xFFu], qp[4], s);
+        s = __smlad(qmx__bp16_u2[(w1 >> 8) & 0xFFu], qp[5], s);
+        s = __smlad(qmx__bp16_u2[(w1 >> 16) & 0xFFu], qp[6], s);
+        s = __smlad(qmx__bp16_u2[w1 >> 24], qp[7], s);
+        dot[j] = qmx__k_u2i(s);
+    }
+}
+#elif defined(QMX__RVV)
+/* RVV 1.0: row j's 8 code bytes loaded twice into 16 lanes (indexed), lanes 8-15 shifted
+ * right by 4, & 15: lane i is the code of k = i; u by vrgather on the u table, vwmulsu
+ * against q[0..15] (|q u| <= 128 x 24) and one vwredsum. */
+static const uint8_t qmx__bp16_rvv_off[16] = {0, 1, 2, 3, 64, 65, 66, 67,
+                                              0, 1, 2, 3, 64, 65, 66, 67};
+static const uint8_t qmx__bp16_rvv_sh[16] = {0, 0, 0, 0, 0, 0, 0, 0, 4, 4, 4, 4, 4, 4, 4, 4};
+static void qmx__bp16_dots(const uint8_t *blk, const int8_t *qb, int32_t dot[16]) {
+    const vint32m1_t z = __riscv_vmv_v_x_i32m1(0, 1);
+    const vint8m1_t q = __riscv_vle8_v_i8m1(qb, 16);
+    const vuint8m1_t lut = __riscv_vle8_v_u8m1(qmx__bp_e2m1u, 16);
+    const vuint8m1_t off = __riscv_vle8_v_u8m1(qmx__bp16_rvv_off, 16);
+    const vuint8m1_t sh = __riscv_vle8_v_u8m1(qmx__bp16_rvv_sh, 16);
+    size_t j;
+    for (j = 0; j < 16u; j++) {
+        vuint8m1_t c = __riscv_vluxei8_v_u8m1(blk + 4u * j, off, 16);
+        vint16m2_t p;
+        c = __riscv_vand_vx_u8m1(__riscv_vsrl_vv_u8m1(c, sh, 16), 15u, 16);
+        c = __riscv_vrgather_vv_u8m1(lut, c, 16);
+        p = __riscv_vwmulsu_vv_i16m2(q, c, 16);
+        dot[j] = __riscv_vmv_x_s_i32m1_i32(__riscv_vwredsum_vs_i16m2_i32m1(p, z, 16));
+    }
+}
+#endif
+
+/* NVFP4 (element 5, blocks of 16): one row of X against one panel, y[16]; on every path but
+ * AVX-512 VNNI, AVX2 (qmx__bp16_panel_avx2) and NEON (qmx__bp16_panel_neon): per block
+ * dot = sum_k q u (Cortex-M55 MVE, Cortex-M4 DSP, RVV: qmx__bp16_dots above, 16 rows at
+ * once; elsewhere the loop below), I = dot - 12 qsum, then the float steps of
+ * qmx__bp_panel_c in portable C. qs16: the row's int16 sums of q per block of 16; sxb: its
+ * activation scales per block of 32 (act_block is 0, >= K or a multiple of 32). */
 QMX__NOFMA
 static void qmx__bp16_panel_c(const qmx__bp *h, const uint8_t *pp, const int8_t *q,
                               const int16_t *qs16, const float *sxb, float *y) {
     QMX__PRAGMA_NOFMA
-    size_t bk, g, j, t;
+    size_t bk, j;
     for (j = 0; j < 16u; j++) y[j] = 0.0f;
     for (bk = 0; bk < h->nb; bk++) {
         const uint8_t *blk = pp + bk * h->S;
         const int8_t *qb = q + 16u * bk;
+#if defined(QMX__BP16_DOTS)
+        int32_t dots[16];
+        qmx__bp16_dots(blk, qb, dots);
+#endif
         for (j = 0; j < 16u; j++) {
-            int32_t dot = 0;
             float p;
+#if defined(QMX__BP16_DOTS)
+            int32_t dot = dots[j];
+#else
+            int32_t dot = 0;
+            size_t g, t;
             for (g = 0; g < 2u; g++)
                 for (t = 0; t < 4u; t++) {
                     uint32_t c = blk[64u * g + 4u * j + t];
                     dot += (int32_t)qb[4u * g + t] * (int32_t)qmx__bp_e2m1u[c & 15u] +
                            (int32_t)qb[8u + 4u * g + t] * (int32_t)qmx__bp_e2m1u[c >> 4];
                 }
+#endif
             p = (float)(dot - 12 * (int32_t)qs16[bk]);
             if (h->unit) p = p * 0.5f;   /* RN(I 2^-1): exact */
             p = p * qmx__bp_getscale(h, blk, j);
@@ -14843,6 +15108,106 @@ static void qmx__bp_panel_neon(const qmx__bp *h, const uint8_t *pp, const int8_t
     }
     for (v = 0; v < 4u; v++) vst1q_f32(y + 4u * v, yv[v]);
 }
+
+#if defined(QMX__K_I8MM)
+/* e (panel rows 4 v, 4 v + 1) and o (4 v + 2, 4 v + 3) += USMMLA of the codes of groups c and
+ * c + 64 (their 32-bit zip: 8 k per row) with x; 4-bit: the low nibbles with xl, the high ones
+ * with xh (MXFP4 through the u table). Macros, so the tiles stay in registers at -O2. */
+#define QMX__BP_MM8(e, o, c, x)                                                                  \
+    do {                                                                                         \
+        uint32x4_t qmx__bp_c0 = vreinterpretq_u32_u8(vld1q_u8(c));                               \
+        uint32x4_t qmx__bp_c1 = vreinterpretq_u32_u8(vld1q_u8((c) + 64));                        \
+        (e) = vusmmlaq_s32((e), vreinterpretq_u8_u32(vzip1q_u32(qmx__bp_c0, qmx__bp_c1)), (x));  \
+        (o) = vusmmlaq_s32((o), vreinterpretq_u8_u32(vzip2q_u32(qmx__bp_c0, qmx__bp_c1)), (x));  \
+    } while (0)
+#define QMX__BP_MM4(e, o, c, xl, xh)                                                             \
+    do {                                                                                         \
+        uint32x4_t qmx__bp_c0 = vreinterpretq_u32_u8(vld1q_u8(c));                               \
+        uint32x4_t qmx__bp_c1 = vreinterpretq_u32_u8(vld1q_u8((c) + 64));                        \
+        uint8x16_t qmx__bp_ze = vreinterpretq_u8_u32(vzip1q_u32(qmx__bp_c0, qmx__bp_c1));        \
+        uint8x16_t qmx__bp_zo = vreinterpretq_u8_u32(vzip2q_u32(qmx__bp_c0, qmx__bp_c1));        \
+        uint8x16_t qmx__bp_el = vandq_u8(qmx__bp_ze, m4), qmx__bp_eh = vshrq_n_u8(qmx__bp_ze, 4); \
+        uint8x16_t qmx__bp_ol = vandq_u8(qmx__bp_zo, m4), qmx__bp_oh = vshrq_n_u8(qmx__bp_zo, 4); \
+        if (h->elem == 4) {                                                                      \
+            qmx__bp_el = vqtbl1q_u8(lut, qmx__bp_el); qmx__bp_eh = vqtbl1q_u8(lut, qmx__bp_eh);  \
+            qmx__bp_ol = vqtbl1q_u8(lut, qmx__bp_ol); qmx__bp_oh = vqtbl1q_u8(lut, qmx__bp_oh);  \
+        }                                                                                        \
+        (e) = vusmmlaq_s32(vusmmlaq_s32((e), qmx__bp_el, (xl)), qmx__bp_eh, (xh));               \
+        (o) = vusmmlaq_s32(vusmmlaq_s32((o), qmx__bp_ol, (xl)), qmx__bp_oh, (xh));               \
+    } while (0)
+/* Two rows of X (row 1 at q + kp, qs + ns, sxb + ns) against one panel (elements 1-4):
+ * y[16 r + j], qmx__bp_panel_neon's bits for each row. USMMLA (u unsigned x q signed, 2 x 8
+ * by 8 x 2 into a 2 x 2 int32 tile) takes the codes u as stored (MXFP4: the u table), so dot =
+ * sum q u as the portable dots and I = dot - z qsum needs no code offset. Its first operand:
+ * panel rows j, j + 1, 8 k each = the 32-bit zip of groups 2 g, 2 g + 1 (4-bit: the low
+ * nibbles k = 8 g .., the high ones 16 + 8 g ..); the second: the same 8 k of both X rows;
+ * lanes out (j, x0), (j, x1), (j + 1, x0), (j + 1, x1), unzipped to 4 lanes per X row. Then
+ * per row the same float steps (p = (float)I, [p * 0.5], p * sw, p * sx, y + p); float32 /
+ * binary16 scales loaded as vectors (exact), E8M0 ones by qmx__bp_getscale. */
+QMX__NOFMA
+static void qmx__bp_pair_i8mm(const qmx__bp *h, const uint8_t *pp, const int8_t *q, size_t kp,
+                              const int32_t *qs, const float *sxb, size_t ns, float *y) {
+    QMX__PRAGMA_NOFMA
+    const uint8x16_t lut = vld1q_u8(qmx__bp_e2m1u), m4 = vdupq_n_u8(15u);
+    const int32x4_t zoff = vdupq_n_s32((int32_t)h->off);
+    float32x4_t y0[4], y1[4];
+    size_t bk, g, v;
+    for (v = 0; v < 4u; v++) { y0[v] = vdupq_n_f32(0.0f); y1[v] = vdupq_n_f32(0.0f); }
+    for (bk = 0; bk < h->nb; bk++) {
+        const uint8_t *blk = pp + bk * h->S, *zb = blk + h->cb + 16u * h->sb;
+        const int32x4_t qs0 = vdupq_n_s32(qs[bk]), qs1 = vdupq_n_s32(qs[ns + bk]);
+        const float32x4_t sx0 = vdupq_n_f32(sxb[bk]), sx1 = vdupq_n_f32(sxb[ns + bk]);
+        int8x16_t x[4];   /* k = 8 g .. 8 g + 7 of X row 0, then of row 1 */
+        for (g = 0; g < 4u; g++)
+            x[g] = vcombine_s8(vld1_s8(q + 32u * bk + 8u * g), vld1_s8(q + kp + 32u * bk + 8u * g));
+        for (v = 0; v < 4u; v++) {   /* panel rows 4 v .. 4 v + 3 */
+            const uint8_t *c = blk + 16u * v;
+            int32x4_t e = vdupq_n_s32(0), o = vdupq_n_s32(0), zv = zoff, i0, i1;
+            float32x4_t s, p0, p1;
+            if (h->elem == 1) {
+                QMX__BP_MM8(e, o, c, x[0]);
+                QMX__BP_MM8(e, o, c + 128, x[1]);
+                QMX__BP_MM8(e, o, c + 256, x[2]);
+                QMX__BP_MM8(e, o, c + 384, x[3]);
+            } else {
+                QMX__BP_MM4(e, o, c, x[0], x[2]);
+                QMX__BP_MM4(e, o, c + 128, x[1], x[3]);
+            }
+            if (h->zp)
+                zv = vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(vmovl_u8(
+                    vreinterpret_u8_u32(vdup_n_u32(qmx__k_ld32le(zb + 4u * v)))))));
+            if (h->sk == 0) {   /* float32 bits (little-endian, as a byte vector) */
+                s = vreinterpretq_f32_u8(vld1q_u8(blk + h->cb + 16u * v));
+            } else if (h->sk == 1) {   /* binary16: exact */
+                s = vcvt_f32_f16(vreinterpret_f16_u8(vld1_u8(blk + h->cb + 8u * v)));
+            } else {
+                float sw[4];
+                for (g = 0; g < 4u; g++) sw[g] = qmx__bp_getscale(h, blk, 4u * v + g);
+                s = vld1q_f32(sw);
+            }
+            /* lanes (j, x0), (j, x1), ...: the even ones row 0; |I| < 2^21: all steps exact */
+            i0 = vmlsq_s32(vuzp1q_s32(e, o), zv, qs0);
+            i1 = vmlsq_s32(vuzp2q_s32(e, o), zv, qs1);
+            p0 = vcvtq_f32_s32(i0);
+            p1 = vcvtq_f32_s32(i1);
+            if (h->unit) {
+                p0 = vmulq_f32(p0, vdupq_n_f32(0.5f));
+                p1 = vmulq_f32(p1, vdupq_n_f32(0.5f));
+            }
+            p0 = vmulq_f32(vmulq_f32(p0, s), sx0);
+            p1 = vmulq_f32(vmulq_f32(p1, s), sx1);
+            y0[v] = vaddq_f32(y0[v], p0);
+            y1[v] = vaddq_f32(y1[v], p1);
+        }
+    }
+    for (v = 0; v < 4u; v++) {
+        vst1q_f32(y + 4u * v, y0[v]);
+        vst1q_f32(y + 16u + 4u * v, y1[v]);
+    }
+}
+#undef QMX__BP_MM8
+#undef QMX__BP_MM4
+#endif
 
 /* NVFP4 (element 5, blocks of 16) on NEON: qmx__bp16_panel_c's value. The E2M1 codes go
  * through vqtbl1q_s8 to 2 x value (-12 .. 12, the signed u - 12), so the dot is I = sum q u -
@@ -16481,6 +16846,18 @@ static qmx_status qmx__bp_dyn(size_t M, size_t N, size_t K, const float *X, size
                 }
             }
 #endif
+#if defined(QMX__K_I8MM)
+            for (; i + 2u <= rows; i += 2u) {   /* row pairs by USMMLA; a last odd row below */
+                float y[32];
+                size_t r;
+                qmx__bp_pair_i8mm(&h, pp, q + i * kp, kp, qs + i * nb32, sxb + i * nb32, nb32, y);
+                for (r = 0; r < 2u; r++)
+                    for (j = 0; j < cols; j++)
+                        Y[(m0 + i + r) * ldy + pc + j] =
+                            y[16u * r + j] != y[16u * r + j] ? qmx__bits_f32(QMX__BW_QNAN)
+                                                             : y[16u * r + j];
+            }
+#endif
             for (; i < rows; i++) {
                 float y[16u * QMX__BP_PANELS];
                 float *yo = Y + (m0 + i) * ldy + pc;
@@ -16521,7 +16898,8 @@ QMX_API qmx_status qmx_matmul_blockw_packed_dyn_i8(size_t M, size_t N, size_t K,
 #define QMX__BPF_MB 64u   /* rows of X per pass over a panel */
 static const float qmx__bpf_ggml_kv[16] = {0.0f,  1.0f,  2.0f,  3.0f,  4.0f,  6.0f,  8.0f,  12.0f,
                                            0.0f, -1.0f, -2.0f, -3.0f, -4.0f, -6.0f, -8.0f, -12.0f};
-#if !defined(QMX__K_VNNI)
+#if !defined(QMX__K_VNNI) && !defined(QMX__K_AVX2) && !defined(QMX__K_NEON) && \
+    !defined(QMX__K_NEONDOT)
 /* T[16 t + j] = Wdq of row j, k = bl b + t: exactly qmx_dequantize's / qmx_mx_dequantize's;
  * ggml Q4_1: f32(f32(u d) + m). */
 QMX__NOFMA
@@ -16554,8 +16932,8 @@ static void qmx__bpf_tile_c(const qmx__bp *h, const uint8_t *blk, float *T) {
 #define qmx__bpf_tile qmx__bpf_tile_c
 /* acc[16 r + j] += X[r][t] * T[16 t + j] for t < kn, r < rows, in increasing t. */
 QMX__NOFMA
-static void qmx__bpf_rows(const float *T, size_t kn, const float *X, size_t ldx, size_t rows,
-                          float *acc) {
+static void qmx__bpf_rows_c(const float *T, size_t kn, const float *X, size_t ldx, size_t rows,
+                            float *acc) {
     QMX__PRAGMA_NOFMA
     size_t r, t, j;
     for (r = 0; r < rows; r++)
@@ -16568,6 +16946,394 @@ static void qmx__bpf_rows(const float *T, size_t kn, const float *X, size_t ldx,
             }
         }
 }
+#define qmx__bpf_rows qmx__bpf_rows_c
+#elif defined(QMX__K_AVX2)
+/* qmx__bpf_tile_c / qmx__bpf_rows_c on AVX2: the 16 rows of the panel as two halves of 8 lanes
+ * (rows 8 hf .. 8 hf + 7: the 32 bytes at 64 g + 32 hf, dword j = row 8 hf + j's 4 code
+ * bytes), the same value per element and the same float steps per lane. */
+/* The 8 scales (ggml Q4_1: d) of rows 8 hf .. 8 hf + 7 as qmx__bp_getscale decodes them. */
+QMX__NOFMA
+static inline __m256 qmx__bpf_sw_avx2(const qmx__bp *h, const uint8_t *blk, size_t hf) {
+    QMX__PRAGMA_NOFMA
+    if (h->sk >= 5) return qmx__bp16_sw_avx2(h, blk, hf);   /* NVFP4 */
+    if (h->sk >= 2) return qmx__bp_e8m0_avx2(h, blk, hf);
+    if (h->f16) {
+#if defined(__F16C__)
+        return _mm256_cvtph_ps(
+            _mm_loadu_si128((const __m128i *)(const void *)(blk + h->cb + 16u * hf)));
+#else
+        float s[8];
+        size_t j;
+        for (j = 0; j < 8u; j++) s[j] = qmx__bp_getscale(h, blk, 8u * hf + j);
+        return _mm256_loadu_ps(s);
+#endif
+    }
+    return _mm256_loadu_ps((const float *)(const void *)(blk + h->cb + 32u * hf));
+}
+/* qmx_fp8_to_f32 of the codes c (< 256) on 8 lanes (as the AVX-512 tile): normal codes by bit
+ * placement, subnormal ones as (float)mag x 2^-9 (E4M3) / 2^-16 (E5M2) (exact), NaN / Inf
+ * codes by blends, then the sign bit. */
+QMX__NOFMA
+static inline __m256 qmx__bpf_fp8_avx2(__m256i c, int e5) {
+    QMX__PRAGMA_NOFMA
+    const __m256i m7 = _mm256_set1_epi32(0x7F), mag = _mm256_and_si256(c, m7);
+    __m256 d = _mm256_castsi256_ps(
+        _mm256_add_epi32(e5 ? _mm256_slli_epi32(mag, 21) : _mm256_slli_epi32(mag, 20),
+                         _mm256_set1_epi32(e5 ? 112 << 23 : 120 << 23)));
+    d = _mm256_blendv_ps(
+        d, _mm256_mul_ps(_mm256_cvtepi32_ps(mag),
+                         _mm256_set1_ps(e5 ? 1.52587890625e-05f : 0.001953125f)),
+        _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(e5 ? 4 : 8), mag)));
+    if (e5) {
+        d = _mm256_blendv_ps(d, _mm256_castsi256_ps(_mm256_set1_epi32(0x7F800000)),
+                             _mm256_castsi256_ps(_mm256_cmpeq_epi32(mag, _mm256_set1_epi32(0x7C))));
+        d = _mm256_blendv_ps(d, _mm256_castsi256_ps(_mm256_set1_epi32(0x7FC00000)),
+                             _mm256_castsi256_ps(_mm256_cmpgt_epi32(mag, _mm256_set1_epi32(0x7C))));
+    } else {
+        d = _mm256_blendv_ps(d, _mm256_castsi256_ps(_mm256_set1_epi32(0x7FC00000)),
+                             _mm256_castsi256_ps(_mm256_cmpeq_epi32(mag, m7)));
+    }
+    return _mm256_or_ps(d, _mm256_castsi256_ps(_mm256_and_si256(
+                               _mm256_slli_epi32(c, 24), _mm256_set1_epi32((int)0x80000000u))));
+}
+/* The 8 weights of one k from their codes c (8 lanes): qmx__bpf_tile_c's value. E2M1: the
+ * 16-entry table as two vpermps halves lo / hi picked by bit 3 (the exact entries, ggml's +0
+ * for code 8 included); Q4_1: f32(f32(u d) + m). */
+QMX__NOFMA
+static inline __m256 qmx__bpf_w_avx2(const qmx__bp *h, __m256i c, __m256i z, __m256 sw,
+                                     __m256 mn, __m256 lo, __m256 hi) {
+    QMX__PRAGMA_NOFMA
+    __m256 w;
+    if (h->elem == 4 || h->elem == 5)
+        w = _mm256_blendv_ps(_mm256_permutevar8x32_ps(lo, c), _mm256_permutevar8x32_ps(hi, c),
+                             _mm256_castsi256_ps(_mm256_slli_epi32(c, 28)));
+    else if (h->elem == 6 || h->elem == 7)
+        w = qmx__bpf_fp8_avx2(c, h->elem == 7);
+    else
+        w = _mm256_cvtepi32_ps(_mm256_sub_epi32(c, z));
+    w = _mm256_mul_ps(w, sw);
+    return h->elem == 8 ? _mm256_add_ps(w, mn) : w;
+}
+/* A block's per-half constants: scales, z, Q4_1 minima, the E2M1 table halves. */
+typedef struct qmx__bpf_avx2 {
+    __m256 sw[2], mn[2], lo, hi;
+    __m256i z[2];
+} qmx__bpf_avx2;
+QMX__NOFMA
+static inline void qmx__bpf_setup_avx2(const qmx__bp *h, const uint8_t *blk, qmx__bpf_avx2 *s) {
+    QMX__PRAGMA_NOFMA
+    const int gg = h->sk == 4 || h->sk == 6;
+    size_t hf;
+    s->lo = gg ? _mm256_loadu_ps(qmx__bpf_ggml_kv)
+               : _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)(const void *)
+                                                        qmx__fp4_bits));
+    s->hi = gg ? _mm256_loadu_ps(qmx__bpf_ggml_kv + 8)
+               : _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)(const void *)
+                                                        (qmx__fp4_bits + 8)));
+    for (hf = 0; hf < 2u; hf++) {
+        s->sw[hf] = qmx__bpf_sw_avx2(h, blk, hf);
+        s->z[hf] = h->zp ? _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(
+                               blk + h->cb + 16u * h->sb + 8u * hf)))
+                         : _mm256_set1_epi32((int)h->off);
+        s->mn[hf] = h->elem == 8 ? qmx__bp41_m_avx2(h, blk, hf) : _mm256_setzero_ps();
+    }
+}
+QMX__NOFMA
+static void qmx__bpf_tile_avx2(const qmx__bp *h, const uint8_t *blk, float *T) {
+    QMX__PRAGMA_NOFMA
+    const __m256i m8 = _mm256_set1_epi32(0xFF), m4 = _mm256_set1_epi32(0x0F);
+    qmx__bpf_avx2 s;
+    size_t hf, g, t, hb = h->bl / 2u;
+    qmx__bpf_setup_avx2(h, blk, &s);
+    for (hf = 0; hf < 2u; hf++) {
+        const __m256 sw = s.sw[hf], mn = s.mn[hf];
+        const __m256i z = s.z[hf];
+        const uint8_t *c = blk + 32u * hf;
+        float *Th = T + 8u * hf;
+        if (h->elem == 1 || h->elem == 6 || h->elem == 7) {   /* byte t of dword: k = 4 g + t */
+            for (g = 0; g < 8u; g++) {
+                __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(c + 64u * g));
+                for (t = 0; t < 4u; t++, v = _mm256_srli_epi32(v, 8))
+                    _mm256_storeu_ps(Th + 16u * (4u * g + t),
+                                     qmx__bpf_w_avx2(h, _mm256_and_si256(v, m8), z, sw, mn,
+                                                     s.lo, s.hi));
+            }
+            continue;
+        }
+        /* 4-bit: nibble t of a dword, low (t even) k = 4 g + t / 2, high k = bl / 2 + ... */
+        for (g = 0; g < hb / 4u; g++) {
+            __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(c + 64u * g));
+            for (t = 0; t < 8u; t++, v = _mm256_srli_epi32(v, 4))
+                _mm256_storeu_ps(Th + 16u * ((t & 1u) * hb + 4u * g + t / 2u),
+                                 qmx__bpf_w_avx2(h, _mm256_and_si256(v, m4), z, sw, mn, s.lo,
+                                                 s.hi));
+        }
+    }
+}
+#define qmx__bpf_tile qmx__bpf_tile_avx2
+/* One row and a whole block (the GEMV): the tile's weights in increasing k straight into the
+ * row's two accumulators, acc + x * w per lane (no T round trip: the decode runs beside the
+ * two add chains); the same bits as qmx__bpf_tile_avx2 + qmx__bpf_rows_avx2. */
+#define QMX__BPF_ROW1 1
+QMX__NOFMA
+static void qmx__bpf_row1_avx2(const qmx__bp *h, const uint8_t *blk, const float *x,
+                               float *acc) {
+    QMX__PRAGMA_NOFMA
+    const __m256i m8 = _mm256_set1_epi32(0xFF), m4 = _mm256_set1_epi32(0x0F);
+    __m256 y0 = _mm256_loadu_ps(acc), y1 = _mm256_loadu_ps(acc + 8);
+    qmx__bpf_avx2 s;
+    size_t g, t, nib, hb = h->bl / 2u;
+    qmx__bpf_setup_avx2(h, blk, &s);
+    if (h->elem == 1 || h->elem == 6 || h->elem == 7) {
+        for (g = 0; g < 8u; g++) {
+            __m256i v0 = _mm256_loadu_si256((const __m256i *)(const void *)(blk + 64u * g));
+            __m256i v1 = _mm256_loadu_si256((const __m256i *)(const void *)(blk + 64u * g + 32u));
+            for (t = 0; t < 4u; t++) {
+                const __m256 b = _mm256_broadcast_ss(x + 4u * g + t);
+                y0 = _mm256_add_ps(y0, _mm256_mul_ps(b, qmx__bpf_w_avx2(
+                                           h, _mm256_and_si256(v0, m8), s.z[0], s.sw[0],
+                                           s.mn[0], s.lo, s.hi)));
+                y1 = _mm256_add_ps(y1, _mm256_mul_ps(b, qmx__bpf_w_avx2(
+                                           h, _mm256_and_si256(v1, m8), s.z[1], s.sw[1],
+                                           s.mn[1], s.lo, s.hi)));
+                v0 = _mm256_srli_epi32(v0, 8);
+                v1 = _mm256_srli_epi32(v1, 8);
+            }
+        }
+    } else {   /* 4-bit: the low nibbles (k < bl / 2), then the high ones */
+        for (nib = 0; nib < 2u; nib++)
+            for (g = 0; g < hb / 4u; g++) {
+                __m256i v0 = _mm256_loadu_si256((const __m256i *)(const void *)(blk + 64u * g));
+                __m256i v1 = _mm256_loadu_si256((const __m256i *)(const void *)(blk + 64u * g +
+                                                                                32u));
+                if (nib) { v0 = _mm256_srli_epi32(v0, 4); v1 = _mm256_srli_epi32(v1, 4); }
+                for (t = 0; t < 4u; t++) {
+                    const __m256 b = _mm256_broadcast_ss(x + nib * hb + 4u * g + t);
+                    y0 = _mm256_add_ps(y0, _mm256_mul_ps(b, qmx__bpf_w_avx2(
+                                               h, _mm256_and_si256(v0, m4), s.z[0], s.sw[0],
+                                               s.mn[0], s.lo, s.hi)));
+                    y1 = _mm256_add_ps(y1, _mm256_mul_ps(b, qmx__bpf_w_avx2(
+                                               h, _mm256_and_si256(v1, m4), s.z[1], s.sw[1],
+                                               s.mn[1], s.lo, s.hi)));
+                    v0 = _mm256_srli_epi32(v0, 8);
+                    v1 = _mm256_srli_epi32(v1, 8);
+                }
+            }
+    }
+    _mm256_storeu_ps(acc, y0);
+    _mm256_storeu_ps(acc + 8, y1);
+}
+#define qmx__bpf_row1 qmx__bpf_row1_avx2
+/* 4 rows at a time: 8 independent add chains (one per row and half), each T vector loaded
+ * once per 4 rows; then single rows. Every lane: acc + x * T in increasing t, no FMA. */
+QMX__NOFMA
+static void qmx__bpf_rows_avx2(const float *T, size_t kn, const float *X, size_t ldx,
+                               size_t rows, float *acc) {
+    QMX__PRAGMA_NOFMA
+    size_t r = 0, t;
+    for (; r + 4u <= rows; r += 4u) {
+        const float *x0 = X + r * ldx, *x1 = x0 + ldx, *x2 = x1 + ldx, *x3 = x2 + ldx;
+        float *a = acc + 16u * r;
+        __m256 y0 = _mm256_loadu_ps(a), y1 = _mm256_loadu_ps(a + 8);
+        __m256 y2 = _mm256_loadu_ps(a + 16), y3 = _mm256_loadu_ps(a + 24);
+        __m256 y4 = _mm256_loadu_ps(a + 32), y5 = _mm256_loadu_ps(a + 40);
+        __m256 y6 = _mm256_loadu_ps(a + 48), y7 = _mm256_loadu_ps(a + 56);
+        for (t = 0; t < kn; t++) {
+            const __m256 w0 = _mm256_loadu_ps(T + 16u * t), w1 = _mm256_loadu_ps(T + 16u * t + 8);
+            __m256 b = _mm256_broadcast_ss(x0 + t);
+            y0 = _mm256_add_ps(y0, _mm256_mul_ps(b, w0));
+            y1 = _mm256_add_ps(y1, _mm256_mul_ps(b, w1));
+            b = _mm256_broadcast_ss(x1 + t);
+            y2 = _mm256_add_ps(y2, _mm256_mul_ps(b, w0));
+            y3 = _mm256_add_ps(y3, _mm256_mul_ps(b, w1));
+            b = _mm256_broadcast_ss(x2 + t);
+            y4 = _mm256_add_ps(y4, _mm256_mul_ps(b, w0));
+            y5 = _mm256_add_ps(y5, _mm256_mul_ps(b, w1));
+            b = _mm256_broadcast_ss(x3 + t);
+            y6 = _mm256_add_ps(y6, _mm256_mul_ps(b, w0));
+            y7 = _mm256_add_ps(y7, _mm256_mul_ps(b, w1));
+        }
+        _mm256_storeu_ps(a, y0); _mm256_storeu_ps(a + 8, y1);
+        _mm256_storeu_ps(a + 16, y2); _mm256_storeu_ps(a + 24, y3);
+        _mm256_storeu_ps(a + 32, y4); _mm256_storeu_ps(a + 40, y5);
+        _mm256_storeu_ps(a + 48, y6); _mm256_storeu_ps(a + 56, y7);
+    }
+    for (; r < rows; r++) {
+        const float *x = X + r * ldx;
+        __m256 y0 = _mm256_loadu_ps(acc + 16u * r), y1 = _mm256_loadu_ps(acc + 16u * r + 8);
+        for (t = 0; t < kn; t++) {
+            const __m256 b = _mm256_broadcast_ss(x + t);
+            y0 = _mm256_add_ps(y0, _mm256_mul_ps(b, _mm256_loadu_ps(T + 16u * t)));
+            y1 = _mm256_add_ps(y1, _mm256_mul_ps(b, _mm256_loadu_ps(T + 16u * t + 8)));
+        }
+        _mm256_storeu_ps(acc + 16u * r, y0);
+        _mm256_storeu_ps(acc + 16u * r + 8, y1);
+    }
+}
+#define qmx__bpf_rows qmx__bpf_rows_avx2
+#elif defined(QMX__K_NEON) || defined(QMX__K_NEONDOT)
+/* qmx__bpf_tile_c / qmx__bpf_rows_c on NEON (aarch64): the 16 rows of the panel as 4 x 4 lanes
+ * (rows 4 v .. 4 v + 3: the 16 bytes at 64 g + 16 v, word j = row 4 v + j's 4 code bytes), the
+ * same value per element and the same float steps per lane. */
+/* The 16 scales (ggml Q4_1: d) as qmx__bp_getscale decodes them; E8M0 as qmx__bp_e8m0_avx2. */
+QMX__NOFMA
+static inline void qmx__bpf_sw_neon(const qmx__bp *h, const uint8_t *blk, float32x4_t sw[4]) {
+    QMX__PRAGMA_NOFMA
+    size_t v;
+    if (h->sk >= 5) {   /* NVFP4 */
+        qmx__bp16_sw_neon(h, blk, sw);
+        return;
+    }
+    for (v = 0; v < 4u; v++) {
+        const uint8_t *s = blk + h->cb + 4u * h->sb * v;
+        if (h->sk >= 2) {
+            const uint8x8_t c8 = vreinterpret_u8_u32(vdup_n_u32(qmx__k_ld32le(s)));
+            const uint32x4_t c = vmovl_u16(vget_low_u16(vmovl_u8(c8)));
+            uint32x4_t b = vshlq_n_u32(c, 23);
+            if (h->sk == 2) {   /* 0: 2^-127, 0xFF: NaN */
+                b = vbslq_u32(vceqq_u32(c, vdupq_n_u32(0u)), vdupq_n_u32(0x00400000u), b);
+                b = vbslq_u32(vceqq_u32(c, vdupq_n_u32(255u)), vdupq_n_u32(0x7FC00000u), b);
+            } else if (h->sk == 4) {   /* ggml: 2^(c - 128) */
+                b = vshlq_n_u32(vsubq_u32(c, vdupq_n_u32(1u)), 23);
+                b = vbslq_u32(vceqq_u32(c, vdupq_n_u32(0u)), vdupq_n_u32(0x00200000u), b);
+                b = vbslq_u32(vceqq_u32(c, vdupq_n_u32(1u)), vdupq_n_u32(0x00400000u), b);
+            }
+            sw[v] = vreinterpretq_f32_u32(b);
+        } else if (h->f16) {
+            sw[v] = vcvt_f32_f16(vreinterpret_f16_u8(vld1_u8(s)));
+        } else {
+            sw[v] = vreinterpretq_f32_u8(vld1q_u8(s));
+        }
+    }
+}
+/* qmx_fp8_to_f32 of the codes c (< 256) on 4 lanes, as qmx__bpf_fp8_avx2. */
+QMX__NOFMA
+static inline float32x4_t qmx__bpf_fp8_neon(uint32x4_t c, int e5) {
+    QMX__PRAGMA_NOFMA
+    const uint32x4_t m7 = vdupq_n_u32(0x7Fu), mag = vandq_u32(c, m7);
+    uint32x4_t d = vaddq_u32(e5 ? vshlq_n_u32(mag, 21) : vshlq_n_u32(mag, 20),
+                             vdupq_n_u32(e5 ? 112u << 23 : 120u << 23));
+    const float32x4_t sub = vmulq_f32(vcvtq_f32_u32(mag),
+                                      vdupq_n_f32(e5 ? 1.52587890625e-05f : 0.001953125f));
+    d = vbslq_u32(vcltq_u32(mag, vdupq_n_u32(e5 ? 4u : 8u)), vreinterpretq_u32_f32(sub), d);
+    if (e5) {
+        d = vbslq_u32(vceqq_u32(mag, vdupq_n_u32(0x7Cu)), vdupq_n_u32(0x7F800000u), d);
+        d = vbslq_u32(vcgtq_u32(mag, vdupq_n_u32(0x7Cu)), vdupq_n_u32(0x7FC00000u), d);
+    } else {
+        d = vbslq_u32(vceqq_u32(mag, m7), vdupq_n_u32(0x7FC00000u), d);
+    }
+    return vreinterpretq_f32_u32(
+        vorrq_u32(d, vandq_u32(vshlq_n_u32(c, 24), vdupq_n_u32(0x80000000u))));
+}
+QMX__NOFMA
+static void qmx__bpf_tile_neon(const qmx__bp *h, const uint8_t *blk, float *T) {
+    QMX__PRAGMA_NOFMA
+    const uint32x4_t m8 = vdupq_n_u32(0xFFu), m4 = vdupq_n_u32(0x0Fu);
+    /* E2M1: the 16 float entries as a 64-byte vqtbl4q table, byte 4 c + i of entry c (the
+     * exact entries, ggml's +0 for code 8 included) */
+    const uint8_t *tb = h->sk == 4 || h->sk == 6 ? (const uint8_t *)qmx__bpf_ggml_kv
+                                                 : (const uint8_t *)qmx__fp4_bits;
+    uint8x16x4_t lut;
+    float32x4_t sw[4], mn[4];
+    int32x4_t z[4];
+    size_t v, g, t, hb = h->bl / 2u;
+    lut.val[0] = vld1q_u8(tb); lut.val[1] = vld1q_u8(tb + 16);
+    lut.val[2] = vld1q_u8(tb + 32); lut.val[3] = vld1q_u8(tb + 48);
+    qmx__bpf_sw_neon(h, blk, sw);
+    for (v = 0; v < 4u; v++) {
+        z[v] = h->zp ? vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(vmovl_u8(vreinterpret_u8_u32(
+                           vdup_n_u32(qmx__k_ld32le(blk + h->cb + 16u * h->sb + 4u * v)))))))
+                     : vdupq_n_s32((int32_t)h->off);
+        mn[v] = h->elem == 8
+                    ? vcvt_f32_f16(vreinterpret_f16_u8(vld1_u8(blk + h->cb + 32u + 8u * v)))
+                    : vdupq_n_f32(0.0f);
+    }
+    for (v = 0; v < 4u; v++) {
+        float *Tv = T + 4u * v;
+        if (h->elem == 1 || h->elem == 6 || h->elem == 7) {   /* byte t of a word: k = 4 g + t */
+            for (g = 0; g < 8u; g++) {
+                uint32x4_t c4 = vreinterpretq_u32_u8(vld1q_u8(blk + 64u * g + 16u * v));
+                for (t = 0; t < 4u; t++, c4 = vshrq_n_u32(c4, 8)) {
+                    const uint32x4_t c = vandq_u32(c4, m8);
+                    float32x4_t w = h->elem == 1
+                                        ? vcvtq_f32_s32(vsubq_s32(vreinterpretq_s32_u32(c), z[v]))
+                                        : qmx__bpf_fp8_neon(c, h->elem == 7);
+                    vst1q_f32(Tv + 16u * (4u * g + t), vmulq_f32(w, sw[v]));
+                }
+            }
+            continue;
+        }
+        /* 4-bit: nibble t of a word, low (t even) k = 4 g + t / 2, high k = bl / 2 + ... */
+        for (g = 0; g < hb / 4u; g++) {
+            uint32x4_t c4 = vreinterpretq_u32_u8(vld1q_u8(blk + 64u * g + 16u * v));
+            for (t = 0; t < 8u; t++, c4 = vshrq_n_u32(c4, 4)) {
+                const uint32x4_t c = vandq_u32(c4, m4);
+                float32x4_t w;
+                if (h->elem == 4 || h->elem == 5)   /* byte i of lane: table byte 4 c + i */
+                    w = vreinterpretq_f32_u8(vqtbl4q_u8(
+                        lut, vreinterpretq_u8_u32(vaddq_u32(vmulq_n_u32(c, 0x04040404u),
+                                                            vdupq_n_u32(0x03020100u)))));
+                else
+                    w = vcvtq_f32_s32(vsubq_s32(vreinterpretq_s32_u32(c), z[v]));
+                w = vmulq_f32(w, sw[v]);
+                if (h->elem == 8) w = vaddq_f32(w, mn[v]);   /* Q4_1: f32(f32(u d) + m) */
+                vst1q_f32(Tv + 16u * ((t & 1u) * hb + 4u * g + t / 2u), w);
+            }
+        }
+    }
+}
+#define qmx__bpf_tile qmx__bpf_tile_neon
+/* 4 rows at a time: 16 independent add chains (one per row and quarter), each T vector loaded
+ * once per 4 rows; then single rows. Every lane: acc + x * T in increasing t, no FMA. */
+#define QMX__BPF_ROW4(Y, A)                       \
+    Y##0 = vaddq_f32(Y##0, vmulq_n_f32(w0, A));   \
+    Y##1 = vaddq_f32(Y##1, vmulq_n_f32(w1, A));   \
+    Y##2 = vaddq_f32(Y##2, vmulq_n_f32(w2, A));   \
+    Y##3 = vaddq_f32(Y##3, vmulq_n_f32(w3, A))
+QMX__NOFMA
+static void qmx__bpf_rows_neon(const float *T, size_t kn, const float *X, size_t ldx,
+                               size_t rows, float *acc) {
+    QMX__PRAGMA_NOFMA
+    size_t r = 0, t;
+    for (; r + 4u <= rows; r += 4u) {
+        const float *x0 = X + r * ldx, *x1 = x0 + ldx, *x2 = x1 + ldx, *x3 = x2 + ldx;
+        float *ac = acc + 16u * r;
+        float32x4_t a0 = vld1q_f32(ac), a1 = vld1q_f32(ac + 4), a2 = vld1q_f32(ac + 8);
+        float32x4_t a3 = vld1q_f32(ac + 12), b0 = vld1q_f32(ac + 16), b1 = vld1q_f32(ac + 20);
+        float32x4_t b2 = vld1q_f32(ac + 24), b3 = vld1q_f32(ac + 28), c0 = vld1q_f32(ac + 32);
+        float32x4_t c1 = vld1q_f32(ac + 36), c2 = vld1q_f32(ac + 40), c3 = vld1q_f32(ac + 44);
+        float32x4_t d0 = vld1q_f32(ac + 48), d1 = vld1q_f32(ac + 52), d2 = vld1q_f32(ac + 56);
+        float32x4_t d3 = vld1q_f32(ac + 60);
+        for (t = 0; t < kn; t++) {
+            const float32x4_t w0 = vld1q_f32(T + 16u * t), w1 = vld1q_f32(T + 16u * t + 4);
+            const float32x4_t w2 = vld1q_f32(T + 16u * t + 8), w3 = vld1q_f32(T + 16u * t + 12);
+            QMX__BPF_ROW4(a, x0[t]);
+            QMX__BPF_ROW4(b, x1[t]);
+            QMX__BPF_ROW4(c, x2[t]);
+            QMX__BPF_ROW4(d, x3[t]);
+        }
+        vst1q_f32(ac, a0); vst1q_f32(ac + 4, a1); vst1q_f32(ac + 8, a2); vst1q_f32(ac + 12, a3);
+        vst1q_f32(ac + 16, b0); vst1q_f32(ac + 20, b1); vst1q_f32(ac + 24, b2);
+        vst1q_f32(ac + 28, b3); vst1q_f32(ac + 32, c0); vst1q_f32(ac + 36, c1);
+        vst1q_f32(ac + 40, c2); vst1q_f32(ac + 44, c3); vst1q_f32(ac + 48, d0);
+        vst1q_f32(ac + 52, d1); vst1q_f32(ac + 56, d2); vst1q_f32(ac + 60, d3);
+    }
+    for (; r < rows; r++) {
+        const float *x = X + r * ldx;
+        float32x4_t y0 = vld1q_f32(acc + 16u * r), y1 = vld1q_f32(acc + 16u * r + 4);
+        float32x4_t y2 = vld1q_f32(acc + 16u * r + 8), y3 = vld1q_f32(acc + 16u * r + 12);
+        for (t = 0; t < kn; t++) {
+            y0 = vaddq_f32(y0, vmulq_n_f32(vld1q_f32(T + 16u * t), x[t]));
+            y1 = vaddq_f32(y1, vmulq_n_f32(vld1q_f32(T + 16u * t + 4), x[t]));
+            y2 = vaddq_f32(y2, vmulq_n_f32(vld1q_f32(T + 16u * t + 8), x[t]));
+            y3 = vaddq_f32(y3, vmulq_n_f32(vld1q_f32(T + 16u * t + 12), x[t]));
+        }
+        vst1q_f32(acc + 16u * r, y0); vst1q_f32(acc + 16u * r + 4, y1);
+        vst1q_f32(acc + 16u * r + 8, y2); vst1q_f32(acc + 16u * r + 12, y3);
+    }
+}
+#undef QMX__BPF_ROW4
+#define qmx__bpf_rows qmx__bpf_rows_neon
 #else
 QMX__NOFMA
 static void qmx__bpf_tile(const qmx__bp *h, const uint8_t *blk, float *T) {
@@ -16711,6 +17477,12 @@ static qmx_status qmx__bp_f32(size_t M, size_t N, size_t K, const float *X, size
             for (j = 0; j < 16u * rows; j++) acc[j] = 0.0f;
             for (bk = 0; bk < h.nb; bk++) {
                 size_t kn = K - h.bl * bk < h.bl ? K - h.bl * bk : h.bl;
+#if defined(QMX__BPF_ROW1)
+                if (rows == 1 && kn == h.bl) {   /* GEMV: decoded and added at once */
+                    qmx__bpf_row1(&h, pp + bk * h.S, X + m0 * ldx + h.bl * bk, acc);
+                    continue;
+                }
+#endif
                 qmx__bpf_tile(&h, pp + bk * h.S, T);
                 qmx__bpf_rows(T, kn, X + m0 * ldx + h.bl * bk, ldx, rows, acc);
             }

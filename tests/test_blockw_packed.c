@@ -262,7 +262,7 @@ static void mxfp4_cases(void) {
     static const size_t Ms[] = {1, 5, 17}, Ns[] = {1, 17, 33}, Ks[] = {32, 96, 80, 4096};
     static const qmx_mx_rule rules[] = {QMX_MX_FLOOR, QMX_MX_QWIX, QMX_MX_GGML};
     size_t a, b, c, r, i, run = 0;
-    QMX_TEST_CASE("MXFP4 blob: round trip and packed kernel == qmx_matmul_blockw_dyn_i8");
+    QMX_TEST_CASE("MXFP4 blob: round trip and packed kernels == qmx_matmul_blockw_dyn_i8 / _f32");
     for (r = 0; r < 3; r++)
         for (a = 0; a < 3; a++)
             for (b = 0; b < 3; b++)
@@ -310,6 +310,7 @@ static void mxfp4_cases(void) {
                     CHECK(bad == 0, "%s: round trip differs", what);
                     check_kernel(&s, blob, bytes, M, 0, (int)(run % 3), what);
                     check_kernel(&s, blob, bytes, M, 32, (int)((run + 1) % 3), what);
+                    check_kernel_f32(&s, blob, bytes, M, (int)(run % 4), what);
                     free(blob); free(back); free(sback); free(codes); free(s.data);
                 }
 }
@@ -462,7 +463,7 @@ static void mxfp8_e5m2_cases(void) {
     static const size_t Ms[] = {1, 2, 17}, Ns[] = {1, 17, 33}, Ks[] = {40, 96, 8, 200};
     static const uint8_t ex[6] = {0, 1, 16, 17, 29, 30};
     size_t a, b, c, i, run = 0;
-    QMX_TEST_CASE("MXFP8 E5M2 blob: extreme exponents, Inf / NaN rows == qmx_matmul_blockw_dyn_i8");
+    QMX_TEST_CASE("MXFP8 E5M2 blob: extreme exponents, Inf / NaN rows == blockw_dyn_i8 / _f32");
     for (a = 0; a < 3; a++)
         for (b = 0; b < 3; b++)
             for (c = 0; c < 4; c++, run++) {
@@ -500,6 +501,56 @@ static void mxfp8_e5m2_cases(void) {
                 check_kernel(&s, blob, bytes, M, 0, (int)(run % 3), what);
                 check_kernel(&s, blob, bytes, M, 32, (int)((run + 1) % 3), what);
                 check_kernel(&s, blob, bytes, M, 0, 1, what);
+                /* finite X (xmode 0 / 1): an Inf code's own Inf / NaN outputs stay visible */
+                check_kernel_f32(&s, blob, bytes, M, (int)(run % 2), what);
+                free(blob); free(codes); free(s.data);
+            }
+}
+
+/* MXFP8 E4M3 on the Cortex-M55 MVE / Cortex-M4 DSP / RVV dots (qmx__bp8_dots): codes at the
+ * exponents where their 16^a groups change (0, 1, 4, 5, 8, 9, 12, 13, 15; every mantissa and
+ * sign); mode 1: one NaN code per row, its k moving with the row; mode 2: every code +-448
+ * (0x7E / 0xFE) but one NaN row; ragged K, M 1 / 3. */
+static void mxfp8_e4m3_edges(void) {
+    static const size_t Ms[] = {1, 3}, Ks[] = {40, 96};
+    static const uint8_t ex[9] = {0, 1, 4, 5, 8, 9, 12, 13, 15};
+    size_t a, c, i, run = 0;
+    QMX_TEST_CASE("MXFP8 E4M3 blob: group-boundary exponents, NaN rows == blockw_dyn_i8");
+    for (a = 0; a < 2; a++)
+        for (c = 0; c < 2; c++)
+            for (run = 0; run < 3; run++) {
+                size_t M = Ms[a], N = 17, K = Ks[c], nb = (K + 31) / 32, eb = N * K;
+                size_t bytes = 64, ns = N * nb;
+                qmx_mx_config cfg;
+                wset s;
+                uint8_t *blob, *codes;
+                int mode = (int)run;
+                char what[96];
+                memset(&cfg, 0, sizeof cfg);
+                cfg.format = QMX_MXFP8_E4M3; cfg.rule = QMX_MX_FLOOR;
+                cfg.outer = N; cfg.axis_len = K; cfg.inner = 1;
+                memset(&s, 0, sizeof s);
+                s.N = N; s.K = K; s.ns = ns;
+                s.data = (uint8_t *)calloc(eb + 1, 1);
+                codes = (uint8_t *)malloc(ns);
+                for (i = 0; i < eb; i++) {
+                    uint32_t v = qmx_test_rand();
+                    uint8_t cd = (uint8_t)((v & 0x80u) | (uint32_t)ex[(v >> 8) % 9] << 3 | (v & 7));
+                    if ((cd & 0x7F) == 0x7F) cd = (uint8_t)(cd ^ 1u);   /* finite */
+                    if (mode == 2) cd = (uint8_t)((v & 0x80u) | 0x7Eu);
+                    if (mode == 1 && i % K == (i / K * 7u) % K) cd |= 0x7F;   /* NaN */
+                    if (mode == 2 && i == K + K / 2) cd = 0xFF;
+                    s.data[i] = cd;
+                }
+                for (i = 0; i < ns; i++) codes[i] = (uint8_t)(100 + qmx_test_rand() % 50);
+                s.w.kind = QMX_BLOCKW_MX; s.w.mx = &cfg; s.w.data = s.data;
+                s.w.data_bytes = eb; s.w.scale_codes = codes; s.w.n_scales = ns;
+                snprintf(what, sizeof what, "mxfp8 e4m3 edges mode %d", mode);
+                CHECK(qmx_blockw_pack_size(&s.w, N, K, &bytes) == QMX_OK, "%s size", what);
+                blob = (uint8_t *)malloc(bytes);
+                CHECK(qmx_blockw_pack(&s.w, N, K, blob, bytes) == QMX_OK, "%s pack", what);
+                check_kernel(&s, blob, bytes, M, 0, (int)(run % 3), what);
+                check_kernel(&s, blob, bytes, M, 32, 1, what);
                 free(blob); free(codes); free(s.data);
             }
 }
@@ -613,6 +664,7 @@ static void ggml_case(int q8) {
     s.w.scales = sc; s.w.zero_points = q8 ? NULL : zp; s.w.n_scales = NB;
     check_kernel(&s, blob, bytes, 1, 0, 0, "ggml M 1");
     check_kernel(&s, blob, bytes, 3, 32, 0, "ggml M 3 ab 32");
+    check_kernel_f32(&s, blob, bytes, 6, 0, "ggml f32 M 6");
     {   /* and packing qmx's conversion gives the same blob bytes */
         static uint8_t blob2[sizeof blob];
         size_t b2 = 0;
@@ -779,6 +831,7 @@ static void ggml_mxfp4(void) {
           "blob from qmx != blob from ggml");
     check_kernel(&s, blob, bytes, 1, 0, 0, "ggml mxfp4 M 1");
     check_kernel(&s, blob, bytes, 6, 32, 1, "ggml mxfp4 M 6 ab 32");
+    check_kernel_f32(&s, blob, bytes, 6, 3, "ggml mxfp4 f32 M 6");
 }
 
 /* ggml block_nvfp4 (type 40; ggml-common.h: uint8_t d[4], UE4M3 scales one per 16, then
@@ -1347,9 +1400,10 @@ static void bad_input_fp(void) {
     }
 }
 
-/* Rows in register tiles (AVX-512: tiles of 8 and 4 rows, int4 / uint4 codes) give the bits of
- * the same rows one at a time, also when zero point bytes of the blob were altered (no valid
- * blob has z > 15: z up to 127 stays on the tiles' fast path, z >= 128 takes their fallback) */
+/* Rows in register tiles (AVX-512: tiles of 8 and 4 rows, int4 / uint4 codes; aarch64 i8mm:
+ * row pairs, M 13 leaving an odd last row) give the bits of the same rows one at a time, also
+ * when zero point bytes of the blob were altered (no valid blob has z > 15: z up to 127 stays on
+ * the tiles' fast path, z >= 128 takes their fallback) */
 static void tiles_vs_rows(void) {
     static const int types[] = {T_UINT4ZP, T_INT4ZP, T_INT4, T_UINT4};
     static const uint8_t zalt[] = {16, 100, 127, 128, 143, 200, 255};
@@ -1418,5 +1472,6 @@ int main(void) {
     ggml_nvfp4();
     bad_input();
     bad_input_fp();
+    mxfp8_e4m3_edges();
     return QMX_TEST_END();
 }
