@@ -14074,10 +14074,11 @@ static void qmx__bp_setscale(const qmx__bp *h, uint8_t *blk, size_t j, float v) 
 static uint32_t qmx__bp_getz(const qmx__bp *h, const uint8_t *blk, size_t j) {
     return h->zp ? blk[h->cb + 16u * h->sb + j] : h->off;
 }
-#if !defined(QMX__K_VNNI)   /* (AVX-512 reads the minima by vcvtph2ps) */
-/* ggml Q4_1: the binary16 minimum m of row j of a block (after the 16 binary16 d); inline: the
- * AVX2 (F16C) and NEON paths read them by vcvtph2ps / vcvt_f32_f16 */
-static inline float qmx__bp_getmin(const qmx__bp *h, const uint8_t *blk, size_t j) {
+#if !defined(QMX__K_VNNI) && !defined(QMX__K_NEON) && !defined(QMX__K_NEONDOT) && \
+    !(defined(QMX__K_AVX2) && defined(__F16C__))
+/* ggml Q4_1: the binary16 minimum m of row j of a block (after the 16 binary16 d); the
+ * AVX-512, AVX2 + F16C and NEON paths read them by vcvtph2ps / vcvt_f32_f16 */
+static float qmx__bp_getmin(const qmx__bp *h, const uint8_t *blk, size_t j) {
     const uint8_t *s = blk + h->cb + 32u + 2u * j;
     return qmx_f16_to_f32((uint16_t)(s[0] | (s[1] << 8)));
 }
