@@ -1419,7 +1419,9 @@ static float stored_code(const qmx_kv_cache *c, int is_k, size_t h, size_t slot,
     if (dt == QMX_INT8) return (float)(int8_t)r[e];
     if (dt == QMX_INT4) {
         int nib = (r[e / 2] >> (4 * (e & 1))) & 15;
-        return (float)(nib >= 8 ? nib - 16 : nib);
+        /* branch-free: arm-none-eabi-gcc 12 (-mcpu=cortex-m55) turns the two-way conversion
+         * into an IT-predicated vcvtne, which its assembler rejects */
+        return (float)(nib - ((nib & 8) << 1));
     }
     return qmx_fp8_to_f32(r[e], dt);
 }
