@@ -9725,7 +9725,7 @@ QMX__DEF qmx_status qmx_kv_cache_read(const qmx_kv_cache *c, size_t pos, size_t 
 QMX__KV_STRICT static float qmx__kv_exp_core(float x, int *n_out) {
     QMX__KV_NOCONTRACT
     float t, n, r, p, z, a;
-    t = x * QMX__KV_LOG2E;
+    t = x * QMX__KV_LOG2E; QMX__KV_BAR(t);   /* else fma(x, log2e, 1.5 2^23): another n */
     n = t + 12582912.0f;
     n = n - 12582912.0f;
     a = n * 0.693359375f; QMX__KV_BAR(a);
@@ -9977,7 +9977,7 @@ QMX__KV_STRICT static qmx__kvf qmx__kv_expv(qmx__kvf x0) {
     const qmx__kvf lo = QMX__KVF(set1)(QMX__KV_EXP_LO), magic = QMX__KVF(set1)(12582912.0f);
     qmx__kvf x = QMX__KVF(max)(x0, lo), t, n, r, p, z;
     qmx__kvi e;
-    t = QMX__KVF(mul)(x, QMX__KVF(set1)(QMX__KV_LOG2E));
+    t = QMX__KVF(mul)(x, QMX__KVF(set1)(QMX__KV_LOG2E)); QMX__KV_BAR(t);   /* no fma into n */
     n = QMX__KVF(add)(t, magic);
     e = QMX__KVI(sub)(QMX__KVF_AS_I(n), QMX__KVF_AS_I(magic));
     n = QMX__KVF(sub)(n, magic);
@@ -13511,9 +13511,9 @@ QMX_API qmx_status qmx_matmul_mxfp8_f32_exec(size_t M, size_t N, size_t K, const
  *   Not in this slice: MXFP6 / qconfig fp8 / nf4 weights, other block lengths,
  *   NEON / MVE / DSP paths of the f32 x blob kernel; SIMD paths other than AVX-512, AVX2 and
  *   NEON (aarch64) for NVFP4 and Q4_1 (the other targets run their portable code: the same
- *   bits); SIMD paths for MXFP8 x int8 other than AVX-512 VNNI (E4M3: + VBMI), AVX2 and NEON
- *   (E4M3 and E5M2; the other targets run portable C: exact int64 block sums rounded once,
- *   about the speed of the unpacked kernel).
+ *   bits); SIMD paths for MXFP8 x int8 other than AVX-512 VNNI (E4M3: + VBMI), AVX2, NEON,
+ *   Cortex-M55 MVE, Cortex-M4 DSP and RVV (E4M3 and E5M2; the other targets run portable C:
+ *   exact int64 block sums rounded once, about the speed of the unpacked kernel).
  *
  * BLOB, byte by byte (the same bytes on every target; multi-byte values little-endian)
  *   [0, 8)   magic "QMXBWPK1"        [8, 12) N (uint32)        [12, 16) K (uint32)
@@ -13677,8 +13677,10 @@ QMX_API qmx_status qmx_matmul_mxfp8_f32_exec(size_t M, size_t N, size_t K, const
  *   an odd last row as above): USMMLA on 2 panel rows x 8 k of u (a 32-bit zip of two groups)
  *   and the same 8 k of the 2 rows of q, so dot = sum q u and I = dot - z qsum, then the same
  *   float steps per row. Cortex-M55 MVE: per row one VLDRB gather of its 16 bytes (4 groups) and VMLADAV
- *   against q; Cortex-M4 DSP: UXTB16 / SXTB16 and SMLAD per word of codes (MXFP4: the portable
- *   dots); RVV 1.0: per row an indexed byte load of its codes, vwmulsu and one vwredsum
+ *   against q; Cortex-M4 DSP: UXTB16 / SXTB16 and SMLAD per word of codes (MXFP4,
+ *   qmx__bp4_dots_dsp: one word of qmx__bp16_u2 per code byte, u of both nibbles, and one
+ *   SMLAD against (q k, q k + 16)); RVV 1.0: per row an indexed byte load of its codes,
+ *   vwmulsu and one vwredsum
  *   (any VLEN); the float steps of the portable path. Elsewhere portable C, the same integer
  *   and float steps one lane at a time. NVFP4: AVX-512 VNNI as MXFP4 with 4 vpdpbusd per
  *   block of 16 (two 64-byte loads split into low / high nibbles, vpshufb to u), the 16 E4M3
@@ -13737,9 +13739,15 @@ QMX_API qmx_status qmx_matmul_mxfp8_f32_exec(size_t M, size_t N, size_t K, const
  *   (w = +-(m << (s & 3)), VMULLB / VMULLT) times 16^(s >> 2) by VMLADAV.S16, RVV as q x
  *   (+-m) by vwmul shifted left by s in int32, one vredsum, the M4 e from a 256-entry table
  *   and a 32-bit multiply-add; p = (float)I x 2^-9, NaN rows, then the float steps of
- *   qmx__bp8_panel_c. MXFP8 otherwise (E5M2 on those three, other targets, E4M3 with
- *   AVX-512 VNNI but not VBMI): portable C (qmx__bp8_panel_c: qmx_matmul_blockw_dyn_i8's
- *   int64 segment routine).
+ *   qmx__bp8_panel_c. MXFP8 E5M2 on those three (qmx__bp85_dots): e = m 2^s (s <= 29) split
+ *   at s = 16 into two exact int32 sums, L (s < 16, |L| < 2^30) and H (the codes with s >=
+ *   16, e 2^-16; |H| < 2^28); MVE as E4M3 with w zeroed in the other half (4 VMLADAV.S16 per
+ *   16 codes), RVV q x (+-m) shifted by s & 15 and two masked vredsum, the M4 a 256-entry
+ *   table of pairs (el, eh) and two multiply-adds per code; I = H 2^16 + L in int64 (exact, |I| <
+ *   2^44), p = (float)I x 2^-16 (one rounding; the power of two exact), a row with an
+ *   exponent-31 code by the portable code (qmx__bwd_nonfinite), then the float steps.
+ *   MXFP8 otherwise (other targets, E4M3 with AVX-512 VNNI but not VBMI): portable C
+ *   (qmx__bp8_panel_c: qmx_matmul_blockw_dyn_i8's int64 segment routine).
  *   SPEED (bench/bench_matmul.c, bench_blockw; QMX_BENCH_MATMUL_ONLY=blockw runs only it),
  *   one core of the project's shared AMD Zen 4 VM (family 25), other jobs running, so the
  *   ratios moved run to run (the stream itself 11-21 GB/s). GEMV M = 1, N = K = 8192, weights
@@ -14039,11 +14047,13 @@ static void qmx__bp_setu(const qmx__bp *h, uint8_t *blk, size_t j, size_t t, uin
     c = blk + 64u * ((t % hb) / 4u) + 4u * j + t % 4u;
     *c = (uint8_t)(t < hb ? ((*c & 0xF0u) | u) : ((*c & 0x0Fu) | (u << 4)));
 }
+#if !defined(QMX__K_DSP)   /* (Cortex-M4 DSP: both nibbles at once, qmx__bp16_u2) */
 /* E2M1 code -> u = 12 + 2 x value (ggml's kvalues: the same integers), z = 12 */
 static const uint8_t qmx__bp_e2m1u[16] = {12, 13, 14, 15, 16, 18, 20, 24,
                                           12, 11, 10, 9, 8, 6, 4, 0};
+#endif
 #if !defined(QMX__K_VNNI) && !defined(QMX__K_AVX2) && !defined(QMX__K_NEON) && \
-    !defined(QMX__K_NEONDOT) && !defined(QMX__K_MVE) && \
+    !defined(QMX__K_NEONDOT) && !defined(QMX__K_MVE) && !defined(QMX__K_DSP) && \
     !defined(QMX__RVV)   /* the portable dots' identity table */
 static const uint8_t qmx__bp_idu[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
 #endif
@@ -14495,7 +14505,7 @@ QMX_API qmx_status qmx_matmul_blockw_packed_dyn_i8_workspace_size(size_t M, size
 
 #if !defined(QMX__K_VNNI) && !defined(QMX__K_AVX2) && !defined(QMX__K_NEON) && \
     !defined(QMX__K_NEONDOT)
-#if !defined(QMX__K_MVE) && !defined(QMX__RVV)
+#if !defined(QMX__K_MVE) && !defined(QMX__K_DSP) && !defined(QMX__RVV)
 /* dot[j] = sum over the block's 32 k of q * u (row j of the panel), exact int32. Portable C;
  * qsum (the sum of q) is for the Cortex-M paths below. */
 static void qmx__bp_dots_c(const qmx__bp *h, const uint8_t *blk, const int8_t *qb, int32_t qsum,
@@ -14558,15 +14568,49 @@ static void qmx__bp_dots(const qmx__bp *h, const uint8_t *blk, const int8_t *qb,
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* E2M1 u (qmx__bp_e2m1u) of both nibbles of a code byte as one word: (u of the low nibble,
+ * u of the high) as halfwords (<= 24), a single load for SMLAD (MXFP4 here, NVFP4 below). */
+#define QMX__BP16_U2(v) (12u | (v) << 16), (13u | (v) << 16), (14u | (v) << 16),               \
+    (15u | (v) << 16), (16u | (v) << 16), (18u | (v) << 16), (20u | (v) << 16),              \
+    (24u | (v) << 16), (12u | (v) << 16), (11u | (v) << 16), (10u | (v) << 16),              \
+    (9u | (v) << 16), (8u | (v) << 16), (6u | (v) << 16), (4u | (v) << 16), ((v) << 16)
+static const uint32_t qmx__bp16_u2[256] = {
+    QMX__BP16_U2(12u), QMX__BP16_U2(13u), QMX__BP16_U2(14u), QMX__BP16_U2(15u),
+    QMX__BP16_U2(16u), QMX__BP16_U2(18u), QMX__BP16_U2(20u), QMX__BP16_U2(24u),
+    QMX__BP16_U2(12u), QMX__BP16_U2(11u), QMX__BP16_U2(10u), QMX__BP16_U2(9u),
+    QMX__BP16_U2(8u), QMX__BP16_U2(6u), QMX__BP16_U2(4u), QMX__BP16_U2(0u)};
+#undef QMX__BP16_U2
+/* MXFP4 rows: byte t of group g holds k = 4 g + t (low nibble) and 16 + 4 g + t (high), so
+ * its qmx__bp16_u2 word meets (q of k, q of k + 16) in one SMLAD: 16 per row, no nibble
+ * splitting. |q u| <= 128 x 24: exact. */
+static void qmx__bp4_dots_dsp(const uint8_t *blk, const int8_t *qb, int32_t dot[16]) {
+    uint32_t qp[16];
+    size_t g, j;
+    for (g = 0; g < 16u; g++)
+        qp[g] = (uint32_t)(uint16_t)qb[g] | (uint32_t)(uint16_t)qb[16u + g] << 16;
+    for (j = 0; j < 16u; j++) {
+        uint32_t s = 0;
+        for (g = 0; g < 4u; g++) {
+            const uint32_t w = qmx__k_ld32le(blk + 64u * g + 4u * j);
+            const uint32_t *qg = qp + 4u * g;
+            s = __smlad(qmx__bp16_u2[w & 0xFFu], qg[0], s);
+            s = __smlad(qmx__bp16_u2[(w >> 8) & 0xFFu], qg[1], s);
+            s = __smlad(qmx__bp16_u2[(w >> 16) & 0xFFu], qg[2], s);
+            s = __smlad(qmx__bp16_u2[w >> 24], qg[3], s);
+        }
+        dot[j] = qmx__k_u2i(s);
+    }
+}
 /* Cortex-M4 DSP: per row and group the 4 code bytes (one word) meet the 4 q bytes in two SMLAD
  * (UXTB16 of the codes, SXTB16 of q: bytes 0,2 then 1,3); 4-bit codes split into their
- * nibble words first. |u q| <= 255 x 128: exact. MXFP4 (a table per nibble): portable. */
+ * nibble words first. |u q| <= 255 x 128: exact. MXFP4: qmx__bp4_dots_dsp. */
 static void qmx__bp_dots(const qmx__bp *h, const uint8_t *blk, const int8_t *qb, int32_t qsum,
                          int32_t dot[16]) {
     const uint8_t *qu = (const uint8_t *)qb;
     uint32_t qe[8], qo[8];
     size_t g, j, ng = h->elem == 1 ? 8u : 4u;
-    if (h->elem == 4) { qmx__bp_dots_c(h, blk, qb, qsum, dot); return; }
+    (void)qsum;
+    if (h->elem == 4) { qmx__bp4_dots_dsp(blk, qb, dot); return; }
     for (g = 0; g < 8u; g++) {
         uint32_t w = qmx__k_ld32le(qu + 4u * g);
         qe[g] = __sxtb16(w);
@@ -14673,13 +14717,16 @@ static int64_t qmx__bp_fp8e(uint32_t c, int e5) {
     return (c & 0x80u) ? -v : v;
 }
 #if defined(QMX__K_MVE) || defined(QMX__K_DSP) || defined(QMX__RVV)
-#define QMX__BP8_DOTS 1   /* qmx__bp8_panel_c's E4M3 integer by the dots below */
+#define QMX__BP8_DOTS 1   /* qmx__bp8_panel_c's integers by the dots below */
 /* MXFP8 E4M3 block dots on Cortex-M55 MVE, Cortex-M4 DSP and RVV, for qmx__bp8_panel_c (its
  * portable reference: qmx__bp_fp8e, qmx__bwd_seg): dot[j] = I = sum over the block's 32 k
  * of q e (row j), exact int32: |e| <= 15 x 2^14 (the NaN codes' stand-in too), so |I| <=
  * 32 x 128 x 245760 = 2^30. Bit j of *nan: row j holds a 0x7F / 0xFF (NaN) code (its dot is
  * then meaningless). A code's e (units 2^-9): mag = c & 0x7F, exponent x = mag >> 3, s =
- * max(x - 1, 0), m = mag - 8 s (8 | mantissa; x = 0: the mantissa), e = +-m 2^s. */
+ * max(x - 1, 0), m = mag - 8 s (8 | mantissa; x = 0: the mantissa), e = +-m 2^s.
+ * qmx__bp85_dots (E5M2, e in units of 2^-16 up to 7 x 2^29): dot[j] = L, the sum over the
+ * codes with s < 16 (|L| < 2^30), doth[j] = H, over those with s >= 16 of q e 2^-16 (|H| <
+ * 2^28), so I = H 2^16 + L; bit j of *nan: row j holds an exponent-31 (Inf / NaN) code. */
 #if defined(QMX__K_MVE)
 /* MVE: row j's 32 codes by two VLDRB gathers (as int8): e = w 16^a, w = +-(m << (s & 3))
  * (|w| <= 120, a signed byte), a = s >> 2; VMULLB / VMULLT give q w exactly in int16 and one
@@ -14717,6 +14764,50 @@ static void qmx__bp8_dots(const uint8_t *blk, const int8_t *qb, int32_t dot[16],
         d = qmx__bp8_half_mve(d, vldrbq_gather_offset_u8(blk + 256u + 4u * j, off), q1, &mx);
         dot[j] = d;
         nm |= (uint32_t)(vmaxvq_u8(0u, mx) == 0x7Fu) << j;
+    }
+    *nan = nm;
+}
+/* E5M2 half (16 codes), as qmx__bp8_half_mve with mag = 4 x + f, s = max(x - 1, 0) <= 30,
+ * m = mag - 4 s <= 7, w = +-(m << (s & 3)) <= 56: codes with s < 16 into *lo (16^(s >> 2)),
+ * those with s >= 16 into *hi (16^((s - 16) >> 2)), by zeroing w in the other half (hm:
+ * 0xFF where s >= 16, s >> 4 <= 1). */
+static inline void qmx__bp85_half_mve(int32_t *lo, int32_t *hi, uint8x16_t c, int8x16_t q,
+                                      uint8x16_t *mx) {
+    const uint8x16_t mag = vandq_u8(c, vdupq_n_u8(0x7Fu));
+    const uint8x16_t s = vqsubq_n_u8(vshrq_n_u8(mag, 2), 1u);
+    const uint8x16_t m = vsubq_u8(mag, vshlq_n_u8(s, 2));
+    const uint8x16_t a4 = vandq_u8(s, vdupq_n_u8(12u));   /* 4 (a & 3) */
+    const int8x16_t hm = vreinterpretq_s8_u8(vsubq_u8(vdupq_n_u8(0u), vshrq_n_u8(s, 4)));
+    const int8x16_t neg = vshrq_n_s8(vreinterpretq_s8_u8(c), 7);
+    const uint16x8_t one = vdupq_n_u16(1u);
+    const int8x16_t sh = vreinterpretq_s8_u8(vandq_u8(s, vdupq_n_u8(3u)));
+    const int16x8_t fb =
+        vreinterpretq_s16_u16(vshlq_u16(one, vreinterpretq_s16_u16(vmovlbq_u8(a4))));
+    const int16x8_t ft =
+        vreinterpretq_s16_u16(vshlq_u16(one, vreinterpretq_s16_u16(vmovltq_u8(a4))));
+    int8x16_t w = vreinterpretq_s8_u8(vshlq_u8(m, sh)), wh;
+    *mx = vmaxq_u8(*mx, mag);
+    w = vsubq_s8(veorq_s8(w, neg), neg);
+    wh = vandq_s8(w, hm);
+    w = vbicq_s8(w, hm);
+    *lo = vmladavaq_s16(vmladavaq_s16(*lo, vmullbq_int_s8(w, q), fb), vmulltq_int_s8(w, q), ft);
+    *hi = vmladavaq_s16(vmladavaq_s16(*hi, vmullbq_int_s8(wh, q), fb), vmulltq_int_s8(wh, q),
+                        ft);
+}
+static void qmx__bp85_dots(const uint8_t *blk, const int8_t *qb, int32_t dot[16],
+                           int32_t doth[16], uint32_t *nan) {
+    const uint8x16_t off = vld1q_u8(qmx__bp_goff);
+    const int8x16_t q0 = vld1q_s8(qb), q1 = vld1q_s8(qb + 16);
+    uint32_t nm = 0;
+    size_t j;
+    for (j = 0; j < 16u; j++) {
+        uint8x16_t mx = vdupq_n_u8(0u);
+        int32_t lo = 0, hi = 0;
+        qmx__bp85_half_mve(&lo, &hi, vldrbq_gather_offset_u8(blk + 4u * j, off), q0, &mx);
+        qmx__bp85_half_mve(&lo, &hi, vldrbq_gather_offset_u8(blk + 256u + 4u * j, off), q1, &mx);
+        dot[j] = lo;
+        doth[j] = hi;
+        nm |= (uint32_t)(vmaxvq_u8(0u, mx) >= 0x7Cu) << j;   /* exponent field 31 */
     }
     *nan = nm;
 }
@@ -14760,6 +14851,61 @@ static void qmx__bp8_dots(const uint8_t *blk, const int8_t *qb, int32_t dot[16],
     }
     *nan = nm;
 }
+/* E5M2: e = m 2^s (s <= 29) needs up to 32 bits, so a pair per code: el = e for s < 16 (|el|
+ * <= 7 x 2^15), eh = e 2^-16 for 16 <= s <= 29 (|eh| <= 7 x 2^13), each 0 otherwise and for
+ * the Inf / NaN codes (exponent field 31, patched); a code meets q in both sums. */
+#define QMX__BP85_S(c) ((((c) >> 2) & 31) - ((((c) >> 2) & 31) != 0))
+#define QMX__BP85_M(c) (((c) & 0x7F) - 4 * QMX__BP85_S(c))
+#define QMX__BP85_SG(c) ((c) & 0x80 ? -1 : 1)
+#define QMX__BP85_L(c) \
+    ((QMX__BP85_S(c) < 16 ? QMX__BP85_M(c) << (QMX__BP85_S(c) & 15) : 0) * QMX__BP85_SG(c))
+#define QMX__BP85_H(c)                                                                        \
+    ((QMX__BP85_S(c) >= 16 && QMX__BP85_S(c) < 30 ? QMX__BP85_M(c) << (QMX__BP85_S(c) & 15)   \
+                                                   : 0) * QMX__BP85_SG(c))
+#define QMX__BP85_R(E, h)                                                                     \
+    E(16 * (h)), E(16 * (h) + 1), E(16 * (h) + 2), E(16 * (h) + 3), E(16 * (h) + 4),          \
+        E(16 * (h) + 5), E(16 * (h) + 6), E(16 * (h) + 7), E(16 * (h) + 8), E(16 * (h) + 9),  \
+        E(16 * (h) + 10), E(16 * (h) + 11), E(16 * (h) + 12), E(16 * (h) + 13),               \
+        E(16 * (h) + 14), E(16 * (h) + 15)
+#define QMX__BP85_T(E)                                                                        \
+    QMX__BP85_R(E, 0), QMX__BP85_R(E, 1), QMX__BP85_R(E, 2), QMX__BP85_R(E, 3),               \
+        QMX__BP85_R(E, 4), QMX__BP85_R(E, 5), QMX__BP85_R(E, 6), QMX__BP85_R(E, 7),           \
+        QMX__BP85_R(E, 8), QMX__BP85_R(E, 9), QMX__BP85_R(E, 10), QMX__BP85_R(E, 11),         \
+        QMX__BP85_R(E, 12), QMX__BP85_R(E, 13), QMX__BP85_R(E, 14), QMX__BP85_R(E, 15)
+#define QMX__BP85_LH(c) {QMX__BP85_L(c), QMX__BP85_H(c)}
+static const int32_t qmx__bp85_e[256][2] = {QMX__BP85_T(QMX__BP85_LH)};   /* el, eh: one LDRD */
+#undef QMX__BP85_LH
+#undef QMX__BP85_T
+#undef QMX__BP85_R
+#undef QMX__BP85_H
+#undef QMX__BP85_L
+#undef QMX__BP85_SG
+#undef QMX__BP85_M
+#undef QMX__BP85_S
+static void qmx__bp85_dots(const uint8_t *blk, const int8_t *qb, int32_t dot[16],
+                           int32_t doth[16], uint32_t *nan) {
+    uint32_t nm = 0;
+    size_t g, j;
+    for (j = 0; j < 16u; j++) {
+        int32_t sl = 0, sh = 0;
+        uint32_t ok = 0x80808080u;
+        for (g = 0; g < 8u; g++) {
+            const uint32_t w = qmx__k_ld32le(blk + 64u * g + 4u * j);
+            const uint32_t c0 = w & 0xFFu, c1 = (w >> 8) & 0xFFu, c2 = (w >> 16) & 0xFFu;
+            const int8_t *qg = qb + 4u * g;
+            const int32_t *e0 = qmx__bp85_e[c0], *e1 = qmx__bp85_e[c1], *e2 = qmx__bp85_e[c2];
+            const int32_t *e3 = qmx__bp85_e[w >> 24];
+            sl += e0[0] * qg[0] + e1[0] * qg[1] + e2[0] * qg[2] + e3[0] * qg[3];
+            sh += e0[1] * qg[0] + e1[1] * qg[1] + e2[1] * qg[2] + e3[1] * qg[3];
+            /* bit 7 of a byte: exponent field != 31 (x = (c & 0x7C) ^ 0x7C, x + 0x7F) */
+            ok &= ((w & 0x7C7C7C7Cu) ^ 0x7C7C7C7Cu) + 0x7F7F7F7Fu;
+        }
+        dot[j] = sl;
+        doth[j] = sh;
+        nm |= (uint32_t)(ok != 0x80808080u) << j;
+    }
+    *nan = nm;
+}
 #else
 /* RVV: row j's 32 codes by an indexed byte load (as int8), q x (+-m) by vwmul (int16, |.| <=
  * 128 x 15), widened to int32 and shifted left by s (exact), one vredsum (e8m2 / e32m8:
@@ -14787,6 +14933,36 @@ static void qmx__bp8_dots(const uint8_t *blk, const int8_t *qb, int32_t dot[16],
     }
     *nan = nm;
 }
+/* E5M2: mag = 4 x + f, s = max(x - 1, 0), m = mag - 4 s; q x (+-m) shifted left by s & 15
+ * (< 2^25), then two masked vredsum: the lanes with s < 16 (dot, units 2^-16) and s >= 16
+ * (doth, units 1); exponent field 31 (Inf / NaN) marks the row. */
+static void qmx__bp85_dots(const uint8_t *blk, const int8_t *qb, int32_t dot[16],
+                           int32_t doth[16], uint32_t *nan) {
+    const vint32m1_t z = __riscv_vmv_v_x_i32m1(0, 1);
+    const vint8m2_t q = __riscv_vle8_v_i8m2(qb, 32);
+    const vuint16m4_t off = __riscv_vle16_v_u16m4(qmx__bp_rvv_off, 32);
+    uint32_t nm = 0;
+    size_t j;
+    for (j = 0; j < 16u; j++) {
+        const vuint8m2_t c = __riscv_vluxei16_v_u8m2(blk + 4u * j, off, 32);
+        const vuint8m2_t mag = __riscv_vand_vx_u8m2(c, 0x7Fu, 32);
+        const vuint8m2_t s = __riscv_vssubu_vx_u8m2(__riscv_vsrl_vx_u8m2(mag, 2, 32), 1u, 32);
+        const vbool4_t hs = __riscv_vmsgeu_vx_u8m2_b4(s, 16u, 32);
+        vint8m2_t m = __riscv_vreinterpret_v_u8m2_i8m2(
+            __riscv_vsub_vv_u8m2(mag, __riscv_vsll_vx_u8m2(s, 2, 32), 32));
+        vint32m8_t p;
+        m = __riscv_vneg_v_i8m2_mu(__riscv_vmsgeu_vx_u8m2_b4(c, 0x80u, 32), m, m, 32);
+        p = __riscv_vsext_vf2_i32m8(__riscv_vwmul_vv_i16m4(q, m, 32), 32);
+        p = __riscv_vsll_vv_i32m8(
+            p, __riscv_vzext_vf4_u32m8(__riscv_vand_vx_u8m2(s, 15u, 32), 32), 32);
+        dot[j] = __riscv_vmv_x_s_i32m1_i32(
+            __riscv_vredsum_vs_i32m8_i32m1_m(__riscv_vmnot_m_b4(hs, 32), p, z, 32));
+        doth[j] = __riscv_vmv_x_s_i32m1_i32(__riscv_vredsum_vs_i32m8_i32m1_m(hs, p, z, 32));
+        nm |= (uint32_t)(__riscv_vcpop_m_b4(__riscv_vmsgeu_vx_u8m2_b4(mag, 0x7Cu, 32), 32) != 0)
+              << j;
+    }
+    *nan = nm;
+}
 #endif
 #endif
 /* MXFP8 (elements 6, 7; blocks of 32): one row of X against one panel, y[16], portable C (the
@@ -14796,7 +14972,10 @@ static void qmx__bp8_dots(const uint8_t *blk, const int8_t *qb, int32_t dot[16],
  * p = p * sw, p = p * sx, y = y + p. Codes past K are 0 and so are their q. E4M3 on
  * Cortex-M55 MVE, Cortex-M4 DSP and RVV: I by qmx__bp8_dots (above), p = (float)I x 2^-9 =
  * RN_f32(I 2^-9) (|I| >= 1 or I = +0: the power of two is exact), NaN for a row with a NaN
- * code (qmx__bwd_nonfinite's only E4M3 case); the float steps after p are shared. */
+ * code (qmx__bwd_nonfinite's only E4M3 case); the float steps after p are shared. E5M2
+ * there: I = H 2^16 + L from qmx__bp85_dots' int32 halves, exact in int64 (|I| < 2^44), p =
+ * (float)I x 2^-16 (one rounding: RN_f32(I 2^-16) as qmx__bwd_seg); a row with an Inf / NaN
+ * code (exponent field 31) by the portable steps. */
 QMX__NOFMA
 static void qmx__bp8_panel_c(const qmx__bp *h, const uint8_t *pp, const int8_t *q,
                              const float *sxb, float *y) {
@@ -14808,9 +14987,10 @@ static void qmx__bp8_panel_c(const qmx__bp *h, const uint8_t *pp, const int8_t *
         const uint8_t *blk = pp + bk * h->S;
         const int8_t *qb = q + 32u * bk;
 #if defined(QMX__BP8_DOTS)
-        int32_t dot[16];
+        int32_t dot[16], doth[16];
         uint32_t nan = 0;
         if (!e5) qmx__bp8_dots(blk, qb, dot, &nan);
+        else qmx__bp85_dots(blk, qb, dot, doth, &nan);
 #endif
         for (j = 0; j < 16u; j++) {
             int64_t w[32];
@@ -14819,6 +14999,9 @@ static void qmx__bp8_panel_c(const qmx__bp *h, const uint8_t *pp, const int8_t *
 #if defined(QMX__BP8_DOTS)
             if (!e5)
                 p = (nan >> j & 1u) ? qmx__bits_f32(QMX__BW_QNAN) : (float)dot[j] * 0.001953125f;
+            else if (!(nan >> j & 1u))   /* E5M2 I = doth 2^16 + dot: exact in int64 */
+                p = (doth[j] ? (float)((int64_t)doth[j] * 65536 + dot[j]) : (float)dot[j]) *
+                    1.52587890625e-05f;
             else
 #endif
             {
@@ -14934,18 +15117,8 @@ static void qmx__bp16_dots(const uint8_t *blk, const int8_t *qb, int32_t dot[16]
     }
 }
 #elif defined(QMX__K_DSP)
-/* Cortex-M4 DSP: one table word per code byte, (u of its low nibble, u of its high) as two
- * halfwords (<= 24), SMLAD against (q of k, q of k + 8): 8 SMLAD per row. */
-#define QMX__BP16_U2(v) (12u | (v) << 16), (13u | (v) << 16), (14u | (v) << 16),               \
-    (15u | (v) << 16), (16u | (v) << 16), (18u | (v) << 16), (20u | (v) << 16),              \
-    (24u | (v) << 16), (12u | (v) << 16), (11u | (v) << 16), (10u | (v) << 16),              \
-    (9u | (v) << 16), (8u | (v) << 16), (6u | (v) << 16), (4u | (v) << 16), ((v) << 16)
-static const uint32_t qmx__bp16_u2[256] = {
-    QMX__BP16_U2(12u), QMX__BP16_U2(13u), QMX__BP16_U2(14u), QMX__BP16_U2(15u),
-    QMX__BP16_U2(16u), QMX__BP16_U2(18u), QMX__BP16_U2(20u), QMX__BP16_U2(24u),
-    QMX__BP16_U2(12u), QMX__BP16_U2(11u), QMX__BP16_U2(10u), QMX__BP16_U2(9u),
-    QMX__BP16_U2(8u), QMX__BP16_U2(6u), QMX__BP16_U2(4u), QMX__BP16_U2(0u)};
-#undef QMX__BP16_U2
+/* Cortex-M4 DSP: one table word per code byte (qmx__bp16_u2, with qmx__bp_dots above: u of
+ * its low nibble, u of its high), SMLAD against (q of k, q of k + 8): 8 SMLAD per row. */
 static void qmx__bp16_dots(const uint8_t *blk, const int8_t *qb, int32_t dot[16]) {
     uint32_t qp[8];
     size_t j, t;
@@ -15104,6 +15277,7 @@ static void qmx__bp_panel_neon(const qmx__bp *h, const uint8_t *pp, const int8_t
             if (h->unit) p = vmulq_f32(p, vdupq_n_f32(0.5f));
             p = vmulq_f32(p, vld1q_f32(sw + 4u * v));
             p = vmulq_f32(p, vdupq_n_f32(sxb[bk]));
+            QMX__VOPAQUE(p);   /* a rounded product, no fmla (clang -ffp-contract=fast) */
             yv[v] = vaddq_f32(yv[v], p);
         }
     }
@@ -15197,6 +15371,7 @@ static void qmx__bp_pair_i8mm(const qmx__bp *h, const uint8_t *pp, const int8_t 
             }
             p0 = vmulq_f32(vmulq_f32(p0, s), sx0);
             p1 = vmulq_f32(vmulq_f32(p1, s), sx1);
+            QMX__VOPAQUE2(p0, p1);   /* rounded products, no fmla (clang -ffp-contract=fast) */
             y0[v] = vaddq_f32(y0[v], p0);
             y1[v] = vaddq_f32(y1[v], p1);
         }
@@ -15279,6 +15454,7 @@ static void qmx__bp16_panel_neon(const qmx__bp *h, const uint8_t *pp, const int8
             if (h->unit) p = vmulq_f32(p, vdupq_n_f32(0.5f));
             p = vmulq_f32(p, sw[v]);
             p = vmulq_f32(p, sx);
+            QMX__VOPAQUE(p);   /* a rounded product, no fmla (clang -ffp-contract=fast) */
             yv[v] = vaddq_f32(yv[v], p);
         }
     }
@@ -15323,8 +15499,11 @@ static void qmx__bp41_panel_neon(const qmx__bp *h, const uint8_t *pp, const int8
             float32x4_t p = vcvtq_f32_s32(d[v]);   /* |I| <= 32 x 128 x 15: exact */
             p = vmulq_f32(p, dv);
             p = vmulq_f32(p, sx);
+            QMX__VOPAQUE(p);   /* rounded products, no fmla (clang -ffp-contract=fast) */
             yv[v] = vaddq_f32(yv[v], p);
-            yv[v] = vaddq_f32(yv[v], vmulq_f32(tv, mv));
+            p = vmulq_f32(tv, mv);
+            QMX__VOPAQUE(p);
+            yv[v] = vaddq_f32(yv[v], p);
         }
     }
     for (v = 0; v < 4u; v++) vst1q_f32(y + 4u * v, yv[v]);
@@ -15386,6 +15565,7 @@ static void qmx__bp8_panel_neon(const qmx__bp *h, const uint8_t *pp, const int8_
             p = vbslq_f32(nl, qnan, p);
             p = vmulq_f32(p, vld1q_f32(sw + 4u * v));
             p = vmulq_f32(p, sx);
+            QMX__VOPAQUE(p);   /* a rounded product, no fmla (clang -ffp-contract=fast) */
             yv[v] = vaddq_f32(yv[v], p);
         }
     }
@@ -15461,6 +15641,7 @@ static void qmx__bp85_panel_neon(const qmx__bp *h, const uint8_t *pp, const int8
             }
             p = vmulq_f32(p, vld1q_f32(sw + 4u * v));
             p = vmulq_f32(p, sx);
+            QMX__VOPAQUE(p);   /* a rounded product, no fmla (clang -ffp-contract=fast) */
             yv[v] = vaddq_f32(yv[v], p);
         }
     }
@@ -15552,7 +15733,9 @@ QMX__K_AINLINE __m512 qmx__bp_row_vnni(const qmx__bp *h, const __m512i w[8], __m
     p = _mm512_cvtepi32_ps(a0);
     if (h->unit) p = _mm512_mul_ps(p, _mm512_set1_ps(0.5f));   /* RN(I 2^-1): exact */
     p = _mm512_mul_ps(p, sw);
-    return _mm512_mul_ps(p, _mm512_set1_ps(sx));
+    p = _mm512_mul_ps(p, _mm512_set1_ps(sx));
+    QMX__VOPAQUE(p);   /* callers add it: no FMA under clang -ffp-contract=fast */
+    return p;
 }
 /* One block of one panel against one row of X. */
 QMX__NOFMA
@@ -15721,7 +15904,9 @@ QMX__K_AINLINE __m512 qmx__bp4_row_vnni(__m512 y, const __m512i w[8], __m512 sw,
     int g;
     for (g = 0; g < 8; g++) a = qmx__bp4_dp_vnni(a, w[g], xb + 4 * g);
     p = _mm512_mul_ps(_mm512_cvtepi32_ps(a), sw);
-    return _mm512_add_ps(y, _mm512_mul_ps(p, _mm512_set1_ps(sx)));
+    p = _mm512_mul_ps(p, _mm512_set1_ps(sx));
+    QMX__VOPAQUE(p);   /* a rounded product: no FMA under clang -ffp-contract=fast */
+    return _mm512_add_ps(y, p);
 }
 /* R (8 or 4) rows (x + r kp; -8 qsum at qn + r nb) against one panel: y[16 r + j]; pf
  * (or NULL): another panel whose block bk is prefetched (into L2) with block bk of pp; gen:
@@ -15848,7 +16033,9 @@ QMX__K_AINLINE __m512 qmx__bp16_row_vnni(const qmx__bp *h, const __m512i w[4], _
     p = _mm512_cvtepi32_ps(a0);
     if (h->unit) p = _mm512_mul_ps(p, _mm512_set1_ps(0.5f));   /* RN(I 2^-1): exact */
     p = _mm512_mul_ps(p, sw);
-    return _mm512_mul_ps(p, _mm512_set1_ps(sx));
+    p = _mm512_mul_ps(p, _mm512_set1_ps(sx));
+    QMX__VOPAQUE(p);   /* callers add it: no FMA under clang -ffp-contract=fast */
+    return p;
 }
 QMX__NOFMA
 QMX__K_AINLINE __m512 qmx__bp16_blk_vnni(const qmx__bp *h, const uint8_t *blk, const uint8_t *xb,
@@ -15973,7 +16160,9 @@ QMX__K_AINLINE __m512 qmx__bp8_blk_vnni(const qmx__bp *h, const uint8_t *blk, co
     nanl = _mm512_test_epi32_mask(nb, nb);
     p = _mm512_mask_mov_ps(p, nanl, _mm512_castsi512_ps(_mm512_set1_epi32(0x7FC00000)));
     p = _mm512_mul_ps(p, qmx__bp_sw_vnni(h, blk));
-    return _mm512_mul_ps(p, _mm512_set1_ps(sx));
+    p = _mm512_mul_ps(p, _mm512_set1_ps(sx));
+    QMX__VOPAQUE(p);   /* callers add it: no FMA under clang -ffp-contract=fast */
+    return p;
 }
 /* One row of X against np (1 .. 4) consecutive E4M3 panels: y[16 t + j], blocks increasing. */
 QMX__NOFMA
@@ -16061,7 +16250,9 @@ QMX__K_AINLINE __m512 qmx__bp85_blk_vbmi(const qmx__bp *h, const uint8_t *blk, c
         p = _mm512_loadu_ps(pt);
     }
     p = _mm512_mul_ps(p, qmx__bp_sw_vnni(h, blk));
-    return _mm512_mul_ps(p, _mm512_set1_ps(sx));
+    p = _mm512_mul_ps(p, _mm512_set1_ps(sx));
+    QMX__VOPAQUE(p);   /* callers add it: no FMA under clang -ffp-contract=fast */
+    return p;
 }
 #endif
 /* ---- MXFP8 E5M2 (element 7) on AVX-512 VNNI (no VBMI needed) ---- */
@@ -16127,7 +16318,9 @@ QMX__K_AINLINE __m512 qmx__bp85_blk_vnni(const qmx__bp *h, const uint8_t *blk, c
         p = _mm512_loadu_ps(pt);
     }
     p = _mm512_mul_ps(p, qmx__bp_sw_vnni(h, blk));
-    return _mm512_mul_ps(p, _mm512_set1_ps(sx));
+    p = _mm512_mul_ps(p, _mm512_set1_ps(sx));
+    QMX__VOPAQUE(p);   /* callers add it: no FMA under clang -ffp-contract=fast */
+    return p;
 }
 #endif
 /* One row of X against np (1 .. 4) consecutive E5M2 panels: y[16 t + j], blocks increasing. */
@@ -16177,10 +16370,12 @@ static void qmx__bp41_panel_vnni(const qmx__bp *h, const uint8_t *pp, size_t np,
             p = _mm512_mul_ps(p, _mm512_maskz_cvtph_ps((__mmask16)0xFFFFu, _mm256_loadu_si256(
                                      (const __m256i *)(const void *)(blk + h->cb))));
             p = _mm512_mul_ps(p, sx);
+            QMX__VOPAQUE(p);   /* rounded products: no FMA under clang -ffp-contract=fast */
             y0 = _mm512_add_ps(y0, p);
             tm = _mm512_mul_ps(_mm512_set1_ps((float)qs[bk]), sx);
             tm = _mm512_mul_ps(tm, _mm512_maskz_cvtph_ps((__mmask16)0xFFFFu, _mm256_loadu_si256(
                                        (const __m256i *)(const void *)(blk + h->cb + 32u))));
+            QMX__VOPAQUE(tm);
             acc[t] = _mm512_add_ps(y0, tm);
         }
     for (t = 0; t < np; t++) _mm512_storeu_ps(y + 16u * t, acc[t]);
@@ -16286,7 +16481,9 @@ static inline __m256 qmx__bp_blk_avx2(const qmx__bp *h, const uint8_t *blk, size
     p = _mm256_cvtepi32_ps(acc);
     if (h->unit) p = _mm256_mul_ps(p, _mm256_set1_ps(0.5f));   /* RN(I 2^-1): exact */
     p = _mm256_mul_ps(p, sw);
-    return _mm256_mul_ps(p, _mm256_set1_ps(sx));
+    p = _mm256_mul_ps(p, _mm256_set1_ps(sx));
+    QMX__VOPAQUE(p);   /* callers add it: no FMA under clang -ffp-contract=fast */
+    return p;
 }
 
 /* One row of X against np (1 or 2) consecutive panels: y[16 t + j] = lane j of panel t. */
@@ -16384,7 +16581,9 @@ static inline __m256 qmx__bp16_blk_avx2(const qmx__bp *h, const uint8_t *blk, si
     p = _mm256_cvtepi32_ps(acc);   /* |I| <= 16 x 127 x 12: exact */
     if (h->unit) p = _mm256_mul_ps(p, _mm256_set1_ps(0.5f));   /* RN(I 2^-1): exact */
     p = _mm256_mul_ps(p, qmx__bp16_sw_avx2(h, blk, hf));
-    return _mm256_mul_ps(p, _mm256_set1_ps(sx));
+    p = _mm256_mul_ps(p, _mm256_set1_ps(sx));
+    QMX__VOPAQUE(p);   /* callers add it: no FMA under clang -ffp-contract=fast */
+    return p;
 }
 /* NVFP4: one row of X against np (1 or 2) consecutive panels (np weight streams), blocks
  * increasing: y[16 t + j]. */
@@ -16448,7 +16647,9 @@ static void qmx__bp41_panel_avx2(const qmx__bp *h, const uint8_t *pp, size_t np,
             for (hf = 0; hf < 2u; hf++) {
                 __m256 v = _mm256_add_ps(a[2u * t + hf],
                                          qmx__bp_blk_avx2(h, blk, hf, xb, qs[bk], sxb[bk]));
-                a[2u * t + hf] = _mm256_add_ps(v, _mm256_mul_ps(tv, qmx__bp41_m_avx2(h, blk, hf)));
+                __m256 tp = _mm256_mul_ps(tv, qmx__bp41_m_avx2(h, blk, hf));
+                QMX__VOPAQUE(tp);   /* a rounded product: no FMA under clang -ffp-contract=fast */
+                a[2u * t + hf] = _mm256_add_ps(v, tp);
             }
         }
     }
@@ -16521,7 +16722,9 @@ static inline __m256 qmx__bp8_blk_avx2(const qmx__bp *h, const uint8_t *blk, siz
     p = _mm256_blendv_ps(_mm256_castsi256_ps(_mm256_set1_epi32(0x7FC00000)), p,
                          _mm256_castsi256_ps(_mm256_cmpeq_epi32(nan, zero)));
     p = _mm256_mul_ps(p, qmx__bp_e8m0_avx2(h, blk, hf));
-    return _mm256_mul_ps(p, _mm256_set1_ps(sx));
+    p = _mm256_mul_ps(p, _mm256_set1_ps(sx));
+    QMX__VOPAQUE(p);   /* callers add it: no FMA under clang -ffp-contract=fast */
+    return p;
 }
 /* MXFP8 E5M2 (element 7), one block of 32 k, rows 8 hf .. 8 hf + 7 (qmx__bp8_panel_c's value):
  * e = m 2^s split as w 16^a (w = m << (s & 3) <= 56, a = s >> 2 < 8, as qmx__bp85_panel_neon),
@@ -16582,7 +16785,9 @@ static inline __m256 qmx__bp85_blk_avx2(const qmx__bp *h, const uint8_t *blk, si
         p = _mm256_loadu_ps(pt);
     }
     p = _mm256_mul_ps(p, qmx__bp_e8m0_avx2(h, blk, hf));
-    return _mm256_mul_ps(p, _mm256_set1_ps(sx));
+    p = _mm256_mul_ps(p, _mm256_set1_ps(sx));
+    QMX__VOPAQUE(p);   /* callers add it: no FMA under clang -ffp-contract=fast */
+    return p;
 }
 /* MXFP8 E4M3 / E5M2 (qmx__bp85_blk_avx2): one row of X against np (1 or 2) consecutive panels,
  * blocks increasing: y[16 t + j]. */
@@ -17013,7 +17218,18 @@ static inline __m256 qmx__bpf_w_avx2(const qmx__bp *h, __m256i c, __m256i z, __m
     else
         w = _mm256_cvtepi32_ps(_mm256_sub_epi32(c, z));
     w = _mm256_mul_ps(w, sw);
-    return h->elem == 8 ? _mm256_add_ps(w, mn) : w;
+    if (h->elem != 8) return w;
+    QMX__VOPAQUE(w);   /* no FMA into the + m under clang -ffp-contract=fast */
+    return _mm256_add_ps(w, mn);
+}
+/* y0 + p0, y1 + p1 for products p0, p1: they stay rounded (no FMA under clang
+ * -ffp-contract=fast, which ignores the pragma; the asm survives inlining). */
+QMX__NOFMA
+static inline void qmx__bpf_add2_avx2(__m256 *y0, __m256 *y1, __m256 p0, __m256 p1) {
+    QMX__PRAGMA_NOFMA
+    QMX__VOPAQUE2(p0, p1);
+    *y0 = _mm256_add_ps(*y0, p0);
+    *y1 = _mm256_add_ps(*y1, p1);
 }
 /* A block's per-half constants: scales, z, Q4_1 minima, the E2M1 table halves. */
 typedef struct qmx__bpf_avx2 {
@@ -17091,12 +17307,13 @@ static void qmx__bpf_row1_avx2(const qmx__bp *h, const uint8_t *blk, const float
             __m256i v1 = _mm256_loadu_si256((const __m256i *)(const void *)(blk + 64u * g + 32u));
             for (t = 0; t < 4u; t++) {
                 const __m256 b = _mm256_broadcast_ss(x + 4u * g + t);
-                y0 = _mm256_add_ps(y0, _mm256_mul_ps(b, qmx__bpf_w_avx2(
-                                           h, _mm256_and_si256(v0, m8), s.z[0], s.sw[0],
-                                           s.mn[0], s.lo, s.hi)));
-                y1 = _mm256_add_ps(y1, _mm256_mul_ps(b, qmx__bpf_w_avx2(
-                                           h, _mm256_and_si256(v1, m8), s.z[1], s.sw[1],
-                                           s.mn[1], s.lo, s.hi)));
+                qmx__bpf_add2_avx2(&y0, &y1,
+                                   _mm256_mul_ps(b, qmx__bpf_w_avx2(h, _mm256_and_si256(v0, m8),
+                                                                    s.z[0], s.sw[0], s.mn[0],
+                                                                    s.lo, s.hi)),
+                                   _mm256_mul_ps(b, qmx__bpf_w_avx2(h, _mm256_and_si256(v1, m8),
+                                                                    s.z[1], s.sw[1], s.mn[1],
+                                                                    s.lo, s.hi)));
                 v0 = _mm256_srli_epi32(v0, 8);
                 v1 = _mm256_srli_epi32(v1, 8);
             }
@@ -17110,12 +17327,13 @@ static void qmx__bpf_row1_avx2(const qmx__bp *h, const uint8_t *blk, const float
                 if (nib) { v0 = _mm256_srli_epi32(v0, 4); v1 = _mm256_srli_epi32(v1, 4); }
                 for (t = 0; t < 4u; t++) {
                     const __m256 b = _mm256_broadcast_ss(x + nib * hb + 4u * g + t);
-                    y0 = _mm256_add_ps(y0, _mm256_mul_ps(b, qmx__bpf_w_avx2(
-                                               h, _mm256_and_si256(v0, m4), s.z[0], s.sw[0],
-                                               s.mn[0], s.lo, s.hi)));
-                    y1 = _mm256_add_ps(y1, _mm256_mul_ps(b, qmx__bpf_w_avx2(
-                                               h, _mm256_and_si256(v1, m4), s.z[1], s.sw[1],
-                                               s.mn[1], s.lo, s.hi)));
+                    qmx__bpf_add2_avx2(&y0, &y1,
+                                       _mm256_mul_ps(b, qmx__bpf_w_avx2(
+                                           h, _mm256_and_si256(v0, m4), s.z[0], s.sw[0],
+                                           s.mn[0], s.lo, s.hi)),
+                                       _mm256_mul_ps(b, qmx__bpf_w_avx2(
+                                           h, _mm256_and_si256(v1, m4), s.z[1], s.sw[1],
+                                           s.mn[1], s.lo, s.hi)));
                     v0 = _mm256_srli_epi32(v0, 8);
                     v1 = _mm256_srli_epi32(v1, 8);
                 }
@@ -17142,17 +17360,13 @@ static void qmx__bpf_rows_avx2(const float *T, size_t kn, const float *X, size_t
         for (t = 0; t < kn; t++) {
             const __m256 w0 = _mm256_loadu_ps(T + 16u * t), w1 = _mm256_loadu_ps(T + 16u * t + 8);
             __m256 b = _mm256_broadcast_ss(x0 + t);
-            y0 = _mm256_add_ps(y0, _mm256_mul_ps(b, w0));
-            y1 = _mm256_add_ps(y1, _mm256_mul_ps(b, w1));
+            qmx__bpf_add2_avx2(&y0, &y1, _mm256_mul_ps(b, w0), _mm256_mul_ps(b, w1));
             b = _mm256_broadcast_ss(x1 + t);
-            y2 = _mm256_add_ps(y2, _mm256_mul_ps(b, w0));
-            y3 = _mm256_add_ps(y3, _mm256_mul_ps(b, w1));
+            qmx__bpf_add2_avx2(&y2, &y3, _mm256_mul_ps(b, w0), _mm256_mul_ps(b, w1));
             b = _mm256_broadcast_ss(x2 + t);
-            y4 = _mm256_add_ps(y4, _mm256_mul_ps(b, w0));
-            y5 = _mm256_add_ps(y5, _mm256_mul_ps(b, w1));
+            qmx__bpf_add2_avx2(&y4, &y5, _mm256_mul_ps(b, w0), _mm256_mul_ps(b, w1));
             b = _mm256_broadcast_ss(x3 + t);
-            y6 = _mm256_add_ps(y6, _mm256_mul_ps(b, w0));
-            y7 = _mm256_add_ps(y7, _mm256_mul_ps(b, w1));
+            qmx__bpf_add2_avx2(&y6, &y7, _mm256_mul_ps(b, w0), _mm256_mul_ps(b, w1));
         }
         _mm256_storeu_ps(a, y0); _mm256_storeu_ps(a + 8, y1);
         _mm256_storeu_ps(a + 16, y2); _mm256_storeu_ps(a + 24, y3);
@@ -17164,8 +17378,8 @@ static void qmx__bpf_rows_avx2(const float *T, size_t kn, const float *X, size_t
         __m256 y0 = _mm256_loadu_ps(acc + 16u * r), y1 = _mm256_loadu_ps(acc + 16u * r + 8);
         for (t = 0; t < kn; t++) {
             const __m256 b = _mm256_broadcast_ss(x + t);
-            y0 = _mm256_add_ps(y0, _mm256_mul_ps(b, _mm256_loadu_ps(T + 16u * t)));
-            y1 = _mm256_add_ps(y1, _mm256_mul_ps(b, _mm256_loadu_ps(T + 16u * t + 8)));
+            qmx__bpf_add2_avx2(&y0, &y1, _mm256_mul_ps(b, _mm256_loadu_ps(T + 16u * t)),
+                               _mm256_mul_ps(b, _mm256_loadu_ps(T + 16u * t + 8)));
         }
         _mm256_storeu_ps(acc + 16u * r, y0);
         _mm256_storeu_ps(acc + 16u * r + 8, y1);
@@ -17277,7 +17491,10 @@ static void qmx__bpf_tile_neon(const qmx__bp *h, const uint8_t *blk, float *T) {
                 else
                     w = vcvtq_f32_s32(vsubq_s32(vreinterpretq_s32_u32(c), z[v]));
                 w = vmulq_f32(w, sw[v]);
-                if (h->elem == 8) w = vaddq_f32(w, mn[v]);   /* Q4_1: f32(f32(u d) + m) */
+                if (h->elem == 8) {   /* Q4_1: f32(f32(u d) + m), no fmla */
+                    QMX__VOPAQUE(w);
+                    w = vaddq_f32(w, mn[v]);
+                }
                 vst1q_f32(Tv + 16u * ((t & 1u) * hb + 4u * g + t / 2u), w);
             }
         }
@@ -17285,12 +17502,16 @@ static void qmx__bpf_tile_neon(const qmx__bp *h, const uint8_t *blk, float *T) {
 }
 #define qmx__bpf_tile qmx__bpf_tile_neon
 /* 4 rows at a time: 16 independent add chains (one per row and quarter), each T vector loaded
- * once per 4 rows; then single rows. Every lane: acc + x * T in increasing t, no FMA. */
-#define QMX__BPF_ROW4(Y, A)                       \
-    Y##0 = vaddq_f32(Y##0, vmulq_n_f32(w0, A));   \
-    Y##1 = vaddq_f32(Y##1, vmulq_n_f32(w1, A));   \
-    Y##2 = vaddq_f32(Y##2, vmulq_n_f32(w2, A));   \
-    Y##3 = vaddq_f32(Y##3, vmulq_n_f32(w3, A))
+ * once per 4 rows; then single rows. Every lane: acc + x * T in increasing t, no FMA (the
+ * products through QMX__VOPAQUE: clang -ffp-contract=fast would fuse them into fmla). */
+#define QMX__BPF_ROW4(Y, A)                                                                   \
+    do {                                                                                      \
+        float32x4_t p0_ = vmulq_n_f32(w0, A), p1_ = vmulq_n_f32(w1, A);                       \
+        float32x4_t p2_ = vmulq_n_f32(w2, A), p3_ = vmulq_n_f32(w3, A);                       \
+        QMX__VOPAQUE4(p0_, p1_, p2_, p3_);                                                    \
+        Y##0 = vaddq_f32(Y##0, p0_); Y##1 = vaddq_f32(Y##1, p1_);                             \
+        Y##2 = vaddq_f32(Y##2, p2_); Y##3 = vaddq_f32(Y##3, p3_);                             \
+    } while (0)
 QMX__NOFMA
 static void qmx__bpf_rows_neon(const float *T, size_t kn, const float *X, size_t ldx,
                                size_t rows, float *acc) {
@@ -17324,10 +17545,9 @@ static void qmx__bpf_rows_neon(const float *T, size_t kn, const float *X, size_t
         float32x4_t y0 = vld1q_f32(acc + 16u * r), y1 = vld1q_f32(acc + 16u * r + 4);
         float32x4_t y2 = vld1q_f32(acc + 16u * r + 8), y3 = vld1q_f32(acc + 16u * r + 12);
         for (t = 0; t < kn; t++) {
-            y0 = vaddq_f32(y0, vmulq_n_f32(vld1q_f32(T + 16u * t), x[t]));
-            y1 = vaddq_f32(y1, vmulq_n_f32(vld1q_f32(T + 16u * t + 4), x[t]));
-            y2 = vaddq_f32(y2, vmulq_n_f32(vld1q_f32(T + 16u * t + 8), x[t]));
-            y3 = vaddq_f32(y3, vmulq_n_f32(vld1q_f32(T + 16u * t + 12), x[t]));
+            const float32x4_t w0 = vld1q_f32(T + 16u * t), w1 = vld1q_f32(T + 16u * t + 4);
+            const float32x4_t w2 = vld1q_f32(T + 16u * t + 8), w3 = vld1q_f32(T + 16u * t + 12);
+            QMX__BPF_ROW4(y, x[t]);
         }
         vst1q_f32(acc + 16u * r, y0); vst1q_f32(acc + 16u * r + 4, y1);
         vst1q_f32(acc + 16u * r + 8, y2); vst1q_f32(acc + 16u * r + 12, y3);
@@ -17413,6 +17633,7 @@ static void qmx__bpf_tile(const qmx__bp *h, const uint8_t *blk, float *T) {
                 w = _mm512_cvtepi32_ps(_mm512_sub_epi32(c, zv));
             /* nibble t: byte t / 2, low (t even) or high half; Q4_1: f32(f32(u d) + m) */
             w = _mm512_mul_ps(w, sw);
+            QMX__VOPAQUE(w);   /* no FMA into the + m under clang -ffp-contract=fast */
             if (h->elem == 8)
                 w = _mm512_add_ps(w, _mm512_maskz_cvtph_ps((__mmask16)0xFFFFu, _mm256_loadu_si256(
                                          (const __m256i *)(const void *)(blk + h->cb + 32u))));
@@ -17428,8 +17649,11 @@ static void qmx__bpf_rows(const float *T, size_t kn, const float *X, size_t ldx,
     for (r = 0; r < rows; r++) {
         const float *x = X + r * ldx;
         __m512 y = _mm512_loadu_ps(acc + 16u * r);
-        for (t = 0; t < kn; t++)
-            y = _mm512_add_ps(y, _mm512_mul_ps(_mm512_set1_ps(x[t]), _mm512_loadu_ps(T + 16u * t)));
+        for (t = 0; t < kn; t++) {
+            __m512 p = _mm512_mul_ps(_mm512_set1_ps(x[t]), _mm512_loadu_ps(T + 16u * t));
+            QMX__VOPAQUE(p);   /* a rounded product: no FMA under clang -ffp-contract=fast */
+            y = _mm512_add_ps(y, p);
+        }
         _mm512_storeu_ps(acc + 16u * r, y);
     }
 }

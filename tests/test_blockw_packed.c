@@ -507,15 +507,21 @@ static void mxfp8_e5m2_cases(void) {
             }
 }
 
-/* MXFP8 E4M3 on the Cortex-M55 MVE / Cortex-M4 DSP / RVV dots (qmx__bp8_dots): codes at the
- * exponents where their 16^a groups change (0, 1, 4, 5, 8, 9, 12, 13, 15; every mantissa and
- * sign); mode 1: one NaN code per row, its k moving with the row; mode 2: every code +-448
- * (0x7E / 0xFE) but one NaN row; ragged K, M 1 / 3. */
-static void mxfp8_e4m3_edges(void) {
+/* MXFP8 on the Cortex-M55 MVE / Cortex-M4 DSP / RVV dots (qmx__bp8_dots, qmx__bp85_dots: E5M2
+ * in int32 halves split at s = 16), every mantissa and sign at the exponent fields where the
+ * groups or halves change: E4M3 0, 1, 4, 5, 8, 9, 12, 13, 15; E5M2 0, 1, 4, 5, 16, 17, 20, 21,
+ * 29, 30. Mode 1: one non-finite code per row (E4M3 NaN, E5M2 Inf or NaN), its k moving with
+ * the row; mode 2: every code the largest finite (E4M3 +-448, E5M2 +-57344) but one row with
+ * NaN (E4M3) / -Inf (E5M2); ragged K, M 1 / 3. */
+static void mxfp8_edges(int e5) {
     static const size_t Ms[] = {1, 3}, Ks[] = {40, 96};
-    static const uint8_t ex[9] = {0, 1, 4, 5, 8, 9, 12, 13, 15};
-    size_t a, c, i, run = 0;
-    QMX_TEST_CASE("MXFP8 E4M3 blob: group-boundary exponents, NaN rows == blockw_dyn_i8");
+    static const uint8_t ex4[9] = {0, 1, 4, 5, 8, 9, 12, 13, 15};
+    static const uint8_t ex5[10] = {0, 1, 4, 5, 16, 17, 20, 21, 29, 30};
+    const uint8_t *ex = e5 ? ex5 : ex4;
+    const uint32_t nex = e5 ? 10u : 9u, mb = e5 ? 2u : 3u;
+    size_t a, c, i, run;
+    QMX_TEST_CASE(e5 ? "MXFP8 E5M2 blob: half / group-boundary exponents, Inf / NaN rows"
+                     : "MXFP8 E4M3 blob: group-boundary exponents, NaN rows == blockw_dyn_i8");
     for (a = 0; a < 2; a++)
         for (c = 0; c < 2; c++)
             for (run = 0; run < 3; run++) {
@@ -527,7 +533,7 @@ static void mxfp8_e4m3_edges(void) {
                 int mode = (int)run;
                 char what[96];
                 memset(&cfg, 0, sizeof cfg);
-                cfg.format = QMX_MXFP8_E4M3; cfg.rule = QMX_MX_FLOOR;
+                cfg.format = e5 ? QMX_MXFP8_E5M2 : QMX_MXFP8_E4M3; cfg.rule = QMX_MX_FLOOR;
                 cfg.outer = N; cfg.axis_len = K; cfg.inner = 1;
                 memset(&s, 0, sizeof s);
                 s.N = N; s.K = K; s.ns = ns;
@@ -535,17 +541,19 @@ static void mxfp8_e4m3_edges(void) {
                 codes = (uint8_t *)malloc(ns);
                 for (i = 0; i < eb; i++) {
                     uint32_t v = qmx_test_rand();
-                    uint8_t cd = (uint8_t)((v & 0x80u) | (uint32_t)ex[(v >> 8) % 9] << 3 | (v & 7));
-                    if ((cd & 0x7F) == 0x7F) cd = (uint8_t)(cd ^ 1u);   /* finite */
-                    if (mode == 2) cd = (uint8_t)((v & 0x80u) | 0x7Eu);
-                    if (mode == 1 && i % K == (i / K * 7u) % K) cd |= 0x7F;   /* NaN */
-                    if (mode == 2 && i == K + K / 2) cd = 0xFF;
+                    uint8_t cd = (uint8_t)((v & 0x80u) | (uint32_t)ex[(v >> 8) % nex] << mb |
+                                           (v & ((1u << mb) - 1u)));
+                    if (!e5 && (cd & 0x7F) == 0x7F) cd = (uint8_t)(cd ^ 1u);   /* finite */
+                    if (mode == 2) cd = (uint8_t)((v & 0x80u) | (e5 ? 0x7Bu : 0x7Eu));
+                    if (mode == 1 && i % K == (i / K * 7u) % K)
+                        cd = (uint8_t)(e5 ? (v & 0x80u) | 0x7Cu | ((v >> 12) & 3u) : cd | 0x7Fu);
+                    if (mode == 2 && i == K + K / 2) cd = e5 ? 0xFC : 0xFF;
                     s.data[i] = cd;
                 }
                 for (i = 0; i < ns; i++) codes[i] = (uint8_t)(100 + qmx_test_rand() % 50);
                 s.w.kind = QMX_BLOCKW_MX; s.w.mx = &cfg; s.w.data = s.data;
                 s.w.data_bytes = eb; s.w.scale_codes = codes; s.w.n_scales = ns;
-                snprintf(what, sizeof what, "mxfp8 e4m3 edges mode %d", mode);
+                snprintf(what, sizeof what, "mxfp8 %s edges mode %d", e5 ? "e5m2" : "e4m3", mode);
                 CHECK(qmx_blockw_pack_size(&s.w, N, K, &bytes) == QMX_OK, "%s size", what);
                 blob = (uint8_t *)malloc(bytes);
                 CHECK(qmx_blockw_pack(&s.w, N, K, blob, bytes) == QMX_OK, "%s pack", what);
@@ -1472,6 +1480,7 @@ int main(void) {
     ggml_nvfp4();
     bad_input();
     bad_input_fp();
-    mxfp8_e4m3_edges();
+    mxfp8_edges(0);
+    mxfp8_edges(1);
     return QMX_TEST_END();
 }

@@ -175,6 +175,15 @@ static void test_exp(void) {
     CHECK(qmx_kv_exp(qmx_test_bits_f32(0x7FC00000u)) != qmx_kv_exp(qmx_test_bits_f32(0x7FC00000u)),
           "exp(NaN) is NaN");
     CHECK(qmx_kv_exp(88.7f) > 3.3e38f && qmx_kv_exp(88.7f) < 3.4e38f, "exp(88.7) finite");
+    /* x log2e within half an ulp of k + 1/2: n = RN(RN(x log2e) + 1.5 2^23) differs from the
+     * fused n = RN(x log2e + 1.5 2^23) (clang -ffp-contract=fast without the barrier on t).
+     * volatile: a constant argument would be folded at compile time, unfused. */
+    {
+        volatile uint32_t xb[2] = {0x40D2B77Cu, 0x40FF1402u};
+        CHECK(qmx_test_f32_bits(qmx_kv_exp(qmx_test_bits_f32(xb[0]))) == 0x443504F0u &&
+              qmx_test_f32_bits(qmx_kv_exp(qmx_test_bits_f32(xb[1]))) == 0x453504F0u,
+              "exp at a rounding boundary of n: not the documented order");
+    }
 }
 
 static void test_inv_sqrt(void) {
