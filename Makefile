@@ -39,8 +39,8 @@ help:
 	@echo "  test-sanitize    every test on the host with ASan + UBSan"
 	@echo "  test-tsan        tests/test_parallel.c (tasks on real threads) under ThreadSanitizer"
 	@echo "  test-valgrind    every test on the host under valgrind memcheck (AVX2 build)"
-	@echo "  test-builds      test-sanitize, test-valgrind, test-targets, test-tsan and aarch64 + i8mm"
-	@echo "                   (test_blockw_packed) in one job pool (CI)"
+	@echo "  test-builds      test-sanitize, test-valgrind, test-targets, test-tsan, clang -O3"
+	@echo "                   -ffp-contract=fast and aarch64 + i8mm (test_blockw_packed) in one job pool (CI)"
 	@echo "  test-exhaustive  tests/exhaustive/run.sh (long-running exhaustive checks)"
 	@echo "  check-headers    each header alone as C99 (SIMD and scalar), C++11 and freestanding Cortex-M"
 	@echo "  bench            quantize/dequantize throughput vs read stream and memcpy, 64 MiB and"
@@ -131,6 +131,9 @@ CFG_TSAN     := "tsan TSAN_OPTIONS=halt_on_error=1 TESTS=tests/test_parallel.c h
 # QMX_TEST_VALGRIND: the tests whose sweeps are long take their cross-target sizes.
 CFG_VALGRIND := "valgrind HOST_MARCH=-march=x86-64-v3 HOST_RUNNER=tools/valgrind.sh host -g -O1 \
                  -DQMX_TEST_VALGRIND"
+# clang with -ffp-contract=fast (clang ignores `#pragma clang fp contract(off)` under fast: the
+# kernels' asm barriers, QMX__OPAQUE / QMX__VOPAQUE, keep the documented float order).
+CFG_CLANG_FAST := "fpcontract-clang HOST_CC=clang-16 host -std=gnu99 -O3 -ffp-contract=fast"
 # aarch64 with i8mm (qemu -cpu max has it): the blob kernel's USMMLA row pairs, the one
 # program whose code changes with __ARM_FEATURE_MATMUL_INT8.
 CFG_I8MM     := "aarch64-i8mm TESTS=tests/test_blockw_packed.c aarch64 -march=armv8.2-a+dotprod+i8mm"
@@ -157,7 +160,7 @@ test-valgrind:
 test-builds:
 	@tools/test_matrix.sh --parallel 2 --title "make test-builds" $(CFG_VALGRIND) $(CFG_SANITIZE) $(CFG_TSAN) \
 	    $(foreach t,cortex-m3 riscv64-rvv128 ppc s390x aarch64 cortex-m4 armhf cortex-m55 aarch64-v8a \
-	                riscv64 i386 riscv64-rvv256 riscv64-rvv512,"$(t) $(t)") $(CFG_I8MM)
+	                riscv64 i386 riscv64-rvv256 riscv64-rvv512,"$(t) $(t)") $(CFG_CLANG_FAST) $(CFG_I8MM)
 
 test-exhaustive:
 	@if [ -f tests/exhaustive/run.sh ]; then \
