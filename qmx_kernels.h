@@ -13676,12 +13676,11 @@ QMX_API qmx_status qmx_matmul_mxfp8_f32_exec(size_t M, size_t N, size_t K, const
  *   FMA); with i8mm (QMX__K_I8MM; not NVFP4, MXFP8, Q4_1) rows in pairs (qmx__bp_pair_i8mm,
  *   an odd last row as above): USMMLA on 2 panel rows x 8 k of u (a 32-bit zip of two groups)
  *   and the same 8 k of the 2 rows of q, so dot = sum q u and I = dot - z qsum, then the same
- *   float steps per row. Cortex-M55 MVE: per row one VLDRB gather of its 16 bytes (4 groups) and VMLADAV
- *   against q; Cortex-M4 DSP: UXTB16 / SXTB16 and SMLAD per word of codes (MXFP4,
- *   qmx__bp4_dots_dsp: one word of qmx__bp16_u2 per code byte, u of both nibbles, and one
- *   SMLAD against (q k, q k + 16)); RVV 1.0: per row an indexed byte load of its codes,
- *   vwmulsu and one vwredsum
- *   (any VLEN); the float steps of the portable path. Elsewhere portable C, the same integer
+ *   float steps per row. Cortex-M55 MVE: per row one VLDRB gather of its 16 bytes (4
+ *   groups) and VMLADAV against q; Cortex-M4 DSP: UXTB16 / SXTB16 and SMLAD per word of codes
+ *   (MXFP4, qmx__bp4_dots_dsp: one word of qmx__bp16_u2 per code byte, u of both nibbles, and
+ *   one SMLAD against (q k, q k + 16)); RVV 1.0: per row an indexed byte load of its codes,
+ *   vwmulsu and one vwredsum (any VLEN); the float steps of the portable path. Elsewhere portable C, the same integer
  *   and float steps one lane at a time. NVFP4: AVX-512 VNNI as MXFP4 with 4 vpdpbusd per
  *   block of 16 (two 64-byte loads split into low / high nibbles, vpshufb to u), the 16 E4M3
  *   scale codes decoded in registers (normal codes as float bits (mag << 20) + (120 << 23),

@@ -237,12 +237,13 @@ static void test_fp8_decode(void) {
             }
             for (i = 0; i < d; i++) {
                 rs = rs * 1664525u + 1013904223u;
-                c.v[i] = (unsigned char)(off <= 0 ? (7u * i + (unsigned)(off + 3)) & 255u : rs >> 24);
+                c.v[i] = (unsigned char)(off <= 0 ? (7u * i + (unsigned)(off + 3)) & 255u
+                                                  : rs >> 24);
             }
             c.v_scales[0] = 1.0f;
-            for (i = 0; i < d; i++) out[i] = -3.5f;
-            CHECK(qmx_kv_attention(&c, q, 1, NULL, out, ws, sizeof ws) == QMX_OK, "%s d %u: attention",
-                  dt_name(dt), (unsigned)d);
+            for (i = 0; i < 272; i++) out[i] = -3.5f;
+            CHECK(qmx_kv_attention(&c, q, 1, NULL, out, ws, sizeof ws) == QMX_OK,
+                  "%s d %u: attention", dt_name(dt), (unsigned)d);
             for (i = 0; i < d; i++) {
                 volatile float want = qmx_fp8_to_f32(c.v[i], dt);
                 want = want + 0.0f;   /* the accumulator's 0 + v: -0 -> +0 */
@@ -251,6 +252,8 @@ static void test_fp8_decode(void) {
                       "%s d %u element %u code 0x%02x: %g want %g", dt_name(dt), (unsigned)d,
                       (unsigned)i, c.v[i], (double)out[i], (double)want);
             }
+            for (i = d; i < 272; i++)
+                CHECK(out[i] == -3.5f, "%s d %u: wrote past the output", dt_name(dt), (unsigned)d);
         }
     }
 }
