@@ -206,7 +206,8 @@
  *   Private names: qmx__mx* (qmx__mx_ scalar and walk, qmx__mxc_ microxcaling, qmx__mxq /
  *   qmx__mxblk / qmx__mxs per-call, per-block and scale state, qmx__mx512_ / qmx__mx256_ /
  *   qmx__mxn_ the AVX-512 / AVX2 / NEON kernels), qmx__ggml_, qmx__fp4_ (E2M1 codec), and the
- *   macros QMX__MX_* (paths), QMX__MXE_* / QMX__MXS_* (element / scale kinds), QMX__MXL, QMX__MXV.
+ *   macros QMX__MX_* (paths), QMX__MXE_* / QMX__MXS_* (element / scale kinds), QMX__MXL, QMX__MXV;
+ *   qmx__fp8_dec512 / _dec256 / _dec128 (fp8 lanes to float32, shared with qmx_kernels.h).
  *
  * INTEGER QUANTIZATION (qmx_qconfig; qmx_compute_qparams, qmx_quantize, qmx_dequantize)
  *   dequant:  x' = (q - zero_point) * scale    (scale multiplies, as in AQT/Qwix/TFLite)
@@ -1317,6 +1318,76 @@ static uint32_t qmx__lowfp_decode_bits(uint32_t c, const qmx__lowfp *f) {
 #  define QMX__MXV static __forceinline
 #else
 #  define QMX__MXV static
+#endif
+
+/* fp8 E4M3FN (e5 = 0) / E5M2 (e5 = 1) codes c, one per 32-bit lane (< 256), to their float32
+ * values, the bits of qmx__fp8_decode_bits: normal codes as float bits (mag << (23 - mbits)) +
+ * ((127 - bias) << 23), subnormal ones (float)mag x 2^(1 - bias - mbits) (exact), NaN (E4M3FN
+ * 0x7F; E5M2 above 0x7C) and Inf (E5M2 0x7C) by blends or masks, then the sign. One per vector
+ * ISA, built whenever that ISA is: the MX dequantize below and qmx_kernels.h's block-weight
+ * kernels share them (QMX__LANEV: forced inline, and no warning in a build that uses none). */
+#if defined(__GNUC__) || defined(__clang__)
+#  define QMX__LANEV __attribute__((unused)) QMX__MXV
+#else
+#  define QMX__LANEV QMX__MXV
+#endif
+#if defined(QMX__AVX512)
+QMX__LANEV __m512 qmx__fp8_dec512(__m512i c, int e5) {
+    __m512i mag = _mm512_and_si512(c, _mm512_set1_epi32(0x7F));
+    __m512 d = _mm512_castsi512_ps(_mm512_add_epi32(_mm512_slli_epi32(mag, e5 ? 21 : 20),
+                                                    _mm512_set1_epi32(e5 ? 112 << 23 : 120 << 23)));
+    d = _mm512_mask_mul_ps(d, _mm512_cmplt_epu32_mask(mag, _mm512_set1_epi32(e5 ? 4 : 8)),
+                           _mm512_cvtepi32_ps(mag), _mm512_set1_ps(e5 ? 1.52587890625e-05f : 0.001953125f));
+    if (e5) {
+        d = _mm512_mask_mov_ps(d, _mm512_cmpgt_epu32_mask(mag, _mm512_set1_epi32(0x7C)),
+                               _mm512_castsi512_ps(_mm512_set1_epi32(0x7FC00000)));
+        d = _mm512_mask_mov_ps(d, _mm512_cmpeq_epi32_mask(mag, _mm512_set1_epi32(0x7C)),
+                               _mm512_castsi512_ps(_mm512_set1_epi32(0x7F800000)));
+    } else {
+        d = _mm512_mask_mov_ps(d, _mm512_cmpeq_epi32_mask(mag, _mm512_set1_epi32(0x7F)),
+                               _mm512_castsi512_ps(_mm512_set1_epi32(0x7FC00000)));
+    }
+    return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(_mm512_castps_si512(d), _mm512_slli_epi32(c, 24),
+                                                         _mm512_set1_epi32((int32_t)0x80000000u), 0xF8));
+}
+#endif
+#if defined(QMX__AVX2)
+QMX__LANEV __m256 qmx__fp8_dec256(__m256i c, int e5) {
+    __m256i mag = _mm256_and_si256(c, _mm256_set1_epi32(0x7F));
+    __m256 d = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_slli_epi32(mag, e5 ? 21 : 20),
+                                                    _mm256_set1_epi32(e5 ? 112 << 23 : 120 << 23)));
+    d = _mm256_blendv_ps(d, _mm256_mul_ps(_mm256_cvtepi32_ps(mag),
+                                          _mm256_set1_ps(e5 ? 1.52587890625e-05f : 0.001953125f)),
+                         _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(e5 ? 4 : 8), mag)));
+    if (e5) {
+        d = _mm256_blendv_ps(d, _mm256_castsi256_ps(_mm256_set1_epi32(0x7FC00000)),
+                             _mm256_castsi256_ps(_mm256_cmpgt_epi32(mag, _mm256_set1_epi32(0x7C))));
+        d = _mm256_blendv_ps(d, _mm256_castsi256_ps(_mm256_set1_epi32(0x7F800000)),
+                             _mm256_castsi256_ps(_mm256_cmpeq_epi32(mag, _mm256_set1_epi32(0x7C))));
+    } else {
+        d = _mm256_blendv_ps(d, _mm256_castsi256_ps(_mm256_set1_epi32(0x7FC00000)),
+                             _mm256_castsi256_ps(_mm256_cmpeq_epi32(mag, _mm256_set1_epi32(0x7F))));
+    }
+    return _mm256_or_ps(d, _mm256_castsi256_ps(_mm256_and_si256(_mm256_slli_epi32(c, 24),
+                                                                _mm256_set1_epi32((int32_t)0x80000000u))));
+}
+#endif
+#if defined(QMX__NEON64)
+QMX__LANEV float32x4_t qmx__fp8_dec128(uint32x4_t c, int e5) {
+    uint32x4_t mag = vandq_u32(c, vdupq_n_u32(0x7F));
+    float32x4_t d = vreinterpretq_f32_u32(vaddq_u32(e5 ? vshlq_n_u32(mag, 21) : vshlq_n_u32(mag, 20),
+                                                    vdupq_n_u32(e5 ? 112u << 23 : 120u << 23)));
+    d = vbslq_f32(vcltq_u32(mag, vdupq_n_u32(e5 ? 4 : 8)),
+                  vmulq_f32(vcvtq_f32_u32(mag), vdupq_n_f32(e5 ? 1.52587890625e-05f : 0.001953125f)), d);
+    if (e5) {
+        d = vbslq_f32(vcgtq_u32(mag, vdupq_n_u32(0x7C)), vreinterpretq_f32_u32(vdupq_n_u32(0x7FC00000u)), d);
+        d = vbslq_f32(vceqq_u32(mag, vdupq_n_u32(0x7C)), vreinterpretq_f32_u32(vdupq_n_u32(0x7F800000u)), d);
+    } else {
+        d = vbslq_f32(vceqq_u32(mag, vdupq_n_u32(0x7F)), vreinterpretq_f32_u32(vdupq_n_u32(0x7FC00000u)), d);
+    }
+    return vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(d),
+                                           vandq_u32(vshlq_n_u32(c, 24), vdupq_n_u32(0x80000000u))));
+}
 #endif
 /* E2M1 codes of a = |x| (f32 bits, not NaN), the same as qmx__lowfp_encode's (verified for all
  * 2^32 inputs when written; tests/test_simd_equiv.c compares the two on every 16-bit-aligned
@@ -3874,27 +3945,6 @@ static size_t qmx__mx_quant_vec(const qmx__mxq *q, const float *x, size_t nblk, 
  * when not NaN; ggml's through qmx__mx_dq_scale itself. A block whose scale is NaN, 0 or Inf
  * goes to qmx__mx_dqblock; with the others d * s is NaN only for a NaN element d (fp8), which
  * keeps its own bits as in the scalar code. */
-QMX__MXV __m512 qmx__mx512_e4m3_dec(__m512i c, int e5) {
-    /* exact: normal codes as float bits (mag << (23 - mbits)) + ((127 - bias) << 23); subnormal
-     * codes mag * 2^(1 - bias - mbits); NaN (E4M3FN 0x7F; E5M2 above 0x7C) and Inf (E5M2 0x7C);
-     * then the sign. The bits of qmx__fp8_decode_bits. */
-    __m512i mag = _mm512_and_si512(c, _mm512_set1_epi32(0x7F));
-    __m512 d = _mm512_castsi512_ps(_mm512_add_epi32(_mm512_slli_epi32(mag, e5 ? 21 : 20),
-                                                    _mm512_set1_epi32(e5 ? 112 << 23 : 120 << 23)));
-    d = _mm512_mask_mul_ps(d, _mm512_cmplt_epu32_mask(mag, _mm512_set1_epi32(e5 ? 4 : 8)),
-                           _mm512_cvtepi32_ps(mag), _mm512_set1_ps(e5 ? 1.52587890625e-05f : 0.001953125f));
-    if (e5) {
-        d = _mm512_mask_mov_ps(d, _mm512_cmpgt_epu32_mask(mag, _mm512_set1_epi32(0x7C)),
-                               _mm512_castsi512_ps(_mm512_set1_epi32(0x7FC00000)));
-        d = _mm512_mask_mov_ps(d, _mm512_cmpeq_epi32_mask(mag, _mm512_set1_epi32(0x7C)),
-                               _mm512_castsi512_ps(_mm512_set1_epi32(0x7F800000)));
-    } else {
-        d = _mm512_mask_mov_ps(d, _mm512_cmpeq_epi32_mask(mag, _mm512_set1_epi32(0x7F)),
-                               _mm512_castsi512_ps(_mm512_set1_epi32(0x7FC00000)));
-    }
-    return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(_mm512_castps_si512(d), _mm512_slli_epi32(c, 24),
-                                                         _mm512_set1_epi32((int32_t)0x80000000u), 0xF8));
-}
 QMX__MXV __mmask16 qmx__mx512_dqgroup(const qmx__mxq *q, int lg, const uint8_t *el, int nb,
                                       const uint8_t *sc, float *y, __m512 lut, int fp8, int e5) {
     const qmx_mx_config *c = q->c;
@@ -3909,7 +3959,7 @@ QMX__MXV __mmask16 qmx__mx512_dqgroup(const qmx__mxq *q, int lg, const uint8_t *
         bad = 0;
     } else {
         if (q->v.nvfp4) {
-            s = qmx__mx512_e4m3_dec(code, 0);
+            s = qmx__fp8_dec512(code, 0);
             if (c->tensor_scale != 0.0f)
                 s = _mm512_mask_mul_ps(s, _mm512_cmp_ps_mask(s, s, _CMP_ORD_Q), _mm512_set1_ps(c->tensor_scale), s);
         } else if (c->rule == QMX_MX_QWIX) {
@@ -3928,7 +3978,7 @@ QMX__MXV __mmask16 qmx__mx512_dqgroup(const qmx__mxq *q, int lg, const uint8_t *
         __m512 sv = _mm512_set1_ps(ms[vi >> lg]), d, r;
         if (fp8) {
             __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(el + 16 * vi));
-            d = qmx__mx512_e4m3_dec(_mm512_cvtepu8_epi32(b), e5);
+            d = qmx__fp8_dec512(_mm512_cvtepu8_epi32(b), e5);
             r = _mm512_mul_ps(d, sv);
             r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(d, d, _CMP_UNORD_Q), d);
         } else {   /* 8 bytes -> 16 nibble indices (a qword's low dword: the low nibble, high: high) */
@@ -4223,25 +4273,6 @@ static size_t qmx__mx_quant_vec(const qmx__mxq *q, const float *x, size_t nblk, 
 }
 
 /* Dequantize, as the AVX-512 kernel: 8 blocks a group */
-QMX__MXV __m256 qmx__mx256_e4m3_dec(__m256i c, int e5) {
-    __m256i mag = _mm256_and_si256(c, _mm256_set1_epi32(0x7F));
-    __m256 d = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_slli_epi32(mag, e5 ? 21 : 20),
-                                                    _mm256_set1_epi32(e5 ? 112 << 23 : 120 << 23)));
-    d = _mm256_blendv_ps(d, _mm256_mul_ps(_mm256_cvtepi32_ps(mag),
-                                          _mm256_set1_ps(e5 ? 1.52587890625e-05f : 0.001953125f)),
-                         _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(e5 ? 4 : 8), mag)));
-    if (e5) {
-        d = _mm256_blendv_ps(d, _mm256_castsi256_ps(_mm256_set1_epi32(0x7FC00000)),
-                             _mm256_castsi256_ps(_mm256_cmpgt_epi32(mag, _mm256_set1_epi32(0x7C))));
-        d = _mm256_blendv_ps(d, _mm256_castsi256_ps(_mm256_set1_epi32(0x7F800000)),
-                             _mm256_castsi256_ps(_mm256_cmpeq_epi32(mag, _mm256_set1_epi32(0x7C))));
-    } else {
-        d = _mm256_blendv_ps(d, _mm256_castsi256_ps(_mm256_set1_epi32(0x7FC00000)),
-                             _mm256_castsi256_ps(_mm256_cmpeq_epi32(mag, _mm256_set1_epi32(0x7F))));
-    }
-    return _mm256_or_ps(d, _mm256_castsi256_ps(_mm256_and_si256(_mm256_slli_epi32(c, 24),
-                                                                _mm256_set1_epi32((int32_t)0x80000000u))));
-}
 QMX__MXV unsigned qmx__mx256_dqgroup(const qmx__mxq *q, int lg, const uint8_t *el, int nb,
                                      const uint8_t *sc, float *y, __m256 lpos, __m256 lneg,
                                      int fp8, int e5) {
@@ -4260,7 +4291,7 @@ QMX__MXV unsigned qmx__mx256_dqgroup(const qmx__mxq *q, int lg, const uint8_t *e
         for (b = 0; b < 8; b++) cb[b] = b < nb ? sc[b] : 0x7F;
         code = _mm256_loadu_si256((const __m256i *)(const void *)cb);
         if (q->v.nvfp4) {
-            s = qmx__mx256_e4m3_dec(code, 0);
+            s = qmx__fp8_dec256(code, 0);
             if (c->tensor_scale != 0.0f)
                 s = _mm256_blendv_ps(s, _mm256_mul_ps(_mm256_set1_ps(c->tensor_scale), s),
                                      _mm256_cmp_ps(s, s, _CMP_ORD_Q));
@@ -4280,7 +4311,7 @@ QMX__MXV unsigned qmx__mx256_dqgroup(const qmx__mxq *q, int lg, const uint8_t *e
         __m256 sv = _mm256_broadcast_ss(ms + (vi >> lg)), d, r;
         if (fp8) {
             __m128i b = _mm_loadl_epi64((const __m128i *)(const void *)(el + 8 * vi));
-            d = qmx__mx256_e4m3_dec(_mm256_cvtepu8_epi32(b), e5);
+            d = qmx__fp8_dec256(_mm256_cvtepu8_epi32(b), e5);
             r = _mm256_mul_ps(d, sv);
             r = _mm256_blendv_ps(r, d, _mm256_cmp_ps(d, d, _CMP_UNORD_Q));
         } else {   /* 4 bytes -> 8 nibbles; bit 3 (the sign) picks the table */
@@ -4545,21 +4576,6 @@ static size_t qmx__mx_quant_vec(const qmx__mxq *q, const float *x, size_t nblk, 
 }
 
 /* Dequantize, as the AVX-512 kernel: 4 blocks a group */
-QMX__MXV float32x4_t qmx__mxn_e4m3_dec(uint32x4_t c, int e5) {
-    uint32x4_t mag = vandq_u32(c, vdupq_n_u32(0x7F));
-    float32x4_t d = vreinterpretq_f32_u32(vaddq_u32(e5 ? vshlq_n_u32(mag, 21) : vshlq_n_u32(mag, 20),
-                                                    vdupq_n_u32(e5 ? 112u << 23 : 120u << 23)));
-    d = vbslq_f32(vcltq_u32(mag, vdupq_n_u32(e5 ? 4 : 8)),
-                  vmulq_f32(vcvtq_f32_u32(mag), vdupq_n_f32(e5 ? 1.52587890625e-05f : 0.001953125f)), d);
-    if (e5) {
-        d = vbslq_f32(vcgtq_u32(mag, vdupq_n_u32(0x7C)), vreinterpretq_f32_u32(vdupq_n_u32(0x7FC00000u)), d);
-        d = vbslq_f32(vceqq_u32(mag, vdupq_n_u32(0x7C)), vreinterpretq_f32_u32(vdupq_n_u32(0x7F800000u)), d);
-    } else {
-        d = vbslq_f32(vceqq_u32(mag, vdupq_n_u32(0x7F)), vreinterpretq_f32_u32(vdupq_n_u32(0x7FC00000u)), d);
-    }
-    return vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(d),
-                                           vandq_u32(vshlq_n_u32(c, 24), vdupq_n_u32(0x80000000u))));
-}
 QMX__MXV unsigned qmx__mxn_dqgroup(const qmx__mxq *q, int lg, const uint8_t *el, int nb,
                                    const uint8_t *sc, float *y, const float *lut, uint8x16_t t2,
                                    uint8x16_t t3, int fp8, int e5) {
@@ -4578,7 +4594,7 @@ QMX__MXV unsigned qmx__mxn_dqgroup(const qmx__mxq *q, int lg, const uint8_t *el,
         for (b = 0; b < 4; b++) cb[b] = b < nb ? sc[b] : 0x7F;
         code = vld1q_u32(cb);
         if (q->v.nvfp4) {
-            s = qmx__mxn_e4m3_dec(code, 0);
+            s = qmx__fp8_dec128(code, 0);
             if (c->tensor_scale != 0.0f)
                 s = vbslq_f32(vceqq_f32(s, s), vmulq_f32(vdupq_n_f32(c->tensor_scale), s), s);
         } else if (c->rule == QMX_MX_QWIX) {
@@ -4597,10 +4613,10 @@ QMX__MXV unsigned qmx__mxn_dqgroup(const qmx__mxq *q, int lg, const uint8_t *el,
         if (fp8) {                            /* 16 codes */
             uint8x16_t b16 = vld1q_u8(el + 4 * vi);
             uint16x8_t lo = vmovl_u8(vget_low_u8(b16)), hi = vmovl_high_u8(b16);
-            d[0] = qmx__mxn_e4m3_dec(vmovl_u16(vget_low_u16(lo)), e5);
-            d[1] = qmx__mxn_e4m3_dec(vmovl_high_u16(lo), e5);
-            d[2] = qmx__mxn_e4m3_dec(vmovl_u16(vget_low_u16(hi)), e5);
-            d[3] = qmx__mxn_e4m3_dec(vmovl_high_u16(hi), e5);
+            d[0] = qmx__fp8_dec128(vmovl_u16(vget_low_u16(lo)), e5);
+            d[1] = qmx__fp8_dec128(vmovl_high_u16(lo), e5);
+            d[2] = qmx__fp8_dec128(vmovl_u16(vget_low_u16(hi)), e5);
+            d[3] = qmx__fp8_dec128(vmovl_high_u16(hi), e5);
             for (j = 0; j < 4; j++) {         /* a NaN element keeps its bits */
                 float32x4_t r = vmulq_f32(d[j], vdupq_n_f32(ms[(vi + j) >> lg]));
                 vst1q_f32(y + 4 * (vi + j), vbslq_f32(vceqq_f32(d[j], d[j]), r, d[j]));

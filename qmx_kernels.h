@@ -2391,7 +2391,7 @@ QMX_API qmx_status qmx_batch_matmul_i16_exec(size_t batch, size_t M, size_t N, s
 
 #if !defined(QMX_NO_SIMD)
 #  if !defined(QMX_NO_AVX512) && defined(__AVX512F__) && defined(__AVX512BW__) && \
-      defined(__AVX512VNNI__)
+      defined(__AVX512VL__) && defined(__AVX512VNNI__)   /* with qmx.h's QMX__AVX512 */
 #    define QMX__K_VNNI 1
 #  elif !defined(QMX_NO_AVX2) && defined(__AVX2__)
 #    define QMX__K_AVX2 1
@@ -17175,32 +17175,6 @@ static inline __m256 qmx__bpf_sw_avx2(const qmx__bp *h, const uint8_t *blk, size
     }
     return _mm256_loadu_ps((const float *)(const void *)(blk + h->cb + 32u * hf));
 }
-/* qmx_fp8_to_f32 of the codes c (< 256) on 8 lanes (as the AVX-512 tile): normal codes by bit
- * placement, subnormal ones as (float)mag x 2^-9 (E4M3) / 2^-16 (E5M2) (exact), NaN / Inf
- * codes by blends, then the sign bit. */
-QMX__NOFMA
-static inline __m256 qmx__bpf_fp8_avx2(__m256i c, int e5) {
-    QMX__PRAGMA_NOFMA
-    const __m256i m7 = _mm256_set1_epi32(0x7F), mag = _mm256_and_si256(c, m7);
-    __m256 d = _mm256_castsi256_ps(
-        _mm256_add_epi32(e5 ? _mm256_slli_epi32(mag, 21) : _mm256_slli_epi32(mag, 20),
-                         _mm256_set1_epi32(e5 ? 112 << 23 : 120 << 23)));
-    d = _mm256_blendv_ps(
-        d, _mm256_mul_ps(_mm256_cvtepi32_ps(mag),
-                         _mm256_set1_ps(e5 ? 1.52587890625e-05f : 0.001953125f)),
-        _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(e5 ? 4 : 8), mag)));
-    if (e5) {
-        d = _mm256_blendv_ps(d, _mm256_castsi256_ps(_mm256_set1_epi32(0x7F800000)),
-                             _mm256_castsi256_ps(_mm256_cmpeq_epi32(mag, _mm256_set1_epi32(0x7C))));
-        d = _mm256_blendv_ps(d, _mm256_castsi256_ps(_mm256_set1_epi32(0x7FC00000)),
-                             _mm256_castsi256_ps(_mm256_cmpgt_epi32(mag, _mm256_set1_epi32(0x7C))));
-    } else {
-        d = _mm256_blendv_ps(d, _mm256_castsi256_ps(_mm256_set1_epi32(0x7FC00000)),
-                             _mm256_castsi256_ps(_mm256_cmpeq_epi32(mag, m7)));
-    }
-    return _mm256_or_ps(d, _mm256_castsi256_ps(_mm256_and_si256(
-                               _mm256_slli_epi32(c, 24), _mm256_set1_epi32((int)0x80000000u))));
-}
 /* The 8 weights of one k from their codes c (8 lanes): qmx__bpf_tile_c's value. E2M1: the
  * 16-entry table as two vpermps halves lo / hi picked by bit 3 (the exact entries, ggml's +0
  * for code 8 included); Q4_1: f32(f32(u d) + m). */
@@ -17213,7 +17187,7 @@ static inline __m256 qmx__bpf_w_avx2(const qmx__bp *h, __m256i c, __m256i z, __m
         w = _mm256_blendv_ps(_mm256_permutevar8x32_ps(lo, c), _mm256_permutevar8x32_ps(hi, c),
                              _mm256_castsi256_ps(_mm256_slli_epi32(c, 28)));
     else if (h->elem == 6 || h->elem == 7)
-        w = qmx__bpf_fp8_avx2(c, h->elem == 7);
+        w = qmx__fp8_dec256(c, h->elem == 7);   /* qmx.h: qmx_fp8_to_f32's bits */
     else
         w = _mm256_cvtepi32_ps(_mm256_sub_epi32(c, z));
     w = _mm256_mul_ps(w, sw);
@@ -17420,25 +17394,6 @@ static inline void qmx__bpf_sw_neon(const qmx__bp *h, const uint8_t *blk, float3
         }
     }
 }
-/* qmx_fp8_to_f32 of the codes c (< 256) on 4 lanes, as qmx__bpf_fp8_avx2. */
-QMX__NOFMA
-static inline float32x4_t qmx__bpf_fp8_neon(uint32x4_t c, int e5) {
-    QMX__PRAGMA_NOFMA
-    const uint32x4_t m7 = vdupq_n_u32(0x7Fu), mag = vandq_u32(c, m7);
-    uint32x4_t d = vaddq_u32(e5 ? vshlq_n_u32(mag, 21) : vshlq_n_u32(mag, 20),
-                             vdupq_n_u32(e5 ? 112u << 23 : 120u << 23));
-    const float32x4_t sub = vmulq_f32(vcvtq_f32_u32(mag),
-                                      vdupq_n_f32(e5 ? 1.52587890625e-05f : 0.001953125f));
-    d = vbslq_u32(vcltq_u32(mag, vdupq_n_u32(e5 ? 4u : 8u)), vreinterpretq_u32_f32(sub), d);
-    if (e5) {
-        d = vbslq_u32(vceqq_u32(mag, vdupq_n_u32(0x7Cu)), vdupq_n_u32(0x7F800000u), d);
-        d = vbslq_u32(vcgtq_u32(mag, vdupq_n_u32(0x7Cu)), vdupq_n_u32(0x7FC00000u), d);
-    } else {
-        d = vbslq_u32(vceqq_u32(mag, m7), vdupq_n_u32(0x7FC00000u), d);
-    }
-    return vreinterpretq_f32_u32(
-        vorrq_u32(d, vandq_u32(vshlq_n_u32(c, 24), vdupq_n_u32(0x80000000u))));
-}
 QMX__NOFMA
 static void qmx__bpf_tile_neon(const qmx__bp *h, const uint8_t *blk, float *T) {
     QMX__PRAGMA_NOFMA
@@ -17471,7 +17426,7 @@ static void qmx__bpf_tile_neon(const qmx__bp *h, const uint8_t *blk, float *T) {
                     const uint32x4_t c = vandq_u32(c4, m8);
                     float32x4_t w = h->elem == 1
                                         ? vcvtq_f32_s32(vsubq_s32(vreinterpretq_s32_u32(c), z[v]))
-                                        : qmx__bpf_fp8_neon(c, h->elem == 7);
+                                        : qmx__fp8_dec128(c, h->elem == 7);
                     vst1q_f32(Tv + 16u * (4u * g + t), vmulq_f32(w, sw[v]));
                 }
             }
@@ -17565,29 +17520,11 @@ static void qmx__bpf_tile(const qmx__bp *h, const uint8_t *blk, float *T) {
     sw = h->elem == 5 ? qmx__bp16_sw_vnni(h, blk) : qmx__bp_sw_vnni(h, blk);
     if (h->elem == 6 || h->elem == 7) {   /* MXFP8: qmx_fp8_to_f32's value (exact), times sw */
         const int e5 = h->elem == 7;
-        const __m512i m7 = _mm512_set1_epi32(0x7F);
         for (g = 0; g < 8; g++) {
             __m512i v = _mm512_loadu_si512((const void *)(blk + 64 * g));
             for (t = 0; t < 4; t++) {
                 __m512i c = _mm512_and_si512(_mm512_srlv_epi32(v, _mm512_set1_epi32(8 * t)), m8);
-                __m512i mag = _mm512_and_si512(c, m7);
-                __m512 d = _mm512_castsi512_ps(_mm512_add_epi32(
-                    _mm512_slli_epi32(mag, e5 ? 21 : 20), _mm512_set1_epi32(e5 ? 112 << 23 : 120 << 23)));
-                d = _mm512_mask_mul_ps(d, _mm512_cmplt_epu32_mask(mag, _mm512_set1_epi32(e5 ? 4 : 8)),
-                                       _mm512_cvtepi32_ps(mag),
-                                       _mm512_set1_ps(e5 ? 1.52587890625e-05f : 0.001953125f));
-                if (e5) {
-                    d = _mm512_mask_mov_ps(d, _mm512_cmpeq_epi32_mask(mag, _mm512_set1_epi32(0x7C)),
-                                           _mm512_castsi512_ps(_mm512_set1_epi32(0x7F800000)));
-                    d = _mm512_mask_mov_ps(d, _mm512_cmpgt_epu32_mask(mag, _mm512_set1_epi32(0x7C)),
-                                           _mm512_castsi512_ps(_mm512_set1_epi32(0x7FC00000)));
-                } else {
-                    d = _mm512_mask_mov_ps(d, _mm512_cmpeq_epi32_mask(mag, m7),
-                                           _mm512_castsi512_ps(_mm512_set1_epi32(0x7FC00000)));
-                }
-                d = _mm512_castsi512_ps(_mm512_or_si512(
-                    _mm512_castps_si512(d),
-                    _mm512_and_si512(_mm512_slli_epi32(c, 24), _mm512_set1_epi32((int32_t)0x80000000u))));
+                __m512 d = qmx__fp8_dec512(c, e5);   /* qmx.h: qmx_fp8_to_f32's bits */
                 _mm512_storeu_ps(T + 16 * (4 * g + t), _mm512_mul_ps(d, sw));
             }
         }
