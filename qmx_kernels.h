@@ -2403,7 +2403,7 @@ QMX_API qmx_status qmx_batch_matmul_i16_exec(size_t batch, size_t M, size_t N, s
 #      define QMX__K_NEON 1
 #    endif
 #    if defined(__ARM_FEATURE_MATMUL_INT8) && !defined(QMX_NO_I8MM) && !defined(__ARM_BIG_ENDIAN)
-#      define QMX__K_I8MM 1   /* + USMMLA row pairs (blob GEMM; reads scales as LE vectors) */
+#      define QMX__K_I8MM 1   /* + USMMLA / SMMLA row pairs (blob GEMM; LE scale vectors) */
 #    endif
 #  elif !defined(QMX_NO_MVE) && defined(__ARM_FEATURE_MVE) && !defined(__ARM_BIG_ENDIAN)
 #    define QMX__K_MVE 1
@@ -13673,11 +13673,16 @@ QMX_API qmx_status qmx_matmul_mxfp8_f32_exec(size_t M, size_t N, size_t K, const
  *   (aarch64): 16 lanes as 4 x 4 per block, sdot with dotprod (else vmull_s8 + pairwise
  *   adds) on the codes as signed bytes (int8: u ^ 0x80, so I = dot + (128 - z) qsum; 4-bit
  *   u as is, MXFP4 through vqtbl1q), then the same float steps (vcvtq, vmulq, vaddq, no
- *   FMA); with i8mm (QMX__K_I8MM; not NVFP4, MXFP8, Q4_1) rows in pairs (qmx__bp_pair_i8mm,
- *   an odd last row as above): USMMLA on 2 panel rows x 8 k of u (a 32-bit zip of two groups)
- *   and the same 8 k of the 2 rows of q, so dot = sum q u and I = dot - z qsum, then the same
- *   float steps per row. Cortex-M55 MVE: per row one VLDRB gather of its 16 bytes (4
- *   groups) and VMLADAV against q; Cortex-M4 DSP: UXTB16 / SXTB16 and SMLAD per word of codes
+ *   FMA); with i8mm (QMX__K_I8MM; every kind) rows in pairs (an odd last row by its one-row
+ *   NEON path): int8 / int4 / uint4 / MXFP4 / Q4_1 (qmx__bp_pair_i8mm): USMMLA on 2 panel
+ *   rows x 8 k of u (a 32-bit zip of two groups) and the same 8 k of the 2 rows of q, so dot
+ *   = sum q u and I = dot - z qsum (Q4_1: z = 0, then t = (float)qsum * sx, t * m, y + t),
+ *   then the same float steps per row; NVFP4 (qmx__bp16_pair_i8mm): SMMLA on the zip's
+ *   nibbles as 2 x value (vqtbl1q_s8, as NEON: the dot is I); MXFP8 (qmx__bp8_pair_i8mm,
+ *   qmx__bp85_pair_i8mm): the NEON split decoded once per row pair from the zip, SMMLA per
+ *   operand (E4M3 4, E5M2 8), the NEON joins, NaN / Inf rows and float steps. Cortex-M55
+ *   MVE: per row one VLDRB gather of its 16 bytes (4 groups) and VMLADAV against q;
+ *   Cortex-M4 DSP: UXTB16 / SXTB16 and SMLAD per word of codes
  *   (MXFP4, qmx__bp4_dots_dsp: one word of qmx__bp16_u2 per code byte, u of both nibbles, and
  *   one SMLAD against (q k, q k + 16)); RVV 1.0: per row an indexed byte load of its codes,
  *   vwmulsu and one vwredsum (any VLEN); the float steps of the portable path. Elsewhere portable C, the same integer
@@ -15309,15 +15314,17 @@ static void qmx__bp_panel_neon(const qmx__bp *h, const uint8_t *pp, const int8_t
         (e) = vusmmlaq_s32(vusmmlaq_s32((e), qmx__bp_el, (xl)), qmx__bp_eh, (xh));               \
         (o) = vusmmlaq_s32(vusmmlaq_s32((o), qmx__bp_ol, (xl)), qmx__bp_oh, (xh));               \
     } while (0)
-/* Two rows of X (row 1 at q + kp, qs + ns, sxb + ns) against one panel (elements 1-4):
- * y[16 r + j], qmx__bp_panel_neon's bits for each row. USMMLA (u unsigned x q signed, 2 x 8
- * by 8 x 2 into a 2 x 2 int32 tile) takes the codes u as stored (MXFP4: the u table), so dot =
- * sum q u as the portable dots and I = dot - z qsum needs no code offset. Its first operand:
- * panel rows j, j + 1, 8 k each = the 32-bit zip of groups 2 g, 2 g + 1 (4-bit: the low
- * nibbles k = 8 g .., the high ones 16 + 8 g ..); the second: the same 8 k of both X rows;
- * lanes out (j, x0), (j, x1), (j + 1, x0), (j + 1, x1), unzipped to 4 lanes per X row. Then
- * per row the same float steps (p = (float)I, [p * 0.5], p * sw, p * sx, y + p); float32 /
- * binary16 scales loaded as vectors (exact), E8M0 ones by qmx__bp_getscale. */
+/* Two rows of X (row 1 at q + kp, qs + ns, sxb + ns) against one panel (elements 1-4, 8):
+ * y[16 r + j], qmx__bp_panel_neon's (Q4_1: qmx__bp41_panel_neon's) bits for each row. USMMLA
+ * (u unsigned x q signed, 2 x 8 by 8 x 2 into a 2 x 2 int32 tile) takes the codes u as stored
+ * (MXFP4: the u table), so dot = sum q u as the portable dots and I = dot - z qsum needs no
+ * code offset. Its first operand: panel rows j, j + 1, 8 k each = the 32-bit zip of groups
+ * 2 g, 2 g + 1 (4-bit: the low nibbles k = 8 g .., the high ones 16 + 8 g ..); the second:
+ * the same 8 k of both X rows; lanes out (j, x0), (j, x1), (j + 1, x0), (j + 1, x1),
+ * unzipped to 4 lanes per X row. Then per row the same float steps (p = (float)I, [p * 0.5],
+ * p * sw, p * sx, y + p); float32 / binary16 scales loaded as vectors (exact), E8M0 ones by
+ * qmx__bp_getscale. Q4_1 (uint4, z = 0, binary16 d): then t = (float)qsum * sx per row and
+ * block, t * m (the binary16 minima by vcvt_f32_f16, exact), y + t. */
 QMX__NOFMA
 static void qmx__bp_pair_i8mm(const qmx__bp *h, const uint8_t *pp, const int8_t *q, size_t kp,
                               const int32_t *qs, const float *sxb, size_t ns, float *y) {
@@ -15331,7 +15338,16 @@ static void qmx__bp_pair_i8mm(const qmx__bp *h, const uint8_t *pp, const int8_t 
         const uint8_t *blk = pp + bk * h->S, *zb = blk + h->cb + 16u * h->sb;
         const int32x4_t qs0 = vdupq_n_s32(qs[bk]), qs1 = vdupq_n_s32(qs[ns + bk]);
         const float32x4_t sx0 = vdupq_n_f32(sxb[bk]), sx1 = vdupq_n_f32(sxb[ns + bk]);
+        float tm0 = 0.0f, tm1 = 0.0f;
         int8x16_t x[4];   /* k = 8 g .. 8 g + 7 of X row 0, then of row 1 */
+        if (h->elem == 8) {   /* Q4_1: t = (float)qsum * sx */
+            tm0 = (float)qs[bk];
+            tm1 = (float)qs[ns + bk];
+            tm0 = tm0 * sxb[bk];
+            tm1 = tm1 * sxb[ns + bk];
+            QMX__OPAQUE(tm0);
+            QMX__OPAQUE(tm1);
+        }
         for (g = 0; g < 4u; g++)
             x[g] = vcombine_s8(vld1_s8(q + 32u * bk + 8u * g), vld1_s8(q + kp + 32u * bk + 8u * g));
         for (v = 0; v < 4u; v++) {   /* panel rows 4 v .. 4 v + 3 */
@@ -15373,6 +15389,14 @@ static void qmx__bp_pair_i8mm(const qmx__bp *h, const uint8_t *pp, const int8_t 
             QMX__VOPAQUE2(p0, p1);   /* rounded products, no fmla (clang -ffp-contract=fast) */
             y0[v] = vaddq_f32(y0[v], p0);
             y1[v] = vaddq_f32(y1[v], p1);
+            if (h->elem == 8) {   /* Q4_1: y + t m */
+                s = vcvt_f32_f16(vreinterpret_f16_u8(vld1_u8(blk + h->cb + 32u + 8u * v)));
+                p0 = vmulq_f32(vdupq_n_f32(tm0), s);
+                p1 = vmulq_f32(vdupq_n_f32(tm1), s);
+                QMX__VOPAQUE2(p0, p1);
+                y0[v] = vaddq_f32(y0[v], p0);
+                y1[v] = vaddq_f32(y1[v], p1);
+            }
         }
     }
     for (v = 0; v < 4u; v++) {
@@ -15646,6 +15670,264 @@ static void qmx__bp85_panel_neon(const qmx__bp *h, const uint8_t *pp, const int8
     }
     for (v = 0; v < 4u; v++) vst1q_f32(y + 4u * v, yv[v]);
 }
+
+#if defined(QMX__K_I8MM)
+/* NVFP4 (element 5) with i8mm: two rows of X (row 1 at q + kp, sxb + ns) against one panel,
+ * y[16 r + j], qmx__bp16_panel_neon's bits for each row. The E2M1 codes by vqtbl1q_s8 to 2 x
+ * value (-12 .. 12, as qmx__bp16_panel_neon), so SMMLA (signed x signed, 2 x 8 by 8 x 2 into
+ * a 2 x 2 int32 tile) gives I itself; its first operand: panel rows j, j + 1 = the 32-bit zip
+ * of groups 0, 1 (low nibbles k 0 .. 7, high ones k 8 .. 15), the second: the same 8 k of
+ * both X rows; then per row p = (float)I, [p * 0.5], p * sw (qmx__bp16_sw_neon), p * sx, y + p. */
+QMX__NOFMA
+static void qmx__bp16_pair_i8mm(const qmx__bp *h, const uint8_t *pp, const int8_t *q, size_t kp,
+                                const float *sxb, size_t ns, float *y) {
+    QMX__PRAGMA_NOFMA
+    const int8x16_t lut = vld1q_s8(qmx__bp_e2m1s);
+    const uint8x16_t m4 = vdupq_n_u8(15u);
+    float32x4_t y0[4], y1[4];
+    size_t bk, v;
+    for (v = 0; v < 4u; v++) { y0[v] = vdupq_n_f32(0.0f); y1[v] = vdupq_n_f32(0.0f); }
+    for (bk = 0; bk < h->nb; bk++) {
+        const uint8_t *blk = pp + bk * h->S;
+        const int8_t *qb = q + 16u * bk;
+        const float32x4_t sx0 = vdupq_n_f32(sxb[bk / 2u]), sx1 = vdupq_n_f32(sxb[ns + bk / 2u]);
+        const int8x16_t xl = vcombine_s8(vld1_s8(qb), vld1_s8(qb + kp));
+        const int8x16_t xh = vcombine_s8(vld1_s8(qb + 8u), vld1_s8(qb + kp + 8u));
+        float32x4_t sw[4];
+        qmx__bp16_sw_neon(h, blk, sw);
+        for (v = 0; v < 4u; v++) {   /* panel rows 4 v .. 4 v + 3 */
+            const uint32x4_t c0 = vreinterpretq_u32_u8(vld1q_u8(blk + 16u * v));
+            const uint32x4_t c1 = vreinterpretq_u32_u8(vld1q_u8(blk + 64u + 16u * v));
+            const uint8x16_t ze = vreinterpretq_u8_u32(vzip1q_u32(c0, c1));
+            const uint8x16_t zo = vreinterpretq_u8_u32(vzip2q_u32(c0, c1));
+            int32x4_t e = vmmlaq_s32(vdupq_n_s32(0), vqtbl1q_s8(lut, vandq_u8(ze, m4)), xl);
+            int32x4_t o = vmmlaq_s32(vdupq_n_s32(0), vqtbl1q_s8(lut, vandq_u8(zo, m4)), xl);
+            float32x4_t p0, p1;
+            e = vmmlaq_s32(e, vqtbl1q_s8(lut, vshrq_n_u8(ze, 4)), xh);
+            o = vmmlaq_s32(o, vqtbl1q_s8(lut, vshrq_n_u8(zo, 4)), xh);
+            p0 = vcvtq_f32_s32(vuzp1q_s32(e, o));   /* exact */
+            p1 = vcvtq_f32_s32(vuzp2q_s32(e, o));
+            if (h->unit) {
+                p0 = vmulq_f32(p0, vdupq_n_f32(0.5f));
+                p1 = vmulq_f32(p1, vdupq_n_f32(0.5f));
+            }
+            p0 = vmulq_f32(vmulq_f32(p0, sw[v]), sx0);
+            p1 = vmulq_f32(vmulq_f32(p1, sw[v]), sx1);
+            QMX__VOPAQUE2(p0, p1);   /* rounded products, no fmla (clang -ffp-contract=fast) */
+            y0[v] = vaddq_f32(y0[v], p0);
+            y1[v] = vaddq_f32(y1[v], p1);
+        }
+    }
+    for (v = 0; v < 4u; v++) {
+        vst1q_f32(y + 4u * v, y0[v]);
+        vst1q_f32(y + 16u + 4u * v, y1[v]);
+    }
+}
+
+/* MXFP8 (elements 6, 7) with i8mm: two rows of X against one panel, qmx__bp8_panel_neon's /
+ * qmx__bp85_panel_neon's bits for each row. The same split (w = +-(m << (s & 3)) a signed
+ * byte, one operand per a = s >> 2), decoded once per row pair from the 32-bit zip of groups
+ * 2 g, 2 g + 1 (panel rows j, j + 1, 8 k each); SMMLA of each masked operand with the same 8
+ * k of both X rows: the exact int32 sums A_a of both rows (lanes (j, x0), (j, x1), (j + 1,
+ * x0), (j + 1, x1), unzipped per X row), then the NEON paths' joins and float steps. nan:
+ * bytes of code 0x7F / 0xFF (E4M3) or exponent 31 (E5M2), rows j (bytes 0 .. 7), j + 1. */
+#define QMX__BP8_W4(z, w, a, nan)                                                               \
+    do {                                                                                        \
+        const uint8x16_t qmx__bp_mag = vandq_u8((z), m7);                                       \
+        const uint8x16_t qmx__bp_m = vorrq_u8(vandq_u8(qmx__bp_mag, c7),                        \
+                                              vandq_u8(vtstq_u8(qmx__bp_mag, x78), c8));        \
+        const uint8x16_t qmx__bp_s = vqsubq_u8(vshrq_n_u8(qmx__bp_mag, 3), one);                \
+        const int8x16_t qmx__bp_neg = vshrq_n_s8(vreinterpretq_s8_u8(z), 7);                    \
+        (a) = vshrq_n_u8(qmx__bp_s, 2);                                                         \
+        (w) = vreinterpretq_s8_u8(                                                              \
+            vshlq_u8(qmx__bp_m, vreinterpretq_s8_u8(vandq_u8(qmx__bp_s, c3))));                 \
+        (w) = vsubq_s8(veorq_s8((w), qmx__bp_neg), qmx__bp_neg);                                \
+        (nan) = vorrq_u8((nan), vceqq_u8(qmx__bp_mag, m7));                                     \
+    } while (0)
+#define QMX__BP8_W5(z, w, a, sp)                                                                \
+    do {                                                                                        \
+        const uint8x16_t qmx__bp_ex = vandq_u8(vshrq_n_u8((z), 2), m1f);                        \
+        const uint8x16_t qmx__bp_s = vqsubq_u8(qmx__bp_ex, one);                                \
+        const uint8x16_t qmx__bp_m = vorrq_u8(vandq_u8((z), c3),                                \
+                                              vandq_u8(vtstq_u8(qmx__bp_ex, qmx__bp_ex), c4));  \
+        const int8x16_t qmx__bp_neg = vshrq_n_s8(vreinterpretq_s8_u8(z), 7);                    \
+        (a) = vshrq_n_u8(qmx__bp_s, 2);                                                         \
+        (w) = vreinterpretq_s8_u8(                                                              \
+            vshlq_u8(qmx__bp_m, vreinterpretq_s8_u8(vandq_u8(qmx__bp_s, c3))));                 \
+        (w) = vsubq_s8(veorq_s8((w), qmx__bp_neg), qmx__bp_neg);                                \
+        (sp) = vorrq_u8((sp), vceqq_u8(qmx__bp_ex, m1f));                                       \
+    } while (0)
+/* E5M2: acc[n] += SMMLA of the operand a = n of w with x[g] (written out: acc stays in
+ * registers) */
+#define QMX__BP85_MM(n)                                                                         \
+    (acc[n] = vmmlaq_s32(acc[n],                                                                \
+                         vandq_s8(w, vreinterpretq_s8_u8(vceqq_u8(a, vdupq_n_u8(n##u)))), x[g]))
+/* The rows' flags (j, j + 1 from ne; j + 2, j + 3 from no) as 4 lanes of all-ones / 0. */
+static inline uint32x4_t qmx__bp8_rows_i8mm(uint8x16_t ne, uint8x16_t no) {
+    return vuzp1q_u32(vreinterpretq_u32_u64(vtstq_u64(vreinterpretq_u64_u8(ne),
+                                                      vreinterpretq_u64_u8(ne))),
+                      vreinterpretq_u32_u64(vtstq_u64(vreinterpretq_u64_u8(no),
+                                                      vreinterpretq_u64_u8(no))));
+}
+QMX__NOFMA
+static void qmx__bp8_pair_i8mm(const qmx__bp *h, const uint8_t *pp, const int8_t *q, size_t kp,
+                               const float *sxb, size_t ns, float *y) {
+    QMX__PRAGMA_NOFMA
+    const uint8x16_t m7 = vdupq_n_u8(0x7Fu), x78 = vdupq_n_u8(0x78u), c8 = vdupq_n_u8(8u);
+    const uint8x16_t c7 = vdupq_n_u8(7u), c3 = vdupq_n_u8(3u), one = vdupq_n_u8(1u);
+    const uint8x16_t two = vdupq_n_u8(2u), zero = vdupq_n_u8(0u);
+    const float32x4_t qnan = vreinterpretq_f32_u32(vdupq_n_u32(0x7FC00000u));
+    float32x4_t y0[4], y1[4];
+    size_t bk, g, v;
+    for (v = 0; v < 4u; v++) { y0[v] = vdupq_n_f32(0.0f); y1[v] = vdupq_n_f32(0.0f); }
+    for (bk = 0; bk < h->nb; bk++) {
+        const uint8_t *blk = pp + bk * h->S;
+        const float32x4_t sx0 = vdupq_n_f32(sxb[bk]), sx1 = vdupq_n_f32(sxb[ns + bk]);
+        int8x16_t x[4];   /* k = 8 g .. 8 g + 7 of X row 0, then of row 1 */
+        float sw[16];
+        for (g = 0; g < 4u; g++)
+            x[g] = vcombine_s8(vld1_s8(q + 32u * bk + 8u * g), vld1_s8(q + kp + 32u * bk + 8u * g));
+        for (v = 0; v < 16u; v++) sw[v] = qmx__bp_getscale(h, blk, v);
+        for (v = 0; v < 4u; v++) {   /* panel rows 4 v .. 4 v + 3 */
+            int32x4_t e0 = vdupq_n_s32(0), e1 = e0, e2 = e0, e3 = e0, o0 = e0, o1 = e0, o2 = e0,
+                      o3 = e0, i0, i1;
+            uint8x16_t ne = zero, no = zero;
+            uint32x4_t nl;
+            float32x4_t s = vld1q_f32(sw + 4u * v), p0, p1;
+            for (g = 0; g < 4u; g++) {
+                const uint32x4_t c0 = vreinterpretq_u32_u8(vld1q_u8(blk + 128u * g + 16u * v));
+                const uint32x4_t c1 =
+                    vreinterpretq_u32_u8(vld1q_u8(blk + 128u * g + 64u + 16u * v));
+                const uint8x16_t ze = vreinterpretq_u8_u32(vzip1q_u32(c0, c1));
+                const uint8x16_t zo = vreinterpretq_u8_u32(vzip2q_u32(c0, c1));
+                int8x16_t we, wo;
+                uint8x16_t ae, ao;
+                QMX__BP8_W4(ze, we, ae, ne);
+                QMX__BP8_W4(zo, wo, ao, no);
+                e0 = vmmlaq_s32(e0, vandq_s8(we, vreinterpretq_s8_u8(vceqq_u8(ae, zero))), x[g]);
+                e1 = vmmlaq_s32(e1, vandq_s8(we, vreinterpretq_s8_u8(vceqq_u8(ae, one))), x[g]);
+                e2 = vmmlaq_s32(e2, vandq_s8(we, vreinterpretq_s8_u8(vceqq_u8(ae, two))), x[g]);
+                e3 = vmmlaq_s32(e3, vandq_s8(we, vreinterpretq_s8_u8(vceqq_u8(ae, c3))), x[g]);
+                o0 = vmmlaq_s32(o0, vandq_s8(wo, vreinterpretq_s8_u8(vceqq_u8(ao, zero))), x[g]);
+                o1 = vmmlaq_s32(o1, vandq_s8(wo, vreinterpretq_s8_u8(vceqq_u8(ao, one))), x[g]);
+                o2 = vmmlaq_s32(o2, vandq_s8(wo, vreinterpretq_s8_u8(vceqq_u8(ao, two))), x[g]);
+                o3 = vmmlaq_s32(o3, vandq_s8(wo, vreinterpretq_s8_u8(vceqq_u8(ao, c3))), x[g]);
+            }
+            /* I = A0 + 16 (A1 + 16 (A2 + 16 A3)) per lane (|I| <= 2^30) */
+            e2 = vaddq_s32(e2, vshlq_n_s32(e3, 4));
+            e1 = vaddq_s32(e1, vshlq_n_s32(e2, 4));
+            e0 = vaddq_s32(e0, vshlq_n_s32(e1, 4));
+            o2 = vaddq_s32(o2, vshlq_n_s32(o3, 4));
+            o1 = vaddq_s32(o1, vshlq_n_s32(o2, 4));
+            o0 = vaddq_s32(o0, vshlq_n_s32(o1, 4));
+            i0 = vuzp1q_s32(e0, o0);
+            i1 = vuzp2q_s32(e0, o0);
+            nl = qmx__bp8_rows_i8mm(ne, no);
+            p0 = vmulq_f32(vcvtq_f32_s32(i0), vdupq_n_f32(0.001953125f));
+            p1 = vmulq_f32(vcvtq_f32_s32(i1), vdupq_n_f32(0.001953125f));
+            p0 = vbslq_f32(nl, qnan, p0);
+            p1 = vbslq_f32(nl, qnan, p1);
+            p0 = vmulq_f32(vmulq_f32(p0, s), sx0);
+            p1 = vmulq_f32(vmulq_f32(p1, s), sx1);
+            QMX__VOPAQUE2(p0, p1);   /* rounded products, no fmla (clang -ffp-contract=fast) */
+            y0[v] = vaddq_f32(y0[v], p0);
+            y1[v] = vaddq_f32(y1[v], p1);
+        }
+    }
+    for (v = 0; v < 4u; v++) {
+        vst1q_f32(y + 4u * v, y0[v]);
+        vst1q_f32(y + 16u + 4u * v, y1[v]);
+    }
+}
+/* f32(f64(I)), I = (H << 16) + L in int64 (exact, |I| < 2^44): one rounding. */
+static inline float32x4_t qmx__bp85_i_i8mm(int32x4_t lr, int32x4_t hr) {
+    const int64x2_t l0 = vaddq_s64(vshlq_n_s64(vmovl_s32(vget_low_s32(hr)), 16),
+                                   vmovl_s32(vget_low_s32(lr)));
+    const int64x2_t l1 = vaddq_s64(vshlq_n_s64(vmovl_high_s32(hr), 16), vmovl_high_s32(lr));
+    return vcvt_high_f32_f64(vcvt_f32_f64(vcvtq_f64_s64(l0)), vcvtq_f64_s64(l1));
+}
+/* E5M2: 8 operands (a = s >> 2 < 8), one tile (rows j, j + 1 or j + 2, j + 3) at a time; L =
+ * A0 + 16 (A1 + 16 (A2 + 16 A3)), H = A4 + ..., I = (H << 16) + L in int64, p = f32(f64(I))
+ * x 2^-16; rows with exponent-31 codes: p = qmx__bp85_nf of their X row. */
+QMX__NOFMA
+static void qmx__bp85_pair_i8mm(const qmx__bp *h, const uint8_t *pp, const int8_t *q, size_t kp,
+                                const float *sxb, size_t ns, float *y) {
+    QMX__PRAGMA_NOFMA
+    const uint8x16_t m1f = vdupq_n_u8(0x1Fu), c3 = vdupq_n_u8(3u), c4 = vdupq_n_u8(4u);
+    const uint8x16_t one = vdupq_n_u8(1u), zero = vdupq_n_u8(0u);
+    const float32x4_t u16 = vdupq_n_f32(1.52587890625e-05f);
+    float32x4_t y0[4], y1[4];
+    size_t bk, g, v, i, t;
+    for (v = 0; v < 4u; v++) { y0[v] = vdupq_n_f32(0.0f); y1[v] = vdupq_n_f32(0.0f); }
+    for (bk = 0; bk < h->nb; bk++) {
+        const uint8_t *blk = pp + bk * h->S;
+        const int8_t *qb = q + 32u * bk;
+        const float32x4_t sx0 = vdupq_n_f32(sxb[bk]), sx1 = vdupq_n_f32(sxb[ns + bk]);
+        int8x16_t x[4];   /* k = 8 g .. 8 g + 7 of X row 0, then of row 1 */
+        float sw[16];
+        for (g = 0; g < 4u; g++)
+            x[g] = vcombine_s8(vld1_s8(qb + 8u * g), vld1_s8(qb + kp + 8u * g));
+        for (v = 0; v < 16u; v++) sw[v] = qmx__bp_getscale(h, blk, v);
+        for (v = 0; v < 4u; v++) {   /* panel rows 4 v .. 4 v + 3 */
+            int32x4_t lo[2], hi[2];
+            uint8x16_t sp[2];
+            float32x4_t s = vld1q_f32(sw + 4u * v), p0, p1;
+            for (t = 0; t < 2u; t++) {   /* tile t: rows 4 v + 2 t, 4 v + 2 t + 1 */
+                int32x4_t acc[8];
+                sp[t] = zero;
+                for (i = 0; i < 8u; i++) acc[i] = vdupq_n_s32(0);
+                for (g = 0; g < 4u; g++) {
+                    const uint32x4_t c0 = vreinterpretq_u32_u8(vld1q_u8(blk + 128u * g + 16u * v));
+                    const uint32x4_t c1 =
+                        vreinterpretq_u32_u8(vld1q_u8(blk + 128u * g + 64u + 16u * v));
+                    const uint8x16_t z = vreinterpretq_u8_u32(t ? vzip2q_u32(c0, c1)
+                                                                : vzip1q_u32(c0, c1));
+                    int8x16_t w;
+                    uint8x16_t a;
+                    QMX__BP8_W5(z, w, a, sp[t]);
+                    QMX__BP85_MM(0); QMX__BP85_MM(1); QMX__BP85_MM(2); QMX__BP85_MM(3);
+                    QMX__BP85_MM(4); QMX__BP85_MM(5); QMX__BP85_MM(6); QMX__BP85_MM(7);
+                }
+                lo[t] = vaddq_s32(acc[0], vshlq_n_s32(vaddq_s32(acc[1], vshlq_n_s32(
+                            vaddq_s32(acc[2], vshlq_n_s32(acc[3], 4)), 4)), 4));
+                hi[t] = vaddq_s32(acc[4], vshlq_n_s32(vaddq_s32(acc[5], vshlq_n_s32(
+                            vaddq_s32(acc[6], vshlq_n_s32(acc[7], 4)), 4)), 4));
+            }
+            /* X row 0: the even lanes of both tiles, row 1 the odd ones */
+            p0 = vmulq_f32(qmx__bp85_i_i8mm(vuzp1q_s32(lo[0], lo[1]), vuzp1q_s32(hi[0], hi[1])),
+                           u16);
+            p1 = vmulq_f32(qmx__bp85_i_i8mm(vuzp2q_s32(lo[0], lo[1]), vuzp2q_s32(hi[0], hi[1])),
+                           u16);
+            if (vmaxvq_u8(vorrq_u8(sp[0], sp[1]))) {   /* rows with Inf / NaN codes */
+                uint32_t ml[4];
+                float pt[8];
+                vst1q_u32(ml, qmx__bp8_rows_i8mm(sp[0], sp[1]));
+                vst1q_f32(pt, p0);
+                vst1q_f32(pt + 4, p1);
+                for (i = 0; i < 4u; i++)
+                    if (ml[i]) {
+                        pt[i] = qmx__bp85_nf(blk, 4u * v + i, qb);
+                        pt[4u + i] = qmx__bp85_nf(blk, 4u * v + i, qb + kp);
+                    }
+                p0 = vld1q_f32(pt);
+                p1 = vld1q_f32(pt + 4);
+            }
+            p0 = vmulq_f32(vmulq_f32(p0, s), sx0);
+            p1 = vmulq_f32(vmulq_f32(p1, s), sx1);
+            QMX__VOPAQUE2(p0, p1);   /* rounded products, no fmla (clang -ffp-contract=fast) */
+            y0[v] = vaddq_f32(y0[v], p0);
+            y1[v] = vaddq_f32(y1[v], p1);
+        }
+    }
+    for (v = 0; v < 4u; v++) {
+        vst1q_f32(y + 4u * v, y0[v]);
+        vst1q_f32(y + 16u + 4u * v, y1[v]);
+    }
+}
+#undef QMX__BP8_W4
+#undef QMX__BP8_W5
+#undef QMX__BP85_MM
+#endif
 #endif
 
 #if defined(QMX__K_VNNI)
@@ -16919,6 +17201,26 @@ static qmx_status qmx__bp_dyn(size_t M, size_t N, size_t K, const float *X, size
             size_t pc = 16u * p - n_off;   /* the panel's first column in Y */
             size_t cols = N - pc < 16u * npn ? N - pc : 16u * npn;
             i = 0;
+#if defined(QMX__K_I8MM)
+            for (; i + 2u <= rows; i += 2u) {   /* row pairs (USMMLA / SMMLA); odd last row below */
+                float y[32];
+                size_t r;
+                if (h.elem == 5)
+                    qmx__bp16_pair_i8mm(&h, pp, q + i * kp, kp, sxb + i * nb32, nb32, y);
+                else if (h.elem == 6)
+                    qmx__bp8_pair_i8mm(&h, pp, q + i * kp, kp, sxb + i * nb32, nb32, y);
+                else if (h.elem == 7)
+                    qmx__bp85_pair_i8mm(&h, pp, q + i * kp, kp, sxb + i * nb32, nb32, y);
+                else   /* elements 1-4, 8 (Q4_1) */
+                    qmx__bp_pair_i8mm(&h, pp, q + i * kp, kp, qs + i * nb32, sxb + i * nb32, nb32,
+                                      y);
+                for (r = 0; r < 2u; r++)
+                    for (j = 0; j < cols; j++)
+                        Y[(m0 + i + r) * ldy + pc + j] =
+                            y[16u * r + j] != y[16u * r + j] ? qmx__bits_f32(QMX__BW_QNAN)
+                                                             : y[16u * r + j];
+            }
+#endif
             if (h.elem == 8) {   /* ggml Q4_1: AVX-512 VNNI, AVX2, NEON, else C */
                 for (; i < rows; i++) {
                     float y[16u * QMX__BP_PANELS];
@@ -17049,18 +17351,6 @@ static qmx_status qmx__bp_dyn(size_t M, size_t N, size_t K, const float *X, size
                                 y[16u * r + j] != y[16u * r + j] ? qmx__bits_f32(QMX__BW_QNAN)
                                                                  : y[16u * r + j];
                 }
-            }
-#endif
-#if defined(QMX__K_I8MM)
-            for (; i + 2u <= rows; i += 2u) {   /* row pairs by USMMLA; a last odd row below */
-                float y[32];
-                size_t r;
-                qmx__bp_pair_i8mm(&h, pp, q + i * kp, kp, qs + i * nb32, sxb + i * nb32, nb32, y);
-                for (r = 0; r < 2u; r++)
-                    for (j = 0; j < cols; j++)
-                        Y[(m0 + i + r) * ldy + pc + j] =
-                            y[16u * r + j] != y[16u * r + j] ? qmx__bits_f32(QMX__BW_QNAN)
-                                                             : y[16u * r + j];
             }
 #endif
             for (; i < rows; i++) {

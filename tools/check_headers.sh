@@ -9,8 +9,8 @@
 #         of a libc/libm header fails the check; and the object may call no outside function
 #         but the compiler's runtime (__aeabi_*, __*) and memcpy/memmove/memset/memcmp, which
 #         GCC may emit even freestanding.
-#   clang C++11 (when clang++ is installed), freestanding, for aarch64 (NEON + dotprod) and x86-64
-#         (AVX-512 VNNI): clang rejects intrinsics whose immediate operand is not a literal
+#   clang C++11 (when clang++ is installed), freestanding, for aarch64 (NEON + dotprod, and
+#         with i8mm) and x86-64 (AVX-512 VNNI): clang rejects intrinsics whose immediate operand is not a literal
 #         constant (a NEON shift count chosen by ?:) where GCC folds them.
 # Environment: CC (default gcc), CXX (default g++), HEADERS (default: the three qmx headers).
 set -u
@@ -77,6 +77,9 @@ for h in "${headers[@]}"; do
         check "$h clang C++11 aarch64 dotprod" "$clangxx" --target=aarch64-linux-gnu \
             -march=armv8.2-a+dotprod -ffreestanding -nostdlibinc -x c++ "${warn_cxx[@]}" -Wpedantic \
             -DQMX_IMPLEMENTATION -c "$h"
+        check "$h clang C++11 aarch64 dotprod i8mm" "$clangxx" --target=aarch64-linux-gnu \
+            -march=armv8.2-a+dotprod+i8mm -ffreestanding -nostdlibinc -x c++ "${warn_cxx[@]}" \
+            -Wpedantic -DQMX_IMPLEMENTATION -c "$h"
         check "$h clang C++11 x86-64-v4" "$clangxx" --target=x86_64-linux-gnu -march=x86-64-v4 \
             -mavx512vnni -mavx512vbmi -ffreestanding -nostdlibinc -x c++ "${warn_cxx[@]}" -Wpedantic \
             -DQMX_IMPLEMENTATION -c "$h"
