@@ -10,8 +10,9 @@
 #         but the compiler's runtime (__aeabi_*, __*) and memcpy/memmove/memset/memcmp, which
 #         GCC may emit even freestanding.
 #   clang C++11 (when clang++ is installed), freestanding, for aarch64 (NEON + dotprod, and
-#         with i8mm) and x86-64 (AVX-512 VNNI): clang rejects intrinsics whose immediate operand is not a literal
-#         constant (a NEON shift count chosen by ?:) where GCC folds them.
+#         with i8mm) and x86-64 (AVX-512 VNNI): clang rejects intrinsics whose immediate
+#         operand is not a literal constant (a NEON shift count chosen by ?:) where GCC folds
+#         them.
 # Environment: CC (default gcc), CXX (default g++), HEADERS (default: the three qmx headers).
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
