@@ -13660,7 +13660,7 @@ QMX_API qmx_status qmx_matmul_mxfp8_f32_exec(size_t M, size_t N, size_t K, const
  *   then vpmulld / vpsubd for z * qsum, vcvtdq2ps (exact), vmulps, vmulps, vaddps (no FMA:
  *   contraction off), binary16 scales by vcvtph2ps (exact), E8M0 codes by shift and two
  *   masked fix-ups; one row: 4 panels at once, so a GEMV reads 4 sequential weight streams
- *   (as the int8 GEMV); 4 or more rows: register tiles of 4 rows x 1 panel, the weights
+ *   (as the int8 GEMV; 4-bit blobs prefetch each stream ~3 KiB ahead); 4 or more rows: register tiles of 4 rows x 1 panel, the weights
  *   loaded and split once per 4 rows; int4 / uint4 codes: tiles of 8 (then 4) rows x 1 panel
  *   (qmx__bp4_tile_vnni), q as the signed operand broadcast from memory, the nibbles u as the
  *   unsigned one with the accumulator started at -8 qsum when the panel's z are all 8 (ggml
@@ -16055,6 +16055,21 @@ static void qmx__bp_tile4_vnni(const qmx__bp *h, const uint8_t *pp, const int8_t
     _mm512_storeu_ps(y + 48, y3);
 }
 
+/* GEMV software prefetch: the bytes of block bk + d of each of the np panels' streams (ps
+ * apart), d blocks = about QMX__BP_PF_BYTES ahead, while that block is inside its panel (nb
+ * blocks of S bytes). Measured (Zen 5 EPYC, GEMV 8192^2 from DRAM, old and new code timed in
+ * alternation): 4-bit blobs 1.4-1.5x faster with it; the hardware prefetchers do not keep four
+ * streams ahead. int8 blocks (fewer blocks per byte) measured slower with it: not used there. */
+#define QMX__BP_PF_BYTES 3072u
+QMX__K_AINLINE void qmx__bp_prefetch(const uint8_t *blk, size_t np, size_t ps, size_t bk,
+                                     size_t nb, size_t S) {
+    const size_t d = (QMX__BP_PF_BYTES + S - 1u) / S;
+    size_t t, o;
+    if (bk + d >= nb) return;
+    for (t = 0; t < np; t++)
+        for (o = 0; o < S + 63u; o += 64u)   /* every line of the block, its last byte too */
+            _mm_prefetch((const char *)(blk + t * ps + d * S + (o < S ? o : S - 1u)), _MM_HINT_T0);
+}
 /* One row of X against np (1 .. 4) consecutive panels at once (np weight streams, as the
  * int8 GEMV reads 4 panels): y[16 t + j] = lane j of panel t. Blocks in increasing k. */
 QMX__NOFMA
@@ -16066,6 +16081,7 @@ static void qmx__bp_panel_vnni(const qmx__bp *h, const uint8_t *pp, size_t np, c
     if (np == 4) {
         for (bk = 0; bk < h->nb; bk++) {
             const uint8_t *blk = pp + bk * h->S, *xb = (const uint8_t *)(q + 32u * bk);
+            if (h->elem != 1) qmx__bp_prefetch(blk, 4u, ps, bk, h->nb, h->S);
             y0 = _mm512_add_ps(y0, qmx__bp_blk_vnni(h, blk, xb, qs[bk], sxb[bk]));
             y1 = _mm512_add_ps(y1, qmx__bp_blk_vnni(h, blk + ps, xb, qs[bk], sxb[bk]));
             y2 = _mm512_add_ps(y2, qmx__bp_blk_vnni(h, blk + 2u * ps, xb, qs[bk], sxb[bk]));
@@ -16181,9 +16197,14 @@ QMX__K_AINLINE __m512 qmx__bp4_row_vnni(__m512 y, const __m512i w[8], __m512 sw,
                                        const int8_t *xb, int32_t qn, float sx, const int gen) {
     QMX__PRAGMA_NOFMA
     __m512i a = gen ? _mm512_slli_epi32(_mm512_set1_epi32(qn), 4) : _mm512_set1_epi32(qn);
+    __m512i b = _mm512_setzero_si512();   /* two chains (exact int32: any order) */
     __m512 p;
     int g;
-    for (g = 0; g < 8; g++) a = qmx__bp4_dp_vnni(a, w[g], xb + 4 * g);
+    for (g = 0; g < 8; g += 2) {
+        a = qmx__bp4_dp_vnni(a, w[g], xb + 4 * g);
+        b = qmx__bp4_dp_vnni(b, w[g + 1], xb + 4 * g + 4);
+    }
+    a = _mm512_add_epi32(a, b);
     p = _mm512_mul_ps(_mm512_cvtepi32_ps(a), sw);
     p = _mm512_mul_ps(p, _mm512_set1_ps(sx));
     QMX__VOPAQUE(p);   /* a rounded product: no FMA under clang -ffp-contract=fast */
@@ -16364,6 +16385,7 @@ static void qmx__bp16_panel_vnni(const qmx__bp *h, const uint8_t *pp, size_t np,
             const uint8_t *blk = pp + bk * h->S, *xb = (const uint8_t *)(q + 16u * bk);
             int32_t qsum = qs16[bk];
             float sx = sxb[bk / 2u];
+            qmx__bp_prefetch(blk, 4u, ps, bk, h->nb, h->S);
             y0 = _mm512_add_ps(y0, qmx__bp16_blk_vnni(h, blk, xb, qsum, sx));
             y1 = _mm512_add_ps(y1, qmx__bp16_blk_vnni(h, blk + ps, xb, qsum, sx));
             y2 = _mm512_add_ps(y2, qmx__bp16_blk_vnni(h, blk + 2u * ps, xb, qsum, sx));
@@ -16634,7 +16656,8 @@ static void qmx__bp41_panel_vnni(const qmx__bp *h, const uint8_t *pp, size_t np,
     size_t bk, t, ps = h->nb * h->S;
     __m512 acc[4];
     for (t = 0; t < np; t++) acc[t] = _mm512_setzero_ps();
-    for (bk = 0; bk < h->nb; bk++)   /* the np panels' blocks in turn: np weight streams */
+    for (bk = 0; bk < h->nb; bk++) {   /* the np panels' blocks in turn: np weight streams */
+        qmx__bp_prefetch(pp + bk * h->S, np, ps, bk, h->nb, h->S);
         for (t = 0; t < np; t++) {
             const uint8_t *blk = pp + t * ps + bk * h->S, *xb = (const uint8_t *)(q + 32u * bk);
             const __m512 sx = _mm512_set1_ps(sxb[bk]);
@@ -16659,6 +16682,7 @@ static void qmx__bp41_panel_vnni(const qmx__bp *h, const uint8_t *pp, size_t np,
             QMX__VOPAQUE(tm);
             acc[t] = _mm512_add_ps(y0, tm);
         }
+    }
     for (t = 0; t < np; t++) _mm512_storeu_ps(y + 16u * t, acc[t]);
 }
 #if defined(__GNUC__) && !defined(__clang__)

@@ -28,7 +28,7 @@
 #define QMX_IMPLEMENTATION
 #include "qmx_kernels.h"
 #include "bench_util.h"
-#if defined(__x86_64__) && defined(__AVX512F__)
+#if defined(__x86_64__) && (defined(__AVX512F__) || defined(__AVX2__))
 #include <immintrin.h>
 #endif
 #include <unistd.h>
@@ -90,6 +90,21 @@ static void read_stream(void *vctx) {
     a0 = _mm512_add_epi32(_mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3)),
                           _mm512_add_epi32(_mm512_add_epi32(a4, a5), _mm512_add_epi32(a6, a7)));
     c->sink = (uint64_t)(uint32_t)_mm512_reduce_add_epi32(a0);
+#elif defined(__x86_64__) && defined(__AVX2__)
+    /* an AVX2 build (BENCH_EXTRA=-mno-avx512f): the same 4 streams, 64 bytes of each per
+     * step in 8 vpaddd chains */
+    __m256i z = _mm256_setzero_si256(), a[8];
+    size_t i, qn = c->n / 4, t;
+    uint32_t lane[8], sum = 0;
+    for (t = 0; t < 8; t++) a[t] = z;
+    for (i = 0; i < qn; i += 64)
+        for (t = 0; t < 8; t++)
+            a[t] = _mm256_add_epi32(a[t], _mm256_load_si256((const __m256i *)(const void *)(
+                                              c->p + (t / 2) * qn + i + 32 * (t & 1))));
+    for (t = 1; t < 8; t++) a[0] = _mm256_add_epi32(a[0], a[t]);
+    _mm256_storeu_si256((__m256i *)(void *)lane, a[0]);
+    for (t = 0; t < 8; t++) sum += lane[t];
+    c->sink = sum;
 #else
     uint64_t s = 0;
     size_t i;
