@@ -13800,8 +13800,11 @@ QMX_API qmx_status qmx_matmul_mxfp8_f32_exec(size_t M, size_t N, size_t K, const
  *   chains, each tile vector loaded once per 4 rows); a single row on a whole block (GEMV)
  *   takes the decoded weights in increasing k straight into its 2 accumulators (no tile).
  *   NEON (aarch64, QMX__K_NEON / _NEONDOT): the tile on 4 x 4 lanes (E2M1 by a vqtbl4q of the
- *   64-byte float table, binary16 by vcvt_f32_f16), rows 4 at a time (16 add chains). Elsewhere
- *   portable C, the same operations.
+ *   64-byte float table, binary16 by vcvt_f32_f16), rows 4 at a time (16 add chains); a single
+ *   row on a whole block takes the weights straight into its 4 accumulators (no tile; QEMU
+ *   instructions per GEMV 256 x 1024, gcc -O2 dotprod: 1.4-2.5x fewer); tile and row paths are
+ *   instantiated per element kind (qmx__bpf_w_neon: one decode for both). Elsewhere portable
+ *   C, the same operations.
  *   SPEED (bench_matmul, GEMV 8192^2 from DRAM, Zen 4 under load, 2026-11-27): 0.34x (Q8_0
  *   class), 0.24x (Q4_0 class), 0.25x (MXFP4) of the read stream: one dependent float add per
  *   16 weights and row, after a float dequantization of each weight; the int8-activation
@@ -17708,67 +17711,160 @@ static inline void qmx__bpf_sw_neon(const qmx__bp *h, const uint8_t *blk, float3
         }
     }
 }
-QMX__NOFMA
-static void qmx__bpf_tile_neon(const qmx__bp *h, const uint8_t *blk, float *T) {
-    QMX__PRAGMA_NOFMA
-    const uint32x4_t m8 = vdupq_n_u32(0xFFu), m4 = vdupq_n_u32(0x0Fu);
-    /* E2M1: the 16 float entries as a 64-byte vqtbl4q table, byte 4 c + i of entry c (the
-     * exact entries, ggml's +0 for code 8 included) */
-    const uint8_t *tb = h->sk == 4 || h->sk == 6 ? (const uint8_t *)qmx__bpf_ggml_kv
-                                                 : (const uint8_t *)qmx__fp4_bits;
+/* A block's per-quarter constants: scales, z, Q4_1 minima; E2M1: the 16 float entries as a
+ * 64-byte vqtbl4q table, byte 4 c + i of entry c (the exact entries, ggml's +0 for code 8
+ * included). */
+typedef struct qmx__bpf_neon {
     uint8x16x4_t lut;
     float32x4_t sw[4], mn[4];
     int32x4_t z[4];
-    size_t v, g, t, hb = h->bl / 2u;
-    lut.val[0] = vld1q_u8(tb); lut.val[1] = vld1q_u8(tb + 16);
-    lut.val[2] = vld1q_u8(tb + 32); lut.val[3] = vld1q_u8(tb + 48);
-    qmx__bpf_sw_neon(h, blk, sw);
+} qmx__bpf_neon;
+QMX__NOFMA
+static inline void qmx__bpf_setup_neon(const qmx__bp *h, const uint8_t *blk, qmx__bpf_neon *s) {
+    QMX__PRAGMA_NOFMA
+    const uint8_t *tb = h->sk == 4 || h->sk == 6 ? (const uint8_t *)qmx__bpf_ggml_kv
+                                                 : (const uint8_t *)qmx__fp4_bits;
+    size_t v;
+    s->lut.val[0] = vld1q_u8(tb); s->lut.val[1] = vld1q_u8(tb + 16);
+    s->lut.val[2] = vld1q_u8(tb + 32); s->lut.val[3] = vld1q_u8(tb + 48);
+    qmx__bpf_sw_neon(h, blk, s->sw);
     for (v = 0; v < 4u; v++) {
-        z[v] = h->zp ? vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(vmovl_u8(vreinterpret_u8_u32(
-                           vdup_n_u32(qmx__k_ld32le(blk + h->cb + 16u * h->sb + 4u * v)))))))
-                     : vdupq_n_s32((int32_t)h->off);
-        mn[v] = h->elem == 8
-                    ? vcvt_f32_f16(vreinterpret_f16_u8(vld1_u8(blk + h->cb + 32u + 8u * v)))
-                    : vdupq_n_f32(0.0f);
+        s->z[v] = h->zp ? vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(vmovl_u8(vreinterpret_u8_u32(
+                              vdup_n_u32(qmx__k_ld32le(blk + h->cb + 16u * h->sb + 4u * v)))))))
+                        : vdupq_n_s32((int32_t)h->off);
+        s->mn[v] = h->elem == 8
+                       ? vcvt_f32_f16(vreinterpret_f16_u8(vld1_u8(blk + h->cb + 32u + 8u * v)))
+                       : vdupq_n_f32(0.0f);
     }
+}
+/* The 4 weights of quarter v of one k from their codes c (4 lanes): qmx__bpf_tile_c's value.
+ * elem: h->elem, a constant in the QMX__BPF_BY_KIND instances. */
+QMX__NOFMA
+QMX__MXV float32x4_t qmx__bpf_w_neon(int elem, const qmx__bpf_neon *s, uint32x4_t c, size_t v) {
+    QMX__PRAGMA_NOFMA
+    float32x4_t w;
+    if (elem == 4 || elem == 5)   /* byte i of lane: table byte 4 c + i */
+        w = vreinterpretq_f32_u8(vqtbl4q_u8(
+            s->lut, vreinterpretq_u8_u32(vaddq_u32(vmulq_n_u32(c, 0x04040404u),
+                                                   vdupq_n_u32(0x03020100u)))));
+    else if (elem == 6 || elem == 7)
+        w = qmx__fp8_dec128(c, elem == 7);   /* qmx.h: qmx_fp8_to_f32's bits */
+    else
+        w = vcvtq_f32_s32(vsubq_s32(vreinterpretq_s32_u32(c), s->z[v]));
+    w = vmulq_f32(w, s->sw[v]);
+    if (elem != 8) return w;
+    QMX__VOPAQUE(w);   /* Q4_1: f32(f32(u d) + m), no fmla */
+    return vaddq_f32(w, s->mn[v]);
+}
+/* F(h, e, ...) with e = h->elem as a constant (int4 / uint4 as 2, NVFP4 as MXFP4's 4): the
+ * kind's branches of qmx__bpf_w_neon fold away in each instance. */
+#define QMX__BPF_BY_KIND(F, h, ...)                                                           \
+    do {                                                                                      \
+        switch ((h)->elem) {                                                                  \
+        case 1: F(h, 1, __VA_ARGS__); break;                                                  \
+        case 4: case 5: F(h, 4, __VA_ARGS__); break;                                          \
+        case 6: F(h, 6, __VA_ARGS__); break;                                                  \
+        case 7: F(h, 7, __VA_ARGS__); break;                                                  \
+        case 8: F(h, 8, __VA_ARGS__); break;                                                  \
+        default: F(h, 2, __VA_ARGS__); break;   /* int4, uint4: u - z */                      \
+        }                                                                                     \
+    } while (0)
+QMX__NOFMA
+QMX__MXV void qmx__bpf_tilek_neon(const qmx__bp *h, int elem, const uint8_t *blk, float *T) {
+    QMX__PRAGMA_NOFMA
+    const uint32x4_t m8 = vdupq_n_u32(0xFFu), m4 = vdupq_n_u32(0x0Fu);
+    qmx__bpf_neon s;
+    size_t v, g, t, hb = h->bl / 2u;
+    qmx__bpf_setup_neon(h, blk, &s);
     for (v = 0; v < 4u; v++) {
         float *Tv = T + 4u * v;
-        if (h->elem == 1 || h->elem == 6 || h->elem == 7) {   /* byte t of a word: k = 4 g + t */
+        if (elem == 1 || elem == 6 || elem == 7) {   /* byte t of a word: k = 4 g + t */
             for (g = 0; g < 8u; g++) {
                 uint32x4_t c4 = vreinterpretq_u32_u8(vld1q_u8(blk + 64u * g + 16u * v));
-                for (t = 0; t < 4u; t++, c4 = vshrq_n_u32(c4, 8)) {
-                    const uint32x4_t c = vandq_u32(c4, m8);
-                    float32x4_t w = h->elem == 1
-                                        ? vcvtq_f32_s32(vsubq_s32(vreinterpretq_s32_u32(c), z[v]))
-                                        : qmx__fp8_dec128(c, h->elem == 7);
-                    vst1q_f32(Tv + 16u * (4u * g + t), vmulq_f32(w, sw[v]));
-                }
+                for (t = 0; t < 4u; t++, c4 = vshrq_n_u32(c4, 8))
+                    vst1q_f32(Tv + 16u * (4u * g + t),
+                              qmx__bpf_w_neon(elem, &s, vandq_u32(c4, m8), v));
             }
             continue;
         }
         /* 4-bit: nibble t of a word, low (t even) k = 4 g + t / 2, high k = bl / 2 + ... */
         for (g = 0; g < hb / 4u; g++) {
             uint32x4_t c4 = vreinterpretq_u32_u8(vld1q_u8(blk + 64u * g + 16u * v));
-            for (t = 0; t < 8u; t++, c4 = vshrq_n_u32(c4, 4)) {
-                const uint32x4_t c = vandq_u32(c4, m4);
-                float32x4_t w;
-                if (h->elem == 4 || h->elem == 5)   /* byte i of lane: table byte 4 c + i */
-                    w = vreinterpretq_f32_u8(vqtbl4q_u8(
-                        lut, vreinterpretq_u8_u32(vaddq_u32(vmulq_n_u32(c, 0x04040404u),
-                                                            vdupq_n_u32(0x03020100u)))));
-                else
-                    w = vcvtq_f32_s32(vsubq_s32(vreinterpretq_s32_u32(c), z[v]));
-                w = vmulq_f32(w, sw[v]);
-                if (h->elem == 8) {   /* Q4_1: f32(f32(u d) + m), no fmla */
-                    QMX__VOPAQUE(w);
-                    w = vaddq_f32(w, mn[v]);
-                }
-                vst1q_f32(Tv + 16u * ((t & 1u) * hb + 4u * g + t / 2u), w);
-            }
+            for (t = 0; t < 8u; t++, c4 = vshrq_n_u32(c4, 4))
+                vst1q_f32(Tv + 16u * ((t & 1u) * hb + 4u * g + t / 2u),
+                          qmx__bpf_w_neon(elem, &s, vandq_u32(c4, m4), v));
         }
     }
 }
+QMX__NOFMA
+static void qmx__bpf_tile_neon(const qmx__bp *h, const uint8_t *blk, float *T) {
+    QMX__PRAGMA_NOFMA
+    QMX__BPF_BY_KIND(qmx__bpf_tilek_neon, h, blk, T);
+}
 #define qmx__bpf_tile qmx__bpf_tile_neon
+/* One row and a whole block (the GEMV): the tile's weights in increasing k straight into the
+ * row's 4 accumulators (one per quarter v, 4 interleaved add chains), acc + x * w per lane, no
+ * T round trip; the same bits as qmx__bpf_tile_neon + qmx__bpf_rows_neon. Instantiated per
+ * kind (elem a constant); the products through QMX__VOPAQUE4 (no fmla under clang
+ * -ffp-contract=fast). */
+#define QMX__BPF_ROW1 1
+#define QMX__BPF_R1(MASK, XK)                                                                 \
+    do {                                                                                      \
+        const float a_ = (XK);                                                                \
+        float32x4_t p0_ = vmulq_n_f32(qmx__bpf_w_neon(elem, &s, vandq_u32(c0, MASK), 0), a_); \
+        float32x4_t p1_ = vmulq_n_f32(qmx__bpf_w_neon(elem, &s, vandq_u32(c1, MASK), 1), a_); \
+        float32x4_t p2_ = vmulq_n_f32(qmx__bpf_w_neon(elem, &s, vandq_u32(c2, MASK), 2), a_); \
+        float32x4_t p3_ = vmulq_n_f32(qmx__bpf_w_neon(elem, &s, vandq_u32(c3, MASK), 3), a_); \
+        QMX__VOPAQUE4(p0_, p1_, p2_, p3_);                                                    \
+        y0 = vaddq_f32(y0, p0_); y1 = vaddq_f32(y1, p1_);                                     \
+        y2 = vaddq_f32(y2, p2_); y3 = vaddq_f32(y3, p3_);                                     \
+        c0 = vshrq_n_u32(c0, 8); c1 = vshrq_n_u32(c1, 8);                                     \
+        c2 = vshrq_n_u32(c2, 8); c3 = vshrq_n_u32(c3, 8);                                     \
+    } while (0)
+QMX__NOFMA
+QMX__MXV void qmx__bpf_row1k_neon(const qmx__bp *h, int elem, const uint8_t *blk,
+                                  const float *x, float *acc) {
+    QMX__PRAGMA_NOFMA
+    const uint32x4_t m8 = vdupq_n_u32(0xFFu), m4 = vdupq_n_u32(0x0Fu);
+    float32x4_t y0 = vld1q_f32(acc), y1 = vld1q_f32(acc + 4);
+    float32x4_t y2 = vld1q_f32(acc + 8), y3 = vld1q_f32(acc + 12);
+    uint32x4_t c0, c1, c2, c3;
+    qmx__bpf_neon s;
+    size_t g, t, nib, hb = h->bl / 2u;
+    qmx__bpf_setup_neon(h, blk, &s);
+    if (elem == 1 || elem == 6 || elem == 7) {   /* byte t of a word: k = 4 g + t */
+        for (g = 0; g < 8u; g++) {
+            const uint8_t *b = blk + 64u * g;
+            c0 = vreinterpretq_u32_u8(vld1q_u8(b)); c1 = vreinterpretq_u32_u8(vld1q_u8(b + 16));
+            c2 = vreinterpretq_u32_u8(vld1q_u8(b + 32));
+            c3 = vreinterpretq_u32_u8(vld1q_u8(b + 48));
+            for (t = 0; t < 4u; t++) QMX__BPF_R1(m8, x[4u * g + t]);
+        }
+    } else {   /* 4-bit: the low nibbles (k < bl / 2), then the high ones */
+        for (nib = 0; nib < 2u; nib++)
+            for (g = 0; g < hb / 4u; g++) {
+                const uint8_t *b = blk + 64u * g;
+                c0 = vreinterpretq_u32_u8(vld1q_u8(b)); c1 = vreinterpretq_u32_u8(vld1q_u8(b + 16));
+                c2 = vreinterpretq_u32_u8(vld1q_u8(b + 32));
+                c3 = vreinterpretq_u32_u8(vld1q_u8(b + 48));
+                if (nib) {
+                    c0 = vshrq_n_u32(c0, 4); c1 = vshrq_n_u32(c1, 4);
+                    c2 = vshrq_n_u32(c2, 4); c3 = vshrq_n_u32(c3, 4);
+                }
+                for (t = 0; t < 4u; t++) QMX__BPF_R1(m4, x[nib * hb + 4u * g + t]);
+            }
+    }
+    vst1q_f32(acc, y0); vst1q_f32(acc + 4, y1); vst1q_f32(acc + 8, y2); vst1q_f32(acc + 12, y3);
+}
+#undef QMX__BPF_R1
+QMX__NOFMA
+static void qmx__bpf_row1_neon(const qmx__bp *h, const uint8_t *blk, const float *x,
+                               float *acc) {
+    QMX__PRAGMA_NOFMA
+    QMX__BPF_BY_KIND(qmx__bpf_row1k_neon, h, blk, x, acc);
+}
+#undef QMX__BPF_BY_KIND
+#define qmx__bpf_row1 qmx__bpf_row1_neon
 /* 4 rows at a time: 16 independent add chains (one per row and quarter), each T vector loaded
  * once per 4 rows; then single rows. Every lane: acc + x * T in increasing t, no FMA (the
  * products through QMX__VOPAQUE: clang -ffp-contract=fast would fuse them into fmla). */

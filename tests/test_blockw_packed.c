@@ -245,6 +245,32 @@ static void random_shapes(void) {
             }
 }
 
+/* The GEMV (M = 1: the f32 kernel's one-row path on whole blocks, the tile on a partial last
+ * one) for every integer kind, both scale widths and every activation mode (NaN / Inf, products
+ * that overflow, zeros), K whole blocks or not */
+static void gemv_kinds(void) {
+    static const size_t Ks[] = {96, 200};
+    int type, xmode;
+    size_t c;
+    QMX_TEST_CASE("packed f32 kernel, M = 1: every integer kind and activation mode");
+    for (type = 0; type < T_NTYPES; type++)
+        for (xmode = 0; xmode < 4; xmode++)
+            for (c = 0; c < 2; c++) {
+                size_t bytes = 0;
+                int mode = (type + xmode + (int)c) % 5, f16 = (xmode + (int)c) & 1;
+                wset s;
+                uint8_t *blob;
+                char what[96];
+                make_w(&s, type, 33, Ks[c], mode, f16);
+                snprintf(what, sizeof what, "gemv %s mode %d f16 %d", tname[type], mode, f16);
+                blob = pack_w(&s, &bytes);
+                CHECK(blob != NULL, "%s: pack", what);
+                if (blob) check_kernel_f32(&s, blob, bytes, 1, xmode, what);
+                free(blob);
+                free_w(&s);
+            }
+}
+
 /* MXFP4 (E2M1 codes, E8M0 scale codes) under the OCP, Qwix and ggml scale rules */
 
 /* eb bytes of packed E2M1 pairs for n elements: random, or (mode 1) +-6 only, the largest |e|;
@@ -800,6 +826,26 @@ static void ggml_q41(void) {
                 badn = 0;
                 for (i = 0; i < M * N; i++) badn += fb(Y[i]) != fb(R[i] != R[i] ? qmx_test_bits_f32(0x7FC00000u) : R[i]);
                 CHECK(badn == 0, "%s f32: %u outputs differ", what, (unsigned)badn);
+                if (M == 1) {   /* the GEMV with NaN / +-Inf, then overflowing activations */
+                    int xm;
+                    for (xm = 0; xm < 2; xm++) {
+                        for (k = 0; k < K; k++)
+                            X[k] = xm ? (k % 2 ? -0.0f : (rnd_unit() - 0.5f) * 8e37f)
+                               : k % 53 == 5 ? qmx_test_bits_f32(k % 3 ? 0x7F800000u ^ (uint32_t)((k & 8) << 28)
+                                                                       : 0x7FC00001u)
+                                             : (rnd_unit() - 0.5f) * 8.0f;
+                        for (n = 0; n < N; n++) {
+                            volatile float y = 0.0f, p;
+                            for (k = 0; k < K; k++) { p = X[k] * W[n * K + k]; y = y + p; }
+                            R[n] = y;
+                        }
+                        CHECK(qmx_matmul_blockw_packed_f32(1, N, K, X, K, blob, bytes, Y, N, wsp, ws) == QMX_OK,
+                              "%s f32 xm %d", what, xm);
+                        badn = 0;
+                        for (n = 0; n < N; n++) badn += fb(Y[n]) != fb(R[n] != R[n] ? qmx_test_bits_f32(0x7FC00000u) : R[n]);
+                        CHECK(badn == 0, "%s f32 xm %d: %u outputs differ", what, xm, (unsigned)badn);
+                    }
+                }
                 free(wsp); free(in); free(back); free(blob); free(X); free(Y); free(R); free(W); free(sx); free(q);
             }
 }
@@ -1458,6 +1504,21 @@ static void tiles_vs_rows(void) {
         }
         CHECK(bad == 0, "tiles_vs_rows %s altered %d: %u outputs differ", tname[type], alter,
               (unsigned)bad);
+        /* the f32 kernel: M 13 (tile + rows) == the rows one at a time (the GEMV path) */
+        free(w);
+        CHECK(qmx_matmul_blockw_packed_f32_workspace_size(M, N, K, &ws) == QMX_OK &&
+              qmx_matmul_blockw_packed_f32_workspace_size(1, N, K, &ws1) == QMX_OK,
+              "tiles_vs_rows: f32 workspace size");
+        w = malloc(ws > ws1 ? ws : ws1);
+        CHECK(qmx_matmul_blockw_packed_f32(M, N, K, X, K, blob, bytes, Y, N, w, ws) == QMX_OK,
+              "tiles_vs_rows %s: f32 M %u", tname[type], (unsigned)M);
+        for (bad = 0, m = 0; m < M; m++) {
+            CHECK(qmx_matmul_blockw_packed_f32(1, N, K, X + m * K, K, blob, bytes, Y1, N, w,
+                                               ws1) == QMX_OK, "tiles_vs_rows: f32 M 1");
+            for (i = 0; i < N; i++) bad += fb(Y[m * N + i]) != fb(Y1[i]);
+        }
+        CHECK(bad == 0, "tiles_vs_rows %s altered %d: f32 %u outputs differ", tname[type],
+              alter, (unsigned)bad);
         free(X); free(Y); free(Y1); free(w); free(blob);
         free_w(&s);
     }
@@ -1467,6 +1528,7 @@ int main(void) {
     qmx_test_seed(16161);
     hand_made();
     random_shapes();
+    gemv_kinds();
     tiles_vs_rows();
     mxfp4_cases();
     nvfp4_cases();
