@@ -2330,10 +2330,10 @@ static void qmx__make_run(const qmx_qconfig *c, const qmx__view *v, float s, int
 #define QMX__STAGE 256
 /* x86 SIMD builds: software prefetch of x[at + 2048 .. at + 2048 + m) (8 KiB ahead of the m
  * floats about to be read at x + at) while that lies inside x[0 .. n). Where a loop walks its
- * input in short pieces (int4 stages, MX groups read twice, per-block rows) Zen 4's hardware
- * prefetchers lose the stream from DRAM; measured at 64 MiB, ratios to the read stream without
- * / with: int4 quantize 0.56 / 0.9x, MXFP4 and MXFP8 blocks of 32 0.26 / 1.0x, per-block(32)
- * int8 0.65 / 0.9x (make bench BENCH=quant). */
+ * input in short pieces (int4 stages, MX groups read twice, per-block rows) the hardware
+ * prefetchers lose the stream from DRAM. Measured on a Zen 5 EPYC at 64 MiB (a timing program
+ * of ours, best of 7), GB/s of float without / with: int4 quantize 24 / 37, MXFP4 and MXFP8
+ * blocks of 32 10.5 / 37-41, per-block(32) int8 27 / 34; README has the make bench rows. */
 #if defined(QMX__AVX512) || defined(QMX__AVX2)
 /* forced inline: as an out-of-line call GCC 12 deems it side-effect free and drops it */
 QMX__MXV void qmx__prefetch_ahead(const float *x, size_t at, size_t m, size_t n) {

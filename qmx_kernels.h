@@ -13660,8 +13660,9 @@ QMX_API qmx_status qmx_matmul_mxfp8_f32_exec(size_t M, size_t N, size_t K, const
  *   then vpmulld / vpsubd for z * qsum, vcvtdq2ps (exact), vmulps, vmulps, vaddps (no FMA:
  *   contraction off), binary16 scales by vcvtph2ps (exact), E8M0 codes by shift and two
  *   masked fix-ups; one row: 4 panels at once, so a GEMV reads 4 sequential weight streams
- *   (as the int8 GEMV; 4-bit blobs prefetch each stream ~3 KiB ahead); 4 or more rows: register tiles of 4 rows x 1 panel, the weights
- *   loaded and split once per 4 rows; int4 / uint4 codes: tiles of 8 (then 4) rows x 1 panel
+ *   (as the int8 GEMV; 4-bit blobs prefetch each stream ~3 KiB ahead); 4 or more rows:
+ *   register tiles of 4 rows x 1 panel, the weights loaded and split once per 4 rows; int4 /
+ *   uint4 codes: tiles of 8 (then 4) rows x 1 panel
  *   (qmx__bp4_tile_vnni), q as the signed operand broadcast from memory, the nibbles u as the
  *   unsigned one with the accumulator started at -8 qsum when the panel's z are all 8 (ggml
  *   Q4_0, int4 without zero points), else u - z + 128 started at -128 qsum (the same exact I,
