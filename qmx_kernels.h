@@ -16284,13 +16284,13 @@ static void qmx__bp4_tiles_vnni(const qmx__bp *h, const uint8_t *pp, const int8_
 /* The 16 block scales as qmx__bp_getscale decodes them: E4M3 (normal codes as float bits
  * (mag << 20) + (120 << 23), subnormal mag 2^-9, 0x7F NaN, then the sign) times ts where not
  * NaN; ggml (sk 6): (mag << 20) + (119 << 23), e = 0: m 2^-10, codes 0x00 / 0x7F: +0. */
-QMX__K_AINLINE __m512 qmx__bp16_sw_vnni(const qmx__bp *h, const uint8_t *blk) {
+QMX__K_AINLINE __m512 qmx__bp16_swk_vnni(const qmx__bp *h, const uint8_t *blk, const int kind) {
     const __m512i c = _mm512_maskz_cvtepu8_epi32(
         (__mmask16)0xFFFFu, _mm_loadu_si128((const __m128i *)(const void *)(blk + h->cb)));
     const __m512i mag = _mm512_and_si512(c, _mm512_set1_epi32(0x7F));
     const __mmask16 sub = _mm512_cmplt_epu32_mask(mag, _mm512_set1_epi32(8));
     __m512 d;
-    if (h->sk == 6) {
+    if (kind == 2) {
         d = _mm512_castsi512_ps(_mm512_add_epi32(_mm512_slli_epi32(mag, 20),
                                                  _mm512_set1_epi32(119 << 23)));
         d = _mm512_mask_mul_ps(d, sub, _mm512_cvtepi32_ps(mag), _mm512_set1_ps(0.0009765625f));
@@ -16305,28 +16305,43 @@ QMX__K_AINLINE __m512 qmx__bp16_sw_vnni(const qmx__bp *h, const uint8_t *blk) {
     d = _mm512_castsi512_ps(_mm512_or_si512(
         _mm512_castps_si512(d),
         _mm512_and_si512(_mm512_slli_epi32(c, 24), _mm512_set1_epi32((int32_t)0x80000000u))));
-    if (h->ts != 0.0f)
+    if (kind == 1)
         d = _mm512_mask_mul_ps(d, _mm512_cmp_ps_mask(d, d, _CMP_ORD_Q), _mm512_set1_ps(h->ts), d);
     return d;
 }
+/* The variant of a blob: 0 E4M3 scales, 1 E4M3 and a tensor scale, 2 ggml's UE4M3 */
+QMX__K_AINLINE int qmx__bp16_kind(const qmx__bp *h) {
+    return h->sk == 6 ? 2 : h->ts != 0.0f;
+}
+QMX__K_AINLINE __m512 qmx__bp16_sw_vnni(const qmx__bp *h, const uint8_t *blk) {
+    return qmx__bp16_swk_vnni(h, blk, qmx__bp16_kind(h));
+}
 /* The 4 code vectors of a block (16 rows x 4 k each, k = 0-3, 4-7 from the low nibbles of the
- * two 64-byte groups, 8-11, 12-15 from the high), as u = 12 + 2 x value by vpshufb. */
+ * two 64-byte groups, 8-11, 12-15 from the high), as u = 12 + 2 x value: with VBMI by vpermb
+ * of the table repeated 4 times (it reads 6 index bits, so no nibble mask), else vpshufb. */
 QMX__K_AINLINE void qmx__bp16_codes_vnni(const uint8_t *blk, __m512i w[4]) {
-    const __m512i m4 = _mm512_set1_epi8(0x0F);
     const __m512i lut = _mm512_broadcast_i32x4(
         _mm_loadu_si128((const __m128i *)(const void *)qmx__bp_e2m1u));
     const __m512i v0 = _mm512_loadu_si512((const void *)blk);
     const __m512i v1 = _mm512_loadu_si512((const void *)(blk + 64));
+#if defined(__AVX512VBMI__)
+    w[0] = _mm512_permutexvar_epi8(v0, lut);
+    w[1] = _mm512_permutexvar_epi8(v1, lut);
+    w[2] = _mm512_permutexvar_epi8(_mm512_srli_epi16(v0, 4), lut);
+    w[3] = _mm512_permutexvar_epi8(_mm512_srli_epi16(v1, 4), lut);
+#else
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
     w[0] = _mm512_shuffle_epi8(lut, _mm512_and_si512(v0, m4));
     w[1] = _mm512_shuffle_epi8(lut, _mm512_and_si512(v1, m4));
     w[2] = _mm512_shuffle_epi8(lut, _mm512_and_si512(_mm512_srli_epi16(v0, 4), m4));
     w[3] = _mm512_shuffle_epi8(lut, _mm512_and_si512(_mm512_srli_epi16(v1, 4), m4));
+#endif
 }
 /* One row of X (its 16 bytes of the block at xb): ((float)(sum q u - 12 qsum) [* 0.5]) * sw
  * * sx on the 16 lanes. */
 QMX__NOFMA
-QMX__K_AINLINE __m512 qmx__bp16_row_vnni(const qmx__bp *h, const __m512i w[4], __m512 sw,
-                                        const uint8_t *xb, int32_t qsum, float sx) {
+QMX__K_AINLINE __m512 qmx__bp16_row_vnni(const __m512i w[4], __m512 sw, const uint8_t *xb,
+                                        int32_t qsum, float sx, const int unit) {
     QMX__PRAGMA_NOFMA
     __m512i a0 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w[0],
                                      _mm512_set1_epi32((int)qmx__k_ld32le(xb)));
@@ -16337,7 +16352,7 @@ QMX__K_AINLINE __m512 qmx__bp16_row_vnni(const qmx__bp *h, const __m512i w[4], _
     a1 = _mm512_dpbusd_epi32(a1, w[3], _mm512_set1_epi32((int)qmx__k_ld32le(xb + 12)));
     a0 = _mm512_sub_epi32(_mm512_add_epi32(a0, a1), _mm512_set1_epi32(12 * qsum));
     p = _mm512_cvtepi32_ps(a0);
-    if (h->unit) p = _mm512_mul_ps(p, _mm512_set1_ps(0.5f));   /* RN(I 2^-1): exact */
+    if (unit) p = _mm512_mul_ps(p, _mm512_set1_ps(0.5f));   /* RN(I 2^-1): exact */
     p = _mm512_mul_ps(p, sw);
     p = _mm512_mul_ps(p, _mm512_set1_ps(sx));
     QMX__VOPAQUE(p);   /* callers add it: no FMA under clang -ffp-contract=fast */
@@ -16345,10 +16360,10 @@ QMX__K_AINLINE __m512 qmx__bp16_row_vnni(const qmx__bp *h, const __m512i w[4], _
 }
 QMX__NOFMA
 QMX__K_AINLINE __m512 qmx__bp16_blk_vnni(const qmx__bp *h, const uint8_t *blk, const uint8_t *xb,
-                                        int32_t qsum, float sx) {
+                                        int32_t qsum, float sx, const int kind) {
     __m512i w[4];
     qmx__bp16_codes_vnni(blk, w);
-    return qmx__bp16_row_vnni(h, w, qmx__bp16_sw_vnni(h, blk), xb, qsum, sx);
+    return qmx__bp16_row_vnni(w, qmx__bp16_swk_vnni(h, blk, kind), xb, qsum, sx, kind != 2);
 }
 /* Four rows of X (q + r kp, qs16 + r qst, sxb + r sst) against one panel: y[16 r + j]. */
 QMX__NOFMA
@@ -16365,22 +16380,26 @@ static void qmx__bp16_tile4_vnni(const qmx__bp *h, const uint8_t *pp, const int8
         __m512i w[4];
         __m512 sw = qmx__bp16_sw_vnni(h, blk);
         qmx__bp16_codes_vnni(blk, w);
-        y0 = _mm512_add_ps(y0, qmx__bp16_row_vnni(h, w, sw, xb, qs16[bk], s[0]));
-        y1 = _mm512_add_ps(y1, qmx__bp16_row_vnni(h, w, sw, xb + kp, qs16[qst + bk], s[sst]));
-        y2 = _mm512_add_ps(y2, qmx__bp16_row_vnni(h, w, sw, xb + 2u * kp, qs16[2u * qst + bk],
-                                                  s[2u * sst]));
-        y3 = _mm512_add_ps(y3, qmx__bp16_row_vnni(h, w, sw, xb + 3u * kp, qs16[3u * qst + bk],
-                                                  s[3u * sst]));
+        y0 = _mm512_add_ps(y0, qmx__bp16_row_vnni(w, sw, xb, qs16[bk], s[0], h->unit));
+        y1 = _mm512_add_ps(y1, qmx__bp16_row_vnni(w, sw, xb + kp, qs16[qst + bk], s[sst],
+                                                  h->unit));
+        y2 = _mm512_add_ps(y2, qmx__bp16_row_vnni(w, sw, xb + 2u * kp, qs16[2u * qst + bk],
+                                                  s[2u * sst], h->unit));
+        y3 = _mm512_add_ps(y3, qmx__bp16_row_vnni(w, sw, xb + 3u * kp, qs16[3u * qst + bk],
+                                                  s[3u * sst], h->unit));
     }
     _mm512_storeu_ps(y, y0);
     _mm512_storeu_ps(y + 16, y1);
     _mm512_storeu_ps(y + 32, y2);
     _mm512_storeu_ps(y + 48, y3);
 }
-/* One row of X against np (1 .. 4) consecutive panels (np weight streams): y[16 t + j]. */
+/* One row of X against np (1 .. 4) consecutive panels (np weight streams): y[16 t + j]; kind:
+ * qmx__bp16_kind(h) as a constant (an instance per kind: no per-block tests of the blob's
+ * variant in the loop). */
 QMX__NOFMA
-static void qmx__bp16_panel_vnni(const qmx__bp *h, const uint8_t *pp, size_t np, const int8_t *q,
-                                 const int16_t *qs16, const float *sxb, float *y) {
+QMX__K_AINLINE void qmx__bp16_panelk_vnni(const qmx__bp *h, const uint8_t *pp, size_t np,
+                                         const int8_t *q, const int16_t *qs16, const float *sxb,
+                                         float *y, const int kind) {
     QMX__PRAGMA_NOFMA
     size_t bk, t, ps = h->nb * h->S;
     __m512 y0 = _mm512_setzero_ps(), y1 = y0, y2 = y0, y3 = y0;
@@ -16390,10 +16409,10 @@ static void qmx__bp16_panel_vnni(const qmx__bp *h, const uint8_t *pp, size_t np,
             int32_t qsum = qs16[bk];
             float sx = sxb[bk / 2u];
             qmx__bp_prefetch(blk, 4u, ps, bk, h->nb, h->S);
-            y0 = _mm512_add_ps(y0, qmx__bp16_blk_vnni(h, blk, xb, qsum, sx));
-            y1 = _mm512_add_ps(y1, qmx__bp16_blk_vnni(h, blk + ps, xb, qsum, sx));
-            y2 = _mm512_add_ps(y2, qmx__bp16_blk_vnni(h, blk + 2u * ps, xb, qsum, sx));
-            y3 = _mm512_add_ps(y3, qmx__bp16_blk_vnni(h, blk + 3u * ps, xb, qsum, sx));
+            y0 = _mm512_add_ps(y0, qmx__bp16_blk_vnni(h, blk, xb, qsum, sx, kind));
+            y1 = _mm512_add_ps(y1, qmx__bp16_blk_vnni(h, blk + ps, xb, qsum, sx, kind));
+            y2 = _mm512_add_ps(y2, qmx__bp16_blk_vnni(h, blk + 2u * ps, xb, qsum, sx, kind));
+            y3 = _mm512_add_ps(y3, qmx__bp16_blk_vnni(h, blk + 3u * ps, xb, qsum, sx, kind));
         }
         _mm512_storeu_ps(y, y0);
         _mm512_storeu_ps(y + 16, y1);
@@ -16405,10 +16424,20 @@ static void qmx__bp16_panel_vnni(const qmx__bp *h, const uint8_t *pp, size_t np,
         for (bk = 0; bk < h->nb; bk++)
             y0 = _mm512_add_ps(y0, qmx__bp16_blk_vnni(h, pp + t * ps + bk * h->S,
                                                       (const uint8_t *)(q + 16u * bk), qs16[bk],
-                                                      sxb[bk / 2u]));
+                                                      sxb[bk / 2u], kind));
         _mm512_storeu_ps(y + 16u * t, y0);
         y0 = _mm512_setzero_ps();
     }
+}
+
+QMX__NOFMA
+static void qmx__bp16_panel_vnni(const qmx__bp *h, const uint8_t *pp, size_t np, const int8_t *q,
+                                 const int16_t *qs16, const float *sxb, float *y) {
+    QMX__PRAGMA_NOFMA
+    const int kind = qmx__bp16_kind(h);
+    if (kind == 0) qmx__bp16_panelk_vnni(h, pp, np, q, qs16, sxb, y, 0);
+    else if (kind == 1) qmx__bp16_panelk_vnni(h, pp, np, q, qs16, sxb, y, 1);
+    else qmx__bp16_panelk_vnni(h, pp, np, q, qs16, sxb, y, 2);
 }
 
 #if defined(__AVX512VBMI__)
