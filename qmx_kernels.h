@@ -16075,12 +16075,18 @@ QMX__K_AINLINE void qmx__bp_prefetch(const uint8_t *blk, size_t np, size_t ps, s
             _mm_prefetch((const char *)(blk + t * ps + d * S + (o < S ? o : S - 1u)), _MM_HINT_T0);
 }
 /* One row of X against np (1 .. 4) consecutive panels at once (np weight streams, as the
- * int8 GEMV reads 4 panels): y[16 t + j] = lane j of panel t. Blocks in increasing k. */
+ * int8 GEMV reads 4 panels): y[16 t + j] = lane j of panel t. Blocks in increasing k. An
+ * instance per element kind (elem 1-4; measured on Zen 5 from DRAM: Q8_0 class 1.11x, MXFP4
+ * 1.04x faster than one body testing h->elem per block). */
 QMX__NOFMA
-static void qmx__bp_panel_vnni(const qmx__bp *h, const uint8_t *pp, size_t np, const int8_t *q,
-                               const int32_t *qs, const float *sxb, float *y) {
+QMX__K_AINLINE void qmx__bp_panelk_vnni(const qmx__bp *hp, const uint8_t *pp, size_t np,
+                                       const int8_t *q, const int32_t *qs, const float *sxb,
+                                       float *y, const int elem) {
     QMX__PRAGMA_NOFMA
-    size_t bk, ps = h->nb * h->S;
+    qmx__bp hc = *hp;   /* a local copy, its element kind a constant: no per-block tests of it */
+    const qmx__bp *h = &hc;
+    size_t bk, ps = hc.nb * hc.S;
+    hc.elem = elem;
     __m512 y0 = _mm512_setzero_ps(), y1 = y0, y2 = y0, y3 = y0;
     if (np == 4) {
         for (bk = 0; bk < h->nb; bk++) {
@@ -16107,6 +16113,17 @@ static void qmx__bp_panel_vnni(const qmx__bp *h, const uint8_t *pp, size_t np, c
         return;
     }
     _mm512_storeu_ps(y, y0);
+}
+QMX__NOFMA
+static void qmx__bp_panel_vnni(const qmx__bp *h, const uint8_t *pp, size_t np, const int8_t *q,
+                               const int32_t *qs, const float *sxb, float *y) {
+    QMX__PRAGMA_NOFMA
+    switch (h->elem) {
+    case 1: qmx__bp_panelk_vnni(h, pp, np, q, qs, sxb, y, 1); break;
+    case 2: qmx__bp_panelk_vnni(h, pp, np, q, qs, sxb, y, 2); break;
+    case 3: qmx__bp_panelk_vnni(h, pp, np, q, qs, sxb, y, 3); break;
+    default: qmx__bp_panelk_vnni(h, pp, np, q, qs, sxb, y, 4); break;
+    }
 }
 
 /* ---- int4 / uint4 codes (elements 2, 3) in register tiles of 8 or 4 rows x 1 panel ----
