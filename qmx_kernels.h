@@ -16122,7 +16122,8 @@ static void qmx__bp_panel_vnni(const qmx__bp *h, const uint8_t *pp, size_t np, c
     case 1: qmx__bp_panelk_vnni(h, pp, np, q, qs, sxb, y, 1); break;
     case 2: qmx__bp_panelk_vnni(h, pp, np, q, qs, sxb, y, 2); break;
     case 3: qmx__bp_panelk_vnni(h, pp, np, q, qs, sxb, y, 3); break;
-    default: qmx__bp_panelk_vnni(h, pp, np, q, qs, sxb, y, 4); break;
+    case 4: qmx__bp_panelk_vnni(h, pp, np, q, qs, sxb, y, 4); break;
+    default: qmx__bp_panelk_vnni(h, pp, np, q, qs, sxb, y, h->elem); break;   /* not reached */
     }
 }
 
@@ -16380,6 +16381,7 @@ QMX__K_AINLINE __m512 qmx__bp16_blk_vnni(const qmx__bp *h, const uint8_t *blk, c
                                         int32_t qsum, float sx, const int kind) {
     __m512i w[4];
     qmx__bp16_codes_vnni(blk, w);
+    /* unit (values as 2 x E2M1) is set for sk 5, clear for ggml's sk 6: kind != 2 */
     return qmx__bp16_row_vnni(w, qmx__bp16_swk_vnni(h, blk, kind), xb, qsum, sx, kind != 2);
 }
 /* Four rows of X (q + r kp, qs16 + r qst, sxb + r sst) against one panel: y[16 r + j]. */
